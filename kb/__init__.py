@@ -1,0 +1,1 @@
+"""Knowledge base of past executions: Chroma-backed storage, embeddings, retrieval, curation."""

@@ -1,0 +1,1 @@
+"""Schedulers, classic and learned, and the benchmark harness that compares them."""

@@ -1,0 +1,1 @@
+"""Workflow and platform model, WfFormat I/O, generators and the discrete-event simulator."""

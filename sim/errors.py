@@ -1,0 +1,75 @@
+"""Input errors shared by every layer.
+
+Bad input raises a subclass of :class:`InputError` that carries *every* problem found, so a user
+fixes a file once rather than once per run. The CLI turns any ``InputError`` into a one-line
+message and exit code 2 (see ``wass_chat.cli``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class UserFacingError(Exception):
+    """An error whose message is for the user: the CLI prints it on one line and exits 2."""
+
+    def one_line(self) -> str:
+        return str(self)
+
+
+class ServiceUnavailable(UserFacingError):
+    """A service we depend on does not answer (Slurm, Ollama, a Chroma server)."""
+
+
+class InputError(UserFacingError, ValueError):
+    """Bad user input: a malformed file, an inconsistent model, an impossible request.
+
+    ``subject`` names what was being read (a path, a workflow name); ``problems`` lists each
+    problem in words that name the offending task, file or node.
+    """
+
+    kind = "input"
+
+    def __init__(self, subject: str, problems: Iterable[str]) -> None:
+        self.subject = subject
+        self.problems: tuple[str, ...] = tuple(problems) or ("unknown problem",)
+        super().__init__(self.one_line())
+
+    def one_line(self, limit: int = 5) -> str:  # type: ignore[override]
+        """All problems on one line; past ``limit`` the rest are counted, not listed."""
+        shown = "; ".join(self.problems[:limit])
+        more = len(self.problems) - limit
+        suffix = f"; and {more} more" if more > 0 else ""
+        count = len(self.problems)
+        noun = "problem" if count == 1 else "problems"
+        return f"invalid {self.kind} {self.subject}: {count} {noun}: {shown}{suffix}"
+
+
+class WorkflowError(InputError):
+    """A workflow that cannot be read or is inconsistent (cycle, dangling reference, ...)."""
+
+    kind = "workflow"
+
+
+class PlatformError(InputError):
+    """A platform that cannot be read or is physically impossible (zero bandwidth, no node)."""
+
+    kind = "platform"
+
+
+class ScheduleError(InputError):
+    """A schedule that does not fit its workflow and platform (unknown node, missing task)."""
+
+    kind = "schedule"
+
+
+class ConfigError(InputError):
+    """A settings file or environment variable that cannot be used."""
+
+    kind = "config"
+
+
+def raise_if(problems: list[str], error: type[InputError], subject: str) -> None:
+    """Raise ``error`` carrying ``problems`` when there are any."""
+    if problems:
+        raise error(subject, problems)

@@ -1,0 +1,217 @@
+"""The contract between schedulers and the simulator: schedules in, results out.
+
+Two ways to drive a simulation:
+
+* **Static**: a :class:`StaticSchedule` fixes each task's node and, per node, the order in which
+  tasks start. Classic list schedulers (HEFT, CPOP, PEFT...) produce these; the simulator replays
+  them. A node never starts a task before every task earlier in its order has started.
+* **Dynamic**: a :class:`DynamicScheduler` is asked for a node each time a task becomes ready
+  and sees a read-only :class:`ClusterView`. The learned policy and online heuristics
+  (Traditional Slurm, the WASS data-locality heuristic) use this.
+
+A :class:`SimResult` records what happened; it converts back to the static schedule it realised,
+which is how the SimGrid backend replays the exact same decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal, Protocol, runtime_checkable
+
+from sim.errors import ScheduleError, raise_if
+from sim.model import Platform, Workflow
+
+SHARED_FS = "@shared-fs"
+"""Location name of the shared filesystem in file locations and transfer records."""
+
+NetworkModel = Literal["fair", "ideal"]
+
+
+@dataclass(frozen=True)
+class StaticSchedule:
+    """Task -> node, and per node the order in which its tasks start."""
+
+    assignment: Mapping[str, str]
+    order: Mapping[str, tuple[str, ...]]
+    scheduler: str = ""
+    planned_makespan: float | None = None
+    """The scheduler's own estimate of the makespan, when it computes one."""
+
+    @classmethod
+    def from_priorities(
+        cls,
+        assignment: Mapping[str, str],
+        start_times: Mapping[str, float],
+        scheduler: str = "",
+        planned_makespan: float | None = None,
+        tie_break: Mapping[str, int] | None = None,
+    ) -> StaticSchedule:
+        """Build the per-node orders by sorting each node's tasks by planned start time."""
+        rank = tie_break or {}
+        per_node: dict[str, list[str]] = {}
+        for task, node in assignment.items():
+            per_node.setdefault(node, []).append(task)
+        order = {
+            node: tuple(sorted(tasks, key=lambda t: (start_times[t], rank.get(t, 0), t)))
+            for node, tasks in per_node.items()
+        }
+        return cls(dict(assignment), order, scheduler, planned_makespan)
+
+    def problems(self, workflow: Workflow, platform: Platform) -> list[str]:
+        """Everything that makes this schedule unusable for ``workflow`` on ``platform``."""
+        problems: list[str] = []
+        nodes = platform.node_by_name
+        tasks = workflow.task_by_id
+        for task, node in self.assignment.items():
+            if task not in tasks:
+                problems.append(f"schedule names unknown task {task!r}")
+            if node not in nodes:
+                problems.append(f"task {task!r} is placed on unknown node {node!r}")
+        problems += [
+            f"task {t!r} is not placed" for t in tasks if t not in self.assignment
+        ]
+        for node, ordered in self.order.items():
+            if node not in nodes:
+                problems.append(f"order given for unknown node {node!r}")
+            for t in ordered:
+                if self.assignment.get(t) != node:
+                    problems.append(f"task {t!r} is ordered on {node!r} but placed elsewhere")
+        ordered_count = sum(len(v) for v in self.order.values())
+        if not problems and ordered_count != len(self.assignment):
+            problems.append("per-node orders do not list every placed task exactly once")
+        for task, node in self.assignment.items():
+            if task in tasks and node in nodes:
+                t, n = tasks[task], nodes[node]
+                if t.cores > n.cores or t.memory > n.memory or t.gpus > n.gpus:
+                    problems.append(f"task {task!r} does not fit on node {node!r}")
+        return problems
+
+    def check(self, workflow: Workflow, platform: Platform) -> None:
+        """Raise :class:`ScheduleError` listing every problem, before any simulation."""
+        raise_if(self.problems(workflow, platform), ScheduleError, self.scheduler or "schedule")
+
+
+@runtime_checkable
+class ClusterView(Protocol):
+    """What a dynamic scheduler may see at a decision: read-only, estimates included."""
+
+    @property
+    def now(self) -> float: ...
+
+    @property
+    def workflow(self) -> Workflow: ...
+
+    @property
+    def platform(self) -> Platform: ...
+
+    def free_cores(self, node: str) -> int:
+        """Cores not reserved right now."""
+        ...
+
+    def available_time(self, node: str) -> float:
+        """Estimated time at which every task already placed on ``node`` will have finished."""
+        ...
+
+    def file_locations(self, file: str) -> frozenset[str]:
+        """Where ``file`` currently is: node names and/or :data:`SHARED_FS`; empty if unwritten."""
+        ...
+
+    def task_node(self, task: str) -> str | None:
+        """The node a task was placed on, or None."""
+        ...
+
+    def estimate_runtime(self, task: str, node: str) -> float:
+        """Compute time of ``task`` on ``node`` (exact: the model is deterministic)."""
+        ...
+
+    def estimate_transfer(self, size: int, source: str, destination: str) -> float:
+        """Uncontended time to move ``size`` bytes (latency + size / bottleneck bandwidth)."""
+        ...
+
+    def estimate_finish(self, task: str, node: str) -> float:
+        """Estimated finish time of ``task`` if placed on ``node`` now (data + queue + compute)."""
+        ...
+
+
+class DynamicScheduler(Protocol):
+    """A scheduler consulted online, once per task when it becomes ready."""
+
+    name: str
+
+    def reset(self, workflow: Workflow, platform: Platform) -> None:
+        """Called once before a simulation starts."""
+        ...
+
+    def priority(self, task: str) -> float:
+        """Among tasks ready at the same instant, higher priority is placed first."""
+        ...
+
+    def choose_node(self, task: str, view: ClusterView) -> str:
+        """The node ``task`` should run on; it must be able to host the task."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    """When and where one task ran. ``ready``: all parents done; ``start``: cores reserved."""
+
+    task: str
+    node: str
+    ready: float
+    start: float
+    end: float
+
+
+@dataclass(frozen=True, slots=True)
+class TransferRecord:
+    """One file moved from ``source`` (a node or :data:`SHARED_FS`) to ``destination``."""
+
+    file: str
+    size: int
+    source: str
+    destination: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """Everything one simulated execution produced."""
+
+    workflow: str
+    platform: str
+    scheduler: str
+    network_model: NetworkModel
+    makespan: float
+    tasks: tuple[TaskRecord, ...]
+    transfers: tuple[TransferRecord, ...]
+    energy: float
+    node_busy_core_seconds: Mapping[str, float] = field(default_factory=dict)
+    backend: str = "native"
+
+    @cached_property
+    def placements(self) -> dict[str, str]:
+        return {r.task: r.node for r in self.tasks}
+
+    @cached_property
+    def record_by_task(self) -> dict[str, TaskRecord]:
+        return {r.task: r for r in self.tasks}
+
+    @property
+    def cross_node_bytes(self) -> int:
+        """Bytes moved between compute nodes (shared-filesystem reads excluded)."""
+        return sum(t.size for t in self.transfers if t.source != SHARED_FS)
+
+    @property
+    def mean_wait(self) -> float:
+        """Mean time from ready to start."""
+        return sum(r.start - r.ready for r in self.tasks) / max(len(self.tasks), 1)
+
+    def to_schedule(self) -> StaticSchedule:
+        """The static schedule this run realised (per-node order by start time)."""
+        starts = {r.task: r.start for r in self.tasks}
+        return StaticSchedule.from_priorities(
+            self.placements, starts, self.scheduler, self.makespan
+        )

@@ -1,0 +1,1 @@
+"""The Textual terminal app: chat with the scheduler, see schedules, approve submissions."""

@@ -1,0 +1,1 @@
+"""The chat agent: LangChain on a local Ollama model, plus a deterministic offline mode."""

@@ -1,0 +1,96 @@
+"""The ``wass-chat`` command tree.
+
+Each area owns one module here with a ``register(app)`` function that adds its commands; this
+file only assembles them and turns user-facing errors into one line and exit code 2.
+Command modules import heavy libraries (torch, chromadb, textual) inside the commands, so
+``wass-chat --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import typer
+
+from sim.errors import UserFacingError
+from wass_chat.cli import (
+    agent_cmds,
+    bench_cmds,
+    kb_cmds,
+    report_cmds,
+    sim_cmds,
+    slurm_cmds,
+    train_cmds,
+    workflow_cmds,
+)
+
+app = typer.Typer(
+    name="wass-chat",
+    help="Workflow-aware scheduling assistant for Slurm clusters.",
+    no_args_is_help=False,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+_state = {"debug": False}
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
+    resume: bool = typer.Option(False, "--resume", help="Reopen the last conversation (TUI)."),
+) -> None:
+    """With no command: open the terminal app on the embedded demo."""
+    _state["debug"] = debug
+    from wass_chat.config import settings
+
+    settings()  # a broken config file fails every command up front, in one line
+    if ctx.invoked_subcommand is None:
+        from wass_chat.cli.agent_cmds import open_tui
+
+        open_tui(resume=resume)
+
+
+for _module in (
+    workflow_cmds,
+    sim_cmds,
+    bench_cmds,
+    kb_cmds,
+    train_cmds,
+    slurm_cmds,
+    report_cmds,
+    agent_cmds,
+):
+    _module.register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point; returns the exit code (2 for bad input or services)."""
+    _state["debug"] = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except UserFacingError as exc:
+        if _state["debug"]:
+            traceback.print_exc()
+        typer.echo(f"error: {exc.one_line()}", err=True)
+        return 2
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        return 1
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        return 130
+    except typer.TyperException as exc:  # usage errors: unknown command, bad option
+        show = getattr(exc, "show", None)
+        if show is not None:
+            show()
+        return int(getattr(exc, "exit_code", 2))
+    return code if isinstance(code, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Settings: one typed object, read from a TOML file and ``WASS_*`` environment variables.
+
+Precedence (highest first): environment variables, the TOML file, defaults. The TOML file is
+``$WASS_CONFIG`` if set, else ``$XDG_CONFIG_HOME/wass-chat/config.toml`` (if it exists).
+``OLLAMA_HOST`` is honoured too, as the Ollama client itself does.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sim.errors import ConfigError
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    return Path(os.environ.get(var) or Path.home() / fallback)
+
+
+def default_home() -> Path:
+    """``$XDG_DATA_HOME/wass-chat`` (``~/.local/share/wass-chat``)."""
+    return _xdg("XDG_DATA_HOME", ".local/share") / "wass-chat"
+
+
+def config_path() -> Path:
+    explicit = os.environ.get("WASS_CONFIG")
+    if explicit:
+        return Path(explicit)
+    return _xdg("XDG_CONFIG_HOME", ".config") / "wass-chat" / "config.toml"
+
+
+class Settings(BaseSettings):
+    """Everything a site can configure. Each field maps to ``WASS_<FIELD>``."""
+
+    model_config = SettingsConfigDict(env_prefix="WASS_", extra="forbid")
+
+    home: Path = Field(default_factory=default_home)
+    """Data home: knowledge base, models, decision log, sacct cache, conversations."""
+    ollama_host: str = Field(
+        default_factory=lambda: os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434")
+    )
+    """Base URL of the user's Ollama server."""
+    ollama_model: str = "qwen2.5:3b"
+    """A small local model that does tool calling."""
+    ollama_timeout: float = 2.0
+    """Seconds to wait for Ollama before falling back to offline mode."""
+    chroma_mode: Literal["embedded", "http"] = "embedded"
+    """``embedded``: Chroma on disk under ``home``; ``http``: a Chroma server (multi-user)."""
+    chroma_host: str = "127.0.0.1"
+    chroma_port: int = 8000
+    network_model: Literal["fair", "ideal"] = "fair"
+    """Default network model of the simulator."""
+    slurm_partition: str | None = None
+    """Partition used by ``submit`` and ``platform from-slurm``; None: Slurm's default."""
+
+    # --- derived paths ------------------------------------------------------------------
+    @property
+    def kb_dir(self) -> Path:
+        return self.home / "kb"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def runs_dir(self) -> Path:
+        """Decision log of submitted runs."""
+        return self.home / "runs"
+
+    @property
+    def sacct_dir(self) -> Path:
+        return self.home / "sacct"
+
+    @property
+    def history_dir(self) -> Path:
+        return self.home / "history"
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """Read settings; a broken file or variable raises :class:`ConfigError` naming it."""
+    path = path or config_path()
+    values: dict[str, object] = {}
+    if path.exists():
+        try:
+            values = tomllib.loads(path.read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(str(path), [str(exc)]) from exc
+    # Environment variables win over the file: drop file keys that the environment sets.
+    for key in list(values):
+        if f"WASS_{key.upper()}" in os.environ:
+            del values[key]
+    try:
+        return Settings(**values)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        ]
+        raise ConfigError(str(path), problems) from exc
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    """The process-wide settings (read once)."""
+    return load_settings()
