@@ -246,8 +246,10 @@ def _workflow_problems(wf: Workflow) -> list[str]:
     problems += [f"file {f.id!r} has negative size {f.size}" for f in wf.files if f.size < 0]
     producers: dict[str, str] = {}
     for t in wf.tasks:
-        if t.work < 0:
-            problems.append(f"task {t.id!r} has negative work {t.work}")
+        if not t.work >= 0:  # also rejects NaN, which compares false with everything
+            problems.append(f"task {t.id!r} has negative or undefined work {t.work}")
+        elif t.work == float("inf"):
+            problems.append(f"task {t.id!r} has infinite work")
         if t.cores < 1:
             problems.append(f"task {t.id!r} needs {t.cores} cores (at least 1)")
         if t.memory < 0 or t.gpus < 0:

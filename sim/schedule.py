@@ -21,7 +21,7 @@ from functools import cached_property
 from typing import Literal, Protocol, runtime_checkable
 
 from sim.errors import ScheduleError, raise_if
-from sim.model import Platform, Workflow
+from sim.model import Platform, Workflow, node_fits
 
 SHARED_FS = "@shared-fs"
 """Location name of the shared filesystem in file locations and transfer records."""
@@ -82,10 +82,8 @@ class StaticSchedule:
         if not problems and ordered_count != len(self.assignment):
             problems.append("per-node orders do not list every placed task exactly once")
         for task, node in self.assignment.items():
-            if task in tasks and node in nodes:
-                t, n = tasks[task], nodes[node]
-                if t.cores > n.cores or t.memory > n.memory or t.gpus > n.gpus:
-                    problems.append(f"task {task!r} does not fit on node {node!r}")
+            if task in tasks and node in nodes and not node_fits(tasks[task], nodes[node]):
+                problems.append(f"task {task!r} does not fit on node {node!r}")
         return problems
 
     def check(self, workflow: Workflow, platform: Platform) -> None:
@@ -178,7 +176,7 @@ class TransferRecord:
 
 @dataclass(frozen=True)
 class SimResult:
-    """Everything one simulated execution produced."""
+    """Everything one simulated execution produced; ``tasks`` are listed in start order."""
 
     workflow: str
     platform: str
@@ -210,8 +208,13 @@ class SimResult:
         return sum(r.start - r.ready for r in self.tasks) / max(len(self.tasks), 1)
 
     def to_schedule(self) -> StaticSchedule:
-        """The static schedule this run realised (per-node order by start time)."""
+        """The static schedule this run realised (per-node order by start time).
+
+        Tasks that started at the same instant keep the order of ``tasks`` (the simulator lists
+        records in the order tasks started), so a zero-length parent stays before its child.
+        """
         starts = {r.task: r.start for r in self.tasks}
+        record_order = {r.task: i for i, r in enumerate(self.tasks)}
         return StaticSchedule.from_priorities(
-            self.placements, starts, self.scheduler, self.makespan
+            self.placements, starts, self.scheduler, self.makespan, tie_break=record_order
         )

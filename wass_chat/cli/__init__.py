@@ -53,13 +53,14 @@ def _root(
         open_tui(resume=resume)
 
 
+# slurm_cmds creates the ``platform`` group (from-slurm); workflow_cmds joins it afterwards.
 for _module in (
+    slurm_cmds,
     workflow_cmds,
     sim_cmds,
     bench_cmds,
     kb_cmds,
     train_cmds,
-    slurm_cmds,
     report_cmds,
     agent_cmds,
 ):
