@@ -1,0 +1,424 @@
+"""Discrete-event simulation of a workflow on a cluster: ``simulate(...) -> SimResult``.
+
+Execution model (docs/simulator.md has the long form):
+
+* **Tasks.** A task runs on one node and reserves ``cores`` cores, ``memory`` bytes and ``gpus``
+  GPUs from compute start to compute end (Slurm-like allocation, no fluid sharing). Its duration
+  is ``work / (node.speed * cores)``. Resources are not held while inputs transfer.
+* **Files.** Workflow input files start on the shared filesystem (:data:`SHARED_FS`). A task's
+  outputs stay on the node that produced them. A task on another node needs each missing input
+  copied to its node; there is one copy per (file, destination node), and a second consumer on
+  that node waits for the copy in flight. Inputs already on the node cost nothing.
+* **Static mode** (:class:`StaticSchedule`). Each node starts its tasks strictly in the
+  schedule's order: a task starts once every task before it on that node has started, all its
+  parents have finished, all its inputs are on the node and its resources are free. Transfers are
+  eager: when a producer finishes, each output starts moving at once to every other node hosting a
+  consumer; workflow inputs start moving from the shared filesystem at t=0.
+* **Dynamic mode** (:class:`DynamicScheduler`). When a task becomes ready (all parents finished;
+  entry tasks at t=0) the scheduler picks its node through a read-only
+  :class:`~sim.state.EngineView`. Tasks ready at the same instant are placed by descending
+  ``priority``, ties by topological order. The task joins the node's FIFO queue and its missing
+  inputs start moving at once (from the producer's node, or the shared filesystem); the node
+  starts queued tasks in queue order under the static-mode rules.
+* **Network.** ``fair``: full-duplex NICs (``bandwidth`` up and down) and a shared-filesystem link
+  shared max-min fairly by concurrent flows, each flow paying ``latency`` first
+  (:class:`~sim.network.FairNetwork`). ``ideal``: no contention, ``latency + size / min(source,
+  destination bandwidth)``.
+* **Energy.** Per node, ``power_idle`` over the makespan plus ``power_busy - power_idle`` times
+  the reserved-core fraction integrated over time.
+
+The simulation is deterministic: the same inputs give the same result, and it never reads the
+wall clock. Events at equal times are processed in a fixed order (task ends in start order, then
+transfer ends, then placements, then node dispatch in node order).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from itertools import pairwise
+
+from sim.compiled import CompiledPlatform, CompiledWorkflow, compile_platform, compile_workflow
+from sim.errors import ScheduleError
+from sim.model import Platform, Workflow, check_fits, node_fits
+from sim.network import FROM_SHARED_FS, FairNetwork, IdealNetwork, Network, uncontended_duration
+from sim.schedule import (
+    SHARED_FS,
+    DynamicScheduler,
+    NetworkModel,
+    SimResult,
+    StaticSchedule,
+    TaskRecord,
+    TransferRecord,
+)
+from sim.state import ClusterState, EngineView
+
+
+def simulate(
+    workflow: Workflow,
+    platform: Platform,
+    scheduler: StaticSchedule | DynamicScheduler,
+    network_model: NetworkModel = "fair",
+) -> SimResult:
+    """Simulate ``workflow`` on ``platform`` under a static schedule or a dynamic scheduler.
+
+    Bad input (a task no node can host, a schedule naming an unknown node or task, per-node orders
+    that contradict the dependencies) raises an :class:`~sim.errors.InputError` before any
+    simulation. A dynamic scheduler choosing an impossible node raises :class:`ScheduleError`.
+    """
+    if isinstance(scheduler, StaticSchedule):
+        check_static_input(workflow, platform, scheduler, network_model)
+    else:
+        _check_common_input(workflow, platform, network_model)
+    wf, pf = compile_workflow(workflow), compile_platform(platform)
+    if isinstance(scheduler, StaticSchedule):
+        run = _Run(wf, pf, network_model, None)
+        run.load_static(scheduler)
+        name = scheduler.scheduler or "static"
+    else:
+        scheduler.reset(workflow, platform)
+        run = _Run(wf, pf, network_model, _Dispatcher(scheduler, workflow, platform))
+        name = scheduler.name
+    run.run()
+    return run.result(workflow, platform, name, network_model)
+
+
+def check_static_input(
+    workflow: Workflow, platform: Platform, schedule: StaticSchedule, network_model: str
+) -> None:
+    """Everything checked before replaying ``schedule``: fits, placements, deadlock-free order."""
+    _check_common_input(workflow, platform, network_model)
+    schedule.check(workflow, platform)
+    _check_order_is_feasible(schedule, compile_workflow(workflow))
+
+
+def _check_common_input(workflow: Workflow, platform: Platform, network_model: str) -> None:
+    if network_model not in ("fair", "ideal"):
+        raise ScheduleError(
+            "network model", [f"unknown network model {network_model!r} (use 'fair' or 'ideal')"]
+        )
+    check_fits(workflow, platform)
+
+
+class _Dispatcher:
+    """Asks a dynamic scheduler for nodes and checks its answers."""
+
+    def __init__(self, scheduler: DynamicScheduler, workflow: Workflow, platform: Platform):
+        self.scheduler = scheduler
+        self.workflow = workflow
+        self.platform = platform
+        self.view: EngineView | None = None
+
+    def choose(self, state: ClusterState, task: int) -> int:
+        if self.view is None:
+            self.view = EngineView(state, self.workflow, self.platform)
+        task_id = state.wf.task_ids[task]
+        node = self.scheduler.choose_node(task_id, self.view)
+        index = state.pf.node_index.get(node)
+        problem = None
+        if index is None:
+            problem = f"placed task {task_id!r} on unknown node {node!r}"
+        elif not node_fits(self.workflow.task_by_id[task_id], self.platform.nodes[index]):
+            problem = f"placed task {task_id!r} on node {node!r}, which cannot host it"
+        if problem is not None:
+            name = getattr(self.scheduler, "name", type(self.scheduler).__name__)
+            raise ScheduleError(f"scheduler {name!r}", [f"scheduler {name!r} {problem}"])
+        assert index is not None
+        return index
+
+
+class _Run:
+    """One simulation: the event loop and the placement/dispatch rules of both modes."""
+
+    def __init__(
+        self,
+        wf: CompiledWorkflow,
+        pf: CompiledPlatform,
+        network_model: NetworkModel,
+        dispatcher: _Dispatcher | None,
+    ) -> None:
+        self.wf, self.pf = wf, pf
+        self.state = ClusterState.initial(wf, pf)
+        self.network: Network = FairNetwork(pf) if network_model == "fair" else IdealNetwork(pf)
+        self.dispatcher = dispatcher
+        self.task_heap: list[tuple[float, int, int]] = []  # (end, start sequence, task)
+        self.started: list[int] = []  # tasks in start order
+        self.dirty_nodes: set[int] = set(range(pf.n_nodes))
+        self.ready_batch: list[int] = []
+        self.eager_destinations: list[list[int]] = [[] for _ in wf.file_ids]
+        # Per transfer: file, source (node or FROM_SHARED_FS), destination, start, end.
+        self.t_file: list[int] = []
+        self.t_source: list[int] = []
+        self.t_destination: list[int] = []
+        self.t_start: list[float] = []
+        self.t_end: list[float] = []
+
+    # --- set-up ------------------------------------------------------------------------------
+    def load_static(self, schedule: StaticSchedule) -> None:
+        """Place every task, queue it in schedule order, and list where each file must go."""
+        s, wf, n_nodes = self.state, self.wf, self.pf.n_nodes
+        for task_id, node_name in schedule.assignment.items():
+            s.node_of[wf.task_index[task_id]] = self.pf.node_index[node_name]
+        for node_name, ordered in schedule.order.items():
+            s.queues[self.pf.node_index[node_name]] = [wf.task_index[t] for t in ordered]
+        for task in range(wf.n_tasks):
+            node = s.node_of[task]
+            for f in wf.inputs[task]:
+                producer = wf.producer[f]
+                if producer >= 0 and s.node_of[producer] == node:
+                    continue  # produced on this node: available when the parent ends
+                key = f * n_nodes + node
+                waiting = s.waiters.get(key)
+                if waiting is None:
+                    s.waiters[key] = [task]
+                    self.eager_destinations[f].append(node)
+                else:
+                    waiting.append(task)
+                s.missing_inputs[task] += 1
+
+    # --- event loop --------------------------------------------------------------------------
+    def run(self) -> None:
+        s, network, heap = self.state, self.network, self.task_heap
+        if self.dispatcher is None:
+            for f, producer in enumerate(self.wf.producer):
+                if producer < 0:
+                    for node in self.eager_destinations[f]:
+                        self._start_transfer(f, FROM_SHARED_FS, node)
+        else:
+            self.ready_batch = [t for t in range(self.wf.n_tasks) if s.parents_left[t] == 0]
+        self._settle_instant()
+        while True:
+            next_task = heap[0][0] if heap else math.inf
+            next_transfer = network.next_time()
+            now = next_task if next_task < next_transfer else next_transfer
+            if now == math.inf:
+                break
+            s.now = now
+            while heap and heap[0][0] <= now:
+                self._finish_task(heapq.heappop(heap)[2])
+            for transfer in network.pop_finished(now):
+                self._finish_transfer(transfer)
+            self._settle_instant()
+        if len(self.started) != self.wf.n_tasks or heap:
+            stuck = [self.wf.task_ids[t] for t in range(self.wf.n_tasks) if s.end[t] < 0]
+            raise RuntimeError(f"simulation stalled, {len(stuck)} tasks unfinished: {stuck[:5]}")
+
+    def _settle_instant(self) -> None:
+        """After this instant's ends: place ready tasks, start what can start, share bandwidth."""
+        if self.ready_batch:
+            self._place_ready()
+        if self.dirty_nodes:
+            dirty = sorted(self.dirty_nodes)
+            self.dirty_nodes.clear()
+            for node in dirty:
+                self._dispatch(node)
+        self.network.settle(self.state.now)
+
+    def _finish_task(self, task: int) -> None:
+        s, wf, n_nodes = self.state, self.wf, self.pf.n_nodes
+        node = s.node_of[task]
+        s.free_cores[node] += wf.cores[task]
+        s.free_memory[node] += wf.memory[task]
+        s.free_gpus[node] += wf.gpus[task]
+        del s.running[node][task]
+        s.node_version[node] += 1
+        self.dirty_nodes.add(node)
+        for f in wf.outputs[task]:
+            s.present.add(f * n_nodes + node)
+            for destination in self.eager_destinations[f]:
+                self._start_transfer(f, node, destination)
+        now = s.now
+        for child in wf.children[task]:
+            left = s.parents_left[child] - 1
+            s.parents_left[child] = left
+            if left == 0:
+                s.ready[child] = now
+                if self.dispatcher is not None:
+                    self.ready_batch.append(child)
+                elif s.missing_inputs[child] == 0:
+                    self.dirty_nodes.add(s.node_of[child])
+
+    def _finish_transfer(self, transfer: int) -> None:
+        s = self.state
+        self.t_end[transfer] = s.now
+        node = self.t_destination[transfer]
+        key = self.t_file[transfer] * self.pf.n_nodes + node
+        s.present.add(key)
+        del s.in_flight[key]
+        s.node_version[node] += 1
+        for task in s.waiters.pop(key):
+            left = s.missing_inputs[task] - 1
+            s.missing_inputs[task] = left
+            if left == 0 and s.parents_left[task] == 0:
+                self.dirty_nodes.add(node)
+
+    def _start_transfer(self, file: int, source: int, destination: int) -> None:
+        s, pf = self.state, self.pf
+        transfer = len(self.t_file)
+        size = self.wf.file_size[file]
+        self.t_file.append(file)
+        self.t_source.append(source)
+        self.t_destination.append(destination)
+        self.t_start.append(s.now)
+        self.t_end.append(math.nan)
+        s.in_flight[file * pf.n_nodes + destination] = transfer
+        s.transfer_estimate.append(s.now + uncontended_duration(pf, size, source, destination))
+        self.network.start(transfer, size, source, destination, s.now)
+
+    def _place_ready(self) -> None:
+        """Dynamic mode: ask the scheduler for a node for each task ready at this instant."""
+        assert self.dispatcher is not None
+        s, wf, n_nodes = self.state, self.wf, self.pf.n_nodes
+        batch = self.ready_batch
+        self.ready_batch = []
+        if len(batch) > 1:
+            priority = self.dispatcher.scheduler.priority
+            ids, rank = wf.task_ids, wf.topo_rank
+            batch.sort(key=lambda t: (-priority(ids[t]), rank[t]))
+        for task in batch:
+            node = self.dispatcher.choose(s, task)
+            s.node_of[task] = node
+            s.queues[node].append(task)
+            s.node_version[node] += 1
+            missing = 0
+            for f in wf.inputs[task]:
+                key = f * n_nodes + node
+                if key in s.present:
+                    continue
+                missing += 1
+                waiting = s.waiters.get(key)
+                if waiting is not None:
+                    waiting.append(task)
+                    continue
+                s.waiters[key] = [task]
+                self._start_transfer(f, s.source_of(f), node)
+            s.missing_inputs[task] = missing
+            if missing == 0:
+                self.dirty_nodes.add(node)
+
+    def _dispatch(self, node: int) -> None:
+        """Start the node's queued tasks, strictly in order, while the head can start."""
+        s, wf = self.state, self.wf
+        queue, head = s.queues[node], s.heads[node]
+        now, speed = s.now, self.pf.speed[node]
+        while head < len(queue):
+            task = queue[head]
+            if s.parents_left[task] or s.missing_inputs[task]:
+                break
+            cores, memory, gpus = wf.cores[task], wf.memory[task], wf.gpus[task]
+            if cores > s.free_cores[node] or memory > s.free_memory[node]:
+                break
+            if gpus > s.free_gpus[node]:
+                break
+            s.free_cores[node] -= cores
+            s.free_memory[node] -= memory
+            s.free_gpus[node] -= gpus
+            end = now + wf.work[task] / (speed * cores)
+            s.start[task] = now
+            s.end[task] = end
+            s.running[node][task] = end
+            heapq.heappush(self.task_heap, (end, len(self.started), task))
+            self.started.append(task)
+            head += 1
+        if head != s.heads[node]:
+            s.heads[node] = head
+            s.node_version[node] += 1
+
+    # --- result ------------------------------------------------------------------------------
+    def result(
+        self, workflow: Workflow, platform: Platform, scheduler: str, network_model: NetworkModel
+    ) -> SimResult:
+        s, wf, pf = self.state, self.wf, self.pf
+        names = pf.names
+        records = tuple(
+            TaskRecord(wf.task_ids[t], names[s.node_of[t]], s.ready[t], s.start[t], s.end[t])
+            for t in self.started
+        )
+        transfers = tuple(
+            TransferRecord(
+                wf.file_ids[f],
+                wf.file_size[f],
+                SHARED_FS if src == FROM_SHARED_FS else names[src],
+                names[dst],
+                start,
+                end,
+            )
+            for f, src, dst, start, end in zip(
+                self.t_file, self.t_source, self.t_destination, self.t_start, self.t_end,
+                strict=True,
+            )
+        )
+        return build_result(
+            workflow, platform, scheduler, network_model, records, transfers, backend="native"
+        )
+
+
+def build_result(
+    workflow: Workflow,
+    platform: Platform,
+    scheduler: str,
+    network_model: NetworkModel,
+    tasks: tuple[TaskRecord, ...],
+    transfers: tuple[TransferRecord, ...],
+    backend: str,
+) -> SimResult:
+    """A :class:`SimResult` whose makespan, busy core-seconds and energy derive from records.
+
+    Shared by every backend so that the same records always give the same figures.
+    """
+    task_cores = {t.id: t.cores for t in workflow.tasks}
+    busy = {n.name: 0.0 for n in platform.nodes}
+    makespan = 0.0
+    for r in tasks:
+        busy[r.node] += task_cores[r.task] * (r.end - r.start)
+        makespan = max(makespan, r.end)
+    for x in transfers:
+        makespan = max(makespan, x.end)
+    energy = sum(
+        n.power_idle * makespan + (n.power_busy - n.power_idle) * busy[n.name] / n.cores
+        for n in platform.nodes
+    )
+    return SimResult(
+        workflow=workflow.name,
+        platform=platform.name,
+        scheduler=scheduler,
+        network_model=network_model,
+        makespan=makespan,
+        tasks=tasks,
+        transfers=transfers,
+        energy=energy,
+        node_busy_core_seconds=busy,
+        backend=backend,
+    )
+
+
+def _check_order_is_feasible(schedule: StaticSchedule, wf: CompiledWorkflow) -> None:
+    """Reject per-node orders that put a task before one of its ancestors (a certain deadlock)."""
+    n = wf.n_tasks
+    successors: list[list[int]] = [list(c) for c in wf.children]
+    indegree = [len(p) for p in wf.parents]
+    for ordered in schedule.order.values():
+        for before, after in pairwise(ordered):
+            b, a = wf.task_index[before], wf.task_index[after]
+            successors[b].append(a)
+            indegree[a] += 1
+    stack = [t for t in range(n) if indegree[t] == 0]
+    seen = 0
+    while stack:
+        t = stack.pop()
+        seen += 1
+        for c in successors[t]:
+            indegree[c] -= 1
+            if indegree[c] == 0:
+                stack.append(c)
+    if seen == n:
+        return
+    problems = []
+    for node, ordered in schedule.order.items():
+        blocked = [t for t in ordered if indegree[wf.task_index[t]] > 0]
+        if blocked:
+            problems.append(
+                f"on node {node!r} task {blocked[0]!r} could never start: the per-node orders "
+                "put some task before one of its ancestors (the schedule would deadlock)"
+            )
+    raise ScheduleError(schedule.scheduler or "schedule", problems)
