@@ -1,9 +1,153 @@
-"""`wass-chat` commands of the bench area (filled in by its issue)."""
+"""`wass-chat bench`: compare schedulers on a matrix of workflows x platforms x seeds."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from wass_chat.cli.output import console, emit, write_atomic
+
+DEFAULT_RECIPES = "montage:60,genome:60,epigenomics:50"
+DEFAULT_SCHEDULERS = "heft,cpop,peft,minmin,maxmin,sjf,ljf,slurm,wass,random"
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
+    app.command("bench")(bench)
+
+
+def bench(
+    workflows: list[str] = typer.Option(
+        [], "--workflows", help="WfFormat files or directories (repeatable)."
+    ),
+    recipes: str = typer.Option(
+        "", "--recipes", help=f"Recipes with task budgets, e.g. {DEFAULT_RECIPES}."
+    ),
+    platforms: str = typer.Option(
+        "hetero:8", "--platforms", help="KIND:NODES specs or platform files, comma-separated."
+    ),
+    schedulers: str = typer.Option(DEFAULT_SCHEDULERS, "--schedulers", help="Comma-separated."),
+    seeds: int = typer.Option(3, "--seeds", min=1, help="Seeds 0..N-1 per workflow/platform."),
+    network_model: str = typer.Option("fair", "--network-model", help="fair or ideal."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Worker processes."),
+    peers: str = typer.Option("", "--peers", help="'saga' adds SAGA's schedulers as peers."),
+    optimal: bool = typer.Option(
+        False, "--optimal", help="Also solve 50 small instances exactly (CP-SAT): optimality gaps."
+    ),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the full JSON here."),
+    markdown_path: Path | None = typer.Option(None, "--markdown", help="Write Markdown here."),
+    plots: Path | None = typer.Option(None, "--plots", help="Directory for box-plot PNGs."),
+    as_json: bool = typer.Option(False, "--print-json", help="Print the summary as JSON."),
+) -> None:
+    """Run every scheduler on every instance in the simulator and compare makespans."""
+    from rich.progress import Progress
+
+    from policy.bench.document import bench_document
+    from policy.bench.matrix import (
+        BenchSpecError,
+        build_matrix,
+        parse_platforms,
+        parse_recipes,
+        parse_workflow_files,
+    )
+    from policy.bench.report import summarize, to_markdown
+    from policy.bench.runner import RunSpec, run_matrix
+    from policy.registry import canonical_name
+
+    if network_model not in ("fair", "ideal"):
+        raise BenchSpecError("--network-model", [f"{network_model!r} is not fair or ideal"])
+    names = tuple(canonical_name(n) for n in schedulers.split(",") if n.strip())
+    peer_names = _peer_names(peers)
+    sources = parse_workflow_files(workflows) + parse_recipes(recipes or DEFAULT_RECIPES * (
+        not workflows))
+    instances = build_matrix(sources, parse_platforms(platforms), seeds)
+    spec = RunSpec(names, network_model, peer_names)  # type: ignore[arg-type]
+
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task(f"{len(instances)} instances", total=len(instances))
+        outcomes = run_matrix(
+            instances, spec, jobs, lambda done, total: bar.update(task, completed=done)
+        )
+        gaps = None
+        if optimal:
+            from policy.bench.optimality import optimality_study
+
+            study = bar.add_task("optimality gap (CP-SAT)", total=50)
+            gaps = optimality_study(
+                names, 50, 0, jobs, lambda done, total: bar.update(study, completed=done)
+            )
+    summary = summarize(outcomes)
+    settings: dict[str, Any] = {
+        "workflows": workflows, "recipes": recipes, "platforms": platforms, "seeds": seeds,
+        "network_model": network_model, "jobs": jobs, "peers": peers, "optimal": optimal,
+    }
+    document = bench_document(settings, spec, outcomes, summary, gaps)
+    markdown = to_markdown(summary, f"wass-chat bench ({network_model} network)")
+    if gaps is not None:
+        markdown += _gap_markdown(document["optimality"])
+    if json_path:
+        write_atomic(json_path, json.dumps(document, indent=2, default=str))
+    if markdown_path:
+        write_atomic(markdown_path, markdown)
+    if plots:
+        from policy.bench.plots import family_box_plots, plot_file_name
+
+        for family, png in family_box_plots(outcomes).items():
+            write_atomic(plot_file_name(plots, family), png)
+    emit(summary | ({"optimality": document["optimality"]} if gaps else {}), as_json,
+         lambda _: _render(summary, document.get("optimality")))
+
+
+def _peer_names(peers: str) -> tuple[str, ...]:
+    from policy.bench.matrix import BenchSpecError
+
+    chosen = [p.strip().lower() for p in peers.split(",") if p.strip()]
+    unknown = [p for p in chosen if p != "saga"]
+    if unknown:
+        raise BenchSpecError("--peers", [f"unknown peer {p!r} (peers: saga)" for p in unknown])
+    if not chosen:
+        return ()
+    from policy.peers.saga import SAGA_SCHEDULERS, saga_available
+    from sim.errors import ServiceUnavailable
+
+    if not saga_available():
+        raise ServiceUnavailable("SAGA is not installed: pip install 'wass-chat[bench]'")
+    return tuple(SAGA_SCHEDULERS)
+
+
+def _gap_markdown(optimality: dict[str, Any]) -> str:
+    lines = [
+        "", "## Optimality gap (CP-SAT, ideal network)", "",
+        f"{optimality['instances']} random instances of 6-10 tasks on 3 heterogeneous one-core "
+        f"nodes; {optimality['proven_optimal']} proven optimal.", "",
+        "| scheduler | mean gap |", "|---|---|",
+    ]
+    for name, gap in optimality["mean_gap"].items():
+        lines.append(f"| {name} | {100 * gap:.2f}% |")
+    return "\n".join(lines) + "\n"
+
+
+def _render(summary: dict[str, Any], optimality: dict[str, Any] | None) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{summary['instances']} instances: makespan relative to HEFT")
+    for column in ("scheduler", "/ HEFT (95% CI)", "/ best", "SLR", "W/T/L vs HEFT", "best on"):
+        table.add_column(column, justify="left" if column == "scheduler" else "right")
+    for name in summary["schedulers"]:
+        o = summary["overall"][name]
+        r, w = o["ratio_to_heft"], o["vs_heft"]
+        table.add_row(
+            name,
+            f"{r['value']:.3f} ({r['low']:.3f}-{r['high']:.3f})",
+            f"{o['ratio_to_best']['value']:.3f}",
+            f"{o['mean_slr']:.2f}",
+            f"{w['wins']}/{w['ties']}/{w['losses']}",
+            str(o["best_count"]),
+        )
+    console.print(table)
+    if optimality:
+        gaps = ", ".join(f"{n} {100 * g:.2f}%" for n, g in optimality["mean_gap"].items())
+        console.print(f"Mean optimality gap on {optimality['instances']} small instances: {gaps}")

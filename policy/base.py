@@ -1,0 +1,62 @@
+"""The scheduler interface every policy implements, and the one call that evaluates it.
+
+Two kinds of scheduler share the simulator contract of :mod:`sim.schedule`:
+
+* a :class:`StaticScheduler` fixes the whole schedule up front; a :class:`ListScheduler`
+  (HEFT, CPOP, PEFT, Min-Min...) builds it as a :class:`~policy.plan.Plan` with exact costs,
+  and SAGA's peers convert theirs;
+* a dynamic scheduler (:class:`~sim.schedule.DynamicScheduler`: Traditional Slurm, the WASS
+  heuristic, random, the learned policy) picks a node each time a task becomes ready.
+
+:func:`plan_and_simulate` runs either kind through the simulator.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from policy.plan import Plan
+from sim.model import Platform, Workflow, check_fits
+from sim.schedule import DynamicScheduler, NetworkModel, SimResult, StaticSchedule
+
+
+class StaticScheduler(ABC):
+    """A scheduler that fixes every placement and per-node order before execution."""
+
+    name: str
+    description: ClassVar[str]
+
+    @abstractmethod
+    def schedule(self, workflow: Workflow, platform: Platform) -> StaticSchedule:
+        """Placements and per-node start order, the simulator's input."""
+
+
+class ListScheduler(StaticScheduler):
+    """A static scheduler that builds a :class:`Plan` with the model's exact costs."""
+
+    @abstractmethod
+    def plan(self, workflow: Workflow, platform: Platform) -> Plan:
+        """The complete plan: every task placed, with its expected start and finish."""
+
+    def schedule(self, workflow: Workflow, platform: Platform) -> StaticSchedule:
+        check_fits(workflow, platform)
+        return self.plan(workflow, platform).to_schedule(self.name)
+
+
+Scheduler = StaticScheduler | DynamicScheduler
+
+
+def plan_and_simulate(
+    scheduler: Scheduler,
+    workflow: Workflow,
+    platform: Platform,
+    network_model: NetworkModel = "fair",
+) -> SimResult:
+    """Run ``scheduler`` on ``workflow`` and ``platform`` through the simulator."""
+    from sim.engine import simulate
+
+    check_fits(workflow, platform)
+    if isinstance(scheduler, StaticScheduler):
+        return simulate(workflow, platform, scheduler.schedule(workflow, platform), network_model)
+    return simulate(workflow, platform, scheduler, network_model)

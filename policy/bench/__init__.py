@@ -1,0 +1,1 @@
+"""The ``wass-chat bench`` harness: instance matrix, parallel runs, statistics, reports."""

@@ -1,0 +1,72 @@
+"""Exact per-task and per-file costs of the simulator's model, for planning.
+
+These mirror ``sim.engine`` under the ``ideal`` network model, so a static schedule planned
+with them on one-core nodes is replayed by the simulator with the planned makespan:
+
+* a task reserving ``cores`` cores on a node of per-core ``speed`` runs ``work / (speed * cores)``;
+* a file moving between two distinct nodes takes ``latency + size / min(bandwidths)``;
+* a workflow input file is read from the shared filesystem from time 0, taking
+  ``latency + size / min(shared_fs_bandwidth, node bandwidth)``;
+* a file already on the consumer's node costs nothing; files move in parallel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sim.model import Node, Platform, Task, Workflow, node_fits
+
+
+def compute_time(task: Task, node: Node) -> float:
+    """Seconds ``task`` runs on ``node`` when it reserves ``task.cores`` of its cores."""
+    return task.work / (node.speed * task.cores)
+
+
+def transfer_time(size: float, platform: Platform, source: Node, destination: Node) -> float:
+    """Uncontended seconds to move ``size`` bytes between two nodes (0 on the same node)."""
+    if source.name == destination.name:
+        return 0.0
+    return platform.latency + size / min(source.bandwidth, destination.bandwidth)
+
+
+def shared_fs_read_time(size: float, platform: Platform, destination: Node) -> float:
+    """Uncontended seconds to read ``size`` bytes from the shared filesystem onto a node."""
+    bandwidth = min(platform.shared_fs_bandwidth, destination.bandwidth)
+    return platform.latency + size / bandwidth
+
+
+def hosts(task: Task, platform: Platform) -> tuple[Node, ...]:
+    """The nodes of ``platform`` that can ever run ``task`` (cores, memory, GPUs)."""
+    return tuple(n for n in platform.nodes if node_fits(task, n))
+
+
+def data_ready_time(
+    workflow: Workflow,
+    platform: Platform,
+    task_id: str,
+    node: Node,
+    placement: Mapping[str, str],
+    finish: Mapping[str, float],
+) -> float:
+    """Earliest time every input of ``task_id`` is on ``node`` and every parent has finished.
+
+    ``placement`` and ``finish`` give the node and finish time of every parent; transfers start
+    when their producer finishes (or at 0 on the shared filesystem) and run in parallel.
+    """
+    nodes = platform.node_by_name
+    task = workflow.task_by_id[task_id]
+    ready = 0.0
+    for parent in workflow.parents[task_id]:
+        ready = max(ready, finish[parent])
+    for file_id in task.inputs:
+        size = workflow.file_by_id[file_id].size
+        producer = workflow.producer.get(file_id)
+        if producer is None:
+            arrival = shared_fs_read_time(size, platform, node)
+        elif producer == task_id:
+            continue
+        else:
+            source = nodes[placement[producer]]
+            arrival = finish[producer] + transfer_time(size, platform, source, node)
+        ready = max(ready, arrival)
+    return ready

@@ -1,0 +1,22 @@
+"""Min-Min (Ibarra and Kim 1977; Braun et al. 2001) for workflows, in batches of ready tasks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from policy.base import ListScheduler
+from policy.batch_list import batch_list_schedule, by_finish
+from policy.plan import Plan
+from sim.model import Platform, Workflow
+
+
+@dataclass(frozen=True)
+class MinMin(ListScheduler):
+    """Repeatedly place the ready task whose earliest finish time is smallest."""
+
+    name: str = "minmin"
+    description: ClassVar[str] = "Min-Min: ready task with the smallest earliest finish first"
+
+    def plan(self, workflow: Workflow, platform: Platform) -> Plan:
+        return batch_list_schedule(workflow, platform, by_finish(smallest=True))

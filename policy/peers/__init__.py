@@ -1,0 +1,1 @@
+"""Other scheduling libraries as peers, converted to and from our model."""

@@ -1,0 +1,97 @@
+"""Every scheduler by name: what the CLI, the bench harness and the test suite iterate over.
+
+Learned schedulers (issue: learned policy) register themselves here with
+:func:`register_scheduler` when their package is importable; the bench's paper table shows
+"n/a" for them until then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from policy.base import Scheduler
+from policy.cpop import CPOP
+from policy.heft import HEFT
+from policy.ljf import LJF
+from policy.maxmin import MaxMin
+from policy.minmin import MinMin
+from policy.peft import PEFT
+from policy.random_policy import RandomPolicy
+from policy.sjf import SJF
+from policy.traditional_slurm import TraditionalSlurm
+from policy.wass_heuristic import WassHeuristic
+from sim.errors import InputError
+
+
+class UnknownSchedulerError(InputError):
+    """A scheduler name that no registered scheduler answers to."""
+
+    kind = "scheduler"
+
+
+@dataclass(frozen=True)
+class SchedulerEntry:
+    """A registered scheduler: how to build it and one line saying what it does."""
+
+    name: str
+    factory: Callable[..., Scheduler]
+    description: str
+    seeded: bool = False
+    """Whether the factory takes a ``seed`` keyword (its result depends on it)."""
+
+
+_REGISTRY: dict[str, SchedulerEntry] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register_scheduler(entry: SchedulerEntry, aliases: tuple[str, ...] = ()) -> None:
+    """Add (or replace) a scheduler under ``entry.name`` and its aliases."""
+    _REGISTRY[entry.name] = entry
+    for alias in aliases:
+        _ALIASES[alias] = entry.name
+
+
+for _cls, _aliases in (
+    (HEFT, ()),
+    (CPOP, ()),
+    (PEFT, ()),
+    (MinMin, ("min-min",)),
+    (MaxMin, ("max-min",)),
+    (SJF, ()),
+    (LJF, ()),
+    (TraditionalSlurm, ("traditional-slurm", "traditional_slurm")),
+    (WassHeuristic, ("wass-heuristic", "wass_heuristic")),
+):
+    register_scheduler(SchedulerEntry(_cls.name, _cls, _cls.description), _aliases)
+register_scheduler(
+    SchedulerEntry(RandomPolicy.name, RandomPolicy, RandomPolicy.description, seeded=True)
+)
+
+
+def scheduler_names() -> tuple[str, ...]:
+    """Canonical names of every registered scheduler, in registration order."""
+    return tuple(_REGISTRY)
+
+
+def canonical_name(name: str) -> str:
+    """The registered name ``name`` refers to (aliases resolved, case-insensitive)."""
+    key = name.strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in _REGISTRY:
+        known = ", ".join(scheduler_names())
+        raise UnknownSchedulerError(name, [f"unknown scheduler {name!r}; known: {known}"])
+    return key
+
+
+def describe(name: str) -> str:
+    return _REGISTRY[canonical_name(name)].description
+
+
+def get_scheduler(name: str, **kwargs: Any) -> Scheduler:
+    """A fresh scheduler; ``seed=`` is passed on only to seeded schedulers."""
+    entry = _REGISTRY[canonical_name(name)]
+    if not entry.seeded:
+        kwargs.pop("seed", None)
+    return entry.factory(**kwargs)
