@@ -1,9 +1,322 @@
-"""`wass-chat` commands of the kb area (filled in by its issue)."""
+"""`wass-chat kb ...`: seed, query, stats, prune, reembed and bench the knowledge base."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import typer
+
+from wass_chat.cli.output import console, emit, err_console
+
+if TYPE_CHECKING:
+    from kb.store import KnowledgeBase
+
+kb_app = typer.Typer(help="Knowledge base of past executions (Chroma).", no_args_is_help=True)
+
+KB_DIR = typer.Option(None, "--kb", help="Knowledge-base directory (default: WASS_HOME/kb).")
+JSON = typer.Option(False, "--json", help="Print JSON.")
+
+
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def open_kb(directory: Path | None, **kwargs: Any) -> KnowledgeBase:
+    """The knowledge base at ``directory``, or the one the settings name."""
+    from kb.store import KnowledgeBase
+    from wass_chat.config import settings
+
+    return KnowledgeBase(directory if directory is not None else settings(), **kwargs)
+
+
+def _progress() -> Any:
+    """A rich Progress on stderr showing count, rate, elapsed time and ETA."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:,.0f}/s" if speed else "-/s", style="progress.data.speed")
+
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err_console,
+    )  # fmt: skip
+
+
+def _stage_callback(progress: Any) -> Callable[[str, int], Callable[[int], None]]:
+    """``on_stage(name, total)``: a new bar in ``progress``, returning its ``advance(n)``."""
+
+    def on_stage(name: str, total: int) -> Callable[[int], None]:
+        task = progress.add_task(name, total=total)
+        return lambda n: progress.advance(task, n)
+
+    return on_stage
+
+
+@contextmanager
+def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
+    """One progress bar on stderr; yields an ``advance(n)`` callback."""
+    with _progress() as progress:
+        yield _stage_callback(progress)(label, total or 0)
+
+
+@kb_app.command("seed")
+def seed_command(
+    count: int = typer.Option(1000, "--count", help="Cases to plan (all schedulers count)."),
+    recipes: str = typer.Option(
+        ",".join(("montage", "epigenomics", "genome", "seismology", "blast", "cycles")), "--recipes"
+    ),
+    shapes: str = typer.Option("chain,fan-out,fan-in,fork-join,layered,genomics", "--shapes"),
+    platforms: str = typer.Option(
+        "demo", "--platforms", help="demo, homo-N, hetero-N or platform files, comma-separated."
+    ),
+    schedulers: str = typer.Option("heft,wass,slurm,random", "--schedulers"),
+    sizes: str = typer.Option("50,100,200", "--sizes", help="Task counts to draw from."),
+    jobs: int = typer.Option(2, "--jobs", "-j", help="Worker processes."),
+    seed: int = typer.Option(0, "--seed"),
+    batch: int = typer.Option(1000, "--batch", help="Cases per insert (<= 5000)."),
+    decisions: int = typer.Option(4, "--decisions", help="Decision records kept per case."),
+    network_model: str = typer.Option("fair", "--network-model"),
+    kb_dir: Path | None = KB_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """Stage 1: simulate workflows under several schedulers and store the cases (resumable)."""
+    from kb.seed import SeedConfig, pending_jobs, plan_seed, run_seed_jobs
+    from policy.registry import canonical_name
+    from sim.errors import InputError
+
+    if network_model not in ("fair", "ideal"):
+        raise InputError("--network-model", [f"{network_model!r}: use fair or ideal"])
+    try:
+        size_list = tuple(int(s) for s in _split(sizes))
+    except ValueError as exc:
+        raise InputError(
+            "--sizes", [f"{sizes!r} is not a comma-separated list of integers"]
+        ) from exc
+    config = SeedConfig(
+        count=count, recipes=_split(recipes), shapes=_split(shapes), platforms=_split(platforms),
+        schedulers=tuple(canonical_name(s) for s in _split(schedulers)), sizes=size_list,
+        seed=seed, jobs=jobs, network_model=network_model,  # type: ignore[arg-type]
+        decisions_per_case=decisions, batch=max(1, min(batch, 5000)),
+    )  # fmt: skip
+    kb = open_kb(kb_dir)
+    try:
+        plan = plan_seed(config)
+        todo = sum(len(j.schedulers) for j in pending_jobs(kb, plan))
+        with progress_bar("seeding cases", todo) as advance:
+            report = run_seed_jobs(kb, plan, config, advance)
+        stored = kb.count()
+    finally:
+        kb.close()
+    data = {
+        "planned": report.planned, "skipped_existing": report.skipped, "added": report.added,
+        "seconds": round(report.seconds, 2), "cases_per_second": round(report.rate, 1),
+        "stored": stored, "jobs": jobs,
+    }  # fmt: skip
+    emit(
+        data,
+        as_json,
+        lambda d: console.print(
+            f"added {d['added']} cases ({d['skipped_existing']} already stored) in {d['seconds']} s"
+            f" = {d['cases_per_second']} cases/s; {d['stored']} stored"
+        ),
+    )
+
+
+@kb_app.command("query")
+def query_command(
+    workflow: str = typer.Argument(..., help="WfFormat file or demo:<name>."),
+    k: int = typer.Option(5, "--k", help="Cases to return."),
+    platform: str = typer.Option("demo", "--platform", help="demo, homo-N, hetero-N or a file."),
+    kb_dir: Path | None = KB_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """The stored cases most similar to running WORKFLOW on the platform."""
+    from kb.seed import resolve_platform
+    from sim.demo import resolve_workflow
+
+    wf, pf = resolve_workflow(workflow), resolve_platform(platform)
+    kb = open_kb(kb_dir)
+    try:
+        hits = kb.query(wf, pf, k=k)
+    finally:
+        kb.close()
+    data = [h.to_dict() for h in hits]
+
+    def render(rows: list[dict[str, Any]]) -> None:
+        from rich.table import Table
+
+        table = Table(title=f"cases like {wf.name} on {pf.name}")
+        for column in ("similarity", "scheduler", "makespan (s)", "workflow", "platform", "case"):
+            table.add_column(column)
+        for r in rows:
+            table.add_row(
+                f"{r['similarity']:.4f}",
+                r["scheduler"],
+                f"{r['makespan']:.1f}",
+                r["workflow"],
+                r["platform"],
+                r["case_id"],
+            )
+        console.print(table)
+
+    emit(data, as_json, render)
+
+
+@kb_app.command("stats")
+def stats_command(kb_dir: Path | None = KB_DIR, as_json: bool = JSON) -> None:
+    """What the knowledge base holds."""
+    from kb.curate import kb_stats
+
+    kb = open_kb(kb_dir)
+    try:
+        data = kb_stats(kb)
+    finally:
+        kb.close()
+
+    def render(d: dict[str, Any]) -> None:
+        console.print(
+            f"{d['cases']} cases ({d['workflows']} workflows), {d['decisions']} decisions"
+            f" in {d['directory']} ({d['disk_bytes'] / 2**20:.1f} MiB)"
+        )
+        console.print(f"embedder {d['embedder']['name']} ({d['embedder']['checksum']})")
+        console.print(f"by scheduler: {d['by_scheduler']}")
+        console.print(f"by platform: {d['by_platform']}")
+        console.print(f"makespan: {d['makespan']}")
+
+    emit(data, as_json, render)
+
+
+@kb_app.command("prune")
+def prune_command(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change."),
+    merge_tolerance: float = typer.Option(0.01, "--merge-tolerance"),
+    dominated_factor: float = typer.Option(2.0, "--dominated-factor"),
+    platforms: str = typer.Option(
+        "", "--platforms", help="Current platforms: prune cases on nodes they lack."
+    ),
+    kb_dir: Path | None = KB_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """Merge near-duplicates, prune dominated cases and cases on vanished nodes."""
+    from kb.curate import CurationConfig, apply_curation, plan_curation
+    from kb.seed import resolve_platform
+
+    current = {p.name: p for p in (resolve_platform(name) for name in _split(platforms))}
+    kb = open_kb(kb_dir)
+    try:
+        plan = plan_curation(
+            kb.sidecar.case_rows(), CurationConfig(merge_tolerance, dominated_factor), current
+        )
+        removed = 0 if dry_run else apply_curation(kb, plan)
+        remaining = kb.count()
+    finally:
+        kb.close()
+    data = {**plan.to_dict(), "dry_run": dry_run, "removed_now": removed, "remaining": remaining}
+    emit(
+        data,
+        as_json,
+        lambda d: console.print(
+            f"{'would remove' if dry_run else 'removed'} {d['removed']} cases: "
+            f"{sum(len(v) for v in d['merged_into'].values())} merged, {len(d['dominated'])} "
+            f"dominated, {len(d['outdated'])} outdated; {d['remaining']} stored"
+        ),
+    )
+
+
+@kb_app.command("reembed")
+def reembed_command(
+    embedder: str = typer.Option("structural-v0", "--embedder"),
+    kb_dir: Path | None = KB_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """Re-embed every stored case and decision with EMBEDDER (one collection per embedder)."""
+    from kb.embedding import embedder_by_name
+
+    target = embedder_by_name(embedder)
+    kb = open_kb(kb_dir, repair=False)
+    try:
+        total = kb.count() + kb.sidecar.count("decisions")
+        with progress_bar(f"re-embedding with {target.name}", total) as advance:
+            kb.reembed(target, progress=advance)
+        data = {
+            "embedder": target.name,
+            "checksum": target.checksum,
+            "cases": kb.cases.count(),
+            "decisions": kb.decisions.count(),
+        }
+    finally:
+        kb.close()
+    emit(
+        data,
+        as_json,
+        lambda d: console.print(
+            f"{d['cases']} cases and {d['decisions']} decisions embedded with {d['embedder']}"
+        ),
+    )
+
+
+@kb_app.command("bench")
+def bench_command(
+    cases: int = typer.Option(100_000, "--cases"),
+    queries: int = typer.Option(200, "--queries"),
+    noise: float = typer.Option(0.05, "--noise", help="Perturbation, in feature scales."),
+    platforms: str = typer.Option("demo,homo-16,hetero-32", "--platforms"),
+    ef_search: int | None = typer.Option(None, "--ef-search"),
+    ef_construction: int | None = typer.Option(None, "--ef-construction"),
+    max_neighbors: int | None = typer.Option(None, "--max-neighbors"),
+    directory: Path | None = typer.Option(None, "--dir", help="Store here (default: temp dir)."),
+    as_json: bool = JSON,
+) -> None:
+    """Insert rate, top-5 latency, recall@5 vs exact search, disk size and reopen time."""
+    from dataclasses import replace
+
+    from kb.bench import BenchConfig, run_bench
+    from kb.store import HnswSettings
+
+    default = HnswSettings()
+    hnsw = replace(
+        default,
+        ef_search=ef_search or default.ef_search,
+        ef_construction=ef_construction or default.ef_construction,
+        max_neighbors=max_neighbors or default.max_neighbors,
+    )
+    config = BenchConfig(
+        cases=cases,
+        queries=queries,
+        noise=noise,
+        platforms=_split(platforms),
+        hnsw=hnsw,
+        directory=directory,
+    )
+    with _progress() as progress:
+        data = run_bench(config, _stage_callback(progress))
+    emit(
+        data,
+        as_json,
+        lambda d: console.print(
+            f"{d['cases']:,} cases: insert {d['insert_per_second']:,.0f}/s; top-5 p50 "
+            f"{d['query_ms']['p50']:.2f} ms, p95 {d['query_ms']['p95']:.2f} ms; recall@5 "
+            f"{d['recall_at_5']:.3f}; disk {d['disk_bytes'] / 2**20:.0f} MiB; reopen "
+            f"{d['reopen_seconds']:.2f} s\nvectors: {d['vectors']}"
+        ),
+    )
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
+    app.add_typer(kb_app, name="kb")

@@ -1,0 +1,163 @@
+"""Case records: one past execution k = (G, A, M) as the WASS-RAG paper defines it.
+
+G is the workflow graph (kept as a :class:`~sim.model.Workflow`, stored as WfFormat JSON) plus
+its summary features, together with the platform it ran on; A is the scheduler's decision (the
+placement of every task and each node's start order); M is the outcome (makespan and the other
+metrics). A case also says where it came from (``simulated`` or ``slurm:<run id>``) and when it
+was recorded.
+
+Case ids are deterministic: derived from how the workflow was made (its generation key, or its
+content hash), the platform's content hash and the scheduler. Seeding the same plan twice
+therefore yields the same ids, which is what makes an interrupted seed resumable without
+duplicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from functools import cached_property
+
+from kb.graph_stats import critical_path_work
+from sim.model import Platform, Workflow
+from sim.schedule import SimResult
+from sim.workflow_stats import WorkflowSummary, summarize
+
+SIMULATED = "simulated"
+"""Source of cases produced by the simulator; real runs use ``slurm:<run id>``."""
+
+
+def _digest(payload: object, length: int = 20) -> str:
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def workflow_hash(workflow: Workflow) -> str:
+    """Content hash of the graph: tasks (work, resources, files, parents) and file sizes.
+
+    The workflow's name is left out, so the same graph generated twice hashes the same.
+    """
+    tasks = [
+        [t.id, t.work, t.cores, t.memory, t.gpus, t.inputs, t.outputs, t.parents]
+        for t in workflow.tasks
+    ]
+    files = [[f.id, f.size] for f in workflow.files]
+    return _digest([tasks, files])
+
+
+def platform_hash(platform: Platform) -> str:
+    """Content hash of the platform: every node's resources, latency and filesystem speed."""
+    nodes = [asdict(n) for n in platform.nodes]
+    return _digest([nodes, platform.latency, platform.shared_fs_bandwidth])
+
+
+def make_case_id(workflow_key: str, platform_digest: str, scheduler: str) -> str:
+    """The deterministic id of the case (workflow, platform, scheduler)."""
+    return "case-" + _digest([workflow_key, platform_digest, scheduler], 24)
+
+
+def utc_now() -> str:
+    """The current time as ISO-8601 UTC (seconds), for ``recorded_at``."""
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
+
+
+@dataclass(frozen=True, slots=True)
+class CaseMetrics:
+    """M: what the execution achieved."""
+
+    makespan: float
+    energy: float = 0.0
+    cross_node_bytes: int = 0
+    mean_wait: float = 0.0
+    slr: float = 0.0
+    """Schedule length ratio: makespan over the critical path on the fastest cores."""
+
+
+@dataclass(frozen=True)
+class CaseRecord:
+    """One past execution: workflow and platform (G), placements and order (A), metrics (M)."""
+
+    case_id: str
+    workflow: Workflow
+    platform: Platform
+    scheduler: str
+    placements: Mapping[str, str]
+    order: Mapping[str, tuple[str, ...]]
+    metrics: CaseMetrics
+    source: str = SIMULATED
+    recorded_at: str = field(default_factory=utc_now)
+    workflow_key: str = ""
+    """How the workflow was made (e.g. ``recipe=montage;tasks=100;seed=7``), else its hash."""
+    timeline: Mapping[str, tuple[float, float, float]] = field(default_factory=dict)
+    """Task id -> (ready, start, end) times, when the execution recorded them."""
+    weight: int = 1
+    """How many near-identical executions this case stands for (raised by curation merges)."""
+
+    @cached_property
+    def summary(self) -> WorkflowSummary:
+        return summarize(self.workflow, self.platform)
+
+    @cached_property
+    def workflow_hash(self) -> str:
+        return workflow_hash(self.workflow)
+
+    @cached_property
+    def platform_hash(self) -> str:
+        return platform_hash(self.platform)
+
+    @cached_property
+    def nodes_used(self) -> tuple[str, ...]:
+        """Distinct nodes the placements name, sorted."""
+        return tuple(sorted(set(self.placements.values())))
+
+    @cached_property
+    def placement_hash(self) -> str:
+        """Content hash of the placements and orders: equal for identical decisions."""
+        return _digest([sorted(self.placements.items()), sorted(self.order.items())], 16)
+
+
+def schedule_length_ratio(makespan: float, workflow: Workflow, platform: Platform) -> float:
+    """Makespan over the critical-path compute time on the platform's fastest cores."""
+    bound = critical_path_work(workflow) / platform.fastest_core_speed
+    return makespan / bound if bound > 0 else 0.0
+
+
+def case_from_result(
+    workflow: Workflow,
+    platform: Platform,
+    result: SimResult,
+    workflow_key: str = "",
+    source: str = SIMULATED,
+    recorded_at: str | None = None,
+    scheduler_name: str | None = None,
+) -> CaseRecord:
+    """The case a finished execution (simulated or replayed from Slurm) makes.
+
+    ``scheduler_name`` overrides the name the result carries (e.g. the registry's canonical
+    name), since it enters the case id.
+    """
+    key = workflow_key or workflow_hash(workflow)
+    scheduler = scheduler_name or result.scheduler
+    schedule = result.to_schedule()
+    return CaseRecord(
+        case_id=make_case_id(key, platform_hash(platform), scheduler),
+        workflow=workflow,
+        platform=platform,
+        scheduler=scheduler,
+        placements=dict(schedule.assignment),
+        order=dict(schedule.order),
+        metrics=CaseMetrics(
+            makespan=result.makespan,
+            energy=result.energy,
+            cross_node_bytes=result.cross_node_bytes,
+            mean_wait=result.mean_wait,
+            slr=schedule_length_ratio(result.makespan, workflow, platform),
+        ),
+        source=source,
+        recorded_at=recorded_at or utc_now(),
+        workflow_key=key,
+        timeline={r.task: (r.ready, r.start, r.end) for r in result.tasks},
+    )

@@ -1,0 +1,158 @@
+"""The sidecar store: full case and decision bodies in SQLite, keyed by id.
+
+Chroma holds only what retrieval needs (vector, scheduler, makespan, a few labels); the complete
+record lives here, compressed, together with the columns curation groups by. The sidecar is the
+source of truth for which cases exist: it is written before Chroma, in one transaction per
+batch (WAL journal), so a process killed at any instant leaves either the whole batch or none of
+it here, and at worst a batch missing from Chroma, which :class:`~kb.store.KnowledgeBase` repairs
+when it reopens.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kb.codec import case_to_bytes, decision_to_bytes
+from kb.decisions import DecisionRecord
+from kb.records import CaseRecord
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cases (
+    id TEXT PRIMARY KEY,
+    workflow_hash TEXT NOT NULL,
+    workflow_key TEXT NOT NULL,
+    platform TEXT NOT NULL,
+    platform_hash TEXT NOT NULL,
+    scheduler TEXT NOT NULL,
+    makespan REAL NOT NULL,
+    placement_hash TEXT NOT NULL,
+    nodes_used TEXT NOT NULL,
+    weight INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cases_by_problem ON cases (workflow_hash, platform_hash);
+CREATE TABLE IF NOT EXISTS decisions (
+    id TEXT PRIMARY KEY,
+    case_id TEXT NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS decisions_by_case ON decisions (case_id);
+"""
+
+
+def _in_chunks(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, list[str]]]:
+    """``ids`` in chunks small enough for one SQL ``IN (...)``, with their ``?`` placeholders."""
+    for i in range(0, len(ids), size):
+        chunk = list(ids[i : i + size])
+        yield ",".join("?" * len(chunk)), chunk
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRow:
+    """The curation columns of one stored case (its body left compressed)."""
+
+    id: str
+    workflow_hash: str
+    platform: str
+    platform_hash: str
+    scheduler: str
+    makespan: float
+    placement_hash: str
+    nodes_used: tuple[str, ...]
+    weight: int
+    source: str
+
+
+class Sidecar:
+    """SQLite file of compressed case and decision bodies."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(path)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    # --- writes (one transaction per call) ------------------------------------------------
+    def put_cases(self, cases: Sequence[CaseRecord], bodies: Sequence[bytes] | None = None) -> None:
+        """Insert or replace ``cases`` (bodies encoded here unless given) atomically."""
+        encoded = bodies if bodies is not None else [case_to_bytes(c) for c in cases]
+        rows = [
+            (
+                c.case_id, c.workflow_hash, c.workflow_key, c.platform.name, c.platform_hash,
+                c.scheduler, c.metrics.makespan, c.placement_hash, ",".join(c.nodes_used),
+                c.weight, c.source, c.recorded_at, body,
+            )
+            for c, body in zip(cases, encoded, strict=True)
+        ]  # fmt: skip
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO cases VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
+            )
+
+    def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
+        rows = [(d.decision_id, d.case_id, decision_to_bytes(d)) for d in decisions]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO decisions VALUES (?,?,?)", rows)
+
+    def delete_cases(self, ids: Sequence[str]) -> None:
+        """Delete cases and their decisions."""
+        with self._db:
+            for marks, chunk in _in_chunks(ids):
+                self._db.execute(f"DELETE FROM decisions WHERE case_id IN ({marks})", chunk)
+                self._db.execute(f"DELETE FROM cases WHERE id IN ({marks})", chunk)
+
+    def count(self, table: str = "cases") -> int:
+        if table not in ("cases", "decisions"):
+            raise ValueError(f"unknown table {table!r}")
+        (n,) = self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+        return int(n)
+
+    def ids(self, table: str = "cases") -> set[str]:
+        if table not in ("cases", "decisions"):
+            raise ValueError(f"unknown table {table!r}")
+        return {row[0] for row in self._db.execute(f"SELECT id FROM {table}")}
+
+    def existing(self, ids: Iterable[str], table: str = "cases") -> set[str]:
+        """Which of ``ids`` are stored."""
+        found: set[str] = set()
+        for marks, chunk in _in_chunks(list(ids)):
+            rows = self._db.execute(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk)
+            found.update(r[0] for r in rows)
+        return found
+
+    def bodies(self, ids: Sequence[str], table: str = "cases") -> dict[str, bytes]:
+        """id -> compressed body for the stored ones among ``ids``."""
+        result: dict[str, bytes] = {}
+        for marks, chunk in _in_chunks(ids):
+            rows = self._db.execute(f"SELECT id, body FROM {table} WHERE id IN ({marks})", chunk)
+            result.update((r[0], r[1]) for r in rows)
+        return result
+
+    def case_rows(self) -> list[CaseRow]:
+        """The curation columns of every case."""
+        rows = self._db.execute(
+            "SELECT id, workflow_hash, platform, platform_hash, scheduler, makespan,"
+            " placement_hash, nodes_used, weight, source FROM cases"
+        )
+        return [
+            CaseRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], tuple(r[7].split(",")), r[8], r[9])
+            for r in rows
+        ]
+
+    def decision_case_ids(self, case_ids: Sequence[str]) -> list[str]:
+        """Ids of the decisions that belong to ``case_ids``."""
+        found: list[str] = []
+        for marks, chunk in _in_chunks(case_ids):
+            rows = self._db.execute(f"SELECT id FROM decisions WHERE case_id IN ({marks})", chunk)
+            found.extend(r[0] for r in rows)
+        return found

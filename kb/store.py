@@ -1,0 +1,323 @@
+"""The knowledge base: Chroma vectors for retrieval, a SQLite sidecar for the full records.
+
+Layout under the kb directory: ``chroma/`` (Chroma's persistent client, or a Chroma server when
+``Settings.chroma_mode == "http"``) and ``cases.sqlite`` (the sidecar, see :mod:`kb.sidecar`).
+Chroma holds one collection of cases and one of decisions *per embedder*; each collection's
+metadata names the embedder and its checksum, so vectors from two embedders are never mixed.
+Switching embedders re-embeds every stored record into the new embedder's collections.
+
+Writes go sidecar first, then Chroma, in batches of at most :data:`MAX_BATCH`. A crash between
+the two leaves records that the sidecar has and Chroma lacks; opening the base adds them back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kb.codec import case_from_bytes, case_to_bytes, decision_from_bytes
+from kb.decisions import DecisionRecord, DecisionState
+from kb.embedding import Embedder, StructuralEmbedder
+from kb.records import CaseRecord
+from kb.retrieve import RetrievedCase, RetrievedDecision, rank_cases, rank_decisions
+from kb.sidecar import Sidecar
+from sim.errors import ServiceUnavailable
+from sim.model import Platform, Workflow
+
+if TYPE_CHECKING:
+    from wass_chat.config import Settings
+
+log = logging.getLogger(__name__)
+
+MAX_BATCH = 5000
+"""Records per Chroma ``add`` (Chroma refuses more than ~5461)."""
+REPAIR_LIMIT = 20_000
+"""Missing vectors repaired silently on open; more than this asks for ``kb reembed``."""
+
+TIE_OVERFETCH = 4
+"""Queries fetch this many times ``k`` so equally similar cases (one workflow under several
+schedulers) can be ranked by makespan before cutting to ``k``."""
+
+Progress = Callable[[int], None]
+"""Called with the number of records just processed."""
+
+
+@dataclass(frozen=True, slots=True)
+class HnswSettings:
+    """HNSW index parameters of new collections (ef_search applies on reopen)."""
+
+    space: str = "cosine"
+    ef_construction: int = 200
+    """Candidates kept while building: higher builds a better graph, more slowly."""
+    ef_search: int = 200
+    """Candidates kept while searching: the recall/latency knob."""
+    max_neighbors: int = 32
+    """M: links per vector; more links give better recall on clustered data."""
+    batch_size: int = 1000
+    sync_threshold: int = 5000
+
+    def configuration(self) -> dict[str, Any]:
+        return {
+            "hnsw": {
+                "space": self.space,
+                "ef_construction": self.ef_construction,
+                "ef_search": self.ef_search,
+                "max_neighbors": self.max_neighbors,
+                "batch_size": self.batch_size,
+                "sync_threshold": self.sync_threshold,
+            }
+        }
+
+
+def _chroma_client(location: Path | Settings) -> tuple[Any, Path]:
+    """A Chroma client for ``location`` and the directory holding the sidecar."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    if isinstance(location, Path):
+        return chromadb.PersistentClient(str(location / "chroma"), chroma_settings), location
+    if location.chroma_mode == "http":
+        try:
+            client = chromadb.HttpClient(
+                location.chroma_host, location.chroma_port, settings=chroma_settings
+            )
+            client.heartbeat()
+        except Exception as exc:  # chromadb raises several unrelated types for a dead server
+            where = f"{location.chroma_host}:{location.chroma_port}"
+            raise ServiceUnavailable(f"Chroma server at {where} does not answer: {exc}") from exc
+        return client, location.kb_dir
+    return chromadb.PersistentClient(str(location.kb_dir / "chroma"), chroma_settings), (
+        location.kb_dir
+    )
+
+
+class KnowledgeBase:
+    """Past executions, searchable by similarity. Open with a directory or the Settings."""
+
+    def __init__(
+        self,
+        location: Path | str | Settings,
+        embedder: Embedder | None = None,
+        hnsw: HnswSettings | None = None,
+        repair: bool = True,
+    ) -> None:
+        self.embedder: Embedder = embedder or StructuralEmbedder()
+        self.hnsw = hnsw or HnswSettings()
+        self._client, directory = _chroma_client(
+            Path(location) if isinstance(location, str) else location
+        )
+        self.directory = directory
+        self.sidecar = Sidecar(directory / "cases.sqlite")
+        self.cases = self._collection("cases")
+        self.decisions = self._collection("decisions")
+        self.missing_vectors = 0
+        if repair:
+            self.missing_vectors = self.repair()
+
+    # --- collections ----------------------------------------------------------------------
+    def collection_name(self, kind: str, embedder: Embedder | None = None) -> str:
+        e = embedder or self.embedder
+        return f"{kind}-{e.name}-{e.checksum}"
+
+    def _collection(self, kind: str, embedder: Embedder | None = None) -> Any:
+        e = embedder or self.embedder
+        return self._client.get_or_create_collection(
+            self.collection_name(kind, e),
+            embedding_function=None,
+            configuration=self.hnsw.configuration(),
+            metadata={"kind": kind, "embedder": e.name, "checksum": e.checksum},
+        )
+
+    def collection_names(self) -> list[str]:
+        return sorted(c.name for c in self._client.list_collections())
+
+    def count(self) -> int:
+        """Stored cases (the sidecar's count: the source of truth)."""
+        return self.sidecar.count("cases")
+
+    def close(self) -> None:
+        self.sidecar.close()
+
+    # --- writes ---------------------------------------------------------------------------
+    def add_cases(
+        self,
+        cases: Sequence[CaseRecord],
+        embeddings: np.ndarray | None = None,
+        decisions: Sequence[DecisionRecord] = (),
+        progress: Progress | None = None,
+        bodies: Sequence[bytes] | None = None,
+    ) -> int:
+        """Store ``cases`` not already stored (by id), and ``decisions``; returns cases added.
+
+        ``embeddings`` (one row per case, from this base's embedder) and ``bodies`` (their
+        encoded records) skip that work here, which lets seeding workers do it in parallel.
+        """
+        known = self.sidecar.existing(c.case_id for c in cases)
+        keep = [i for i, c in enumerate(cases) if c.case_id not in known]
+        unique = list({cases[i].case_id: i for i in keep}.values())
+        for start in range(0, len(unique), MAX_BATCH):
+            idx = unique[start : start + MAX_BATCH]
+            batch = [cases[i] for i in idx]
+            vectors = (
+                embeddings[idx]
+                if embeddings is not None
+                else self.embedder.embed_cases([(c.workflow, c.platform) for c in batch])
+            )
+            self.sidecar.put_cases(batch, [bodies[i] for i in idx] if bodies else None)
+            self._add_case_vectors(batch, vectors)
+            if progress:
+                progress(len(batch))
+        case_ids = {c.case_id for c in cases}
+        if decisions:
+            self.add_decisions([d for d in decisions if d.case_id in case_ids])
+        return len(unique)
+
+    def _add_case_vectors(self, cases: Sequence[CaseRecord], vectors: np.ndarray) -> None:
+        self.cases.add(
+            ids=[c.case_id for c in cases],
+            embeddings=np.asarray(vectors, dtype=np.float32),
+            metadatas=[case_metadata(c) for c in cases],
+        )
+
+    def add_decisions(self, decisions: Sequence[DecisionRecord]) -> int:
+        known = self.sidecar.existing((d.decision_id for d in decisions), "decisions")
+        fresh = list({d.decision_id: d for d in decisions if d.decision_id not in known}.values())
+        for start in range(0, len(fresh), MAX_BATCH):
+            batch = fresh[start : start + MAX_BATCH]
+            self.sidecar.put_decisions(batch)
+            self._add_decision_vectors(batch)
+        return len(fresh)
+
+    def _add_decision_vectors(self, decisions: Sequence[DecisionRecord]) -> None:
+        self.decisions.add(
+            ids=[d.decision_id for d in decisions],
+            embeddings=self.embedder.embed_decisions([d.state for d in decisions]),
+            metadatas=[
+                {"scheduler": d.scheduler, "action": d.action, "case_id": d.case_id}
+                for d in decisions
+            ],
+        )
+
+    def update_case(self, case: CaseRecord) -> None:
+        """Rewrite a stored case's record and metadata (e.g. its weight after a merge)."""
+        self.sidecar.put_cases([case], [case_to_bytes(case)])
+        self.cases.update(ids=[case.case_id], metadatas=[case_metadata(case)])
+
+    def delete_cases(self, ids: Sequence[str]) -> None:
+        """Remove cases and their decisions from both stores."""
+        decision_ids = self.sidecar.decision_case_ids(ids)
+        for start in range(0, len(ids), MAX_BATCH):
+            self.cases.delete(ids=list(ids[start : start + MAX_BATCH]))
+        for start in range(0, len(decision_ids), MAX_BATCH):
+            self.decisions.delete(ids=decision_ids[start : start + MAX_BATCH])
+        self.sidecar.delete_cases(ids)
+
+    # --- reads ----------------------------------------------------------------------------
+    def get_cases(self, ids: Sequence[str]) -> dict[str, CaseRecord]:
+        """Full records of the stored cases among ``ids``."""
+        return {i: case_from_bytes(b) for i, b in self.sidecar.bodies(ids).items()}
+
+    def nearest(
+        self, vector: np.ndarray, k: int, kind: str = "cases"
+    ) -> tuple[list[str], list[float], list[dict[str, Any]]]:
+        """Ids, cosine distances and metadata of the ``k`` nearest stored vectors."""
+        collection = self.cases if kind == "cases" else self.decisions
+        if k <= 0:
+            return [], [], []
+        hits = collection.query(
+            query_embeddings=np.atleast_2d(vector).astype(np.float32),
+            n_results=k,
+            include=["distances", "metadatas"],
+        )
+        return hits["ids"][0], hits["distances"][0], [dict(m) for m in hits["metadatas"][0]]
+
+    def query(self, workflow: Workflow, platform: Platform, k: int = 5) -> list[RetrievedCase]:
+        """The ``k`` stored cases most similar to running ``workflow`` on ``platform``."""
+        vector = self.embedder.embed_cases([(workflow, platform)])[0]
+        ids, distances, metadata = self.nearest(vector, k * TIE_OVERFETCH)
+        ranked = rank_cases(ids, distances, metadata, {})[:k]
+        records = self.get_cases([r.case_id for r in ranked])
+        return [r.with_record(records.get(r.case_id)) for r in ranked]
+
+    def query_decision(self, state: DecisionState, k: int = 5) -> list[RetrievedDecision]:
+        """The ``k`` stored decisions whose state is most similar to ``state``."""
+        vector = self.embedder.embed_decisions([state])[0]
+        ids, distances, _ = self.nearest(vector, k * TIE_OVERFETCH, kind="decisions")
+        bodies = self.sidecar.bodies(ids, "decisions")
+        records = {i: decision_from_bytes(b) for i, b in bodies.items()}
+        return rank_decisions(ids, distances, records)[:k]
+
+    # --- consistency and embedder changes -------------------------------------------------
+    def repair(self) -> int:
+        """Add vectors for sidecar records Chroma lacks (after a crash); returns how many lack.
+
+        Repairs at most :data:`REPAIR_LIMIT`; beyond that (a new embedder) it only reports,
+        and ``reembed`` does the work with a progress bar.
+        """
+        lacking = 0
+        for kind, table in (("cases", "cases"), ("decisions", "decisions")):
+            collection = self.cases if kind == "cases" else self.decisions
+            missing = self.sidecar.count(table) - collection.count()
+            if missing == 0:
+                continue
+            if missing > REPAIR_LIMIT:
+                lacking += missing
+                continue
+            self._fill(kind, collection)
+        return lacking
+
+    def _fill(self, kind: str, collection: Any, progress: Progress | None = None) -> None:
+        """Embed every sidecar record of ``kind`` absent from ``collection``."""
+        present = set(collection.get(include=[])["ids"]) if collection.count() else set()
+        stored = self.sidecar.ids(kind)
+        extra = sorted(present - stored)
+        for start in range(0, len(extra), MAX_BATCH):
+            collection.delete(ids=extra[start : start + MAX_BATCH])
+        absent = sorted(stored - present)
+        log.info("adding %d %s vectors to %s", len(absent), kind, collection.name)
+        for start in range(0, len(absent), MAX_BATCH):
+            ids = absent[start : start + MAX_BATCH]
+            bodies = self.sidecar.bodies(ids, kind)
+            if kind == "cases":
+                cases = [case_from_bytes(bodies[i]) for i in ids]
+                vectors = self.embedder.embed_cases([(c.workflow, c.platform) for c in cases])
+                self._add_case_vectors(cases, vectors)
+            else:
+                self._add_decision_vectors([decision_from_bytes(bodies[i]) for i in ids])
+            if progress:
+                progress(len(ids))
+
+    def reembed(
+        self, embedder: Embedder, progress: Progress | None = None, drop_old: bool = True
+    ) -> None:
+        """Switch to ``embedder``: fill its collections from the sidecar, then use them."""
+        old = [self.collection_name("cases"), self.collection_name("decisions")]
+        self.embedder = embedder
+        self.cases = self._collection("cases")
+        self.decisions = self._collection("decisions")
+        self._fill("cases", self.cases, progress)
+        self._fill("decisions", self.decisions, progress)
+        if drop_old:
+            for name in old:
+                if name not in (self.cases.name, self.decisions.name):
+                    self._client.delete_collection(name)
+
+
+def case_metadata(case: CaseRecord) -> dict[str, str | int | float]:
+    """What Chroma keeps next to a case vector: enough to list a hit without the sidecar."""
+    return {
+        "scheduler": case.scheduler,
+        "makespan": float(case.metrics.makespan),
+        "platform": case.platform.name,
+        "workflow": case.workflow.name,
+        "workflow_hash": case.workflow_hash,
+        "tasks": len(case.workflow.tasks),
+        "source": case.source,
+        "weight": case.weight,
+    }

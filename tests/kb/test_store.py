@@ -1,0 +1,112 @@
+"""The knowledge base on real Chroma in a temporary directory: add, query, repair, re-embed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from kb.decisions import decisions_from_case
+from kb.embedding import StructuralEmbedder
+from kb.records import CaseMetrics
+from kb.store import KnowledgeBase
+from tests.kb.conftest import make_case
+
+
+def test_a_stored_case_is_retrieved_first(kb: KnowledgeBase) -> None:
+    cases = [make_case(seed) for seed in range(60)]
+    assert kb.add_cases(cases) == 60
+    for case in cases[::7]:
+        hits = kb.query(case.workflow, case.platform, k=5)
+        assert hits[0].case_id == case.case_id
+        assert hits[0].similarity > 0.9999
+        assert hits[0].placements == case.placements
+        assert hits[0].record is not None and hits[0].record.workflow == case.workflow
+
+
+def test_ties_rank_the_shorter_makespan_first(kb: KnowledgeBase) -> None:
+    kb.add_cases([make_case(1, "random"), make_case(1, "heft"), make_case(2, "heft")])
+    hits = kb.query(make_case(1).workflow, make_case(1).platform, k=3)
+    assert [h.scheduler for h in hits[:2]] == ["heft", "random"]
+    assert hits[0].makespan < hits[1].makespan
+
+
+def test_adding_the_same_cases_twice_adds_nothing(kb: KnowledgeBase) -> None:
+    cases = [make_case(seed) for seed in range(10)]
+    assert kb.add_cases(cases + cases[:3]) == 10
+    assert kb.add_cases(cases) == 0
+    assert kb.count() == 10 and kb.cases.count() == 10
+
+
+def test_records_survive_a_reopen(tmp_path: Path) -> None:
+    case = make_case(3)
+    first = KnowledgeBase(tmp_path)
+    first.add_cases([case], decisions=decisions_from_case(case))
+    first.close()
+    second = KnowledgeBase(tmp_path)
+    stored = second.get_cases([case.case_id])[case.case_id]
+    assert stored.workflow == case.workflow and stored.platform == case.platform
+    assert stored.placements == case.placements and stored.order == case.order
+    assert stored.metrics == case.metrics and stored.timeline == case.timeline
+    assert second.decisions.count() == len(case.workflow.tasks)
+
+
+def test_repair_adds_vectors_the_sidecar_has_and_chroma_lacks(tmp_path: Path) -> None:
+    cases = [make_case(seed) for seed in range(8)]
+    kb = KnowledgeBase(tmp_path)
+    kb.add_cases(cases)
+    kb.sidecar.put_cases([make_case(99)])  # as if killed between the sidecar and Chroma
+    kb.close()
+    reopened = KnowledgeBase(tmp_path)
+    assert reopened.cases.count() == reopened.count() == 9
+    assert reopened.query(make_case(99).workflow, make_case(99).platform)[0].case_id == (
+        make_case(99).case_id
+    )
+
+
+def test_decision_retrieval_finds_the_same_state(kb: KnowledgeBase) -> None:
+    cases = [make_case(seed) for seed in range(5)]
+    decisions = [d for c in cases for d in decisions_from_case(c, limit=3)]
+    kb.add_cases(cases, decisions=decisions)
+    assert kb.decisions.count() == len(decisions)
+    target = decisions[4]
+    hits = kb.query_decision(target.state, k=3)
+    assert hits[0].similarity > 0.9999
+    assert hits[0].record.state.features == target.state.features
+
+
+class _ShiftedEmbedder(StructuralEmbedder):
+    """A different embedding space: v0 with its coordinates reversed."""
+
+    name = "reversed-test"
+
+    @property
+    def checksum(self) -> str:
+        return "rev" + super().checksum
+
+    def embed_cases(self, cases):  # type: ignore[no-untyped-def]
+        return np.ascontiguousarray(super().embed_cases(cases)[:, ::-1])
+
+
+def test_reembed_fills_a_new_collection_and_drops_the_old(kb: KnowledgeBase) -> None:
+    cases = [make_case(seed) for seed in range(12)]
+    kb.add_cases(cases, decisions=decisions_from_case(cases[0], limit=2))
+    old = kb.collection_name("cases")
+    done: list[int] = []
+    kb.reembed(_ShiftedEmbedder(), progress=done.append)
+    assert sum(done) == 14
+    names = kb.collection_names()
+    assert old not in names and kb.collection_name("cases") in names
+    assert kb.cases.metadata["embedder"] == "reversed-test"
+    assert kb.query(cases[5].workflow, cases[5].platform)[0].case_id == cases[5].case_id
+
+
+def test_ties_beyond_k_still_return_the_best_makespans(kb: KnowledgeBase) -> None:
+    names = ("random", "slurm", "wass", "cpop", "peft", "heft")
+    cases = [replace(make_case(7, s), metrics=CaseMetrics(makespan=100.0 - i)) for i, s in
+             enumerate(names)]  # fmt: skip
+    kb.add_cases(cases)
+    hits = kb.query(cases[0].workflow, cases[0].platform, k=2)
+    assert [h.scheduler for h in hits] == ["heft", "peft"]
+    assert all(h.record is not None for h in hits)
