@@ -1,9 +1,246 @@
-"""`wass-chat` commands of the slurm area (filled in by its issue)."""
+"""`wass-chat` commands of the Slurm area: submit, status, cancel, runs, platform, plugin.
+
+Nothing is ever submitted without a human's approval: ``submit`` shows the plan and asks, and
+with no terminal to ask on it refuses unless ``--yes`` is given.
+"""
 
 from __future__ import annotations
 
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from sim.errors import InputError
+from wass_chat.cli.output import console, emit, err_console, write_atomic
+
+platform_app = typer.Typer(help="Platforms from Slurm.", no_args_is_help=True)
+plugin_app = typer.Typer(help="The job_submit.lua plugin.", no_args_is_help=True)
+
+
+def _settings() -> Any:
+    from wass_chat.config import settings
+
+    return settings()
+
+
+def _runlog() -> Any:
+    from wass_chat.runlog import RunLog
+
+    return RunLog(_settings().runs_dir)
+
+
+def _confirm_or_refuse(question: str) -> None:
+    if not sys.stdin or not sys.stdin.isatty():
+        raise InputError("submit", ["no terminal to confirm on: review the plan and pass --yes"])
+    typer.confirm(question, abort=True)
+
+
+def submit(
+    workflow: Path = typer.Argument(..., help="WfFormat JSON file."),
+    scheduler: str = typer.Option("heft", "--scheduler", "-s", help="Scheduler name."),
+    platform: str = typer.Option("from-slurm", "--platform", help="from-slurm, or a file"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the sbatch argv lists only."),
+    yes: bool = typer.Option(False, "--yes", help="Submit without asking."),
+    scale: float | None = typer.Option(None, "--scale", help="Jobs sleep simulated time x S."),
+    via_plugin: bool = typer.Option(
+        False, "--via-plugin", help="Leave out --nodelist: the plugin applies the token."
+    ),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Plan WORKFLOW with a scheduler and submit one Slurm job per task."""
+    from sim.platforms import load_platform
+    from sim.wfformat import read_workflow
+    from wass_chat.runlog import new_run_id
+    from wass_chat.slurm.commands import SlurmCommands
+    from wass_chat.slurm.nodes import platform_from_slurm
+    from wass_chat.slurm.runs import submit_plan
+    from wass_chat.slurm.submission import plan_submission
+
+    cfg = _settings()
+    if scale is not None and scale <= 0:
+        raise InputError("--scale", [f"must be positive, got {scale}"])
+    wf = read_workflow(workflow)
+    commands = SlurmCommands()
+    if platform == "from-slurm":
+        pf = platform_from_slurm(commands, cfg.slurm_partition).platform
+    else:
+        pf = load_platform(Path(platform))
+    run_id = new_run_id()
+    plan = plan_submission(
+        wf, pf, scheduler, run_id, cfg.runs_dir / run_id, scale=scale, pin=not via_plugin,
+        partition=cfg.slurm_partition, network_model=cfg.network_model,
+    )  # fmt: skip
+    summary = {
+        "run_id": run_id, "workflow": wf.name, "scheduler": plan.scheduler,
+        "platform": pf.name, "planned_makespan": plan.planned_makespan, "scale": scale,
+        "jobs": [{"task": j.task, "node": j.node, "argv": ["sbatch", "--parsable", *j.argv()]}
+                 for j in plan.jobs],
+    }  # fmt: skip
+    if dry_run:
+        emit(summary, as_json, _render_argv)
+        return
+    if not as_json:
+        _render_plan(summary)
+    if not yes:
+        _confirm_or_refuse(f"Submit {len(plan.jobs)} jobs to Slurm?")
+    record = submit_plan(plan, commands, _runlog())
+    result = {"run_id": record.run_id, "state": record.state,
+              "jobs": {d.task: d.job_id for d in record.decisions}}  # fmt: skip
+    emit(result, as_json, lambda r: console.print(
+        f"submitted run [bold]{r['run_id']}[/]: {len(r['jobs'])} jobs"))  # fmt: skip
+
+
+def _render_argv(summary: dict[str, Any]) -> None:
+    import shlex
+
+    console.print(f"# run {summary['run_id']}: {summary['scheduler']} on {summary['platform']}, "
+                  f"planned makespan {summary['planned_makespan']:.1f} s")  # fmt: skip
+    for job in summary["jobs"]:
+        typer.echo(shlex.join(job["argv"]))
+
+
+def _render_plan(summary: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{summary['workflow']}: {summary['scheduler']} on {summary['platform']}")
+    table.add_column("task")
+    table.add_column("node")
+    for job in summary["jobs"]:
+        table.add_row(job["task"], job["node"])
+    console.print(table)
+    console.print(f"planned makespan {summary['planned_makespan']:.1f} s")
+
+
+def status(run: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
+    """Per-task Slurm state of a submitted run (also saved to the decision log)."""
+    from wass_chat.slurm.commands import SlurmCommands
+    from wass_chat.slurm.runs import run_status
+
+    runlog = _runlog()
+    statuses = run_status(runlog.get(run), SlurmCommands(), runlog)
+    rows = [asdict(s) for s in statuses]
+
+    def render(data: list[dict[str, Any]]) -> None:
+        from rich.table import Table
+
+        table = Table(title=f"run {run}")
+        for col in ("task", "job_id", "planned_node", "node", "state", "start", "end"):
+            table.add_column(col)
+        for r in data:
+            table.add_row(*(str(r[c] or "") for c in
+                            ("task", "job_id", "planned_node", "node", "state", "start", "end")))
+        console.print(table)
+
+    emit(rows, as_json, render)
+
+
+def cancel(run: str = typer.Argument(...), yes: bool = typer.Option(False, "--yes")) -> None:
+    """Cancel every unfinished job of a run."""
+    from wass_chat.slurm.commands import SlurmCommands
+    from wass_chat.slurm.runs import cancel_run
+
+    runlog = _runlog()
+    record = runlog.get(run)
+    if not yes:
+        if not sys.stdin or not sys.stdin.isatty():
+            raise InputError("cancel", ["no terminal to confirm on: pass --yes"])
+        typer.confirm(f"Cancel the unfinished jobs of run {run}?", abort=True)
+    cancelled = cancel_run(record, SlurmCommands(), runlog)
+    console.print(f"cancelled {len(cancelled)} jobs of run {run}")
+
+
+def runs(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Runs in the decision log, oldest first."""
+    rows = [
+        {"run_id": r.run_id, "created": r.created, "workflow": r.workflow_name,
+         "scheduler": r.scheduler, "state": r.state, "jobs": len(r.job_ids),
+         "planned_makespan": r.planned_makespan}
+        for r in _runlog().list_runs()
+    ]  # fmt: skip
+
+    def render(data: list[dict[str, Any]]) -> None:
+        for r in data:
+            console.print(f"{r['run_id']}  {r['state']:<10} {r['workflow']} "
+                          f"({r['scheduler']}, {r['jobs']} jobs)")  # fmt: skip
+
+    emit(rows, as_json, render)
+
+
+@platform_app.command("from-slurm")
+def platform_from_slurm_cmd(
+    output: Path | None = typer.Option(None, "-o", "--output", help="Write the platform JSON."),
+    partition: str | None = typer.Option(None, "--partition"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Build a platform from `scontrol show nodes` (down and drained nodes left out)."""
+
+    from sim.platforms import dumps_platform, platform_to_dict
+    from wass_chat.slurm.nodes import platform_from_slurm
+
+    found = platform_from_slurm(partition=partition or _settings().slurm_partition)
+    doc = platform_to_dict(found.platform)
+    if output is not None:
+        write_atomic(output, dumps_platform(found.platform, as_json=output.suffix == ".json"))
+    data = {**doc, "partition": found.partition,
+            "excluded": [asdict(e) for e in found.excluded]}  # fmt: skip
+
+    def render(d: dict[str, Any]) -> None:
+        for n in d["nodes"]:
+            features = ",".join(n.get("features", ())) or "-"
+            console.print(f"{n['name']}: {n['cores']} cores, {n['memory'] // 2**20} MiB, "
+                          f"{n['gpus']} GPUs, features {features}")  # fmt: skip
+        for e in d["excluded"]:
+            err_console.print(f"excluded {e['name']}: {e['state']} ({e['reason']})")
+
+    emit(data, as_json, render)
+
+
+@plugin_app.command("export")
+def plugin_export(
+    weights: Path | None = typer.Option(None, "--weights", help=".npz or .pt policy head."),
+    output: Path = typer.Option(Path("job_submit.lua"), "-o", "--output"),
+    from_slurm: bool = typer.Option(True, "--nodes-from-slurm/--no-nodes"),
+) -> None:
+    """Write job_submit.lua with the policy head and the cluster's node table."""
+    text = _render_plugin(weights, from_slurm)
+    write_atomic(output, text)
+    console.print(f"wrote {output}")
+
+
+@plugin_app.command("install")
+def plugin_install(
+    weights: Path | None = typer.Option(None, "--weights", help=".npz or .pt policy head."),
+    yes: bool = typer.Option(False, "--yes"),
+) -> None:
+    """Install job_submit.lua next to $SLURM_CONF (slurmctld re-reads it on the next job)."""
+    from wass_chat.slurm.plugin import install_plugin, slurm_conf_dir
+
+    text = _render_plugin(weights, True)
+    if not yes:
+        if not sys.stdin or not sys.stdin.isatty():
+            raise InputError("plugin install", ["no terminal to confirm on: pass --yes"])
+        typer.confirm(f"Replace {slurm_conf_dir() / 'job_submit.lua'}?", abort=True)
+    console.print(f"installed {install_plugin(text)}")
+
+
+def _render_plugin(weights: Path | None, from_slurm: bool) -> str:
+    from wass_chat.slurm.nodes import platform_from_slurm
+    from wass_chat.slurm.plugin import render_plugin
+    from wass_chat.slurm.plugin.head import load_head
+
+    head = load_head(weights) if weights is not None else None
+    nodes = platform_from_slurm().platform if from_slurm else None
+    return render_plugin(head, nodes)
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
+    app.command("submit")(submit)
+    app.command("status")(status)
+    app.command("cancel")(cancel)
+    app.command("runs")(runs)
+    app.add_typer(platform_app, name="platform")
+    app.add_typer(plugin_app, name="plugin")

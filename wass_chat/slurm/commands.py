@@ -1,0 +1,162 @@
+"""The Slurm backend: the standard commands, run with argument lists, read as parsable text.
+
+This works with every Slurm version (no library ABI to match). Every call has a timeout; a
+missing binary, an unreachable controller or a timeout raises
+:class:`~sim.errors.ServiceUnavailable` with a one-line message. Commands that Slurm answers
+with an error about the request itself (a bad node name, say) raise :class:`SlurmCommandError`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sim.errors import InputError, ServiceUnavailable
+
+SACCT_FIELDS = (
+    "JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "Start", "End",
+    "Elapsed", "AllocCPUS", "Comment", "Reason",
+)  # fmt: skip
+
+_UNREACHABLE = re.compile(
+    r"Unable to contact slurm controller|Connection refused|Socket timed out|"
+    r"Could not establish a configuration source|Munge|munge|slurmdbd|Zero Bytes were transmitted"
+)
+
+
+class SlurmCommandError(InputError):
+    """Slurm refused a request (sbatch rejected the job, scancel an unknown id...)."""
+
+    kind = "Slurm request"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueEntry:
+    """One job as ``squeue`` shows it right now."""
+
+    job_id: str
+    name: str
+    state: str
+    nodes: str
+    reason: str
+
+
+class SlurmCommands:
+    """Runs sbatch, scontrol, squeue, sacct and scancel; each method returns parsed output."""
+
+    name = "commands"
+
+    def __init__(self, timeout: float = 30.0) -> None:
+        self.timeout = timeout
+
+    def run(self, argv: Sequence[str]) -> str:
+        """Run one Slurm command (never through a shell) and return its standard output."""
+        if shutil.which(argv[0]) is None:
+            raise ServiceUnavailable(f"Slurm is not installed here: {argv[0]} not found on PATH")
+        try:
+            done = subprocess.run(
+                list(argv), capture_output=True, text=True, timeout=self.timeout, check=False
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise ServiceUnavailable(
+                f"Slurm did not answer within {self.timeout:.0f} s ({argv[0]})"
+            ) from exc
+        if done.returncode != 0:
+            message = " ".join((done.stderr or done.stdout).split()) or f"exit {done.returncode}"
+            if _UNREACHABLE.search(message):
+                raise ServiceUnavailable(f"Slurm is unreachable ({argv[0]}): {message}")
+            raise SlurmCommandError(argv[0], [message])
+        return done.stdout
+
+    # --- queries ----------------------------------------------------------------------------
+    def ping(self) -> None:
+        """Raise ServiceUnavailable unless the controller answers."""
+        out = self.run(["scontrol", "ping"])
+        if "UP" not in out:
+            raise ServiceUnavailable(f"Slurm controller is down: {' '.join(out.split())}")
+
+    def show_nodes(self) -> list[dict[str, str]]:
+        """``scontrol show nodes`` as one ``key -> value`` dict per node (``--oneliner``)."""
+        return [parse_scontrol_record(line) for line in
+                self.run(["scontrol", "--oneliner", "show", "nodes"]).splitlines()
+                if line.strip()]  # fmt: skip
+
+    def show_partitions(self) -> list[dict[str, str]]:
+        return [parse_scontrol_record(line) for line in
+                self.run(["scontrol", "--oneliner", "show", "partitions"]).splitlines()
+                if line.strip()]  # fmt: skip
+
+    def queue(self, job_ids: Sequence[str]) -> dict[str, QueueEntry]:
+        """The jobs among ``job_ids`` still known to the controller (pending, running...)."""
+        if not job_ids:
+            return {}
+        out = self.run(
+            ["squeue", "-h", "--states=all", "-j", ",".join(job_ids), "-o", "%i|%j|%T|%N|%r"]
+        )
+        entries = {}
+        for line in out.splitlines():
+            parts = line.split("|")
+            if len(parts) == 5:
+                entries[parts[0]] = QueueEntry(*parts)
+        return entries
+
+    def accounting(
+        self, job_ids: Sequence[str], fields: Sequence[str] = SACCT_FIELDS
+    ) -> dict[str, dict[str, str]]:
+        """``sacct -P`` rows of the allocations (job steps left out), keyed by JobID."""
+        if not job_ids:
+            return {}
+        out = self.run(
+            ["sacct", "-P", "-n", "-X", "-j", ",".join(job_ids), "-o", ",".join(fields)]
+        )
+        return {row["JobID"]: row for row in parse_parsable(out, fields)}
+
+    # --- actions ----------------------------------------------------------------------------
+    def sbatch(self, argv: Sequence[str]) -> str:
+        """Submit with ``sbatch --parsable ARGV``; returns the job id."""
+        out = self.run(["sbatch", "--parsable", *argv]).strip()
+        job_id = out.split(";")[0]
+        if not job_id.isdigit():
+            raise SlurmCommandError("sbatch", [f"unexpected answer {out!r}"])
+        return job_id
+
+    def cancel(self, job_ids: Sequence[str]) -> None:
+        if job_ids:
+            self.run(["scancel", *job_ids])
+
+
+def parse_scontrol_record(line: str) -> dict[str, str]:
+    """``Key=Value Key=Value ...`` (one ``--oneliner`` record) as a dict.
+
+    Values may contain spaces (``OS=Linux 6.1 #1 SMP``, ``Reason=Not responding [root@...]``):
+    a token without ``=`` belongs to the value before it.
+    """
+    record: dict[str, str] = {}
+    key = None
+    for token in line.split():
+        name, sep, value = token.partition("=")
+        if sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9_:/]*", name):
+            key = name
+            record[key] = value
+        elif key is not None:
+            record[key] += " " + token
+    return record
+
+
+def parse_parsable(text: str, fields: Sequence[str]) -> list[dict[str, str]]:
+    """Rows of ``-P`` output (``|``-separated, no header); lines of the wrong width skipped.
+
+    The last field (Reason, Comment) may itself contain ``|``: extra pieces join into it.
+    """
+    rows = []
+    for line in text.splitlines():
+        parts = line.split("|")
+        if len(parts) < len(fields):
+            continue
+        head = parts[: len(fields) - 1]
+        tail = "|".join(parts[len(fields) - 1 :])
+        rows.append(dict(zip(fields, [*head, tail], strict=True)))
+    return rows

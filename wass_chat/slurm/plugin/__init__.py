@@ -1,0 +1,67 @@
+"""The job_submit.lua plugin: its source, the policy head it runs, and the tokens it reads.
+
+``job_submit.lua`` (next to this file) is a template with two markers: the exported policy
+head (:mod:`wass_chat.slurm.plugin.head`) and the node table that guards capacity. Rendering
+fills both; installing writes the result next to ``$SLURM_CONF``, where slurmctld re-reads it on
+the next submission.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.resources import files
+from pathlib import Path
+
+from sim.errors import InputError
+from sim.model import Platform
+from wass_chat.cli.output import write_atomic
+from wass_chat.slurm.plugin.head import PolicyHead, head_to_lua
+
+HEAD_MARKER = "local POLICY_HEAD = nil -- @WASS_POLICY_HEAD@"
+NODES_MARKER = "local NODE_TABLE = nil -- @WASS_NODE_TABLE@"
+
+
+def plugin_template() -> str:
+    """The plugin source as shipped (no head, no node table)."""
+    return files("wass_chat.slurm.plugin").joinpath("job_submit.lua").read_text()
+
+
+def template_path() -> Path:
+    return Path(str(files("wass_chat.slurm.plugin").joinpath("job_submit.lua")))
+
+
+def node_table_to_lua(platform: Platform) -> str:
+    """``{ ["n1"] = {cores=2, memory_mb=2000, gpus=0}, ... }`` for the capacity guard."""
+    rows = [
+        f'    ["{n.name}"] = {{cores = {n.cores}, memory_mb = {n.memory // 2**20}, '
+        f"gpus = {n.gpus}}},"
+        for n in platform.nodes
+    ]
+    return "{\n" + "\n".join(rows) + "\n}"
+
+
+def render_plugin(head: PolicyHead | None = None, nodes: Platform | None = None) -> str:
+    """The plugin source with the head and node table filled in (each optional)."""
+    text = plugin_template()
+    if head is not None:
+        text = text.replace(HEAD_MARKER, "local POLICY_HEAD = " + head_to_lua(head))
+    if nodes is not None:
+        text = text.replace(NODES_MARKER, "local NODE_TABLE = " + node_table_to_lua(nodes))
+    return text
+
+
+def slurm_conf_dir() -> Path:
+    """The directory of ``$SLURM_CONF`` (default ``/etc/slurm``), where the plugin must live."""
+    conf = os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf")
+    return Path(conf).parent
+
+
+def install_plugin(text: str, directory: Path | None = None) -> Path:
+    """Write ``job_submit.lua`` atomically into ``directory`` (default: next to SLURM_CONF)."""
+    target_dir = directory or slurm_conf_dir()
+    if not target_dir.is_dir():
+        raise InputError(str(target_dir), ["Slurm configuration directory does not exist"])
+    path = target_dir / "job_submit.lua"
+    write_atomic(path, text)
+    path.chmod(0o644)
+    return path

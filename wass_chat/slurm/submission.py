@@ -1,0 +1,161 @@
+"""From a workflow and a scheduler to sbatch argument lists, one job per task.
+
+:func:`plan_submission` runs the scheduler on the cluster's platform through the simulator
+(the plan's start and end times are its prediction), then describes each task as a
+:class:`JobSpec`: pinned to its node (``-N1 --nodelist``), its cores, memory and GPUs, a job
+name naming run and task, a ``--comment wass:v1:run=...;task=...;node=...`` token (which the
+job_submit plugin can apply on its own) and ``afterok`` dependencies on its parents' jobs. The
+job runs the task's command, or sleeps for its simulated duration times ``scale``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from policy.base import plan_and_simulate
+from policy.costs import compute_time
+from policy.registry import canonical_name, get_scheduler
+from sim.model import Platform, Workflow, node_fits
+from sim.schedule import NetworkModel, SimResult
+from wass_chat.runlog import Decision
+
+TOKEN_PREFIX = "wass:v1:"
+MIN_MEMORY_MB = 64
+"""Every job asks for memory: without ``--mem`` a job may reserve its node's whole memory."""
+
+
+def token_value(text: str) -> str:
+    """``text`` reduced to the characters a comment token value may hold."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", text)
+
+
+def decision_token(run_id: str, task: str, node: str) -> str:
+    """The decision-mode comment: the plugin pins the job to ``node`` if it may."""
+    return f"{TOKEN_PREFIX}run={token_value(run_id)};task={token_value(task)};node={node}"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One task as a Slurm job; ``parents`` are task ids whose jobs it waits for."""
+
+    task: str
+    node: str
+    cores: int
+    memory_mb: int
+    gpus: int
+    name: str
+    comment: str
+    script: str
+    parents: tuple[str, ...]
+    output: str
+    pin: bool = True
+    """Pass ``-N1 --nodelist`` (False: leave the placement to the plugin's token)."""
+    partition: str | None = None
+
+    def argv(self, job_ids: Mapping[str, str] | None = None) -> list[str]:
+        """The sbatch arguments; parents' job ids as ``{job:TASK}`` placeholders until known."""
+        args = ["--job-name", self.name, "--comment", self.comment]
+        if self.partition:
+            args += ["--partition", self.partition]
+        if self.pin:
+            args += ["-N1", f"--nodelist={self.node}"]
+        else:
+            args += ["-N1"]
+        args += ["--ntasks=1", f"--cpus-per-task={self.cores}", f"--mem={self.memory_mb}M"]
+        if self.gpus:
+            args.append(f"--gres=gpu:{self.gpus}")
+        if self.parents:
+            ids = [(job_ids or {}).get(p, f"{{job:{p}}}") for p in self.parents]
+            args += [f"--dependency=afterok:{':'.join(ids)}", "--kill-on-invalid-dep=yes"]
+        args += [f"--output={self.output}", f"--wrap={self.script}"]
+        return args
+
+
+@dataclass(frozen=True)
+class SubmissionPlan:
+    """Everything ``submit`` will do, computed before anything touches Slurm."""
+
+    run_id: str
+    scheduler: str
+    workflow: Workflow
+    platform: Platform
+    predicted: SimResult
+    jobs: tuple[JobSpec, ...]
+    decisions: tuple[Decision, ...]
+    scale: float | None
+
+    @property
+    def planned_makespan(self) -> float:
+        return self.predicted.makespan
+
+
+def plan_submission(
+    workflow: Workflow,
+    platform: Platform,
+    scheduler: str,
+    run_id: str,
+    output_dir: Path,
+    scale: float | None = None,
+    pin: bool = True,
+    partition: str | None = None,
+    network_model: NetworkModel = "fair",
+) -> SubmissionPlan:
+    """Plan placements with ``scheduler`` and turn each task into a :class:`JobSpec`.
+
+    Dependencies keep topological order in the result, so parents are submitted first.
+    """
+    name = canonical_name(scheduler)
+    predicted = plan_and_simulate(get_scheduler(name, seed=0), workflow, platform, network_model)
+    records = predicted.record_by_task
+    jobs: list[JobSpec] = []
+    decisions: list[Decision] = []
+    for task_id in workflow.topological_order:
+        task = workflow.task_by_id[task_id]
+        record = records[task_id]
+        duration = record.end - record.start
+        if scale is not None or not task.command:
+            script = f"sleep {duration * (scale if scale is not None else 1.0):.3f}"
+        else:
+            script = task.command
+        jobs.append(
+            JobSpec(
+                task=task_id,
+                node=record.node,
+                cores=task.cores,
+                memory_mb=max(MIN_MEMORY_MB, math.ceil(task.memory / 2**20)),
+                gpus=task.gpus,
+                name=f"wass-{run_id}-{token_value(task_id)}",
+                comment=decision_token(run_id, task_id, record.node),
+                script=script,
+                parents=workflow.parents[task_id],
+                output=str(output_dir / "%x-%j.out"),
+                pin=pin,
+                partition=partition,
+            )
+        )
+        alternatives = {
+            n.name: round(record.ready + compute_time(task, n), 6)
+            for n in platform.nodes
+            if n.name != record.node and node_fits(task, n)
+        }
+        decisions.append(
+            Decision(
+                task=task_id,
+                node=record.node,
+                planned_start=record.start,
+                planned_end=record.end,
+                alternatives=alternatives,
+                evidence={
+                    "scheduler": name,
+                    "planned_ready": record.ready,
+                    "alternatives_are": "uncontended finish if started when ready",
+                },
+            )
+        )
+    return SubmissionPlan(
+        run_id, name, workflow, platform, predicted, tuple(jobs), tuple(decisions), scale
+    )
