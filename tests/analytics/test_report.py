@@ -1,0 +1,118 @@
+"""The audit report: every section present, charts embedded, runs and scheduler comparison wired."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from sim.demo import demo_platform, demo_workflow
+from sim.platforms import platform_to_dict
+from sim.wfformat import workflow_to_dict
+from wass_chat.report.build import build_report_from_cache
+from wass_chat.report.html import SECTIONS, render_html
+from wass_chat.report.markdown import render_markdown
+from wass_chat.runlog import Decision, RunLog
+from wass_chat.sacct.cache import SacctCache
+from wass_chat.sacct.ingest import ingest_file
+from wass_chat.sacct.render import write_sacct_file
+from wass_chat.sacct.synth import synthesize
+
+CHART_IDS = (
+    "chart-states-per-user",
+    "chart-wait-by-state",
+    "chart-walltime",
+    "chart-nodes-vs-elapsed",
+    "chart-utilisation",
+    "chart-top-users",
+    "chart-top-accounts",
+    "chart-rates",
+)
+
+
+def make_home(root: Path, with_run: bool = True) -> tuple[Path, Path]:
+    """A sacct cache imported from a synthetic export with two damaged lines, and a decision log."""
+    sacct_dir, runs_dir = root / "sacct", root / "runs"
+    export = root / "export.txt"
+    write_sacct_file(synthesize(3000, seed=7, start=datetime(2024, 1, 1), days=10), export)
+    with export.open("a") as out:
+        out.write("999|truncated|line\n|no|job|id\n")
+    ingest_file(SacctCache(sacct_dir), export)
+    if with_run:
+        wf, pf = demo_workflow(), demo_platform()
+        first = wf.tasks[0].id
+        decisions = (
+            Decision(
+                first,
+                pf.nodes[0].name,
+                "1000001",
+                0.0,
+                12.5,
+                alternatives={pf.nodes[1].name: 14.0},
+                evidence={"cases": ["case-17"], "rank": 3.2},
+            ),
+        )
+        RunLog(runs_dir).create(
+            wf.name, workflow_to_dict(wf), platform_to_dict(pf), "heft", 123.4, decisions
+        )
+    return sacct_dir, runs_dir
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> tuple[Path, Path]:
+    return make_home(tmp_path_factory.mktemp("report-home"))
+
+
+def test_report_data_wires_runs_comparison_and_quality(home):
+    sacct_dir, runs_dir = home
+    report = build_report_from_cache(
+        sacct_dir, runs_dir, datetime(2024, 1, 1), datetime(2030, 1, 1)
+    )
+    assert report.quality.malformed == 2 and report.quality.lines == 3002
+    assert [c.id for c in report.analysis.charts] == list(CHART_IDS)
+    assert report.runs.not_wired == ()
+    (run,) = report.runs.runs
+    assert run.scheduler == "heft" and run.decisions[0].job_id == "1000001"
+    assert "case-17" in run.decisions[0].evidence and "14.0 s" in run.decisions[0].alternatives
+    assert {"heft", "cpop", "slurm"} <= set(run.makespans)
+    assert all(m > 0 for m in run.makespans.values())
+
+
+def test_html_is_self_contained_with_every_section(home):
+    sacct_dir, runs_dir = home
+    html = render_html(
+        build_report_from_cache(sacct_dir, runs_dir, datetime(2024, 1, 1), datetime(2030, 1, 1))
+    )
+    for section_id, title in SECTIONS:
+        assert f'<section id="{section_id}"' in html and title in html
+    for chart_id in CHART_IDS:
+        assert f'id="{chart_id}"' in html
+    assert (
+        "<script src" not in html
+        and "<link" not in html
+        and "cdn.plot.ly" not in html.split("</script>")[-1]
+    )
+    assert "Plotly.newPlot" in html and "Malformed lines (dropped)" in html
+    assert "truncated|line" in html  # malformed example shown
+
+
+def test_period_without_runs_says_so(tmp_path):
+    sacct_dir, runs_dir = make_home(tmp_path, with_run=False)
+    report = build_report_from_cache(sacct_dir, runs_dir)
+    html = render_html(report)
+    assert "No workflow run through wass-chat was recorded in this period." in html
+    assert "nothing to compare" in html
+
+
+def test_markdown_with_png_charts(home, tmp_path):
+    sacct_dir, runs_dir = home
+    report = build_report_from_cache(
+        sacct_dir, runs_dir, datetime(2024, 1, 1), datetime(2030, 1, 1)
+    )
+    text, images = render_markdown(report, tmp_path / "r_assets")
+    assert set(images) == {f"{c}.png" for c in CHART_IDS}
+    assert all(data.startswith(b"\x89PNG") and len(data) > 5000 for data in images.values())
+    for _, title in SECTIONS:
+        assert f"## {title}" in text
+    assert "](r_assets/chart-walltime.png)" in text

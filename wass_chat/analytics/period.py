@@ -1,0 +1,98 @@
+"""Which jobs a report period covers, and the derived columns every statistic uses.
+
+A job *belongs* to the period ``[start, end)`` when it was **submitted** in it: each job is
+counted in exactly one period. Jobs submitted earlier that still ran during the period are loaded
+too (flag ``in_period`` false) because utilisation and node usage count busy time inside the
+period, whoever submitted it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import polars as pl
+
+ACTIVE_STATES = ("PENDING", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED")
+"""States of jobs that have not finished; excluded from rate denominators."""
+FAILURE_STATES = ("FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL")
+"""Ends counted as failures. TIMEOUT and CANCELLED have rates of their own."""
+
+
+@dataclass(frozen=True)
+class Period:
+    """A half-open reporting window ``[start, end)`` in the cluster's local time."""
+
+    start: datetime
+    end: datetime
+
+    @property
+    def seconds(self) -> int:
+        return int((self.end - self.start).total_seconds())
+
+    @property
+    def bucket(self) -> str:
+        """Time-series resolution: hourly up to 2 days, daily up to 92 days, else weekly."""
+        if self.seconds <= 2 * 86400:
+            return "1h"
+        if self.seconds <= 92 * 86400:
+            return "1d"
+        return "1w"
+
+    def label(self) -> str:
+        return f"{self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M}"
+
+
+def period_of(jobs: pl.LazyFrame, start: datetime | None, end: datetime | None) -> Period:
+    """The requested period, with missing bounds taken from the data (first submit, last event)."""
+    if start is not None and end is not None:
+        return Period(start, end)
+    bounds = jobs.select(
+        pl.col("submit").min().alias("first"),
+        pl.max_horizontal(pl.col("submit").max(), pl.col("end").max()).alias("last"),
+    ).collect()
+    first, last = bounds.row(0)
+    first = start or first or datetime(1970, 1, 1)
+    last = end or ((last + timedelta(seconds=1)) if last else first + timedelta(days=1))
+    return Period(first, max(last, first + timedelta(seconds=1)))
+
+
+def load_period(jobs: pl.LazyFrame, period: Period, user: str | None = None) -> pl.DataFrame:
+    """Allocations (no steps) submitted in, or running during, ``period``, plus derived columns.
+
+    Derived columns: ``in_period`` (submitted in the period), ``finished`` (has an end and an
+    end state), ``wait_s`` (start - eligible, for started jobs), ``run_start``/``run_end``
+    (the busy interval clipped to the period, as seconds from its start) and ``node_seconds``
+    (busy seconds inside the period x nodes).
+    """
+    allocations = jobs.filter(~pl.col("is_step"))
+    if user is not None:
+        allocations = allocations.filter(pl.col("user") == user)
+    run_end_time = pl.coalesce(
+        pl.col("end"), pl.col("start") + pl.duration(seconds=pl.col("elapsed_s").fill_null(0))
+    )
+    ran_during = (
+        pl.col("start").is_not_null()
+        & (pl.col("start") < period.end)
+        & (run_end_time > period.start)
+    )
+    submitted = (pl.col("submit") >= period.start) & (pl.col("submit") < period.end)
+    origin = pl.lit(period.start)
+    clip_start = pl.max_horizontal(pl.col("start"), origin)
+    clip_end = pl.min_horizontal(run_end_time, pl.lit(period.end))
+    loaded = allocations.filter(submitted | ran_during).with_columns(
+        submitted.alias("in_period"),
+        (pl.col("end").is_not_null() & ~pl.col("state").is_in(ACTIVE_STATES)).alias("finished"),
+        (pl.col("start") - pl.coalesce("eligible", "submit"))
+        .dt.total_seconds()
+        .clip(lower_bound=0)
+        .alias("wait_s"),
+        pl.when(ran_during).then((clip_start - origin).dt.total_seconds()).alias("run_start"),
+        pl.when(ran_during).then((clip_end - origin).dt.total_seconds()).alias("run_end"),
+    )
+    loaded = loaded.with_columns(
+        ((pl.col("run_end") - pl.col("run_start")) * pl.col("nnodes"))
+        .fill_null(0)
+        .alias("node_seconds")
+    )
+    return loaded.collect()

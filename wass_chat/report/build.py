@@ -1,0 +1,82 @@
+"""Assemble a report: accounting analysis + decision-log runs + data quality, for one period."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from wass_chat.analytics.analysis import Analysis, analyze
+from wass_chat.report.runs import RunsReport, collect_runs
+from wass_chat.sacct.cache import ImportRecord, SacctCache
+
+
+@dataclass(frozen=True)
+class DataQuality:
+    """Malformed lines and unreadable values of the imports that fed this report."""
+
+    imports: int
+    lines: int
+    malformed: int
+    examples: tuple[str, ...]
+    bad_values: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything one report shows; rendered to HTML or Markdown."""
+
+    title: str
+    generated: str
+    analysis: Analysis
+    runs: RunsReport
+    quality: DataQuality
+
+
+def build_report(
+    jobs: pl.LazyFrame,
+    runs_dir: Path,
+    imports: list[ImportRecord],
+    start: datetime | None = None,
+    end: datetime | None = None,
+    user: str | None = None,
+) -> ReportData:
+    """The report over ``jobs`` (a lazy frame with the parsed schema) for ``[start, end)``."""
+    analysis = analyze(jobs, start, end, user)
+    runs = collect_runs(runs_dir, analysis.period.start, analysis.period.end)
+    return ReportData(
+        title=f"Scheduling audit, {analysis.period.label()}",
+        generated=datetime.now().isoformat(timespec="seconds"),
+        analysis=analysis,
+        runs=runs,
+        quality=data_quality(imports),
+    )
+
+
+def build_report_from_cache(
+    sacct_dir: Path,
+    runs_dir: Path,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    user: str | None = None,
+) -> ReportData:
+    """The report from the sacct cache at ``sacct_dir`` and the decision log at ``runs_dir``."""
+    cache = SacctCache(sacct_dir)
+    return build_report(cache.scan(until=end), runs_dir, cache.imports(), start, end, user)
+
+
+def data_quality(imports: list[ImportRecord]) -> DataQuality:
+    """Sum the malformed-line and bad-value counts over ``imports``."""
+    bad: dict[str, int] = {}
+    for record in imports:
+        for name, count in record.bad_values.items():
+            bad[name] = bad.get(name, 0) + count
+    return DataQuality(
+        imports=len(imports),
+        lines=sum(r.lines for r in imports),
+        malformed=sum(r.malformed for r in imports),
+        examples=tuple(e for r in imports for e in r.malformed_examples)[:10],
+        bad_values=bad,
+    )

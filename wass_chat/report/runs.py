@@ -1,0 +1,146 @@
+"""The workflow-run sections: decisions from the decision log, and classic schedulers replayed.
+
+The decision log (``wass_chat.runlog``), the scheduler registry (``policy.registry``) and the
+simulator are imported when the report is built; if one is missing the sections still render
+and say what could not be wired.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sim.errors import UserFacingError
+
+MAX_RUNS_SIMULATED = 20
+"""Re-simulate at most this many runs (the most recent) so report time stays bounded."""
+MAX_EVIDENCE_CHARS = 400
+
+
+@dataclass(frozen=True)
+class DecisionRow:
+    """One placement decision as shown in the report."""
+
+    task: str
+    node: str
+    job_id: str
+    planned: str
+    state: str
+    alternatives: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class RunSection:
+    """One run: identity, plan, decisions, and the makespan of each scheduler on its workflow."""
+
+    run_id: str
+    created: str
+    workflow: str
+    scheduler: str
+    state: str
+    planned_makespan: float | None
+    decisions: tuple[DecisionRow, ...]
+    makespans: dict[str, float] = field(default_factory=dict)
+    """Scheduler name -> simulated makespan (seconds)."""
+    simulation_problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunsReport:
+    """All runs of the period plus anything that could not be wired or simulated."""
+
+    runs: tuple[RunSection, ...]
+    not_wired: tuple[str, ...] = ()
+
+
+def collect_runs(runs_dir: Path, start: datetime, end: datetime) -> RunsReport:
+    """Read the decision log for ``[start, end)`` and re-simulate each run's workflow."""
+    try:
+        from wass_chat.runlog import RunLog
+    except ImportError as exc:
+        return RunsReport((), (f"decision log (wass_chat.runlog) not importable: {exc}",))
+    records = (
+        RunLog(runs_dir).list_runs(start.isoformat(), end.isoformat()) if runs_dir.exists() else []
+    )
+    simulate, problem = _simulator()
+    sections = []
+    for index, record in enumerate(records):
+        makespans: dict[str, float] = {}
+        problems: list[str] = []
+        if simulate is not None and index >= len(records) - MAX_RUNS_SIMULATED:
+            makespans, problems = simulate(record)
+        elif simulate is not None:
+            problems = [f"not re-simulated (only the {MAX_RUNS_SIMULATED} most recent runs are)"]
+        sections.append(
+            RunSection(
+                run_id=record.run_id,
+                created=record.created,
+                workflow=record.workflow_name,
+                scheduler=record.scheduler,
+                state=record.state,
+                planned_makespan=record.planned_makespan,
+                decisions=tuple(_decision_row(d) for d in record.decisions),
+                makespans=makespans,
+                simulation_problems=tuple(problems),
+            )
+        )
+    return RunsReport(tuple(sections), (problem,) if problem else ())
+
+
+def _decision_row(decision: Any) -> DecisionRow:
+    alternatives = ", ".join(
+        f"{node}: {value:.1f} s"
+        for node, value in sorted(decision.alternatives.items(), key=lambda kv: kv[1])[:5]
+    )
+    evidence = json.dumps(decision.evidence, default=str, sort_keys=True)
+    if len(evidence) > MAX_EVIDENCE_CHARS:
+        evidence = evidence[: MAX_EVIDENCE_CHARS - 3] + "..."
+    planned = f"{decision.planned_start:.1f}-{decision.planned_end:.1f} s"
+    return DecisionRow(
+        decision.task,
+        decision.node,
+        decision.job_id or "",
+        planned,
+        decision.state,
+        alternatives or "none recorded",
+        evidence if decision.evidence else "none recorded",
+    )
+
+
+def _simulator() -> tuple[Any, str | None]:
+    """A function run -> (makespan per scheduler, problems), or None and why it is unavailable."""
+    try:
+        from policy.base import plan_and_simulate
+        from policy.registry import get_scheduler, scheduler_names
+        from sim.platforms import platform_from_dict
+        from sim.wfformat import read_workflow, workflow_from_dict
+    except ImportError as exc:
+        return None, f"scheduler comparison not available (import failed: {exc})"
+    names = scheduler_names()
+
+    def simulate(record: Any) -> tuple[dict[str, float], list[str]]:
+        try:
+            workflow = (
+                workflow_from_dict(record.workflow, record.workflow_name)
+                if isinstance(record.workflow, dict)
+                else read_workflow(record.workflow)
+            )
+            platform = platform_from_dict(record.platform, f"platform of {record.run_id}")
+        except (UserFacingError, OSError) as exc:
+            return {}, [f"workflow or platform unreadable: {exc}"]
+        makespans: dict[str, float] = {}
+        problems: list[str] = []
+        for name in names:
+            try:
+                makespans[name] = plan_and_simulate(
+                    get_scheduler(name, seed=0), workflow, platform
+                ).makespan
+            except UserFacingError as exc:
+                problems.append(f"{name}: {exc.one_line()}")
+        return makespans, problems
+
+    return simulate, None

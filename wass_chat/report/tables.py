@@ -1,0 +1,84 @@
+"""The report's tables as plain rows, shared by the HTML and Markdown renderers."""
+
+from __future__ import annotations
+
+from wass_chat.analytics.insights import human_duration, percent
+from wass_chat.analytics.summary import PeriodSummary
+from wass_chat.report.build import ReportData
+from wass_chat.report.runs import RunSection
+
+Rows = list[tuple[str, ...]]
+
+
+def summary_rows(s: PeriodSummary, nodes_seen: int) -> Rows:
+    """Label/value pairs of the period summary."""
+    return [
+        ("Jobs submitted", f"{s.jobs:,}"),
+        ("Users / accounts / partitions", f"{s.users:,} / {s.accounts:,} / {s.partitions:,}"),
+        ("Finished / running / pending", f"{s.finished:,} / {s.running:,} / {s.pending:,}"),
+        (
+            "Failure / timeout / cancellation rate",
+            f"{percent(s.failure_rate)} / {percent(s.timeout_rate)} / {percent(s.cancel_rate)}",
+        ),
+        (
+            "Queue wait mean / median / p90 / max",
+            " / ".join(
+                human_duration(v)
+                for v in (s.wait_mean_s, s.wait_median_s, s.wait_p90_s, s.wait_max_s)
+            ),
+        ),
+        (
+            "Walltime requested / used (sum, median job)",
+            f"{_ratio(s.over_request_ratio)} / {_ratio(s.over_request_median)} "
+            f"over {s.over_request_jobs:,} completed jobs",
+        ),
+        ("Used less than half of the request", percent(s.under_half_share)),
+        ("Backfill share of started jobs", percent(s.backfill_share)),
+        ("Node-hours / core-hours", f"{s.node_hours:,.0f} / {s.core_hours:,.0f}"),
+        ("Nodes seen", f"{nodes_seen:,}"),
+        ("Final states", ", ".join(f"{k} {v:,}" for k, v in s.state_counts.items()) or "none"),
+    ]
+
+
+def comparison_rows(runs: tuple[RunSection, ...]) -> tuple[list[str], Rows]:
+    """Header and one row per run: the run's own plan, then each scheduler's makespan."""
+    names = sorted({n for r in runs for n in r.makespans})
+    header = ["run", "workflow", "used", "planned (s)", *names]
+    rows: Rows = []
+    for r in runs:
+        best = min(r.makespans.values()) if r.makespans else None
+        cells = [
+            f"{r.makespans[n]:.1f}{' *' if r.makespans[n] == best else ''}"
+            if n in r.makespans
+            else "n/a"
+            for n in names
+        ]
+        planned = f"{r.planned_makespan:.1f}" if r.planned_makespan is not None else "n/a"
+        rows.append((r.run_id, r.workflow, r.scheduler, planned, *cells))
+    return header, rows
+
+
+def decision_rows(run: RunSection) -> tuple[list[str], Rows]:
+    header = ["task", "node", "job", "planned", "state", "alternatives", "evidence"]
+    return header, [
+        (d.task, d.node, d.job_id, d.planned, d.state, d.alternatives, d.evidence)
+        for d in run.decisions
+    ]
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def data_quality_rows(report: ReportData) -> Rows:
+    q = report.quality
+    rows: Rows = [
+        ("Imports", f"{q.imports:,}"),
+        ("Lines read", f"{q.lines:,}"),
+        ("Malformed lines (dropped)", f"{q.malformed:,}"),
+    ]
+    rows += [
+        (f"Unreadable {name} values (kept as empty)", f"{n:,}")
+        for name, n in sorted(q.bad_values.items())
+    ]
+    return rows
