@@ -16,6 +16,8 @@ test: setup lint typecheck pytest
 
 setup: $(STAMP)
 
+# Extras: dev (test tools), llm (a real tiny model for the agent's end-to-end test; llama.cpp
+# builds from source in ~3 min), bench (SAGA and OR-Tools; SAGA needs graphviz headers).
 # System packages (SimGrid, Slurm, MariaDB, munge, Lua, Chromium, graphviz headers for SAGA).
 # Installed only when running as root (CI is root); otherwise the tests needing them skip,
 # saying why (under CI=true they fail instead of skipping).
@@ -27,8 +29,8 @@ $(STAMP): pyproject.toml scripts/install-system-deps
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(TORCH)
-	$(PY) -m pip install --quiet -e '.[dev]'
-	if scripts/install-system-deps --check-bench; then $(PY) -m pip install --quiet -e '.[dev,bench]'; fi
+	$(PY) -m pip install --quiet -e '.[dev,llm]'
+	if scripts/install-system-deps --check-bench; then $(PY) -m pip install --quiet -e '.[dev,llm,bench]'; fi
 	scripts/link-simgrid $(VENV)
 	touch $(STAMP)
 

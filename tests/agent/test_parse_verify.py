@@ -1,0 +1,113 @@
+"""Tool-call recovery, small-talk detection and the verifier's grounding rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from wass_chat.agent.parse import (
+    RecoveredCall,
+    is_small_talk,
+    looks_like_tool_json,
+    recover_tool_calls,
+    unknown_tool_error,
+)
+from wass_chat.agent.verify import citable_ids, verify_answer
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "simulate", "arguments": {"add_nodes": 4}}',
+        '```json\n{"name": "simulate", "parameters": {"add_nodes": 4}}\n```',
+        '<tool_call>\n{"name": "simulate", "arguments": "{\\"add_nodes\\": 4}"}\n</tool_call>',
+        '{"function": {"name": "simulate", "arguments": {"add_nodes": 4}}}',
+        '{"tool_calls": [{"function": {"name": "simulate", "arguments": {"add_nodes": 4}}}]}',
+        '[{"tool": "simulate", "args": {"add_nodes": 4}}]',
+    ],
+)
+def test_tool_calls_written_as_json_are_recovered(text: str) -> None:
+    assert recover_tool_calls(text) == [RecoveredCall("simulate", {"add_nodes": 4})]
+
+
+def test_several_calls_and_prose_are_told_apart() -> None:
+    two = '{"name": "cluster_status", "arguments": {}}\n{"name": "run_status", "arguments": {}}'
+    assert [c.name for c in recover_tool_calls(two)] == ["cluster_status", "run_status"]
+    assert recover_tool_calls('The makespan is 12 s. Example: {"name": "simulate"}') == []
+    assert recover_tool_calls("{not json at all") == []
+    assert looks_like_tool_json('  {"name"') and not looks_like_tool_json("The answer")
+
+
+@pytest.mark.parametrize(
+    "text", ["hi", "Hello there!", "thanks a lot", "good morning", "hey, how are you?"]
+)
+def test_greetings_are_small_talk(text: str) -> None:
+    assert is_small_talk(text)
+
+
+@pytest.mark.parametrize("text", ["hi, what if I add 4 nodes?", "why did job 12 wait", "submit x"])
+def test_requests_are_not_small_talk(text: str) -> None:
+    assert not is_small_talk(text)
+
+
+def test_unknown_tool_error_lists_the_real_tools() -> None:
+    message = unknown_tool_error("rm_rf", ["simulate", "job_why"])
+    assert '"rm_rf"' in message and "job_why, simulate" in message
+
+
+FACTS = {
+    "kind": "placement",
+    "run_id": "demo-genomics-49-heft",
+    "task": "merge_bams",
+    "chosen_node": "gpu02",
+    "baseline_makespan_s": 510.4871,
+    "locality": {"input_bytes": 1408803331788},
+    "alternatives": [{"node": "gpu01", "makespan_s": 573.9, "delta_s": 63.41, "delta_pct": 12.42}],
+    "cases": [
+        {"case_id": "case-ab12", "similarity": 0.9731},
+        {"case_id": "case-cd34", "similarity": 0.95},
+        {"case_id": "case-ef56", "similarity": 0.9},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Task merge_bams of run demo-genomics-49-heft ran on gpu02 (makespan 510.5 s).",
+        "On gpu01 the workflow would have finished 63 s later (+12.4%).",
+        "It reads 1.41 TB (1,408,803,331,788 bytes); 8.5 min in total.",
+        "Similar: case-ab12 (similarity 0.973), case-cd34 and case-ef56; 3 cases in all.",
+        "1. first point\n2. second point",
+    ],
+)
+def test_grounded_answers_pass(text: str) -> None:
+    verdict = verify_answer(text, FACTS, question="why did task merge_bams go to gpu02?")
+    assert verdict.ok, verdict.reason()
+
+
+@pytest.mark.parametrize(
+    ("text", "bad"),
+    [
+        ("On gpu01 it would have finished 70 s later.", "70 s"),
+        ("The makespan was 511.5 s.", "511.5 s"),
+        ("It reads 2.5 TB.", "2.5 TB"),
+        ("See case-zz99 for a similar run.", "case-zz99"),
+        ("Moving it to cpu07 saves time.", "cpu07"),
+        ("Run run-20250101-beef shows the same.", "run-20250101-beef"),
+    ],
+)
+def test_invented_numbers_and_ids_fail(text: str, bad: str) -> None:
+    verdict = verify_answer(text, FACTS)
+    assert not verdict.ok
+    assert bad in verdict.unsupported_numbers + verdict.unknown_ids
+
+
+def test_numbers_from_the_question_are_allowed_and_citations_found() -> None:
+    verdict = verify_answer(
+        "Adding 4 nodes: see case-ab12 and demo-genomics-49-heft.",
+        FACTS,
+        question="what if I add 4 nodes?",
+    )
+    assert verdict.ok
+    assert set(verdict.cited_ids) == {"case-ab12", "demo-genomics-49-heft"}
+    assert citable_ids(FACTS)[0] == "demo-genomics-49-heft"

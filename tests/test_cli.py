@@ -1,0 +1,42 @@
+"""The CLI contract: user-facing errors become one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wass_chat.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def test_help_lists_the_command_tree() -> None:
+    out = run_cli("--help")
+    assert out.returncode == 0
+    for command in ("simulate", "bench", "workflow", "platform", "kb", "submit", "report", "ask"):
+        assert command in out.stdout, command
+
+
+def test_broken_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('chroma_mode = "cloud"\n')
+    import os
+
+    env = {**os.environ, "WASS_CONFIG": str(cfg)}
+    out = run_cli("kb", "stats", env=env)
+    assert out.returncode == 2, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: invalid config"), out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_unknown_command_is_a_usage_error() -> None:
+    out = run_cli("no-such-command")
+    assert out.returncode == 2

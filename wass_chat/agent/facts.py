@@ -1,0 +1,206 @@
+"""The facts layer: plain functions that answer the assistant's questions with JSON-able dicts.
+
+Every answer the assistant gives, online or offline, rests on these dicts: the LLM's tools return
+them (fenced as data), the offline router renders them with templates, and the verifier checks
+the model's text against them. Each dict has a ``kind`` naming its rendering
+(:mod:`wass_chat.agent.render`). Nothing here acts on the cluster: :meth:`Facts.plan_submission`
+only plans; :meth:`Facts.execute_submission` is reachable only through the approval gate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sim.errors import InputError
+from sim.schedule import NetworkModel
+from wass_chat.agent.counterfactual import RecordedRun, counterfactuals, locality
+from wass_chat.agent.sources import Sources, UnknownReference
+from wass_chat.agent.whatif import WhatIf, compare, what_if
+from wass_chat.config import Settings
+
+DEFAULT_COMPARISON = ("heft", "cpop", "peft", "wass_heuristic", "traditional_slurm", "minmin")
+
+
+class Facts:
+    """The assistant's knowledge of workflows, runs, the cluster and its accounting."""
+
+    def __init__(self, settings: Settings, sources: Sources | None = None) -> None:
+        self.settings = settings
+        self.sources = sources or Sources(settings)
+        self.network_model: NetworkModel = settings.network_model
+
+    # --- placements and cases --------------------------------------------------------------
+    def explain_placement(
+        self, run: str | None = None, task: str | None = None, node: str | None = None
+    ) -> dict[str, Any]:
+        """Why ``task`` of ``run`` ran on its node: locality, counterfactuals, similar cases."""
+        recorded = self.sources.run(run)
+        task = task or _heaviest_reader(recorded)
+        if task not in recorded.workflow.task_by_id:
+            sample = ", ".join(recorded.workflow.topological_order[:5])
+            raise UnknownReference(
+                task, [f"run {recorded.run_id!r} has no task {task!r} (tasks include {sample})"]
+            )
+        if node is not None and node not in recorded.platform.node_by_name:
+            node = None  # a node the platform lacks is the user's guess, not a fact
+        facts: dict[str, Any] = {
+            "kind": "placement",
+            "run_id": recorded.run_id,
+            "run_source": recorded.source,
+            "workflow": recorded.workflow.name,
+            "platform": recorded.platform.name,
+            "scheduler": recorded.scheduler,
+            "task": task,
+            "chosen_node": recorded.placements[task],
+            "asked_node": node,
+            "run_makespan_s": recorded.makespan,
+            "locality": locality(recorded, task),
+        }
+        facts.update(counterfactuals(recorded, task, self.network_model))
+        facts["cases"] = self._cases(recorded.workflow, recorded.platform, 5)
+        return facts
+
+    def similar_cases(
+        self, workflow: str | None = None, run: str | None = None, k: int = 5
+    ) -> dict[str, Any]:
+        """The ``k`` most similar past executions to a workflow (on the demo platform) or a run."""
+        if workflow is not None:
+            wf, platform, subject = (
+                self.sources.workflow(workflow),
+                self.sources.platform(),
+                workflow,
+            )
+        else:
+            recorded = self.sources.run(run)
+            wf, platform, subject = recorded.workflow, recorded.platform, recorded.run_id
+        return {"kind": "cases", "subject": subject, "cases": self._cases(wf, platform, k)}
+
+    def _cases(self, workflow: Any, platform: Any, k: int) -> list[dict[str, Any]]:
+        retrieved = self.sources.knowledge_base.query(workflow, platform, k=k)
+        return [
+            {
+                "case_id": c.case_id,
+                "similarity": c.similarity,
+                "scheduler": c.scheduler,
+                "makespan_s": c.makespan,
+                "workflow": c.workflow,
+                "platform": c.platform,
+                "source": c.source,
+                "outcome": _outcome_words(c),
+            }
+            for c in retrieved
+        ]
+
+    # --- simulations -----------------------------------------------------------------------
+    def _subject(
+        self, workflow: str | None, run: str | None, platform: str | None, scheduler: str | None
+    ) -> tuple[Any, Any, str]:
+        if workflow is None:
+            recorded = self.sources.run(run)
+            return (
+                recorded.workflow,
+                self.sources.platform(platform) if platform else recorded.platform,
+                scheduler or recorded.scheduler,
+            )
+        return self.sources.workflow(workflow), self.sources.platform(platform), scheduler or "heft"
+
+    def simulate(
+        self,
+        workflow: str | None = None,
+        run: str | None = None,
+        platform: str | None = None,
+        scheduler: str | None = None,
+        add_nodes: int = 0,
+        remove_nodes: list[str] | None = None,
+        remove_count: int = 0,
+        bandwidth_factor: float = 1.0,
+        other_scheduler: str | None = None,
+    ) -> dict[str, Any]:
+        """Simulate a workflow (default: the current run's) and, with changes, the what-if."""
+        if remove_nodes and remove_count:
+            raise InputError("what-if", ["give node names to remove or a count, not both"])
+        wf, pf, sched = self._subject(workflow, run, platform, scheduler)
+        change = WhatIf(
+            add_nodes=add_nodes,
+            remove_nodes=remove_count or tuple(remove_nodes or ()),
+            bandwidth_factor=bandwidth_factor,
+            scheduler=other_scheduler,
+        )
+        facts = what_if(wf, pf, sched, change, self.network_model)
+        if workflow is None:
+            facts["run_id"] = self.sources.run(run).run_id
+        return facts
+
+    def compare_schedulers(
+        self,
+        workflow: str | None = None,
+        run: str | None = None,
+        platform: str | None = None,
+        schedulers: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Rank schedulers by simulated makespan on one workflow and platform."""
+        wf, pf, _ = self._subject(workflow, run, platform, None)
+        return compare(wf, pf, schedulers or list(DEFAULT_COMPARISON), self.network_model)
+
+    # --- cluster actions and state (see facts_cluster) ---------------------------------------
+    def plan_submission(
+        self, workflow: str, scheduler: str = "heft", platform: str | None = None
+    ) -> dict[str, Any]:
+        from wass_chat.agent.facts_cluster import plan_submission
+
+        return plan_submission(self, workflow, scheduler, platform)
+
+    def execute_submission(self, plan: dict[str, Any]) -> dict[str, Any]:
+        from wass_chat.agent.facts_cluster import execute_submission
+
+        return execute_submission(self, plan)
+
+    def validate_plan_edit(
+        self, original: dict[str, Any], edited: dict[str, Any]
+    ) -> dict[str, Any]:
+        from wass_chat.agent.facts_cluster import validate_plan_edit
+
+        return validate_plan_edit(self, original, edited)
+
+    def run_status(self, run: str | None = None) -> dict[str, Any]:
+        from wass_chat.agent.facts_cluster import run_status
+
+        return run_status(self, run)
+
+    def cluster_status(self) -> dict[str, Any]:
+        from wass_chat.agent.facts_cluster import cluster_status
+
+        return cluster_status(self)
+
+    def sacct_summary(self, period: str = "7d", user: str | None = None) -> dict[str, Any]:
+        from wass_chat.agent.facts_cluster import sacct_summary
+
+        return sacct_summary(self, period, user)
+
+    def job_why(self, jobid: str) -> dict[str, Any]:
+        from wass_chat.agent.facts_cluster import job_why
+
+        return job_why(self, jobid)
+
+    def generate_report(
+        self, period: str = "7d", format: str = "html", output: str | None = None
+    ) -> dict[str, Any]:
+        from wass_chat.agent.facts_cluster import generate_report
+
+        return generate_report(self, period, format, output)
+
+
+def _heaviest_reader(run: RecordedRun) -> str:
+    """The task reading the most bytes produced by other tasks: the most telling placement."""
+    wf = run.workflow
+
+    def produced_input_bytes(task_id: str) -> int:
+        task = wf.task_by_id[task_id]
+        return sum(wf.file_by_id[f].size for f in task.inputs if f in wf.producer)
+
+    return max(wf.topological_order, key=lambda t: (produced_input_bytes(t), t))
+
+
+def _outcome_words(case: Any) -> str:
+    """A case's outcome in words: which scheduler achieved which makespan, and its source."""
+    return f"{case.scheduler} achieved {case.makespan:.1f} s ({case.source})"

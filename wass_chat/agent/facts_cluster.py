@@ -1,0 +1,350 @@
+"""Facts about the cluster and its accounting, and the one gated action (submission).
+
+Split from :mod:`wass_chat.agent.facts` because these reach outside the simulator: the Slurm
+commands (:mod:`wass_chat.slurm`), the decision log (:mod:`wass_chat.runlog`), sacct parsing and
+analytics, the report writer. A service that does not answer raises
+:class:`~sim.errors.ServiceUnavailable`, which the toolbox turns into an error the answer states.
+
+:func:`plan_submission` has no side effect. :func:`execute_submission` is called only by the
+approval gate after a human approved (see :mod:`wass_chat.agent.approval`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sim.errors import InputError, ServiceUnavailable
+from sim.model import node_fits
+from wass_chat.agent.sources import _optional
+
+if TYPE_CHECKING:
+    from wass_chat.agent.facts import Facts
+
+_COMMENT_TOKEN = re.compile(r"wass:v1:(?P<body>\S+)")
+
+
+def _cluster_platform(facts: Facts, ref: str | None) -> tuple[Any, str]:
+    """The platform to plan on and a note: the cluster's nodes, else the demo platform."""
+    if ref is not None:
+        return facts.sources.platform(ref), ""
+    try:
+        return facts.sources.platform("slurm"), ""
+    except (ServiceUnavailable, InputError) as exc:
+        note = f"planned on the demo platform: the cluster is unavailable ({exc.one_line()})"
+        return facts.sources.platform("demo"), note
+
+
+def _slurm_plan(facts: Facts, workflow: Any, platform: Any, scheduler: str, run_id: str) -> Any:
+    """The Slurm area's submission plan (jobs with their exact sbatch arguments)."""
+    submission = _optional("wass_chat.slurm.submission")
+    return submission.plan_submission(
+        workflow,
+        platform,
+        scheduler,
+        run_id,
+        facts.settings.runs_dir / run_id,
+        partition=facts.settings.slurm_partition,
+        network_model=facts.network_model,
+    )
+
+
+def plan_submission(
+    facts: Facts, workflow: str, scheduler: str, platform: str | None
+) -> dict[str, Any]:
+    """The jobs a submission would create (task, node, cores, dependencies); submits nothing."""
+    from wass_chat.runlog import new_run_id
+
+    wf = facts.sources.workflow(workflow)
+    pf, note = _cluster_platform(facts, platform)
+    run_id = new_run_id()
+    plan = _slurm_plan(facts, wf, pf, scheduler, run_id)
+    records = plan.predicted.record_by_task
+    jobs = [
+        {
+            "task": job.task,
+            "node": job.node,
+            "cores": job.cores,
+            "memory_mb": job.memory_mb,
+            "after": list(job.parents),
+            "planned_start_s": records[job.task].start,
+        }
+        for job in plan.jobs
+    ]
+    return {
+        "kind": "submission_plan",
+        "planned_run_id": run_id,
+        "workflow": wf.name,
+        "workflow_ref": workflow,
+        "scheduler": plan.scheduler,
+        "platform": pf.name,
+        "platform_ref": platform or ("demo" if note else "slurm"),
+        "predicted_makespan_s": plan.planned_makespan,
+        "jobs": jobs,
+        "note": note,
+    }
+
+
+def validate_plan_edit(
+    facts: Facts, original: dict[str, Any], edited: dict[str, Any]
+) -> dict[str, Any]:
+    """Accept an edited plan that changes the scheduler or moves jobs between existing nodes.
+
+    The workflow cannot be swapped by an edit; a new scheduler re-plans; moved jobs must name a
+    node of the platform that can host the task. Every problem is reported at once.
+    """
+    problems: list[str] = []
+    if edited.get("workflow_ref", original["workflow_ref"]) != original["workflow_ref"]:
+        problems.append("an edit cannot change the workflow; reject and submit the other one")
+    if problems:
+        raise InputError("edited plan", problems)
+    scheduler = str(edited.get("scheduler") or original["scheduler"])
+    if scheduler != original["scheduler"]:
+        replanned = plan_submission(
+            facts, original["workflow_ref"], scheduler, original.get("platform_ref")
+        )
+        return {**replanned, "planned_run_id": original["planned_run_id"], "edited": True}
+    wf = facts.sources.workflow(original["workflow_ref"])
+    pf = facts.sources.platform(original.get("platform_ref"))
+    moved = {str(j.get("task")): str(j.get("node")) for j in edited.get("jobs", [])}
+    planned = {j["task"]: j for j in original["jobs"]}
+    for task, node in moved.items():
+        if task not in planned:
+            problems.append(f"the plan has no task {task!r}")
+        elif node not in pf.node_by_name:
+            problems.append(f"task {task!r}: platform {pf.name!r} has no node {node!r}")
+        elif not node_fits(wf.task_by_id[task], pf.node_by_name[node]):
+            problems.append(f"task {task!r} does not fit on node {node!r}")
+    if problems:
+        raise InputError("edited plan", problems)
+    jobs = [{**job, "node": moved.get(job["task"], job["node"])} for job in original["jobs"]]
+    return {**original, "jobs": jobs, "edited": True}
+
+
+def execute_submission(facts: Facts, plan: dict[str, Any]) -> dict[str, Any]:
+    """Submit an approved plan: exactly its placements, through the Slurm area's submitter."""
+    from dataclasses import replace
+
+    from wass_chat.runlog import RunLog
+
+    submission = _optional("wass_chat.slurm.submission")
+    runs = _optional("wass_chat.slurm.runs")
+    commands = _optional("wass_chat.slurm.commands")
+    wf = facts.sources.workflow(plan["workflow_ref"])
+    pf = facts.sources.platform(plan["platform_ref"])
+    run_id = plan["planned_run_id"]
+    slurm_plan = _slurm_plan(facts, wf, pf, plan["scheduler"], run_id)
+    approved = {job["task"]: job["node"] for job in plan["jobs"]}
+    jobs = tuple(
+        job
+        if job.node == approved[job.task]
+        else replace(
+            job,
+            node=approved[job.task],
+            comment=submission.decision_token(run_id, job.task, approved[job.task]),
+        )
+        for job in slurm_plan.jobs
+    )
+    decisions = tuple(replace(d, node=approved[d.task]) for d in slurm_plan.decisions)
+    slurm_plan = replace(slurm_plan, jobs=jobs, decisions=decisions)
+    (facts.settings.runs_dir / run_id).mkdir(parents=True, exist_ok=True)
+    record = runs.submit_plan(slurm_plan, commands.SlurmCommands(), RunLog(facts.settings.runs_dir))
+    return {"run_id": record.run_id, "job_ids": list(record.job_ids), "state": record.state}
+
+
+def run_status(facts: Facts, run: str | None) -> dict[str, Any]:
+    """Per-task state of a run, from the decision log (or the demo run's plan)."""
+    recorded = facts.sources.run(run)
+    log = facts.sources.run_log
+    decisions: dict[str, Any] = {}
+    note = ""
+    if log is not None and (log.runs_dir / f"{recorded.run_id}.json").is_file():
+        record = log.get(recorded.run_id)
+        if record.job_ids:
+            note = _refresh_from_slurm(record, log)
+            record = log.get(recorded.run_id)
+        decisions = {d.task: d for d in record.decisions}
+    tasks: list[dict[str, Any]] = []
+    for task_id in recorded.workflow.topological_order:
+        d = decisions.get(task_id)
+        tasks.append(
+            {
+                "task": task_id,
+                "node": (d.real_node or d.node) if d else recorded.placements[task_id],
+                "state": d.state if d else "SIMULATED",
+                "job_id": d.job_id if d else None,
+            }
+        )
+    counts: dict[str, int] = {}
+    for t in tasks:
+        counts[str(t["state"])] = counts.get(str(t["state"]), 0) + 1
+    return {
+        "kind": "run_status",
+        "run_id": recorded.run_id,
+        "workflow": recorded.workflow.name,
+        "scheduler": recorded.scheduler,
+        "state_counts": counts,
+        "tasks": tasks,
+        "note": note,
+    }
+
+
+def _refresh_from_slurm(record: Any, log: Any) -> str:
+    """Update a submitted run's task states from squeue/sacct; a note if Slurm is away."""
+    runs = _optional("wass_chat.slurm.runs")
+    commands = _optional("wass_chat.slurm.commands")
+    try:
+        runs.run_status(record, commands.SlurmCommands(timeout=10), log)
+    except ServiceUnavailable as exc:
+        return f"states as last logged: {exc.one_line()}"
+    return ""
+
+
+def cluster_status(facts: Facts) -> dict[str, Any]:
+    """The cluster's nodes (``scontrol show nodes``), or the demo platform when Slurm is absent."""
+    commands = _optional("wass_chat.slurm.commands")
+    try:
+        records = commands.SlurmCommands(timeout=10).show_nodes()
+    except ServiceUnavailable as exc:
+        platform = facts.sources.platform("demo")
+        nodes = [{"name": n.name, "state": "SIMULATED", "cores": n.cores} for n in platform.nodes]
+        return {
+            "kind": "cluster",
+            "source": f"demo platform (Slurm: {exc.one_line()})",
+            "nodes": nodes,
+        }
+    nodes = [
+        {
+            "name": r.get("NodeName", "?"),
+            "state": r.get("State", "?"),
+            "cores": int(r.get("CPUTot", "0") or 0),
+            "allocated_cores": int(r.get("CPUAlloc", "0") or 0),
+        }
+        for r in records
+    ]
+    return {"kind": "cluster", "source": "slurm", "nodes": nodes}
+
+
+def job_why(facts: Facts, jobid: str) -> dict[str, Any]:
+    """Why a job waited or was slow: Slurm's reason, the wait, backfill, placement, run link."""
+    if not re.fullmatch(r"\d+(_\d+)?", jobid.strip()):
+        raise InputError(jobid, ["a Slurm job id is a number (or ARRAY_TASK)"])
+    commands = _optional("wass_chat.slurm.commands")
+    fields = _optional("wass_chat.sacct.fields")
+    parse = _optional("wass_chat.sacct.parse")
+    text = commands.SlurmCommands(timeout=15).run(
+        ["sacct", "-P", "-n", "-X", "-j", jobid.strip(), "-o", fields.FORMAT_ARGUMENT]
+    )
+    rows = parse.parse_sacct_text(text).jobs.to_dicts()
+    if not rows:
+        raise InputError(jobid, [f"sacct knows no job {jobid}"])
+    row = rows[0]
+    eligible, start = row.get("eligible"), row.get("start")
+    wait = (
+        (start - eligible).total_seconds()
+        if isinstance(start, datetime) and isinstance(eligible, datetime)
+        else 0.0
+    )
+    run_id, task = _run_link(str(row.get("comment") or ""))
+    return {
+        "kind": "job_why",
+        "job_id": str(row.get("job_id")),
+        "job_name": str(row.get("job_name") or ""),
+        "user": str(row.get("user") or ""),
+        "state": str(row.get("state") or ""),
+        "reason": str(row.get("reason") or "None"),
+        "wait_s": wait,
+        "elapsed_s": float(row.get("elapsed_s") or 0.0),
+        "backfill": bool(row.get("backfilled")),
+        "nodes": str(row.get("node_list") or ""),
+        "comment": str(row.get("comment") or ""),
+        "run_id": run_id,
+        "task": task,
+    }
+
+
+def _run_link(comment: str) -> tuple[str | None, str | None]:
+    """(run id, task) from a ``wass:v1:run=...;task=...`` comment token, if well formed."""
+    match = _COMMENT_TOKEN.search(comment)
+    if not match:
+        return None, None
+    parts = dict(p.split("=", 1) for p in re.split(r"[;:,]", match.group("body")) if "=" in p)
+    run = parts.get("run")
+    return (run if run and re.fullmatch(r"[\w.-]+", run) else None), parts.get("task")
+
+
+def parse_period(
+    period: str, now: datetime | None = None
+) -> tuple[datetime | None, datetime | None]:
+    """``7d`` (the last 7 days), ``2024-05`` (a month), ``START..END`` (ISO dates), ``all``."""
+    from datetime import timedelta
+
+    text = period.strip().lower()
+    now = now or datetime.now()
+    if text in {"", "all"}:
+        return None, None
+    if match := re.fullmatch(r"(\d+)\s*([dhw])", text):
+        unit = {"d": timedelta(days=1), "h": timedelta(hours=1), "w": timedelta(weeks=1)}
+        return now - int(match.group(1)) * unit[match.group(2)], None
+    try:
+        if match := re.fullmatch(r"(\d{4})-(\d{2})", text):
+            year, month = int(match.group(1)), int(match.group(2))
+            start = datetime(year, month, 1)
+            return start, datetime(year + month // 12, month % 12 + 1, 1)
+        if ".." in text:
+            first, _, last = text.partition("..")
+            return (
+                datetime.fromisoformat(first) if first else None,
+                datetime.fromisoformat(last) if last else None,
+            )
+    except ValueError as exc:
+        raise InputError(period, [f"unreadable period: {exc}"]) from exc
+    raise InputError(period, ["use 7d, 24h, 2w, 2024-05, START..END (ISO dates) or all"])
+
+
+def sacct_summary(facts: Facts, period: str, user: str | None) -> dict[str, Any]:
+    """Accounting statistics of a period from the local sacct cache (analytics area)."""
+    analysis_module = _optional("wass_chat.analytics.analysis")
+    cache_module = _optional("wass_chat.sacct.cache")
+    start, end = parse_period(period)
+    cache = cache_module.SacctCache(facts.settings.sacct_dir)
+    analysis = analysis_module.analyze(cache.scan(until=end), start, end, user)
+    summary = analysis.summary.to_dict()
+    statistics = {
+        k: v
+        for k, v in summary.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and k != "jobs"
+    }
+    return {
+        "kind": "sacct_summary",
+        "period": analysis.period.label(),
+        "user": user,
+        "jobs": summary["jobs"],
+        "state_counts": summary["state_counts"],
+        "statistics": statistics,
+        "insights": [chart.insight for chart in analysis.charts],
+    }
+
+
+def generate_report(facts: Facts, period: str, format: str, output: str | None) -> dict[str, Any]:
+    """Write the audit report of a period (the report area builds it from the sacct cache)."""
+    from wass_chat.cli.report_cmds import write_report
+
+    start, end = parse_period(period)
+    suffix = "html" if format == "html" else "md"
+    stem = re.sub(r"[^\w.-]", "_", period) or "all"
+    name = output or f"report-{stem}.{suffix}"
+    if not re.fullmatch(r"[\w][\w.-]*\.(html|md)", name):
+        raise InputError(
+            name,
+            [
+                "a report is written under the data home's reports/ folder: give "
+                "a plain file name ending in .html or .md, not a path"
+            ],
+        )
+    path = facts.settings.home / "reports" / name
+    files = write_report(
+        facts.settings.sacct_dir, facts.settings.runs_dir, path, format, start, end
+    )
+    return {"kind": "report", "path": str(path), "files": files, "format": format, "period": period}

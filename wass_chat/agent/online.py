@@ -1,0 +1,288 @@
+"""The online session: a LangChain agent on the user's local Ollama model.
+
+``langchain.agents.create_agent(ChatOllama(...), tools, system_prompt=...)`` with one middleware,
+:class:`ToolCallRepair`, that handles what small local models do (see :mod:`wass_chat.agent.parse`):
+JSON tool calls in the text become real tool calls, greetings get no tools, and a model-call limit
+stops loops. Invented tool names reach LangChain's tool node, which answers the model with an
+error listing the real tools.
+
+The session streams the model's tokens and tool activity as :mod:`~wass_chat.agent.events`,
+then verifies the final text against the facts the tools returned
+(:func:`~wass_chat.agent.verify.verify_answer`); an answer that fails is replaced by the
+deterministic rendering of the same facts, and the rejection is logged. If Ollama stops
+answering mid-conversation, the session switches to offline mode and says so.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from wass_chat.agent.events import (
+    ApprovalRequest,
+    ChatEvent,
+    Final,
+    Mode,
+    ModeChanged,
+    Token,
+    ToolCall,
+    ToolResult,
+)
+from wass_chat.agent.facts import Facts
+from wass_chat.agent.parse import is_small_talk, looks_like_tool_json, recover_tool_calls
+from wass_chat.agent.prompt import SYSTEM_PROMPT
+from wass_chat.agent.render import render
+from wass_chat.agent.router import GREETING
+from wass_chat.agent.safety import literal
+from wass_chat.agent.session import SessionBase
+from wass_chat.agent.tools import langchain_tools
+from wass_chat.agent.verify import verify_answer
+
+MODEL_CALLS_PER_ANSWER = 6
+"""A model that keeps calling tools is stopped after this many model calls."""
+ANSWER_TIMEOUT = 300.0
+"""Seconds to wait for one model response (small models on CPU are slow, not hung)."""
+
+
+def _last_user_text(messages: list[Any]) -> str:
+    from langchain_core.messages import HumanMessage
+
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return str(message.content)
+    return ""
+
+
+def make_tool_call_repair() -> Any:
+    """The middleware (a factory, so LangChain is imported only when going online)."""
+    from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+    from langchain_core.messages import AIMessage
+
+    class ToolCallRepair(AgentMiddleware):  # type: ignore[misc]
+        """Turn JSON-in-text into tool calls; no tools on greetings."""
+
+        async def awrap_model_call(
+            self,
+            request: ModelRequest,
+            handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
+        ) -> ModelResponse:
+            small_talk = is_small_talk(_last_user_text(request.messages))
+            if small_talk:
+                request = request.override(tools=[])
+            response = await handler(request)
+            repaired = []
+            for message in response.result:
+                if isinstance(message, AIMessage):
+                    message = _repair(message, small_talk)
+                repaired.append(message)
+            return ModelResponse(result=repaired, structured_response=response.structured_response)
+
+    def _repair(message: Any, small_talk: bool) -> Any:
+        text = message.content if isinstance(message.content, str) else ""
+        calls = list(message.tool_calls)
+        if not calls:
+            recovered = recover_tool_calls(text)
+            if recovered:
+                calls = [
+                    {
+                        "name": c.name,
+                        "args": c.arguments,
+                        "id": f"recovered-{uuid.uuid4().hex[:12]}",
+                        "type": "tool_call",
+                    }
+                    for c in recovered
+                ]
+                text = ""
+        if small_talk and calls:
+            calls, text = [], (text if text and not recover_tool_calls(text) else GREETING)
+        if calls == list(message.tool_calls) and text == message.content:
+            return message
+        return AIMessage(content=text, tool_calls=calls, id=message.id)
+
+    return ToolCallRepair()
+
+
+def chat_model(settings: Any) -> Any:
+    """ChatOllama for the configured host and model, with bounded timeouts."""
+    import httpx
+    from langchain_ollama import ChatOllama
+
+    timeout = httpx.Timeout(ANSWER_TIMEOUT, connect=settings.ollama_timeout)
+    return ChatOllama(
+        model=settings.ollama_model,
+        base_url=settings.ollama_host,
+        temperature=0.0,
+        client_kwargs={"timeout": timeout},
+    )
+
+
+class OllamaSession(SessionBase):
+    """One conversation with the local model, its tools and the verifier."""
+
+    def __init__(self, facts: Facts, detail: str = "", model: Any | None = None) -> None:
+        super().__init__(facts, detail)
+        from langchain.agents import create_agent
+        from langchain.agents.middleware import ModelCallLimitMiddleware
+
+        self.mode: Mode = "ollama"
+        self.agent = create_agent(
+            model or chat_model(facts.settings),
+            langchain_tools(self.toolbox),
+            system_prompt=SYSTEM_PROMPT,
+            middleware=[
+                make_tool_call_repair(),
+                ModelCallLimitMiddleware(run_limit=MODEL_CALLS_PER_ANSWER, exit_behavior="end"),
+            ],
+        )
+        self.history: list[Any] = []
+
+    async def send(self, text: str) -> AsyncIterator[ChatEvent]:
+        import httpx
+
+        self.toolbox.cancelled.clear()
+        for event in self._announce():
+            yield event
+        if self.mode == "offline":
+            async for event in self.answer_offline(text):
+                yield event
+            return
+        turn = _Turn()
+        try:
+            async for event in self._stream(text, turn):
+                yield event
+                if self.toolbox.cancelled.is_set():
+                    yield Final("Cancelled.")
+                    return
+        except (httpx.ConnectError, httpx.TimeoutException, ConnectionError) as exc:
+            self.mode = "offline"
+            self.detail = f"Ollama stopped answering ({type(exc).__name__}); offline mode"
+            for event in self._announce():
+                yield event
+            async for event in self.answer_offline(text):
+                yield event
+            return
+        async for event in self._finish(text, turn):
+            yield event
+
+    async def _stream(self, text: str, turn: _Turn) -> AsyncIterator[ChatEvent]:
+        from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+
+        messages = [*self.history, HumanMessage(content=text)]
+        stream = self.agent.astream(
+            {"messages": messages},
+            stream_mode=["messages", "updates"],
+            config={"recursion_limit": 4 * MODEL_CALLS_PER_ANSWER},
+        )
+        async for mode, chunk in stream:
+            if mode == "messages":
+                message, meta = chunk
+                if isinstance(message, AIMessageChunk) and meta.get("langgraph_node") == "model":
+                    piece = turn.stream_piece(message)
+                    if piece:
+                        yield Token(piece)
+                continue
+            for update in chunk.values():
+                for message in (update or {}).get("messages", []):
+                    if isinstance(message, AIMessage):
+                        for call in message.tool_calls:
+                            yield ToolCall(call["id"] or "", call["name"], dict(call["args"]))
+                        if not message.tool_calls:
+                            turn.final_text = str(message.content or "")
+                    elif isinstance(message, ToolMessage):
+                        for event in self._tool_events(message, turn):
+                            yield event
+
+    def _tool_events(self, message: Any, turn: _Turn) -> list[ChatEvent]:
+        facts = message.artifact if isinstance(message.artifact, dict) else None
+        if facts is None:  # LangChain's own error (invented tool name, bad arguments)
+            text = str(message.content)
+            facts = {"kind": "error", "error": text}
+            return [ToolResult(message.tool_call_id, message.name or "?", text, facts, text)]
+        error = str(facts.get("error")) if facts.get("kind") == "error" else None
+        events: list[ChatEvent] = [
+            ToolResult(message.tool_call_id, message.name or "?", render(facts), facts, error)
+        ]
+        if error is None:
+            turn.facts.append(facts)
+            run_id = facts.get("run_id")
+            if isinstance(run_id, str):
+                self.current_run = run_id
+        request = self.gate.pending.get(str(facts.get("request_id", "")))
+        if request is not None:
+            events.append(request)
+            turn.approvals.append(request)
+        return events
+
+    async def _finish(self, question: str, turn: _Turn) -> AsyncIterator[ChatEvent]:
+        """Verify the model's answer; fall back to deterministic renderings when it fails."""
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        facts = turn.combined_facts()
+        text = turn.final_text.strip()
+        verdict = verify_answer(text, facts, question)
+        answer = Final(render(facts), facts, tuple(turn.citable()))
+        if not turn.facts:
+            if verdict.ok and text:
+                answer = Final(text, verified=True)
+            else:
+                if text:
+                    self.log_rejection(question, text, verdict)
+                async for event in self.answer_offline(question):
+                    if isinstance(event, Final):
+                        answer = Final(event.text, event.facts, event.cited_ids, verified=not text)
+                    else:
+                        yield event
+        elif turn.approvals:
+            # A plan awaits a human: only the deterministic rendering may describe it, so no
+            # model text ("approved", "submitted") can misstate what happened.
+            answer = Final(render(facts), facts, tuple(turn.citable()), verified=True)
+        elif verdict.ok and text:
+            missing = [i for i in turn.citable() if i not in verdict.cited_ids]
+            if missing:
+                text += "\n\nSources: " + ", ".join(literal(i) for i in missing)
+            answer = Final(text, facts, tuple(turn.citable()), verified=True)
+        else:
+            if text:
+                self.log_rejection(question, text, verdict)
+            answer = Final(render(facts), facts, tuple(turn.citable()), verified=not text)
+        self.history += [HumanMessage(content=question), AIMessage(content=answer.text)]
+        yield answer
+
+
+class _Turn:
+    """What one answer accumulated: streamed text per model call, facts, approvals."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[str, str] = {}
+        self.shown: dict[str, int] = {}
+        self.final_text = ""
+        self.facts: list[dict[str, Any]] = []
+        self.approvals: list[ApprovalRequest] = []
+
+    def stream_piece(self, chunk: Any) -> str:
+        """New text to show from a model chunk; held back while it may be a JSON tool call."""
+        content = chunk.content if isinstance(chunk.content, str) else ""
+        if not content:
+            return ""
+        key = str(chunk.id)
+        self.buffers[key] = self.buffers.get(key, "") + content
+        buffer = self.buffers[key]
+        if looks_like_tool_json(buffer) or len(buffer.strip()) < 2:
+            return ""
+        start = self.shown.get(key, 0)
+        self.shown[key] = len(buffer)
+        return buffer[start:]
+
+    def combined_facts(self) -> dict[str, Any]:
+        if len(self.facts) == 1:
+            return self.facts[0]
+        return {"kind": "results", "results": self.facts}
+
+    def citable(self) -> list[str]:
+        from wass_chat.agent.verify import citable_ids
+
+        return citable_ids(self.combined_facts())
+
+
+__all__ = ["ModeChanged", "OllamaSession"]

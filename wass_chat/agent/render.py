@@ -1,0 +1,261 @@
+"""Deterministic Markdown renderings of the facts each tool returns.
+
+The offline mode answers with these; the online mode falls back to them when the model's text
+fails verification; tool results show them as their human summary. Every number printed here
+comes from the facts dict at the precision the verifier accepts, and every string that came
+from outside (names of workflows, tasks, jobs, files, users, comments) is shown through
+:func:`~wass_chat.agent.safety.literal`, never as Markdown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from wass_chat.agent.safety import literal as lit
+
+Facts = Mapping[str, Any]
+
+
+def seconds(value: float) -> str:
+    """``812.5 s`` (one decimal), the unit the simulator reports in."""
+    return f"{value:.1f} s"
+
+
+def size(value: float) -> str:
+    """Bytes in decimal units: ``1.23 GB``, ``512.0 kB`` (exact bytes under 1 kB)."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.2f} {unit}"
+    return f"{int(value)} B"
+
+
+def percent(value: float) -> str:
+    """A signed percentage with one decimal: ``+12.5%``."""
+    return f"{value:+.1f}%"
+
+
+def _later(delta: float) -> str:
+    if abs(delta) < 0.05:
+        return "at the same time"
+    return f"{seconds(abs(delta))} {'later' if delta > 0 else 'earlier'}"
+
+
+def render_cases(cases: list[Mapping[str, Any]]) -> list[str]:
+    """One bullet per retrieved case: id, similarity, scheduler, outcome."""
+    if not cases:
+        return ["- no similar past cases in the knowledge base yet"]
+    return [
+        f"- case {lit(c['case_id'])} (similarity {c['similarity']:.3f}): {lit(c['workflow'])} "
+        f"with {lit(c['scheduler'])}, makespan {seconds(c['makespan_s'])}"
+        + (f", {c['outcome']}" if c.get("outcome") else "")
+        for c in cases
+    ]
+
+
+def render_placement(f: Facts) -> str:
+    """Why a task went where it did: locality, counterfactual alternatives, similar cases."""
+    lines = [
+        f"**Task {lit(f['task'])} of run {lit(f['run_id'])} ran on {lit(f['chosen_node'])}** "
+        f"(scheduler {lit(f['scheduler'])}; workflow {lit(f['workflow'])}, "
+        f"simulated makespan {seconds(f['baseline_makespan_s'])}).",
+    ]
+    asked = f.get("asked_node")
+    if asked and asked != f["chosen_node"]:
+        lines.append(f"Note: the run placed it on {lit(f['chosen_node'])}, not {lit(asked)}.")
+    loc = f["locality"]
+    lines += [
+        "",
+        f"**Data locality:** the task reads {size(loc['input_bytes'])} "
+        f"({loc['input_bytes']} bytes); {size(loc['local_on_chosen_bytes'])} of it was already "
+        f"on {lit(f['chosen_node'])}.",
+        "",
+        "**Counterfactual** (the same run re-simulated with only this task moved):",
+    ]
+    for alt in f["alternatives"]:
+        line = f"- on {lit(alt['node'])}: makespan {seconds(alt['makespan_s'])}, " + (
+            f"the workflow would have finished {_later(alt['delta_s'])} "
+            f"({percent(alt['delta_pct'])})"
+        )
+        big = alt.get("largest_moved_file")
+        if big and alt["delta_s"] > 0.05:
+            line += (
+                f", because file {lit(big['file'])} of {size(big['bytes'])} would have "
+                f"crossed the network ({size(alt['moved_bytes'])} moved for this task)"
+            )
+        lines.append(line)
+    for node in f.get("unfit_nodes", []):
+        lines.append(f"- {lit(node)}: the task does not fit there")
+    lines += ["", f"**Similar past cases** (top {len(f['cases'])}):", *render_cases(f["cases"])]
+    return "\n".join(lines)
+
+
+def render_cases_fact(f: Facts) -> str:
+    return "\n".join(
+        [f"**Past cases most similar to {lit(f['subject'])}:**", *render_cases(f["cases"])]
+    )
+
+
+def _outcome(label: str, o: Mapping[str, Any]) -> str:
+    return (
+        f"- {label}: {o['nodes']} nodes on {lit(o['platform'])}, {lit(o['scheduler'])}: "
+        f"makespan {seconds(o['makespan_s'])}, {size(o['cross_node_bytes'])} across the network"
+    )
+
+
+def render_simulation(f: Facts) -> str:
+    """A simulation, and with what-if changes, the change against the baseline."""
+    head = f"**Simulation of {lit(f['workflow'])}** ({f['network_model']} network model)"
+    lines = [head, _outcome("baseline", f["baseline"])]
+    variant = f.get("variant")
+    if variant is not None:
+        lines.append(_outcome("what-if (" + "; ".join(f["change_notes"]) + ")", variant))
+        delta = f["delta_s"]
+        if abs(delta) < 0.05:
+            lines += [
+                "",
+                "The makespan does not change: the added capacity is not on the "
+                "critical path under this scheduler.",
+            ]
+        else:
+            verdict = "shorter" if delta < 0 else "longer"
+            lines += [
+                "",
+                f"The makespan changes by {seconds(delta)} ({percent(f['delta_pct'])}): "
+                f"{seconds(abs(delta))} {verdict} than the baseline.",
+            ]
+    return "\n".join(lines)
+
+
+def render_comparison(f: Facts) -> str:
+    lines = [f"**Schedulers on {lit(f['workflow'])} / {lit(f['platform'])}** (simulated):"]
+    for r in f["results"]:
+        lines.append(
+            f"- {lit(r['scheduler'])}: makespan {seconds(r['makespan_s'])}, "
+            f"{size(r['cross_node_bytes'])} across the network"
+        )
+    lines.append(f"Best: {lit(f['best'])}.")
+    return "\n".join(lines)
+
+
+def render_submission_plan(f: Facts) -> str:
+    lines = [
+        f"**Plan to submit {lit(f['workflow'])}** with {lit(f['scheduler'])} on "
+        f"{lit(f['platform'])}: {len(f['jobs'])} jobs, predicted makespan "
+        f"{seconds(f['predicted_makespan_s'])}.",
+    ]
+    for job in f["jobs"][:20]:
+        after = ", ".join(lit(a) for a in job["after"]) or "none"
+        lines.append(
+            f"- {lit(job['task'])} -> {lit(job['node'])} ({job['cores']} cores; after {after})"
+        )
+    if len(f["jobs"]) > 20:
+        lines.append(f"- ... and {len(f['jobs']) - 20} more jobs")
+    lines.append("")
+    lines.append("Nothing has been submitted. Approve, edit or reject this plan to continue.")
+    return "\n".join(lines)
+
+
+def render_submission_outcome(f: Facts) -> str:
+    if not f.get("executed"):
+        return "The submission was rejected; nothing was sent to the cluster."
+    jobs = f.get("job_ids", [])
+    return (
+        f"Submitted run {lit(f.get('run_id', '?'))}: {len(jobs)} jobs "
+        f"({', '.join(lit(j) for j in jobs[:10])}{', ...' if len(jobs) > 10 else ''})."
+    )
+
+
+def render_run_status(f: Facts) -> str:
+    counts = ", ".join(f"{n} {lit(state)}" for state, n in f["state_counts"].items())
+    lines = [f"**Run {lit(f['run_id'])}** ({lit(f['workflow'])}, {lit(f['scheduler'])}): {counts}."]
+    for t in f["tasks"][:15]:
+        job = f" job {lit(t['job_id'])}" if t.get("job_id") else ""
+        lines.append(f"- {lit(t['task'])} on {lit(t['node'])}: {lit(t['state'])}{job}")
+    if len(f["tasks"]) > 15:
+        lines.append(f"- ... and {len(f['tasks']) - 15} more tasks")
+    return "\n".join(lines)
+
+
+def render_cluster(f: Facts) -> str:
+    lines = [f"**Cluster** ({lit(f['source'])}): {len(f['nodes'])} nodes."]
+    for n in f["nodes"]:
+        lines.append(f"- {lit(n['name'])}: {lit(n['state'])}, {n['cores']} cores")
+    return "\n".join(lines)
+
+
+def render_job_why(f: Facts) -> str:
+    backfill = "yes" if f["backfill"] else "no"
+    lines = [
+        f"**Job {lit(f['job_id'])}** ({lit(f['job_name'])}, user {lit(f['user'])}): "
+        f"state {lit(f['state'])}, reason {lit(f['reason'])}.",
+        f"- waited {seconds(f['wait_s'])} from eligible to start; ran {seconds(f['elapsed_s'])}",
+        f"- started by the backfill scheduler: {backfill}",
+        f"- placement: {lit(f['nodes'])}",
+    ]
+    if f.get("comment"):
+        lines.append(f"- comment: {lit(f['comment'])}")
+    if f.get("run_id"):
+        lines.append(f"- part of wass-chat run {lit(f['run_id'])}, task {lit(f['task'])}")
+    return "\n".join(lines)
+
+
+def render_sacct_summary(f: Facts) -> str:
+    lines = [
+        f"**Accounting summary** ({lit(f['period'])}"
+        + (f", user {lit(f['user'])}" if f.get("user") else "")
+        + f"): {f['jobs']} jobs."
+    ]
+    states = ", ".join(f"{n} {lit(state)}" for state, n in f.get("state_counts", {}).items())
+    if states:
+        lines.append(f"- states: {states}")
+    for key, value in f["statistics"].items():
+        shown = seconds(value) if key.endswith("_s") else f"{value:.3g}"
+        lines.append(f"- {key.removesuffix('_s').replace('_', ' ')}: {shown}")
+    lines += [f"- {insight}" for insight in f.get("insights", [])]
+    return "\n".join(lines)
+
+
+def render_report(f: Facts) -> str:
+    return f"Report written to {lit(f['path'])} ({f['format']}, period {lit(f['period'])})."
+
+
+def render_help(f: Facts) -> str:
+    return str(f["text"])
+
+
+def render_error(f: Facts) -> str:
+    return f"I could not answer that: {f['error']}"
+
+
+RENDERERS: dict[str, Callable[[Facts], str]] = {
+    "placement": render_placement,
+    "cases": render_cases_fact,
+    "simulation": render_simulation,
+    "comparison": render_comparison,
+    "submission_plan": render_submission_plan,
+    "submission_outcome": render_submission_outcome,
+    "run_status": render_run_status,
+    "cluster": render_cluster,
+    "job_why": render_job_why,
+    "sacct_summary": render_sacct_summary,
+    "report": render_report,
+    "help": render_help,
+    "error": render_error,
+}
+
+
+def render_results(f: Facts) -> str:
+    """Several tools' facts, one rendering after another."""
+    return "\n\n".join(render(part) for part in f["results"])
+
+
+RENDERERS["results"] = render_results
+
+
+def render(facts: Facts) -> str:
+    """The Markdown rendering of one tool's facts, chosen by their ``kind``."""
+    renderer = RENDERERS.get(str(facts.get("kind")))
+    if renderer is None:
+        return f"(no rendering for facts of kind {facts.get('kind')!r})"
+    return renderer(facts)

@@ -1,0 +1,210 @@
+"""Where the agent's facts come from: workflows, platforms, runs and the knowledge base.
+
+One place resolves the references people type ("montage.json", "montage", "demo", a run id)
+into model objects, so every tool and both chat modes agree on what a name means:
+
+* workflow: a run id (its workflow), a file path (WfFormat JSON), a file under
+  ``$WASS_HOME/workflows``, or the name of a bundled demo workflow (``montage.json`` -> montage);
+* platform: ``demo`` (default), a platform file, or ``slurm`` (the cluster's nodes);
+* run: an id in the decision log (:mod:`wass_chat.runlog`), or a demo run
+  (``demo-<workflow>-<scheduler>``), planned and simulated on demand, deterministically.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from sim.errors import InputError, ServiceUnavailable
+from sim.model import Platform, Workflow
+from wass_chat.agent.counterfactual import RecordedRun
+from wass_chat.config import Settings
+
+DEMO_RUN_PREFIX = "demo-"
+DEMO_SCHEDULER = "heft"
+
+
+class UnknownReference(InputError):
+    """A workflow, platform or run name that resolves to nothing."""
+
+    kind = "reference"
+
+
+def _optional(module: str) -> Any:
+    """Import a sibling area's module, or say which one is missing (it may not be installed)."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.startswith(exc.name):
+            raise ServiceUnavailable(f"{module} is not available in this installation") from exc
+        raise
+
+
+class Sources:
+    """Resolves references for one settings object; caches what it loads."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._runs: dict[str, RecordedRun] = {}
+
+    # --- workflows and platforms ---------------------------------------------------------
+    def demo_workflow_names(self) -> tuple[str, ...]:
+        demo = _optional("sim.demo")
+        names: tuple[str, ...] = demo.demo_workflow_names()
+        return names
+
+    def workflow(self, ref: str) -> Workflow:
+        """The workflow ``ref`` names (run id, file, file under the data home, demo name)."""
+        ref = ref.strip()
+        if ref.startswith(DEMO_RUN_PREFIX) or ref.startswith("run-"):
+            return self.run(ref).workflow
+        from sim.wfformat import read_workflow
+
+        for candidate in (Path(ref).expanduser(), self.settings.home / "workflows" / ref):
+            if candidate.is_file():
+                return read_workflow(candidate)
+        stem = Path(ref.removeprefix("demo:")).name.removesuffix(".json").lower()
+        names = self.demo_workflow_names()
+        matches = [n for n in names if n == stem] or [n for n in names if n.startswith(stem + "-")]
+        if matches:
+            demo = _optional("sim.demo")
+            workflow: Workflow = demo.demo_workflow(matches[0])
+            return workflow
+        known = ", ".join(names)
+        raise UnknownReference(ref, [f"no workflow file or demo workflow {ref!r} (demos: {known})"])
+
+    def platform(self, ref: str | None = None) -> Platform:
+        """``demo`` (default), a platform file, or ``slurm`` for the cluster's own nodes."""
+        if ref is None or ref.strip().lower() in {"", "demo"}:
+            demo = _optional("sim.demo")
+            platform: Platform = demo.demo_platform()
+            return platform
+        if ref.strip().lower() in {"slurm", "from-slurm", "cluster"}:
+            nodes = _optional("wass_chat.slurm.nodes")
+            commands = _optional("wass_chat.slurm.commands")
+            found = nodes.platform_from_slurm(
+                commands.SlurmCommands(timeout=10), self.settings.slurm_partition
+            )
+            platform = found.platform
+            return platform
+        path = Path(ref).expanduser()
+        if not path.is_file():
+            raise UnknownReference(ref, [f"no platform file {ref!r} (or use 'demo', 'slurm')"])
+        from sim.platforms import load_platform
+
+        return load_platform(path)
+
+    # --- runs ------------------------------------------------------------------------------
+    @cached_property
+    def run_log(self) -> Any | None:
+        """The decision log, or None when this installation has none."""
+        try:
+            runlog = importlib.import_module("wass_chat.runlog")
+        except ModuleNotFoundError:
+            return None
+        return runlog.RunLog(self.settings.runs_dir)
+
+    def run(self, run_id: str | None = None) -> RecordedRun:
+        """The run ``run_id`` (default: the most recent one; the demo run if there is none)."""
+        if run_id is None:
+            run_id = self.latest_run_id()
+        if run_id in self._runs:
+            return self._runs[run_id]
+        record = None
+        if self.run_log is not None and self.run_log.path(run_id).is_file():
+            record = self.run_log.get(run_id)
+        if record is not None:
+            run = run_from_record(record)
+        elif run_id.startswith(DEMO_RUN_PREFIX):
+            run = self._demo_run(run_id)
+        else:
+            raise UnknownReference(run_id, [f"no run {run_id!r} in {self.settings.runs_dir}"])
+        self._runs[run_id] = run
+        return run
+
+    def latest_run_id(self) -> str:
+        if self.run_log is not None:
+            runs = self.run_log.list_runs() if self.run_log.runs_dir.is_dir() else []
+            real = [r for r in runs if not r.run_id.startswith(DEMO_RUN_PREFIX)]
+            if real:
+                return str(max(real, key=lambda r: (r.created, r.run_id)).run_id)
+        return demo_run_id(self.demo_workflow_names()[0], DEMO_SCHEDULER)
+
+    def _demo_run(self, run_id: str) -> RecordedRun:
+        from wass_chat.agent.whatif import run_scheduler
+
+        body = run_id.removeprefix(DEMO_RUN_PREFIX)
+        workflow_name, _, scheduler = body.rpartition("-")
+        if workflow_name not in self.demo_workflow_names():
+            raise UnknownReference(run_id, [f"no demo run {run_id!r}"])
+        workflow, platform = self.workflow(workflow_name), self.platform("demo")
+        result = run_scheduler(workflow, platform, scheduler, self.settings.network_model)
+        return RecordedRun(
+            run_id=run_id,
+            workflow=workflow,
+            platform=platform,
+            scheduler=result.scheduler,
+            placements=result.placements,
+            start_times={r.task: r.start for r in result.tasks},
+            makespan=result.makespan,
+            source="demo (simulated)",
+        )
+
+    # --- knowledge base --------------------------------------------------------------------
+    @cached_property
+    def knowledge_base(self) -> Any:
+        kb = _optional("kb")
+        if hasattr(kb, "ensure_demo_kb"):
+            return kb.ensure_demo_kb(self.settings.kb_dir)
+        store = _optional("kb.store")
+        base = store.KnowledgeBase(self.settings.kb_dir)
+        if base.count() == 0:
+            seed_demo_cases(base)
+        return base
+
+
+def demo_run_id(workflow: str, scheduler: str) -> str:
+    """The id of the demo run of ``workflow`` planned by ``scheduler``."""
+    return f"{DEMO_RUN_PREFIX}{workflow}-{scheduler}"
+
+
+def run_from_record(record: Any) -> RecordedRun:
+    """A decision-log :class:`~wass_chat.runlog.RunRecord` as a re-simulatable run."""
+    from sim.platforms import platform_from_dict
+    from sim.wfformat import read_workflow, workflow_from_dict
+
+    doc = record.workflow
+    workflow = (
+        read_workflow(doc) if isinstance(doc, str) else workflow_from_dict(doc, record.run_id)
+    )
+    decisions = record.decisions
+    return RecordedRun(
+        run_id=record.run_id,
+        workflow=workflow,
+        platform=platform_from_dict(record.platform, subject=record.run_id),
+        scheduler=record.scheduler,
+        placements={d.task: d.real_node or d.node for d in decisions},
+        start_times={d.task: d.planned_start for d in decisions},
+        makespan=float(record.planned_makespan or 0.0),
+        source=record.state,
+    )
+
+
+DEMO_SEED_CASES = 24
+"""Cases simulated into an empty knowledge base, so the demo's explanations can cite some."""
+
+
+def seed_demo_cases(base: Any) -> None:
+    """Fill an empty knowledge base with a few simulated executions of the demo's shapes."""
+    from kb.seed import SeedConfig, seed_knowledge_base
+
+    config = SeedConfig(
+        count=DEMO_SEED_CASES,
+        jobs=1,
+        recipes=(),
+        shapes=("genomics", "fork-join", "layered"),
+        sizes=(20, 49),
+    )
+    seed_knowledge_base(base, config)

@@ -1,0 +1,250 @@
+"""The agent's tools: one typed, documented entry per question the assistant can answer.
+
+A :class:`Toolbox` binds each tool name to a method of the :class:`~wass_chat.agent.facts.Facts`
+layer (plain functions returning JSON-able dicts) through a pydantic argument schema. The same
+toolbox serves the LLM (as LangChain tools, :func:`langchain_tools`), the offline router and the
+verifier, so both modes compute identical facts.
+
+``submit_workflow`` is the one tool that would act on the cluster, and it does not: it plans the
+submission and leaves an :class:`~wass_chat.agent.events.ApprovalRequest` with the
+:class:`~wass_chat.agent.approval.ApprovalGate`. There is no shell tool and no approval tool.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from sim.errors import UserFacingError
+from wass_chat.agent.approval import ApprovalGate
+from wass_chat.agent.events import ApprovalRequest, ToolResult
+from wass_chat.agent.parse import unknown_tool_error
+from wass_chat.agent.render import render
+from wass_chat.agent.safety import fence_data
+
+if TYPE_CHECKING:
+    from wass_chat.agent.facts import Facts
+
+
+class ExplainPlacementArgs(BaseModel):
+    """Why a task of a run was placed on its node: data locality, the simulated makespan had it
+    run on each other node (counterfactual), and the most similar past cases."""
+
+    run: str | None = Field(None, description="Run id; default: the most recent run.")
+    task: str | None = Field(None, description="Task id; default: the task reading most data.")
+    node: str | None = Field(None, description="The node the user asked about, if any.")
+
+
+class SimilarCasesArgs(BaseModel):
+    """The k past executions in the knowledge base most similar to a workflow or a run."""
+
+    workflow: str | None = Field(None, description="Workflow file or demo workflow name.")
+    run: str | None = Field(None, description="Run id (used when no workflow is given).")
+    k: int = Field(5, ge=1, le=20, description="How many cases.")
+
+
+class SimulateArgs(BaseModel):
+    """Simulate a workflow on a platform with a scheduler, optionally with what-if changes
+    (nodes added or removed, bandwidth scaled, another scheduler); reports the makespan change."""
+
+    workflow: str | None = Field(None, description="Workflow file or demo name; default: run's.")
+    run: str | None = Field(None, description="Take workflow, platform, scheduler from this run.")
+    platform: str | None = Field(None, description="Platform file or 'demo'.")
+    scheduler: str | None = Field(None, description="Baseline scheduler, e.g. heft.")
+    add_nodes: int = Field(0, ge=0, le=1024, description="Nodes to add (copies of the usual node).")
+    remove_nodes: list[str] = Field(default_factory=list, description="Node names to remove.")
+    remove_count: int = Field(0, ge=0, description="How many nodes to remove (the last ones).")
+    bandwidth_factor: float = Field(1.0, gt=0, le=1000, description="Scale every bandwidth.")
+    other_scheduler: str | None = Field(None, description="Scheduler for the what-if variant.")
+
+
+class CompareSchedulersArgs(BaseModel):
+    """Simulate one workflow under several schedulers and rank them by makespan."""
+
+    workflow: str | None = Field(None, description="Workflow file or demo name; default: run's.")
+    run: str | None = Field(None, description="Take workflow and platform from this run.")
+    platform: str | None = Field(None, description="Platform file or 'demo'.")
+    schedulers: list[str] = Field(default_factory=list, description="Names; default: classics.")
+
+
+class SubmitWorkflowArgs(BaseModel):
+    """Prepare the submission of a workflow to Slurm. Only prepares a plan: a human must approve
+    it outside the conversation before anything is submitted."""
+
+    workflow: str = Field(description="Workflow file (WfFormat JSON) or demo workflow name.")
+    scheduler: str = Field("heft", description="Scheduler that plans the placements.")
+    platform: str | None = Field(None, description="Platform file; default: the cluster's.")
+
+
+class RunStatusArgs(BaseModel):
+    """The state of each task (job) of a submitted or demo run."""
+
+    run: str | None = Field(None, description="Run id; default: the most recent run.")
+
+
+class ClusterStatusArgs(BaseModel):
+    """The cluster's nodes: state and cores."""
+
+
+class SacctSummaryArgs(BaseModel):
+    """Accounting statistics over a period: job counts, waits, states, backfill share."""
+
+    period: str = Field("7d", description="e.g. 7d, 30d, 2024-05 or START..END")
+    user: str | None = Field(None, description="Restrict to one user.")
+
+
+class JobWhyArgs(BaseModel):
+    """Why a Slurm job waited or was slow: reason, wait, backfill flag, placement."""
+
+    jobid: str = Field(description="Slurm job id.")
+
+
+class GenerateReportArgs(BaseModel):
+    """Write the scheduling audit report for a period to a file (HTML or Markdown)."""
+
+    period: str = Field("7d", description="e.g. 7d, 30d, 2024-05 or START..END")
+    format: Literal["html", "md"] = Field("html", description="Output format.")
+    output: str | None = Field(
+        None, description="File name (no directories) under the data home's reports/ folder."
+    )
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: its name, argument schema (whose docstring describes it) and implementation."""
+
+    name: str
+    schema: type[BaseModel]
+    call: Callable[[Facts, dict[str, Any]], dict[str, Any]]
+
+    @property
+    def description(self) -> str:
+        return " ".join((self.schema.__doc__ or "").split())
+
+
+TOOL_SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec("explain_placement", ExplainPlacementArgs, lambda f, a: f.explain_placement(**a)),
+    ToolSpec("similar_cases", SimilarCasesArgs, lambda f, a: f.similar_cases(**a)),
+    ToolSpec("simulate", SimulateArgs, lambda f, a: f.simulate(**a)),
+    ToolSpec("compare_schedulers", CompareSchedulersArgs, lambda f, a: f.compare_schedulers(**a)),
+    ToolSpec("submit_workflow", SubmitWorkflowArgs, lambda f, a: f.plan_submission(**a)),
+    ToolSpec("run_status", RunStatusArgs, lambda f, a: f.run_status(**a)),
+    ToolSpec("cluster_status", ClusterStatusArgs, lambda f, a: f.cluster_status()),
+    ToolSpec("sacct_summary", SacctSummaryArgs, lambda f, a: f.sacct_summary(**a)),
+    ToolSpec("job_why", JobWhyArgs, lambda f, a: f.job_why(**a)),
+    ToolSpec("generate_report", GenerateReportArgs, lambda f, a: f.generate_report(**a)),
+)
+TOOL_NAMES = tuple(spec.name for spec in TOOL_SPECS)
+GATED_TOOLS = frozenset({"submit_workflow"})
+"""Tools whose facts become an approval request instead of an action."""
+MODEL_LIST_LIMIT = 12
+"""Longest list the model is shown in a tool result (the verifier still sees everything)."""
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What one tool call produced: facts, their rendering, and an approval request if gated."""
+
+    call_id: str
+    name: str
+    facts: dict[str, Any]
+    error: str | None = None
+    approval: ApprovalRequest | None = None
+
+    @property
+    def summary(self) -> str:
+        return render(self.facts)
+
+    def as_event(self) -> ToolResult:
+        return ToolResult(self.call_id, self.name, self.summary, self.facts, self.error)
+
+    def for_model(self) -> str:
+        """The result as the model sees it: trimmed facts inside an untrusted data block."""
+        return fence_data(self.name, _trim(self.facts))
+
+
+def _trim(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _trim(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_trim(v) for v in value[:MODEL_LIST_LIMIT]]
+    return value
+
+
+class Cancelled(Exception):
+    """The user cancelled the answer; no further tool may start."""
+
+
+@dataclass
+class Toolbox:
+    """Runs tools by name against the facts layer; gated tools go through the approval gate."""
+
+    facts: Facts
+    gate: ApprovalGate
+
+    def __post_init__(self) -> None:
+        self.cancelled = threading.Event()
+        self._specs = {spec.name: spec for spec in TOOL_SPECS}
+
+    def call(self, name: str, arguments: dict[str, Any], call_id: str | None = None) -> ToolOutcome:
+        """Validate ``arguments`` and run tool ``name``; errors become error outcomes."""
+        call_id = call_id or f"call-{uuid.uuid4().hex[:12]}"
+        if self.cancelled.is_set():
+            raise Cancelled(name)
+        spec = self._specs.get(name)
+        if spec is None:
+            return _error(call_id, name, unknown_tool_error(name, TOOL_NAMES))
+        try:
+            parsed = spec.schema.model_validate(arguments or {})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            return _error(call_id, name, f"invalid arguments for {name}: {problems}")
+        try:
+            facts = spec.call(self.facts, parsed.model_dump())
+        except UserFacingError as exc:
+            return _error(call_id, name, exc.one_line())
+        if name in GATED_TOOLS:
+            request = self.gate.propose(name, facts)
+            facts = {
+                **facts,
+                "request_id": request.request_id,
+                "status": "awaiting human approval; nothing submitted",
+            }
+            return ToolOutcome(call_id, name, facts, approval=request)
+        return ToolOutcome(call_id, name, facts)
+
+
+def _error(call_id: str, name: str, message: str) -> ToolOutcome:
+    return ToolOutcome(call_id, name, {"kind": "error", "error": message}, error=message)
+
+
+def langchain_tools(toolbox: Toolbox) -> list[Any]:
+    """The toolbox as LangChain tools returning (content for the model, facts as artifact).
+
+    The content is the fenced data block of :meth:`ToolOutcome.for_model`; the artifact carries
+    the full facts (and the approval request id of a gated tool) for the session.
+    """
+    from langchain_core.tools import StructuredTool
+
+    def make(spec: ToolSpec) -> Any:
+        def run(**arguments: Any) -> tuple[str, dict[str, Any]]:
+            outcome = toolbox.call(spec.name, arguments)
+            return outcome.for_model(), outcome.facts
+
+        return StructuredTool.from_function(
+            func=run,
+            name=spec.name,
+            description=spec.description,
+            args_schema=spec.schema,
+            response_format="content_and_artifact",
+        )
+
+    return [make(spec) for spec in TOOL_SPECS]
