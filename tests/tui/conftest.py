@@ -1,0 +1,32 @@
+"""Fixtures of the TUI tests: the app on a scripted session, with history in a temp dir."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.tui.scripted_session import ScriptedSession
+from tui.app import WassChatApp
+from tui.conversation_store import Conversation, ConversationStore
+
+
+@pytest.fixture
+def session() -> ScriptedSession:
+    return ScriptedSession()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ConversationStore:
+    return ConversationStore(tmp_path / "history")
+
+
+@pytest.fixture
+def make_app(
+    session: ScriptedSession, store: ConversationStore, tmp_path: Path
+) -> Callable[..., WassChatApp]:
+    def make(conversation: Conversation | None = None) -> WassChatApp:
+        return WassChatApp(lambda: session, store, conversation, reports_dir=tmp_path / "reports")
+
+    return make

@@ -1,0 +1,143 @@
+"""Submissions: the approval modal is the only way a plan reaches the cluster."""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import tui
+from tests.tui.pilot_steps import ask, chat_screen, settle
+from tests.tui.scripted_session import PLAN, ScriptedSession
+from tui.app import WassChatApp
+from tui.screens.approval import ApprovalScreen, plan_jobs
+from tui.widgets.chat_log import Notice
+from tui.widgets.tool_call import ToolCallBlock
+
+
+async def test_submit_opens_the_modal_with_the_exact_plan(
+    make_app: Callable[..., WassChatApp], session: ScriptedSession
+) -> None:
+    async with make_app().run_test(size=(80, 24)) as pilot:
+        await ask(pilot, "/submit montage.json")
+        modal = pilot.app.screen
+        assert isinstance(modal, ApprovalScreen)
+        assert modal.request.plan == PLAN
+        table = modal.query_one("#plan-jobs")
+        rows = [table.get_row_at(i) for i in range(table.row_count)]
+        assert rows == [["mProject_1", "node-1", "–"], ["mAdd", "node-2", "mProject_1"]]
+        assert session.decisions == [] and session.submitted == []
+
+
+async def test_approve_submits_once(
+    make_app: Callable[..., WassChatApp], session: ScriptedSession
+) -> None:
+    async with make_app().run_test(size=(80, 24)) as pilot:
+        await ask(pilot, "/submit montage.json")
+        await pilot.click("#approve")
+        await settle(pilot)
+        assert session.decisions == [("req-1", "approve", None)]
+        assert session.submitted == [PLAN]
+        blocks = list(chat_screen(pilot).query(ToolCallBlock))
+        assert blocks[-1].result is not None and "job 4242" in blocks[-1].result.summary
+
+
+async def test_reject_never_approves(
+    make_app: Callable[..., WassChatApp], session: ScriptedSession
+) -> None:
+    async with make_app().run_test(size=(80, 24)) as pilot:
+        await ask(pilot, "/submit montage.json")
+        await pilot.click("#reject")
+        await settle(pilot)
+        assert session.decisions == [("req-1", "reject", None)]
+        assert session.submitted == []
+        assert any(n.text.startswith("Rejected") for n in chat_screen(pilot).query(Notice))
+
+
+async def test_escape_and_enter_in_the_modal_reject(
+    make_app: Callable[..., WassChatApp], session: ScriptedSession
+) -> None:
+    """Reject has the focus: a stray Enter rejects, and so does Escape."""
+    async with make_app().run_test(size=(80, 24)) as pilot:
+        await ask(pilot, "/submit a.json")
+        await pilot.press("enter")
+        await settle(pilot)
+        await ask(pilot, "/submit b.json")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert [d for _, d, _ in session.decisions] == ["reject", "reject"]
+        assert session.submitted == []
+
+
+async def test_edit_sends_the_edited_plan(
+    make_app: Callable[..., WassChatApp], session: ScriptedSession
+) -> None:
+    async with make_app().run_test(size=(80, 24)) as pilot:
+        await ask(pilot, "/submit montage.json")
+        await pilot.click("#edit")
+        modal = pilot.app.screen
+        assert isinstance(modal, ApprovalScreen)
+        edited = dict(PLAN, partition="long")
+        modal.query_one("#plan-editor").text = json.dumps(edited)  # type: ignore[attr-defined]
+        await pilot.click("#approve")
+        await settle(pilot)
+        assert session.decisions == [("req-1", "edit", edited)]
+        assert session.submitted == [edited]
+
+
+async def test_invalid_edit_keeps_the_modal_open(
+    make_app: Callable[..., WassChatApp], session: ScriptedSession
+) -> None:
+    async with make_app().run_test(size=(80, 24)) as pilot:
+        await ask(pilot, "/submit montage.json")
+        await pilot.click("#edit")
+        pilot.app.screen.query_one("#plan-editor").text = "{not json"  # type: ignore[attr-defined]
+        await pilot.click("#approve")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ApprovalScreen)
+        assert session.decisions == []
+
+
+def test_plan_jobs_reads_the_usual_spellings() -> None:
+    plan = {"tasks": [{"task": "a", "nodes": ["n1", "n2"], "after": ["x", "y"]}, "bare"]}
+    assert plan_jobs(plan) == [("a", "n1, n2", "x, y"), ("bare", "–", "–")]
+
+
+def _calls(path: Path, attribute: str) -> list[ast.Call]:
+    return [
+        node
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == attribute
+    ]
+
+
+def test_only_the_approval_modal_builds_a_decision_that_acts() -> None:
+    """No path around the modal, proved on the source: the session hears a decision in exactly
+    one place of the chat (passing the modal's outcome on), the bridge forwards it unchanged, and
+    outside the modal no code spells an ``ApprovalOutcome`` other than ``reject``."""
+    package = Path(tui.__file__).parent
+    ui_calls = {
+        path.relative_to(package).as_posix(): _calls(path, "resolve_approval")
+        for path in package.rglob("*.py")
+        if path.name != "session_bridge.py"
+    }
+    ui_calls = {path: calls for path, calls in ui_calls.items() if calls}
+    assert list(ui_calls) == ["screens/chat.py"]
+    (call,) = ui_calls["screens/chat.py"]
+    assert ast.unparse(call.func) == "self.bridge.resolve_approval"
+    assert ast.unparse(call.args[1]) == "outcome.decision"
+    (forward,) = _calls(package / "session_bridge.py", "resolve_approval")
+    assert [ast.unparse(a) for a in forward.args] == ["request_id", "decision", "edited_plan"]
+    literals = {
+        argument.value
+        for path in package.rglob("*.py")
+        if path.name != "approval.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "ApprovalOutcome"
+        for argument in node.args
+        if isinstance(argument, ast.Constant)
+    }
+    assert literals == {"reject"}

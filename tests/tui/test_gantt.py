@@ -1,0 +1,97 @@
+"""The Gantt trace, its utilisation maths and its drawing."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.demo import demo_platform, demo_workflow
+from tests.tui.scripted_session import GANTT
+from tui.gantt_data import (
+    GanttBar,
+    GanttTraceError,
+    node_utilisation,
+    pack_lanes,
+    trace_from_json,
+    trace_from_sim_result,
+)
+from tui.simulation_trace import simulate_trace, trace_for_simulation_facts
+from tui.widgets.gantt import draw_gantt, draw_utilisation
+
+
+def test_utilisation_uses_cores_when_known_and_covered_time_otherwise() -> None:
+    trace = trace_from_json(GANTT)
+    used = node_utilisation(trace)
+    # node-1 (2 cores): 40 + 30 + 15 core-seconds over 2 x 100
+    assert used["node-1"] == pytest.approx(85 / 200)
+    # node-2 (1 core): 35 + 30 over 100
+    assert used["node-2"] == pytest.approx(0.65)
+    no_cores = trace_from_json({**GANTT, "nodes": []})
+    # union of [0,40], [40,70], [45,60] = 70 s of 100
+    assert node_utilisation(no_cores)["node-1"] == pytest.approx(0.70)
+
+
+def test_pack_lanes_puts_overlapping_bars_on_separate_rows() -> None:
+    bars = trace_from_json(GANTT).bars_on("node-1")
+    rows = pack_lanes(bars)
+    assert [[b.task for b in row] for row in rows] == [["mProject_1", "mDiff_1"], ["mDiff_2"]]
+
+
+def test_bad_traces_report_every_problem() -> None:
+    with pytest.raises(GanttTraceError) as caught:
+        trace_from_json(
+            {"tasks": [{"task": "a"}, {"task": "b", "node": "n", "start": 5, "end": 1}]}
+        )
+    assert len(caught.value.problems) == 2
+    with pytest.raises(GanttTraceError):
+        trace_from_json({"tasks": "nope"})
+
+
+def test_drawing_fits_the_width_and_shows_lanes_axis_and_utilisation() -> None:
+    trace = trace_from_json(GANTT)
+    lines = draw_gantt(trace, 60).plain.splitlines()
+    assert all(len(line) <= 60 for line in lines)
+    assert lines[0].startswith("node-1│") and lines[0].endswith(" 42%")
+    assert lines[1].startswith("      │")  # node-1's second row (mDiff_2 runs in parallel)
+    assert lines[2].startswith("node-2│") and lines[2].endswith(" 65%")
+    assert "└┬" in lines[3] and lines[4].strip().startswith("0")
+    assert lines[4].endswith("100.0 s")  # the last tick is the makespan
+    capped = draw_gantt(trace, 60, max_rows_per_node=1).plain
+    assert "+1 more tasks in parallel" in capped
+    bars = draw_utilisation(trace, 40).plain.splitlines()
+    assert bars[1].endswith(" 65%") and bars[1].count("█") == round(0.65 * 27)
+
+
+def test_a_wide_bar_carries_its_task_name() -> None:
+    trace = trace_from_json(GANTT)
+    assert "mProject_1" in draw_gantt(trace, 120).plain
+
+
+def test_real_simulation_trace_matches_the_simulator() -> None:
+    """The panel's own simulation path: real scheduler, real simulator, demo inputs."""
+    workflow, platform = demo_workflow("fork-join-20"), demo_platform()
+    data = simulate_trace(workflow, platform, "heft")
+    trace = trace_from_json(data)
+    assert len(trace.bars) == len(workflow.tasks)
+    assert set(trace.nodes) == set(platform.node_names)
+    assert trace.makespan == pytest.approx(max(b.end for b in trace.bars))
+    assert all(0.0 <= u <= 1.0 for u in node_utilisation(trace).values())
+    facts = {
+        "kind": "simulation",
+        "workflow": "fork-join-20",
+        "baseline": {"platform": platform.name, "scheduler": "heft"},
+    }
+    assert trace_for_simulation_facts(facts) == data
+    assert trace_for_simulation_facts({**facts, "workflow": "not-a-demo"}) is None
+
+
+def test_trace_from_sim_result_round_trips() -> None:
+    from policy.base import plan_and_simulate
+    from policy.registry import get_scheduler
+
+    platform = demo_platform()
+    result = plan_and_simulate(get_scheduler("heft"), demo_workflow("fork-join-20"), platform)
+    trace = trace_from_json(trace_from_sim_result(result, platform))
+    assert trace.makespan == result.makespan
+    assert {b.task: b.node for b in trace.bars} == result.placements
+    assert trace_from_json(trace.to_json()) == trace
+    assert GanttBar("t", "n", 1.0, 3.5).duration == 2.5

@@ -1,0 +1,140 @@
+"""The wass-chat terminal app: wiring of the session, the conversation store and the screens.
+
+``run_app()`` is what ``wass-chat`` (no arguments) and ``make run`` open. The app depends on the
+agent only through the :class:`~wass_chat.agent.events.ChatSession` protocol: tests pass their
+own session factory, the real one comes from ``wass_chat.agent.session.open_session``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from tui.conversation_store import Conversation, ConversationStore
+from tui.screens.chat import ChatScreen
+from tui.screens.help import HelpScreen
+from tui.screens.report_export import ReportExportScreen
+from tui.session_bridge import SessionBridge, SessionFactory
+from tui.transcript_report import render_conversation_report
+from wass_chat.agent.events import ChatSession
+from wass_chat.cli.output import write_atomic
+
+DARK_THEME = "textual-dark"
+LIGHT_THEME = "textual-light"
+
+
+def open_default_session() -> ChatSession:
+    """The real agent: Ollama when it answers within its timeout, else the offline router."""
+    from wass_chat.agent.session import open_session
+
+    return open_session()
+
+
+class WassChatApp(App[None]):
+    """Chat with the scheduler; see schedules and cases; approve what touches the cluster."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "wass-chat"
+    BINDINGS = [  # noqa: RUF012
+        Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", "Help", show=False),
+        Binding("ctrl+t", "toggle_theme", "Theme"),
+        Binding("ctrl+s", "export_report", "Export"),
+    ]
+
+    def __init__(
+        self,
+        session_factory: SessionFactory,
+        store: ConversationStore,
+        conversation: Conversation | None = None,
+        reports_dir: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.bridge = SessionBridge(session_factory)
+        self.store = store
+        self.initial_conversation = conversation or Conversation.new()
+        self.reports_dir = reports_dir or store.directory.parent / "reports"
+
+    def on_mount(self) -> None:
+        self.theme = DARK_THEME
+        self.push_screen(ChatScreen(self.bridge, self.store, self.initial_conversation))
+
+    def on_unmount(self) -> None:
+        self.bridge.close()
+
+    @property
+    def chat(self) -> ChatScreen:
+        """The chat screen (always at the bottom of the stack once mounted)."""
+        return next(s for s in self.screen_stack if isinstance(s, ChatScreen))
+
+    # --- actions ------------------------------------------------------------------------
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT_THEME if self.theme == DARK_THEME else DARK_THEME
+
+    def action_export_report(self) -> None:
+        conversation = self.chat.conversation
+        default = self.reports_dir / f"conversation-{conversation.id}.md"
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.export_report(path)
+
+        self.push_screen(ReportExportScreen(default), chosen)
+
+    def export_report(self, path: Path) -> None:
+        """Write the report in a thread worker; a toast says where (or why not)."""
+        text = render_conversation_report(self.chat.conversation)
+
+        def write() -> None:
+            write_atomic(path, text)
+            self.call_from_thread(self.notify, f"Report written to {path}", title="Export")
+
+        self.run_worker(write, thread=True, group="export", exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "export" and event.state == WorkerState.ERROR:
+            self.notify(f"Export failed: {event.worker.error}", severity="error", title="Export")
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help", "Keys and slash commands (F1)", self.action_help)
+        yield SystemCommand(
+            "Toggle light/dark theme", "Switch the colour theme (Ctrl+T)", self.action_toggle_theme
+        )
+        yield SystemCommand(
+            "Export report", "Save the conversation as Markdown (Ctrl+S)", self.action_export_report
+        )
+        chat = self.chat
+        yield SystemCommand(
+            "Run panel", "Show or hide the schedule panel (F2)", chat.action_toggle_panel
+        )
+        yield SystemCommand("Run detail", "The schedule in full screen (F3)", chat.action_open_run)
+        yield SystemCommand(
+            "New conversation", "Start over (Ctrl+N)", chat.action_new_conversation
+        )
+        yield SystemCommand(
+            "Cancel answer", "Stop the running answer (Escape)", chat.action_cancel_answer
+        )
+
+
+def run_app(resume: bool = False, session_factory: SessionFactory | None = None) -> None:
+    """Open the app (``--resume``: reopen the last saved conversation)."""
+    from wass_chat.config import settings
+
+    store = ConversationStore(settings().history_dir)
+    conversation = store.latest() if resume else None
+    WassChatApp(
+        session_factory or open_default_session,
+        store,
+        conversation,
+        reports_dir=settings().home / "reports",
+    ).run()

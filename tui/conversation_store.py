@@ -1,0 +1,141 @@
+"""Conversations on disk: one JSON file per conversation under ``Settings().history_dir``.
+
+A conversation is the list of what the chat showed (user messages, answers, tool calls with
+their results, notices) plus the last schedule drawn in the side panel, so ``wass-chat --resume``
+rebuilds the screen as it was. Files are written atomically after every completed turn: a crash
+never leaves a half-written conversation. Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from sim.errors import InputError
+from wass_chat.cli.output import write_atomic
+
+Role = Literal["user", "assistant", "tool", "notice"]
+
+
+class ConversationFileError(InputError):
+    """A conversation file that cannot be read back."""
+
+    kind = "conversation"
+
+
+@dataclass
+class Entry:
+    """One item of the transcript; ``tool`` entries carry the call and its result."""
+
+    role: Role
+    text: str = ""
+    tool: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"role": self.role, "text": self.text}
+        if self.tool is not None:
+            data["tool"] = self.tool
+        return data
+
+
+@dataclass
+class Conversation:
+    """A transcript being built; mutable on purpose, the chat appends to it as it goes."""
+
+    id: str
+    created: str
+    entries: list[Entry] = field(default_factory=list)
+    gantt: dict[str, Any] | None = None
+    cases: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def new(cls) -> Conversation:
+        now = datetime.now(UTC)
+        return cls(id=f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}", created=now.isoformat())
+
+    @property
+    def title(self) -> str:
+        """The first user message, shortened: how the conversation is listed."""
+        first = next((e.text for e in self.entries if e.role == "user"), "")
+        return (first[:60] + "…") if len(first) > 60 else first or "(empty)"
+
+    @property
+    def user_messages(self) -> list[str]:
+        """Everything the user typed, oldest first (seeds the input history on resume)."""
+        return [e.text for e in self.entries if e.role == "user"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "created": self.created,
+            "title": self.title,
+            "entries": [e.to_json() for e in self.entries],
+            "gantt": self.gantt,
+            "cases": self.cases,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], source: str) -> Conversation:
+        problems: list[str] = []
+        entries: list[Entry] = []
+        for index, raw in enumerate(data.get("entries", [])):
+            role = raw.get("role") if isinstance(raw, dict) else None
+            if role not in ("user", "assistant", "tool", "notice"):
+                problems.append(f"entry #{index} has no valid role")
+                continue
+            entries.append(Entry(role=role, text=str(raw.get("text", "")), tool=raw.get("tool")))
+        for key in ("id", "created"):
+            if not isinstance(data.get(key), str):
+                problems.append(f"missing {key!r}")
+        if problems:
+            raise ConversationFileError(source, problems)
+        return cls(
+            id=data["id"],
+            created=data["created"],
+            entries=entries,
+            gantt=data.get("gantt"),
+            cases=list(data.get("cases") or []),
+        )
+
+
+class ConversationStore:
+    """Reads and writes conversations in one directory (``<id>.json``)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+
+    def path_of(self, conversation_id: str) -> Path:
+        return self.directory / f"{conversation_id}.json"
+
+    def save(self, conversation: Conversation) -> Path:
+        """Write ``conversation`` atomically; returns its path."""
+        path = self.path_of(conversation.id)
+        write_atomic(path, json.dumps(conversation.to_json(), indent=1, default=str))
+        return path
+
+    def load(self, conversation_id: str) -> Conversation:
+        path = self.path_of(conversation_id)
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConversationFileError(str(path), [str(exc)]) from exc
+        if not isinstance(data, dict):
+            raise ConversationFileError(str(path), ["not a JSON object"])
+        return Conversation.from_json(data, str(path))
+
+    def ids(self) -> list[str]:
+        """Conversation ids, oldest first (ids start with their creation time)."""
+        if not self.directory.is_dir():
+            return []
+        return sorted(p.stem for p in self.directory.glob("*.json"))
+
+    def latest(self) -> Conversation | None:
+        """The conversation written last (what ``--resume`` reopens), or None."""
+        if not self.directory.is_dir():
+            return None
+        paths = sorted(self.directory.glob("*.json"), key=lambda p: (p.stat().st_mtime, p.stem))
+        return self.load(paths[-1].stem) if paths else None

@@ -1,0 +1,147 @@
+"""The approval modal: the only way a plan that acts on the cluster gets an ``approve``.
+
+It shows the exact plan (every job with its node and dependencies, plus the plan's other
+fields) and returns an :class:`ApprovalOutcome`. Reject is focused first and is what Escape does,
+so a stray Enter or Escape can never submit anything.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, DataTable, Label, Static, TextArea
+
+from wass_chat.agent.events import ApprovalDecision, ApprovalRequest
+
+
+@dataclass(frozen=True)
+class ApprovalOutcome:
+    """What the human decided; ``plan`` is the edited plan for ``edit``, else None."""
+
+    decision: ApprovalDecision
+    plan: dict[str, Any] | None = None
+
+
+def _first(job: Mapping[str, Any], *keys: str) -> Any:
+    return next((job[k] for k in keys if job.get(k) not in (None, "", [])), "")
+
+
+def _joined(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value) or "–"
+    return str(value) if value not in (None, "") else "–"
+
+
+def plan_jobs(plan: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(job, node, dependencies) for each job of the plan, in the plan's order."""
+    jobs = plan.get("jobs") or plan.get("tasks") or []
+    rows: list[tuple[str, str, str]] = []
+    for job in jobs if isinstance(jobs, list) else []:
+        if not isinstance(job, Mapping):
+            rows.append((str(job), "–", "–"))
+            continue
+        rows.append(
+            (
+                str(_first(job, "name", "job", "task", "id")),
+                _joined(_first(job, "node", "nodes", "nodelist")),
+                _joined(_first(job, "dependencies", "depends_on", "after", "parents")),
+            )
+        )
+    return rows
+
+
+def plan_fields(plan: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The plan's other top-level fields (workflow, partition...), as ``(key, value)``."""
+    return [
+        (key, value if isinstance(value, str) else json.dumps(value, default=str))
+        for key, value in plan.items()
+        if key not in ("jobs", "tasks")
+    ]
+
+
+class ApprovalScreen(ModalScreen[ApprovalOutcome]):
+    """Approve, edit or reject one :class:`ApprovalRequest`."""
+
+    BINDINGS = [  # noqa: RUF012
+        Binding("escape", "reject", "Reject"),
+        Binding("ctrl+a", "approve", "Approve"),
+        Binding("ctrl+e", "edit", "Edit plan"),
+    ]
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        plan = self.request.plan
+        with Vertical(id="approval-dialog"):
+            yield Label(f"Approve: {self.request.action}", id="approval-title")
+            yield Static(
+                "Nothing reaches the cluster unless you approve this exact plan.",
+                id="approval-warning",
+            )
+            with VerticalScroll(id="approval-body"):
+                for key, value in plan_fields(plan):
+                    yield Static(f"{key}: {value}", classes="plan-field", markup=False)
+                jobs: DataTable[str] = DataTable(id="plan-jobs", cursor_type="row")
+                jobs.add_columns("job", "node", "after")
+                for row in plan_jobs(plan):
+                    jobs.add_row(*row)
+                yield jobs
+                editor = TextArea(
+                    json.dumps(plan, indent=2, default=str), language="json", id="plan-editor"
+                )
+                editor.display = False
+                yield editor
+                yield Label("", id="plan-error")
+            with Horizontal(id="approval-buttons"):
+                yield Button("Reject", id="reject", variant="error")
+                yield Button("Edit", id="edit")
+                yield Button("Approve", id="approve", variant="success")
+
+    def on_mount(self) -> None:
+        self.query_one("#reject", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        handlers = {
+            "reject": self.action_reject,
+            "edit": self.action_edit,
+            "approve": self.action_approve,
+        }
+        handlers[event.button.id or "reject"]()
+
+    def action_reject(self) -> None:
+        self.dismiss(ApprovalOutcome("reject"))
+
+    def action_edit(self) -> None:
+        """First press opens the JSON editor; approving then sends the edited plan."""
+        editor = self.query_one("#plan-editor", TextArea)
+        editor.display = True
+        self.query_one("#approve", Button).label = "Approve edited plan"
+        editor.focus()
+
+    def action_approve(self) -> None:
+        editor = self.query_one("#plan-editor", TextArea)
+        if not editor.display:
+            self.dismiss(ApprovalOutcome("approve"))
+            return
+        try:
+            edited = json.loads(editor.text)
+        except json.JSONDecodeError as exc:
+            self.query_one("#plan-error", Label).update(f"invalid JSON: {exc}")
+            return
+        if not isinstance(edited, dict):
+            self.query_one("#plan-error", Label).update("the plan must be a JSON object")
+            return
+        if edited == self.request.plan:
+            self.dismiss(ApprovalOutcome("approve"))
+        else:
+            self.dismiss(ApprovalOutcome("edit", edited))

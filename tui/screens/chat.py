@@ -1,0 +1,344 @@
+"""The main screen: the conversation, the prompt, and the run panel beside them.
+
+User messages go to the session through a :class:`~tui.session_bridge.SessionBridge` in an
+exclusive worker; its events are rendered as they arrive (tokens streamed into Markdown, tool
+calls as collapsible blocks, schedules and cases in the run panel). An
+:class:`~wass_chat.agent.events.ApprovalRequest` opens the approval modal; the session hears
+``approve`` or ``edit`` only from that modal's outcome. Escape cancels a running answer.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+from textual.worker import Worker, WorkerState
+
+from tui.conversation_store import Conversation, ConversationStore, Entry
+from tui.gantt_data import GanttTraceError, trace_from_json
+from tui.screens.approval import ApprovalOutcome, ApprovalScreen
+from tui.screens.case_detail import CaseDetailScreen
+from tui.screens.run_detail import RunDetailScreen
+from tui.session_bridge import SessionBridge
+from tui.simulation_trace import trace_for_simulation_facts
+from tui.widgets.cases_table import CasesTable
+from tui.widgets.chat_input import ChatInput
+from tui.widgets.chat_log import AnswerMessage, ChatLog
+from tui.widgets.run_panel import RunPanel
+from tui.widgets.status_header import StatusHeader
+from tui.widgets.tool_call import ToolCallBlock
+from wass_chat.agent.events import (
+    ApprovalRequest,
+    ChatEvent,
+    Final,
+    ModeChanged,
+    Token,
+    ToolCall,
+    ToolResult,
+)
+
+ANSWER_GROUP = "answer"
+
+
+class ChatScreen(Screen[None]):
+    """Chat on the left, run panel on the right (on narrow terminals: one at a time)."""
+
+    AUTO_FOCUS = "ChatInput"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012
+    BINDINGS = [  # noqa: RUF012
+        Binding("escape", "cancel_answer", "Cancel", show=False),
+        Binding("f2", "toggle_panel", "Run panel"),
+        Binding("f3", "open_run", "Run detail"),
+        Binding("ctrl+n", "new_conversation", "New chat"),
+    ]
+
+    panel_open: reactive[bool] = reactive(False)
+
+    def __init__(
+        self, bridge: SessionBridge, store: ConversationStore, conversation: Conversation
+    ) -> None:
+        super().__init__()
+        self.bridge = bridge
+        self.store = store
+        self.conversation = conversation
+        self._answer: AnswerMessage | None = None
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader()
+        with Horizontal(id="main"):
+            with Vertical(id="chat-column"):
+                yield ChatLog(id="chat-log")
+                yield ChatInput(
+                    history=self.conversation.user_messages,
+                    placeholder="Ask, or type / for commands (F1: help)",
+                    id="prompt",
+                )
+            yield RunPanel(id="run-panel")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._restore(self.conversation)
+        self.connect()
+
+    # --- session ------------------------------------------------------------------------
+    @work(group="connect")
+    async def connect(self) -> None:
+        """Wait for the session to open (it may probe Ollama) and show its mode."""
+        header = self.query_one(StatusHeader)
+        try:
+            session = await self.bridge.session()
+        except Exception as exc:  # shown to the user, the chat stays usable for reading
+            header.mode = "unavailable"
+            self._notice(f"The agent could not start: {type(exc).__name__}: {exc}", "error")
+            return
+        header.mode = session.mode
+
+    @property
+    def answering(self) -> bool:
+        return any(
+            w.group == ANSWER_GROUP and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+            for w in self.workers
+        )
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            return
+        if self.answering:
+            self.notify("Still answering: Escape cancels it.", severity="warning")
+            return
+        prompt = self.query_one(ChatInput)
+        prompt.remember(text)
+        prompt.value = ""
+        self.query_one(ChatLog).add_user(text)
+        self.conversation.entries.append(Entry("user", text))
+        self.answer(text)
+
+    @work(group=ANSWER_GROUP, exclusive=True)
+    async def answer(self, text: str) -> None:
+        """Stream the session's events for ``text`` into the chat."""
+        header = self.query_one(StatusHeader)
+        header.activity = "answering… (Esc cancels)"
+        try:
+            async for event in self.bridge.stream(text):
+                await self._render_event(event)
+        except Exception as exc:  # the agent failed: say so in the chat, keep the app alive
+            self._notice(f"The agent failed: {type(exc).__name__}: {exc}", "error")
+        finally:
+            await self._close_answer()
+            header.activity = "ready"
+            self.save()
+
+    async def _render_event(self, event: ChatEvent) -> None:
+        log = self.query_one(ChatLog)
+        match event:
+            case Token(text=fragment):
+                if self._answer is None:
+                    self._answer = log.start_answer()
+                await self._answer.write(fragment)
+            case ToolCall():
+                await self._close_answer()
+                log.add_tool_call(event)
+            case ToolResult():
+                self._show_tool_result(event, arguments=self._arguments_of(event.call_id))
+            case ApprovalRequest():
+                await self._close_answer()
+                self._ask_approval(event)
+            case Final():
+                await self._close_answer(event)
+            case ModeChanged(mode=mode, detail=detail):
+                header = self.query_one(StatusHeader)
+                header.detail = detail
+                header.mode = mode
+
+    async def _close_answer(self, final: Final | None = None) -> None:
+        """Finish the streamed answer (a Final's text replaces a differing stream)."""
+        answer, self._answer = self._answer, None
+        if answer is not None:
+            await answer.finish(final.text if final is not None else None)
+        elif final is not None and final.text:  # nothing was streamed: show the answer whole
+            answer = self.query_one(ChatLog).start_answer(final.text)
+        if answer is not None and answer.text:
+            self.conversation.entries.append(Entry("assistant", answer.text))
+        if final is not None:
+            if not final.verified:
+                self._notice("The model's text did not match its facts: showing the facts.")
+            if final.cited_ids:
+                self._notice("cites: " + ", ".join(final.cited_ids), "cites")
+
+    def _arguments_of(self, call_id: str) -> dict[str, Any]:
+        for block in self.query(ToolCallBlock):
+            if block.call.call_id == call_id:
+                return dict(block.call.arguments)
+        return {}
+
+    def _show_tool_result(self, result: ToolResult, arguments: dict[str, Any]) -> None:
+        self.query_one(ChatLog).complete_tool(result)
+        self.conversation.entries.append(
+            Entry(
+                "tool",
+                result.summary,
+                {
+                    "call_id": result.call_id,
+                    "name": result.name,
+                    "arguments": arguments,
+                    "summary": result.summary,
+                    "error": result.error,
+                    "data": {k: v for k, v in result.data.items() if k != "gantt"},
+                },
+            )
+        )
+        if isinstance(result.data.get("gantt"), dict):
+            self.show_gantt(result.data["gantt"])
+        elif result.data.get("kind") == "simulation" and result.error is None:
+            self.simulate_for_panel(result.data)
+        if isinstance(result.data.get("cases"), list):
+            self.show_cases(result.data["cases"])
+
+    class TraceReady(Message):
+        """A schedule computed off the UI thread, ready to draw."""
+
+        def __init__(self, trace: dict[str, Any]) -> None:
+            super().__init__()
+            self.trace = trace
+
+    @work(thread=True, group="simulation", exclusive=True, exit_on_error=False)
+    def simulate_for_panel(self, facts: dict[str, Any]) -> None:
+        """Recompute a reported simulation with the real simulator to draw its Gantt."""
+        trace = trace_for_simulation_facts(facts)
+        if trace is not None:
+            self.post_message(self.TraceReady(trace))
+
+    def on_chat_screen_trace_ready(self, message: TraceReady) -> None:
+        self.show_gantt(message.trace)
+
+    def show_gantt(self, data: dict[str, Any], announce: bool = True) -> None:
+        """Draw a trace in the run panel; open the panel when there is room for it."""
+        try:
+            trace = trace_from_json(data)
+        except GanttTraceError as exc:
+            self._notice(f"Cannot draw the schedule: {exc.one_line()}", "error")
+            return
+        self.conversation.gantt = trace.to_json()
+        self.query_one(RunPanel).show_trace(trace)
+        if self.has_class("-wide"):
+            self.panel_open = True
+        elif announce and not self.panel_open:
+            self._notice("Schedule ready: F2 shows the run panel, F3 the full view.")
+
+    def show_cases(self, cases: list[dict[str, Any]]) -> None:
+        self.conversation.cases = [c for c in cases if isinstance(c, dict)]
+        self.query_one(RunPanel).show_cases(self.conversation.cases)
+
+    # --- approvals: the only path to approve ------------------------------------------------
+    def _ask_approval(self, request: ApprovalRequest) -> None:
+        self._notice(f"Approval needed: {request.action}", "approval")
+
+        def decided(outcome: ApprovalOutcome | None) -> None:
+            self.apply_decision(request, outcome or ApprovalOutcome("reject"))
+
+        self.app.push_screen(ApprovalScreen(request), decided)
+
+    @work(group="approval")
+    async def apply_decision(self, request: ApprovalRequest, outcome: ApprovalOutcome) -> None:
+        """Tell the session what the human decided in the modal, and show what it did."""
+        verb = {"approve": "Approved", "edit": "Approved (edited)", "reject": "Rejected"}
+        self._notice(f"{verb[outcome.decision]}: {request.action}", "approval")
+        try:
+            result = await self.bridge.resolve_approval(
+                request.request_id, outcome.decision, outcome.plan
+            )
+        except Exception as exc:  # shown in the chat: the decision's fate must be visible
+            self._notice(f"The decision could not be applied: {exc}", "error")
+        else:
+            self._show_tool_result(result, arguments={"decision": outcome.decision})
+        self.save()
+
+    # --- actions ----------------------------------------------------------------------------
+    def action_cancel_answer(self) -> None:
+        """Escape: stop the running answer; on a narrow screen, else close the panel."""
+        if self.answering:
+            self.bridge.cancel()
+            self.workers.cancel_group(self, ANSWER_GROUP)
+            self._notice("Answer cancelled.")
+        elif self.panel_open and self.has_class("-narrow"):
+            self.panel_open = False
+
+    def action_toggle_panel(self) -> None:
+        self.panel_open = not self.panel_open
+
+    def watch_panel_open(self, panel_open: bool) -> None:
+        self.set_class(panel_open, "-panel-open")
+        if not panel_open:
+            self.query_one(ChatInput).focus()
+
+    def action_open_run(self) -> None:
+        panel = self.query_one(RunPanel)
+        self.app.push_screen(RunDetailScreen(panel.trace, panel.cases))
+
+    def on_cases_table_case_chosen(self, event: CasesTable.CaseChosen) -> None:
+        self.app.push_screen(CaseDetailScreen(event.case))
+
+    def action_new_conversation(self) -> None:
+        if self.answering:
+            self.action_cancel_answer()
+        self.conversation = Conversation.new()
+        self.query_one(ChatLog).clear()
+        self.query_one(RunPanel).reset()
+        self.panel_open = False
+        self._notice("New conversation.")
+
+    # --- persistence --------------------------------------------------------------------------
+    def save(self) -> None:
+        """Write the conversation (atomically, off the UI thread) once it has a message."""
+        if self.conversation.entries:
+            snapshot = Conversation.from_json(self.conversation.to_json(), source="memory")
+            self.run_worker(
+                partial(self.store.save, snapshot), thread=True, group="save", exit_on_error=False
+            )
+
+    def _restore(self, conversation: Conversation) -> None:
+        """Rebuild the screen of a resumed conversation."""
+        log = self.query_one(ChatLog)
+        for entry in conversation.entries:
+            if entry.role == "user":
+                log.add_user(entry.text)
+            elif entry.role == "assistant":
+                log.start_answer(entry.text)
+            elif entry.role == "tool" and entry.tool is not None:
+                tool = entry.tool
+                call_id, name = str(tool.get("call_id", "")), str(tool.get("name", "?"))
+                block = log.add_tool_call(ToolCall(call_id, name, tool.get("arguments") or {}))
+                block.complete(
+                    ToolResult(
+                        call_id, name, tool.get("summary", ""), tool.get("data") or {},
+                        tool.get("error"),
+                    )
+                )
+            else:
+                log.add_notice(entry.text)
+        if conversation.gantt:
+            self.show_gantt(conversation.gantt, announce=False)
+        if conversation.cases:
+            self.show_cases(conversation.cases)
+
+    def _notice(self, text: str, kind: str = "info") -> None:
+        self.query_one(ChatLog).add_notice(text, kind)
+        self.conversation.entries.append(Entry("notice", text))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:
+            return
+        if event.worker.group == "save":
+            self.notify(f"Could not save the conversation: {event.worker.error}", severity="error")
+        elif event.worker.group == "simulation":
+            self._notice(f"Cannot draw the schedule: {event.worker.error}", "error")

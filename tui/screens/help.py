@@ -1,0 +1,53 @@
+"""Key bindings and slash commands (F1 or ?)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+from tui.widgets.chat_input import SLASH_COMMANDS
+
+KEYS: tuple[tuple[str, str], ...] = (
+    ("Enter", "send the message"),
+    ("Up / Down", "walk through sent messages"),
+    ("Tab or →", "complete a slash command"),
+    ("Escape", "cancel the running answer; close a dialog"),
+    ("F1 or ?", "this help"),
+    ("F2", "show or hide the run panel (Gantt, utilisation, cases)"),
+    ("F3", "open the run in full screen"),
+    ("Ctrl+S", "export the conversation as a Markdown report"),
+    ("Ctrl+N", "start a new conversation"),
+    ("Ctrl+T", "switch between the light and the dark theme"),
+    ("Ctrl+P", "command palette"),
+    ("Ctrl+Q", "quit"),
+)
+
+
+def help_markdown() -> str:
+    """The help text; built from the same tables the app binds, so it cannot drift."""
+    keys = "\n".join(f"| `{key}` | {what} |" for key, what in KEYS)
+    commands = "\n".join(f"| `{c.usage}` | {c.summary} |" for c in SLASH_COMMANDS)
+    return (
+        "# wass-chat\n\nAsk about placements, simulate what-ifs, submit workflows. "
+        "Anything that acts on the cluster asks for your approval first.\n\n"
+        f"## Keys\n\n| key | action |\n|---|---|\n{keys}\n\n"
+        f"## Slash commands\n\n| command | does |\n|---|---|\n{commands}\n"
+    )
+
+
+class HelpScreen(ModalScreen[None]):
+    """A modal page of help; any of Escape, F1, ? or q closes it."""
+
+    BINDINGS = [  # noqa: RUF012
+        Binding("escape,f1,question_mark,q", "close", "Close"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-dialog"):
+            yield Markdown(help_markdown())
+
+    def action_close(self) -> None:
+        self.dismiss(None)

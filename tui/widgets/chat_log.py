@@ -1,0 +1,93 @@
+"""The conversation: user messages, streamed Markdown answers, tool blocks and notices."""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from tui.widgets.tool_call import ToolCallBlock
+from wass_chat.agent.events import ToolCall, ToolResult
+
+
+class UserMessage(Static):
+    """What the user typed, shown verbatim (never interpreted as markup)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, markup=False)
+        self.text = text
+
+
+class AnswerMessage(Markdown):
+    """The assistant's answer; tokens are appended through a :class:`MarkdownStream`."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(text)
+        self.text = text
+        self._stream: MarkdownStream | None = None
+
+    async def write(self, fragment: str) -> None:
+        """Append ``fragment`` (rendering is batched when tokens arrive faster than frames)."""
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self)
+        self.text += fragment
+        await self._stream.write(fragment)
+
+    async def finish(self, final_text: str | None = None) -> None:
+        """Flush the stream; replace the text when the final answer differs from the stream."""
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        if final_text is not None and final_text.strip() != self.text.strip():
+            self.text = final_text
+            await self.update(final_text)
+
+
+class Notice(Static):
+    """A one-line remark from the app itself (cancelled, mode changed, errors)."""
+
+    def __init__(self, text: str, kind: str = "info") -> None:
+        super().__init__(text, markup=False, classes=f"-{kind}")
+        self.text = text
+
+
+class ChatLog(VerticalScroll):
+    """Scrolls to the newest item while the user has not scrolled up."""
+
+    can_focus = False
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    def add_user(self, text: str) -> UserMessage:
+        message = UserMessage(text)
+        self.mount(message)
+        return message
+
+    def start_answer(self, text: str = "") -> AnswerMessage:
+        answer = AnswerMessage(text)
+        self.mount(answer)
+        return answer
+
+    def add_tool_call(self, call: ToolCall) -> ToolCallBlock:
+        block = ToolCallBlock(call)
+        self.mount(block)
+        return block
+
+    def complete_tool(self, result: ToolResult) -> ToolCallBlock:
+        """Attach ``result`` to the block of its call (or a new block when the call was unseen)."""
+        for block in reversed(list(self.query(ToolCallBlock))):
+            if block.call.call_id == result.call_id and block.result is None:
+                block.complete(result)
+                return block
+        block = self.add_tool_call(ToolCall(result.call_id, result.name, {}))
+        block.complete(result)
+        return block
+
+    def add_notice(self, text: str, kind: str = "info") -> Notice:
+        notice = Notice(text, kind)
+        self.mount(notice)
+        return notice
+
+    def clear(self) -> None:
+        self.remove_children()
