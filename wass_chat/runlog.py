@@ -51,6 +51,8 @@ class Decision:
     """The node Slurm actually ran the job on, once known."""
     real_start: str | None = None
     real_end: str | None = None
+    output: str | None = None
+    """The job's standard output file, once submitted (``--scale`` jobs stamp their times there)."""
 
 
 @dataclass(frozen=True)

@@ -116,3 +116,11 @@ def test_markdown_with_png_charts(home, tmp_path):
     for _, title in SECTIONS:
         assert f"## {title}" in text
     assert "](r_assets/chart-walltime.png)" in text
+
+
+def test_run_records_stamped_in_utc_are_placed_in_local_time() -> None:
+    from wass_chat.report.runs import local_time
+
+    stamp = "2026-01-02T03:04:05+00:00"
+    assert local_time(stamp) == datetime.fromtimestamp(datetime.fromisoformat(stamp).timestamp())
+    assert local_time("2026-01-02T03:04:05") == datetime(2026, 1, 2, 3, 4, 5)

@@ -222,7 +222,7 @@ def test_anomaly_rules():
     loaded = load_period(make_jobs(rows).lazy(), PERIOD)
     s = summarize(loaded)
     overall = 20 / 141
-    assert s.failure_rate == pytest.approx(overall)
+    assert s.failure_rate is not None and s.failure_rate == pytest.approx(overall)
     failing = failing_users(loaded, s.failure_rate)
     assert failing.count == 1 and failing.examples["user"].to_list() == ["bad"]
     greedy = over_requesters(loaded)

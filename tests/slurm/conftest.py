@@ -70,7 +70,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 @pytest.fixture
-def wass_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def wass_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh WASS_HOME (decision log) for one test; settings re-read from it."""
     from wass_chat.config import settings
 

@@ -71,9 +71,12 @@ def test_twenty_tasks_run_in_dependency_order_on_the_planned_nodes(
         for parent in wf.parents[d.task]:
             assert when(rows[job_of[parent]]["End"]) <= when(row["Start"]), (parent, d.task)
 
-    statuses = cli_json(capsys, "status", run_id)
-    assert isinstance(statuses, list)
-    assert {s["state"] for s in statuses} == {"COMPLETED"}
+    status = cli_json(capsys, "status", run_id)
+    assert isinstance(status, dict) and status["run_id"] == run_id
+    assert {s["state"] for s in status["tasks"]} == {"COMPLETED"}
+    s2r = status["sim_to_real"]  # every job stamped its own times (sleep jobs of --scale)
+    assert s2r["timing_source"] == "job stamps" and s2r["simulated_s"] > 0
+    assert s2r["real_s"] > s2r["simulated_s"] * 0.5 and s2r["dispatch_overhead_s"] > 0
     logged = RunLog(wass_home / "runs").get(run_id)
     assert all(d.real_node == d.node for d in logged.decisions)
     runs = cli_json(capsys, "runs")

@@ -32,7 +32,12 @@ class Period:
 
     @property
     def bucket(self) -> str:
-        """Time-series resolution: hourly up to 2 days, daily up to 92 days, else weekly."""
+        """Time-series resolution: per minute up to 2 hours (a test cluster's short runs),
+        per 10 minutes up to 12 hours, hourly up to 2 days, daily up to 92 days, else weekly."""
+        if self.seconds <= 2 * 3600:
+            return "1m"
+        if self.seconds <= 12 * 3600:
+            return "10m"
         if self.seconds <= 2 * 86400:
             return "1h"
         if self.seconds <= 92 * 86400:

@@ -47,6 +47,7 @@ def _trace(go: Any, trace: Trace, horizontal: bool) -> Any:
         return go.Bar(name=trace.name, x=x, y=y, marker_color=trace.colour)
     if trace.kind == "line":
         line = {"color": trace.colour, "dash": "dash" if trace.dash else "solid"}
-        return go.Scatter(name=trace.name, x=x, y=y, mode="lines", line=line)
+        mode = "lines" if len(x) > 1 else "lines+markers"  # a lone point needs a marker
+        return go.Scatter(name=trace.name, x=x, y=y, mode=mode, line=line)
     marker = {"color": trace.colour, "size": 4, "opacity": 0.5}
     return go.Scatter(name=trace.name, x=x, y=y, mode="markers", marker=marker)

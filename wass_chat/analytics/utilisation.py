@@ -63,7 +63,7 @@ def utilisation_over_time(loaded: pl.DataFrame, period: Period, nodes_seen: int)
 
 
 def _bucket_seconds(bucket: str) -> int:
-    return {"1h": 3600, "1d": 86400, "1w": 7 * 86400}[bucket]
+    return {"1m": 60, "10m": 600, "1h": 3600, "1d": 86400, "1w": 7 * 86400}[bucket]
 
 
 def host_ranges(node_lists: pl.Series, busy: pl.Series) -> pl.DataFrame:

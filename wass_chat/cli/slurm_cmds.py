@@ -115,26 +115,45 @@ def _render_plan(summary: dict[str, Any]) -> None:
 
 
 def status(run: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
-    """Per-task Slurm state of a submitted run (also saved to the decision log)."""
+    """Per-task Slurm state of a submitted run (also saved to the decision log); once every job
+    completed, the simulated against the real makespan (see docs/slurm.md, Sim-to-real)."""
     from wass_chat.slurm.commands import SlurmCommands
     from wass_chat.slurm.runs import run_status
+    from wass_chat.slurm.sim_to_real import compare_run
 
     runlog = _runlog()
     statuses = run_status(runlog.get(run), SlurmCommands(), runlog)
-    rows = [asdict(s) for s in statuses]
+    comparison = compare_run(runlog.get(run), statuses)
+    data = {
+        "run_id": run,
+        "tasks": [asdict(s) for s in statuses],
+        "sim_to_real": comparison.to_dict() if comparison else None,
+    }
+    columns = ("task", "job_id", "planned_node", "node", "state", "start", "end")
 
-    def render(data: list[dict[str, Any]]) -> None:
+    def render(d: dict[str, Any]) -> None:
         from rich.table import Table
 
         table = Table(title=f"run {run}")
-        for col in ("task", "job_id", "planned_node", "node", "state", "start", "end"):
+        for col in columns:
             table.add_column(col)
-        for r in data:
-            table.add_row(*(str(r[c] or "") for c in
-                            ("task", "job_id", "planned_node", "node", "state", "start", "end")))
+        for r in d["tasks"]:
+            table.add_row(*(str(r[c] or "") for c in columns))
         console.print(table)
+        if comparison is not None:
+            console.print(_sim_to_real_line(comparison))
 
-    emit(rows, as_json, render)
+    emit(data, as_json, render)
+
+
+def _sim_to_real_line(c: Any) -> str:
+    line = (f"makespan: simulated {c.simulated_s:.2f} s, real {c.real_s:.2f} s "
+            f"({c.timing_source}), error {100 * c.raw_error:.1f}%")  # fmt: skip
+    if c.corrected_simulated_s is not None:
+        line += (f"; with the measured dispatch overhead {c.overhead_applied_s:.2f} s per "
+                 f"dependent job: {c.corrected_simulated_s:.2f} s, "
+                 f"error {100 * c.corrected_error:.1f}%")  # fmt: skip
+    return line
 
 
 def cancel(run: str = typer.Argument(...), yes: bool = typer.Option(False, "--yes")) -> None:

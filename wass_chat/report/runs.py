@@ -63,9 +63,10 @@ def collect_runs(runs_dir: Path, start: datetime, end: datetime) -> RunsReport:
         from wass_chat.runlog import RunLog
     except ImportError as exc:
         return RunsReport((), (f"decision log (wass_chat.runlog) not importable: {exc}",))
-    records = (
-        RunLog(runs_dir).list_runs(start.isoformat(), end.isoformat()) if runs_dir.exists() else []
-    )
+    records = [
+        r for r in (RunLog(runs_dir).list_runs() if runs_dir.exists() else [])
+        if start <= local_time(r.created) < end
+    ]  # fmt: skip
     simulate, problem = _simulator()
     sections = []
     for index, record in enumerate(records):
@@ -89,6 +90,16 @@ def collect_runs(runs_dir: Path, start: datetime, end: datetime) -> RunsReport:
             )
         )
     return RunsReport(tuple(sections), (problem,) if problem else ())
+
+
+def local_time(stamp: str) -> datetime:
+    """An ISO time as naive local time, the clock of sacct and of report periods.
+
+    Run records are stamped in UTC (``+00:00``); comparing their text with a local period would
+    shift runs by the UTC offset.
+    """
+    when = datetime.fromisoformat(stamp)
+    return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
 
 
 def _decision_row(decision: Any) -> DecisionRow:

@@ -89,6 +89,17 @@ class SlurmCommands:
                 self.run(["scontrol", "--oneliner", "show", "partitions"]).splitlines()
                 if line.strip()]  # fmt: skip
 
+    def show_jobs(self, job_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        """``scontrol show job`` records of the jobs among ``job_ids`` the controller still holds
+        (finished jobs stay ``MinJobAge`` seconds), keyed by JobId."""
+        if not job_ids:
+            return {}
+        wanted = set(job_ids)
+        records = (parse_scontrol_record(line) for line in
+                   self.run(["scontrol", "--oneliner", "show", "job"]).splitlines()
+                   if line.strip())  # fmt: skip
+        return {r["JobId"]: r for r in records if r.get("JobId") in wanted}
+
     def queue(self, job_ids: Sequence[str]) -> dict[str, QueueEntry]:
         """The jobs among ``job_ids`` still known to the controller (pending, running...)."""
         if not job_ids:

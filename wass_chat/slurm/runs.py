@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from sim.errors import UserFacingError
+from sim.platforms import platform_to_dict
 from sim.wfformat import workflow_to_dict
 from wass_chat.runlog import RunLog, RunRecord
 from wass_chat.slurm.commands import SlurmCommands
-from wass_chat.slurm.submission import SubmissionPlan
+from wass_chat.slurm.submission import JobSpec, SubmissionPlan
 
 FINISHED_STATES = frozenset(
     {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
@@ -23,15 +24,13 @@ FINISHED_STATES = frozenset(
 
 
 def platform_summary(plan: SubmissionPlan) -> dict[str, Any]:
-    """The planning platform as plain data for the run log."""
-    return {
-        "name": plan.platform.name,
-        "nodes": [
-            {"name": n.name, "cores": n.cores, "memory": n.memory, "gpus": n.gpus,
-             "features": list(n.features)}
-            for n in plan.platform.nodes
-        ],
-    }  # fmt: skip
+    """The planning platform as plain data for the run log (complete: it can be re-simulated)."""
+    return platform_to_dict(plan.platform)
+
+
+def output_path(job: JobSpec, job_id: str) -> str:
+    """The job's stdout file: Slurm's ``%x`` (job name) and ``%j`` (job id) filled in."""
+    return job.output.replace("%x", job.name).replace("%j", job_id)
 
 
 def submit_plan(plan: SubmissionPlan, commands: SlurmCommands, runlog: RunLog) -> RunRecord:
@@ -69,9 +68,12 @@ def submit_plan(plan: SubmissionPlan, commands: SlurmCommands, runlog: RunLog) -
             error=f"sbatch failed after {len(submitted)} jobs: {exc.one_line()}{cancel_error}",
         )
         raise
+    job_of = {job.task: job for job in plan.jobs}
     decisions = tuple(
-        replace(d, job_id=job_ids[d.task], state="SUBMITTED") for d in record.decisions
-    )
+        replace(d, job_id=job_ids[d.task], state="SUBMITTED",
+                output=output_path(job_of[d.task], job_ids[d.task]))
+        for d in record.decisions
+    )  # fmt: skip
     return runlog.update(record.run_id, state="submitted", decisions=decisions)
 
 

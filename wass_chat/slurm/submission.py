@@ -5,7 +5,8 @@
 :class:`JobSpec`: pinned to its node (``-N1 --nodelist``), its cores, memory and GPUs, a job
 name naming run and task, a ``--comment wass:v1:run=...;task=...;node=...`` token (which the
 job_submit plugin can apply on its own) and ``afterok`` dependencies on its parents' jobs. The
-job runs the task's command, or sleeps for its simulated duration times ``scale``.
+job runs the task's command, or sleeps for its simulated duration times ``scale`` (writing its
+own start and end times to its output, see :mod:`wass_chat.slurm.job_stamps`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,19 @@ from policy.registry import canonical_name, get_scheduler
 from sim.model import Platform, Workflow, node_fits
 from sim.schedule import NetworkModel, SimResult
 from wass_chat.runlog import Decision
+from wass_chat.slurm.job_stamps import stamped_sleep
 
 TOKEN_PREFIX = "wass:v1:"
 MIN_MEMORY_MB = 64
 """Every job asks for memory: without ``--mem`` a job may reserve its node's whole memory."""
+
+
+def sleep_time_limit(seconds: float) -> int:
+    """Walltime for a sleep job of known length: twice it plus a minute, in whole minutes.
+
+    A finite limit lets backfill work and ends a stuck job; the margin absorbs a loaded node.
+    """
+    return 60 * math.ceil((2 * seconds + 60) / 60)
 
 
 def token_value(text: str) -> str:
@@ -55,6 +65,8 @@ class JobSpec:
     pin: bool = True
     """Pass ``-N1 --nodelist`` (False: leave the placement to the plugin's token)."""
     partition: str | None = None
+    time_limit_s: int | None = None
+    """``--time`` (Slurm rounds up to whole minutes); None: the partition's default."""
 
     def argv(self, job_ids: Mapping[str, str] | None = None) -> list[str]:
         """The sbatch arguments; parents' job ids as ``{job:TASK}`` placeholders until known."""
@@ -66,6 +78,9 @@ class JobSpec:
         else:
             args += ["-N1"]
         args += ["--ntasks=1", f"--cpus-per-task={self.cores}", f"--mem={self.memory_mb}M"]
+        if self.time_limit_s is not None:
+            minutes, seconds = divmod(self.time_limit_s, 60)
+            args.append(f"--time={minutes}:{seconds:02d}")
         if self.gpus:
             args.append(f"--gres=gpu:{self.gpus}")
         if self.parents:
@@ -117,8 +132,10 @@ def plan_submission(
         task = workflow.task_by_id[task_id]
         record = records[task_id]
         duration = record.end - record.start
+        time_limit = None
         if scale is not None or not task.command:
-            script = f"sleep {duration * (scale if scale is not None else 1.0):.3f}"
+            seconds = duration * (scale if scale is not None else 1.0)
+            script, time_limit = stamped_sleep(seconds), sleep_time_limit(seconds)
         else:
             script = task.command
         jobs.append(
@@ -135,6 +152,7 @@ def plan_submission(
                 output=str(output_dir / "%x-%j.out"),
                 pin=pin,
                 partition=partition,
+                time_limit_s=time_limit,
             )
         )
         alternatives = {

@@ -1,0 +1,187 @@
+"""The audit report from the real cluster's accounting (issue 8), end to end.
+
+A workflow goes through ``wass-chat submit`` (CLI, real decision log), with one failing job and
+one whose name holds ``|`` (sacct -P cannot quote it: a genuinely malformed accounting line).
+While they run, scontrol and squeue are polled; then ``wass-chat sacct import`` (CLI, live
+sacct, no file) fills the cache, which must agree with what the controller reported; the report
+built from it shows the run's decisions and the malformed line, and renders in headless
+Chromium with every section and chart drawn and no console message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from sim.wfformat import write_workflow
+from tests.chromium import (
+    assert_not_blank,
+    assert_rendered,
+    console_messages,
+    require_chromium,
+    run_chromium,
+)
+from tests.slurm.conftest import FINAL, Cluster, layered_workflow, wait_for_final
+from wass_chat.report.build import ReportData, build_report_from_cache
+from wass_chat.report.html import SECTIONS, render_html
+from wass_chat.slurm.commands import SlurmCommands
+
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]
+
+ODD_NAME = "audit|odd"
+
+
+@dataclass(frozen=True)
+class Audit:
+    home: Path
+    start: datetime
+    end: datetime
+    run_id: str
+    job_of: dict[str, str]
+    """Task -> job id of the workflow run."""
+    failing_job: str
+    odd_job: str
+    controller: dict[str, dict[str, str]]
+    """Last ``scontrol show job`` record of every job (all final)."""
+    running_on: dict[str, str]
+    """Job id -> node list squeue showed while the job was RUNNING."""
+    imported: dict[str, Any]
+    """``wass-chat sacct import --json`` output."""
+
+
+def wass_chat(home: Path, *argv: str) -> object:
+    """Run the real CLI in a subprocess (WASS_HOME=home) and return its ``--json`` document."""
+    env = {**os.environ, "WASS_HOME": str(home)}
+    done = subprocess.run([sys.executable, "-m", "wass_chat.cli", *argv, "--json"], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def watch(commands: SlurmCommands, job_ids: list[str], timeout: float = 90.0) -> tuple[
+    dict[str, dict[str, str]], dict[str, str]
+]:  # fmt: skip
+    """Poll scontrol and squeue until every job is final: last records, nodes seen running."""
+    running_on: dict[str, str] = {}
+    deadline = time.monotonic() + timeout
+    while True:
+        records = commands.show_jobs(job_ids)
+        for job_id, entry in commands.queue(job_ids).items():
+            if entry.state == "RUNNING":
+                running_on[job_id] = entry.nodes
+        if len(records) == len(job_ids) and all(
+            r["JobState"] in FINAL and r.get("EndTime") not in (None, "Unknown")
+            for r in records.values()
+        ):
+            return records, running_on
+        assert time.monotonic() < deadline, {j: r.get("JobState") for j, r in records.items()}
+        time.sleep(0.3)
+
+
+@pytest.fixture(scope="module")
+def audit(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Audit]:
+    root = tmp_path_factory.mktemp("audit")
+    home = root / "home"
+    start = datetime.now().replace(microsecond=0) - timedelta(seconds=5)
+    path = root / "audit.json"
+    write_workflow(layered_workflow("audit", (2, 3, 1), (1.0, 3.0), seed=5), path)
+    submitted = wass_chat(home, "submit", str(path), "--yes", "--scale", "0.5")
+    assert isinstance(submitted, dict)
+    job_of: dict[str, str] = submitted["jobs"]
+    commands = SlurmCommands()
+    extra = ["-N1", "--mem=64M", f"--output={root}/%j.out"]
+    failing = commands.sbatch(["--job-name", "audit-fails", *extra, "--wrap=sleep 1; exit 3"])
+    odd = commands.sbatch(["--job-name", ODD_NAME, *extra, "--wrap=sleep 1"])
+    job_ids = [*job_of.values(), failing, odd]
+    controller, running_on = watch(commands, job_ids)
+    wait_for_final(job_ids[:-1], timeout=30)  # sacct lags the controller; the odd line can't parse
+    status = wass_chat(home, "status", submitted["run_id"])  # also records states in the log
+    assert isinstance(status, dict) and status["sim_to_real"]["timing_source"] == "job stamps"
+    end = datetime.now().replace(microsecond=0) + timedelta(minutes=1)
+    imported = wass_chat(home, "sacct", "import", "--start", start.isoformat(),
+                         "--end", end.isoformat())  # fmt: skip
+    assert isinstance(imported, dict)
+    yield Audit(home, start, end, submitted["run_id"], job_of, failing, odd, controller,
+                running_on, imported)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def report(audit: Audit) -> ReportData:
+    return build_report_from_cache(audit.home / "sacct", audit.home / "runs", audit.start,
+                                   audit.end)  # fmt: skip
+
+
+def when(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def test_import_from_live_sacct_agrees_with_the_controller(audit: Audit) -> None:
+    imported = audit.imported
+    assert imported["source"] == "sacct" and imported["malformed"] >= 1
+    assert any(ODD_NAME in line for line in imported["malformed_examples"])
+    jobs = {
+        r["job_id"]: r
+        for r in pl.read_parquet(audit.home / "sacct" / "month=*" / "jobs.parquet")
+        .filter(~pl.col("is_step"))
+        .to_dicts()
+    }
+    expected = [*audit.job_of.values(), audit.failing_job]
+    assert set(expected) <= set(jobs) and audit.odd_job not in jobs  # its line was malformed
+    for job_id in expected:
+        seen, row = audit.controller[job_id], jobs[job_id]
+        assert row["state"] == seen["JobState"], job_id
+        assert row["node_list"] == seen["NodeList"], job_id
+        for column, key in (("submit", "SubmitTime"), ("start", "StartTime"), ("end", "EndTime")):
+            assert row[column] == when(seen[key]), (job_id, column)
+    assert jobs[audit.failing_job]["state"] == "FAILED"
+    assert jobs[audit.failing_job]["exit_status"] == 3
+    assert audit.running_on, "squeue never showed a running job"
+    for job_id, nodes in audit.running_on.items():
+        if job_id in jobs:
+            assert jobs[job_id]["node_list"] == nodes
+    for task, job_id in audit.job_of.items():
+        assert f"task={task};" in jobs[job_id]["comment"]
+
+
+def test_report_shows_the_run_decisions_and_the_malformed_line(
+    audit: Audit, report: ReportData
+) -> None:
+    runs = {r.run_id: r for r in report.runs.runs}
+    assert audit.run_id in runs, list(runs)
+    run = runs[audit.run_id]
+    assert {d.job_id for d in run.decisions} == set(audit.job_of.values())
+    assert all(d.alternatives for d in run.decisions) and run.makespans
+    assert {d.state for d in run.decisions} == {"COMPLETED"}  # from `wass-chat status`
+    assert report.quality.malformed >= 1
+    assert any(ODD_NAME in e for e in report.quality.examples)
+    summary = report.analysis.summary
+    assert summary.jobs >= len(audit.job_of) + 1
+    assert summary.over_request_jobs > 0  # sleep jobs ask for a finite --time
+    walltime = next(c for c in report.analysis.charts if c.id == "chart-walltime")
+    assert not walltime.insight.startswith("No completed job"), walltime.insight
+    html = render_html(report)
+    assert audit.run_id in html and ODD_NAME in html.replace("&#x27;", "'")
+
+
+def test_report_renders_in_headless_chromium(report: ReportData, tmp_path: Path) -> None:
+    binary = require_chromium()
+    page = tmp_path / "audit.html"
+    page.write_text(render_html(report))
+    done = run_chromium(binary, page, tmp_path / "profile-dom", "--dump-dom")
+    assert console_messages(done.stderr) == []
+    assert_rendered(done.stdout, [i for i, _ in SECTIONS], [c.id for c in report.analysis.charts])
+    shot = tmp_path / "audit.png"
+    done = run_chromium(binary, page, tmp_path / "profile-shot", f"--screenshot={shot}")
+    assert console_messages(done.stderr) == []
+    assert_not_blank(shot)
