@@ -47,6 +47,9 @@ class BenchConfig:
     hnsw: HnswSettings = field(default_factory=HnswSettings)
     directory: Path | None = None
     """Where the store goes (a fresh temporary directory when None; must not exist)."""
+    ef_sweep: tuple[int, ...] = ()
+    """Further ef_search values to measure latency and recall at, each in a fresh process
+    (Chroma applies a changed ef_search only when the collection is reopened)."""
 
 
 def bench_specs(config: BenchConfig) -> list[WorkflowSpec]:
@@ -87,6 +90,26 @@ def perturbed_vectors(
     return out
 
 
+SCHEDULERS = ("heft", "wass", "slurm", "random")
+REOPENS = 3
+"""Fresh processes timed for the reopen figure (the median is reported: the first one can meet
+the operating system still writing the index out)."""
+
+
+def bench_case_id(i: int) -> str:
+    """Bench case ``i``'s id, as long as a real one (``case-`` and 24 hex digits), since Chroma
+    keeps and reloads an id map whose size grows with the ids."""
+    return f"case-{i:024x}"
+
+
+def bench_row(case_id: str, i: int) -> tuple[object, ...]:
+    """A synthetic sidecar row (see ``kb.sidecar.CASE_COLUMNS``) for bench case ``i``: real
+    columns a hit reads, an empty body (the bench measures retrieval, not decoding)."""
+    makespan = float(i % 997)
+    return (case_id, f"wf{i}", f"bench;{i}", "bench", "p", SCHEDULERS[i % 4], makespan, "",
+            "", 1, "bench", "", b"", "bench")  # fmt: skip
+
+
 def exact_top_k(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` most cosine-similar rows of ``vectors`` for each query (unit rows)."""
     result = np.empty((len(queries), k), dtype=np.int64)
@@ -98,25 +121,99 @@ def exact_top_k(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
 
 
 _REOPEN_SCRIPT = """
-import json, sys, time
-import numpy as np
-started = time.perf_counter()
+import time
+imported_at = time.time()
+import json, sys
+import chromadb, numpy as np
 from kb.store import KnowledgeBase
-kb = KnowledgeBase(sys.argv[1], repair=False)
-kb.nearest(np.array(json.loads(sys.argv[2]), dtype=np.float32), 5)
-print(json.dumps({"seconds": time.perf_counter() - started}))
+imports_done = time.time()
+kb = KnowledgeBase(sys.argv[1])
+opened = time.time()
+kb.nearest_cases(np.array(json.loads(sys.argv[2]), dtype=np.float32), 5)
+answered = time.time()
+print(json.dumps({"started": imported_at, "imports": imports_done, "opened": opened,
+                  "answered": answered}))
 """
 
 
-def measure_reopen(directory: Path, query: np.ndarray) -> float:
-    """Seconds for a fresh process to open the store and answer one query (imports excluded)."""
-    script = "import kb.store, chromadb, numpy\n" + _REOPEN_SCRIPT
+def measure_reopen(directory: Path, query: np.ndarray) -> dict[str, float]:
+    """A fresh process opens the store (with its consistency check) and answers one query.
+
+    ``seconds`` is the wall time from launching the process to the answer; the parts are the
+    interpreter start, the imports (numpy, Chroma, ours), opening the store (Chroma client,
+    collections, sidecar, sync check), and the first query (Chroma loads the HNSW index).
+    """
+    launched = time.time()
     out = subprocess.run(
-        [sys.executable, "-c", script, str(directory), json.dumps(query.tolist())],
+        [sys.executable, "-c", _REOPEN_SCRIPT, str(directory), json.dumps(query.tolist())],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
-    seconds: float = json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
-    return seconds
+    t = json.loads(out.stdout.strip().splitlines()[-1])
+    return {
+        "seconds": t["answered"] - launched,
+        "interpreter": t["started"] - launched,
+        "imports": t["imports"] - t["started"],
+        "open": t["opened"] - t["imports"],
+        "first_query": t["answered"] - t["opened"],
+    }
+
+
+_SWEEP_SCRIPT = """
+import json, sys, time
+import numpy as np
+from kb.store import KnowledgeBase
+kb = KnowledgeBase(sys.argv[1])
+queries = np.load(sys.argv[2])
+k = int(sys.argv[3])
+for q in queries[:10]:
+    kb.nearest_cases(q, k)
+latencies, found = [], []
+for q in queries:
+    t0 = time.perf_counter()
+    hits = kb.nearest_cases(q, k)
+    latencies.append(time.perf_counter() - t0)
+    found.append([int(h.case_id.removeprefix("case-"), 16) for h in hits])
+print(json.dumps({"latencies": latencies, "found": found}))
+"""
+
+
+def recall_at_k(found: list[list[int]], truth: np.ndarray, k: int) -> float:
+    """Mean share of the exact top ``k`` that the approximate answers contain."""
+    return float(np.mean([len(set(f) & set(t)) / k for f, t in zip(found, truth, strict=True)]))
+
+
+def latency_ms(latencies: list[float]) -> dict[str, float]:
+    lat = np.array(latencies) * 1000
+    return {"p50": float(np.percentile(lat, 50)), "p95": float(np.percentile(lat, 95))}
+
+
+def sweep_ef_search(
+    directory: Path, queries: np.ndarray, truth: np.ndarray, config: BenchConfig
+) -> list[dict[str, Any]]:
+    """Latency and recall at each of ``config.ef_sweep``, set on the stored collection and
+    measured by a fresh process; the collection is left at the last value."""
+    kb = KnowledgeBase(directory)
+    results = []
+    with tempfile.TemporaryDirectory() as scratch:
+        query_file = Path(scratch) / "queries.npy"
+        np.save(query_file, queries)
+        for ef in config.ef_sweep:
+            kb.cases.modify(configuration={"hnsw": {"ef_search": ef}})
+            out = subprocess.run(
+                [sys.executable, "-c", _SWEEP_SCRIPT, str(directory), str(query_file),
+                 str(config.k)],
+                check=True, capture_output=True, text=True,
+            )  # fmt: skip
+            measured = json.loads(out.stdout.strip().splitlines()[-1])
+            results.append(
+                {
+                    "ef_search": ef,
+                    "query_ms": latency_ms(measured["latencies"]),
+                    f"recall_at_{config.k}": recall_at_k(measured["found"], truth, config.k),
+                }
+            )
+    kb.close()
+    return results
 
 
 def run_bench(
@@ -133,38 +230,35 @@ def run_bench(
     directory = config.directory or Path(tempfile.mkdtemp(prefix="kb-bench-")) / "kb"
     kb = KnowledgeBase(directory, hnsw=config.hnsw, repair=False)
     insert_progress = stage("inserting", config.cases)
-    schedulers = np.array(["heft", "wass", "slurm", "random"])
     started = time.perf_counter()
     for start in range(0, config.cases, MAX_BATCH):
         stop = min(start + MAX_BATCH, config.cases)
+        ids = [bench_case_id(i) for i in range(start, stop)]
+        kb.sidecar.insert_case_rows([bench_row(case_id, i) for i, case_id in
+                                     enumerate(ids, start)])  # fmt: skip
         kb.cases.add(
-            ids=[f"bench-{i}" for i in range(start, stop)],
+            ids=ids,
             embeddings=vectors[start:stop],
-            metadatas=[
-                {
-                    "scheduler": str(schedulers[i % 4]),
-                    "makespan": float(i % 997),
-                    "workflow": "bench",
-                }
-                for i in range(start, stop)
-            ],
-        )
+            metadatas=[{"scheduler": SCHEDULERS[i % 4], "makespan": float(i % 997),
+                        "workflow": "bench"} for i in range(start, stop)],
+        )  # fmt: skip
         insert_progress(stop - start)
+    kb.sidecar.mark_chroma_synced(kb.cases.name)
     insert_seconds = time.perf_counter() - started
     for q in queries[:10]:
-        kb.nearest(q, config.k)  # warm-up: first queries load the index
+        kb.nearest_cases(q, config.k)  # warm-up: first queries load the index
     latencies, found = [], []
     for q in queries:
         t0 = time.perf_counter()
-        ids, _, _ = kb.nearest(q, config.k)
+        hits = kb.nearest_cases(q, config.k)
         latencies.append(time.perf_counter() - t0)
-        found.append([int(i.removeprefix("bench-")) for i in ids])
+        found.append([int(h.case_id.removeprefix("case-"), 16) for h in hits])
     kb.close()
     truth = exact_top_k(vectors, queries, config.k)
-    recall = float(
-        np.mean([len(set(f) & set(t)) / config.k for f, t in zip(found, truth, strict=True)])
-    )
-    lat = np.array(latencies) * 1000
+    recall = recall_at_k(found, truth, config.k)
+    reopens = [measure_reopen(directory, q) for q in queries[:REOPENS]]
+    reopen = sorted(reopens, key=lambda r: r["seconds"])[len(reopens) // 2]
+    sweep = sweep_ef_search(directory, queries, truth, config) if config.ef_sweep else []
     return {
         "cases": config.cases,
         "vectors": (
@@ -176,10 +270,13 @@ def run_bench(
         "hnsw": asdict(config.hnsw),
         "insert_per_second": config.cases / insert_seconds,
         "insert_seconds": insert_seconds,
-        "query_ms": {"p50": float(np.percentile(lat, 50)), "p95": float(np.percentile(lat, 95))},
+        "query_ms": latency_ms(latencies),
         f"recall_at_{config.k}": recall,
         "queries": config.queries,
         "disk_bytes": directory_bytes(directory),
-        "reopen_seconds": measure_reopen(directory, queries[0]),
+        "reopen": reopen,
+        "reopen_seconds": reopen["seconds"],
+        "reopen_runs": [round(r["seconds"], 3) for r in reopens],
+        "ef_sweep": sweep,
         "directory": str(directory),
     }

@@ -73,6 +73,11 @@ def case_from_bytes(body: bytes) -> CaseRecord:
     )
 
 
+def workflow_name_from_bytes(body: bytes) -> str:
+    """The workflow name inside a case body, without building the record."""
+    return str(_unpack(body)["workflow"].get("name", ""))
+
+
 def decision_to_bytes(decision: DecisionRecord) -> bytes:
     return _pack({"version": FORMAT_VERSION, **asdict(decision)})
 

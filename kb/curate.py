@@ -141,6 +141,7 @@ def kb_stats(kb: KnowledgeBase) -> dict[str, Any]:
         "workflows": len({r.workflow_hash for r in rows}),
         "by_scheduler": dict(Counter(r.scheduler for r in rows).most_common()),
         "by_platform": dict(Counter(r.platform for r in rows).most_common()),
+        "by_kind": dict(Counter(r.kind for r in rows).most_common()),
         "by_source": dict(Counter(r.source.split(":")[0] for r in rows).most_common()),
         "merged_weight": int(sum(r.weight for r in rows)),
         "makespan": {

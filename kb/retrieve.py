@@ -8,11 +8,14 @@ shortest makespan comes first, since that is the execution worth imitating.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from kb.codec import case_from_bytes
 from kb.decisions import DecisionRecord
 from kb.records import CaseRecord
+from kb.sidecar import CaseHit
 
 _TIE = 1e-6
 """Similarities closer than this count as equal when ranking."""
@@ -20,7 +23,13 @@ _TIE = 1e-6
 
 @dataclass(frozen=True)
 class RetrievedCase:
-    """One retrieved past execution and how similar it is to the query."""
+    """One retrieved past execution and how similar it is to the query.
+
+    The hit's columns come from the sidecar's index columns; the full record stays compressed
+    in ``body`` until :attr:`record` (or :attr:`placements`) is first read, so callers that only
+    need similarity, scheduler and makespan (the RAG teacher, the agent's case list) never pay
+    for decoding a workflow graph.
+    """
 
     case_id: str
     similarity: float
@@ -29,14 +38,19 @@ class RetrievedCase:
     workflow: str
     platform: str
     source: str
-    placements: Mapping[str, str]
-    record: CaseRecord | None
-    """The full record (None only if the sidecar lost it, which :meth:`repair` prevents)."""
+    body: bytes | None = field(default=None, repr=False, compare=False)
+    """The compressed record (None if the sidecar lost it, which ``repair`` prevents)."""
 
-    def with_record(self, record: CaseRecord | None) -> RetrievedCase:
-        """This hit with its full record (and placements) attached."""
-        placements = dict(record.placements) if record else {}
-        return replace(self, record=record, placements=placements)
+    @cached_property
+    def record(self) -> CaseRecord | None:
+        """The full record, decoded on first use."""
+        return case_from_bytes(self.body) if self.body else None
+
+    @property
+    def placements(self) -> Mapping[str, str]:
+        """Task id -> node of the retrieved execution (decodes the record)."""
+        record = self.record
+        return dict(record.placements) if record else {}
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (the full graph left out)."""
@@ -75,29 +89,37 @@ def _rank_key(similarity: float, makespan: float, case_id: str) -> tuple[float, 
 
 
 def rank_cases(
-    ids: Sequence[str],
-    distances: Sequence[float],
-    metadata: Sequence[Mapping[str, Any]],
-    records: Mapping[str, CaseRecord],
+    ids: Sequence[str], distances: Sequence[float], rows: Mapping[str, CaseHit]
 ) -> list[RetrievedCase]:
-    """Turn raw nearest-neighbour hits into :class:`RetrievedCase` objects, best first."""
-    results = []
-    for case_id, distance, meta in zip(ids, distances, metadata, strict=True):
-        record = records.get(case_id)
-        results.append(
-            RetrievedCase(
-                case_id=case_id,
-                similarity=1.0 - float(distance),
-                scheduler=str(meta.get("scheduler", "")),
-                makespan=float(meta.get("makespan", 0.0)),
-                workflow=str(meta.get("workflow", "")),
-                platform=str(meta.get("platform", "")),
-                source=str(meta.get("source", "")),
-                placements=dict(record.placements) if record else {},
-                record=record,
-            )
+    """Raw nearest-neighbour hits (with their sidecar rows) to :class:`RetrievedCase`, best
+    first; hits the sidecar lacks are left out."""
+    results = [
+        RetrievedCase(
+            case_id=case_id,
+            similarity=1.0 - float(distance),
+            scheduler=row.scheduler,
+            makespan=row.makespan,
+            workflow=row.workflow,
+            platform=row.platform,
+            source=row.source,
+            body=row.body,
         )
+        for case_id, distance in zip(ids, distances, strict=True)
+        if (row := rows.get(case_id)) is not None
+    ]
     return sorted(results, key=lambda r: _rank_key(r.similarity, r.makespan, r.case_id))
+
+
+def tie_cut(distances: Sequence[float], k: int) -> int:
+    """How many of the best hits (sorted by distance) can reach the top ``k``: the first ``k``
+    plus any that tie with the ``k``-th (a tie may still win on makespan)."""
+    if len(distances) <= k:
+        return len(distances)
+    limit = float(distances[k - 1]) + _TIE
+    cut = k
+    while cut < len(distances) and distances[cut] <= limit:
+        cut += 1
+    return cut
 
 
 def rank_decisions(

@@ -34,7 +34,11 @@ from sim.model import Platform, Workflow
 from sim.schedule import NetworkModel
 from sim.wfformat import workflow_to_dict
 
-DEFAULT_RECIPES = ("montage", "epigenomics", "genome", "seismology", "blast", "cycles")
+DEFAULT_RECIPES = (
+    "montage", "epigenomics", "genome", "seismology", "soykb", "srasearch", "blast", "bwa",
+    "cycles",
+)  # fmt: skip
+"""Every WfCommons recipe :mod:`sim.recipes` offers (the learned policy trains on all nine)."""
 DEFAULT_SHAPES = ("chain", "fan-out", "fan-in", "fork-join", "layered", "genomics")
 DEFAULT_SCHEDULERS = ("heft", "wass", "slurm", "random")
 
@@ -131,7 +135,24 @@ class SeedReport:
         return self.added / self.seconds if self.seconds > 0 else 0.0
 
 
-_GENERATED = re.compile(r"^(homo|hetero)-(\d+)$")
+_GENERATED = re.compile(r"^(homo|hetero)-(\d+)(?:@(\d+))?$")
+_SEED_RANGE = re.compile(r"^((?:homo|hetero)-\d+)@(\d+)\.\.(\d+)$")
+
+
+def expand_platforms(names: Sequence[str]) -> tuple[str, ...]:
+    """``names`` with each generated-platform seed range ``hetero-16@0..4`` spelled out
+    (``hetero-16@0`` ... ``hetero-16@4``); other names unchanged."""
+    out: list[str] = []
+    for name in names:
+        ranged = _SEED_RANGE.match(name)
+        if ranged is None:
+            out.append(name)
+            continue
+        first, last = int(ranged[2]), int(ranged[3])
+        if last < first:
+            raise InputError(name, [f"empty seed range {first}..{last}"])
+        out += [f"{ranged[1]}@{seed}" for seed in range(first, last + 1)]
+    return tuple(out)
 
 
 @cache
@@ -139,7 +160,9 @@ def resolve_platform(name: str) -> Platform:
     """The platform ``name`` stands for.
 
     ``demo`` is the bundled demo platform; ``homo-N`` / ``hetero-N`` a generated cluster of N
-    nodes (seed 0); anything else a platform file (YAML or JSON).
+    nodes (seed 0), ``hetero-N@S`` the one of seed S (what
+    ``generate_platform(ClusterSpec(N, heterogeneous=True), S)`` builds, as the learned policy's
+    training instances do); anything else a platform file (YAML or JSON).
     """
     from sim import platforms
 
@@ -152,14 +175,20 @@ def resolve_platform(name: str) -> Platform:
         spec = platforms.ClusterSpec(
             nodes=int(generated[2]), heterogeneous=generated[1] == "hetero", name=name
         )
-        return platforms.generate_platform(spec)
+        return platforms.generate_platform(spec, seed=int(generated[3] or 0))
     if not Path(name).exists():
-        raise InputError(name, ["not a platform: use demo, homo-N, hetero-N or a platform file"])
+        raise InputError(
+            name, ["not a platform: use demo, homo-N, hetero-N[@seed] or a platform file"]
+        )
     return platforms.load_platform(name)
 
 
 def plan_seed(config: SeedConfig) -> list[SeedJob]:
-    """The deterministic job list for ``config``: workflow i on platform i mod P."""
+    """The deterministic job list for ``config``.
+
+    Job i generates kind i mod K (K recipes and shapes) on platform (i div K) mod P, so every
+    (kind, platform) pair occurs once per K x P jobs whatever K and P are.
+    """
     kinds = [*config.recipes, *config.shapes]
     problems = []
     if not kinds:
@@ -176,7 +205,8 @@ def plan_seed(config: SeedConfig) -> list[SeedJob]:
     for i in range(jobs_needed):
         size = int(rng.choice(config.sizes))
         spec = WorkflowSpec.sized(kinds[i % len(kinds)], size, config.seed * 1_000_003 + i)
-        jobs.append(SeedJob(spec, config.platforms[i % len(config.platforms)], config.schedulers))
+        platform = config.platforms[(i // len(kinds)) % len(config.platforms)]
+        jobs.append(SeedJob(spec, platform, config.schedulers))
     return jobs
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb.codec import case_to_bytes, decision_to_bytes
+from kb.codec import case_to_bytes, decision_to_bytes, workflow_name_from_bytes
 from kb.decisions import DecisionRecord
 from kb.records import CaseRecord
 
@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS cases (
     weight INTEGER NOT NULL,
     source TEXT NOT NULL,
     recorded_at TEXT NOT NULL,
-    body BLOB NOT NULL
+    body BLOB NOT NULL,
+    workflow TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS cases_by_problem ON cases (workflow_hash, platform_hash);
 CREATE TABLE IF NOT EXISTS decisions (
@@ -42,7 +43,24 @@ CREATE TABLE IF NOT EXISTS decisions (
     body BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS decisions_by_case ON decisions (case_id);
+CREATE TABLE IF NOT EXISTS chroma_sync (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    pending INTEGER NOT NULL,
+    collection TEXT NOT NULL
+);
 """
+_MARK_PENDING = "INSERT OR REPLACE INTO chroma_sync VALUES (1, 1, '')"
+
+
+CASE_COLUMNS = (
+    "id", "workflow_hash", "workflow_key", "platform", "platform_hash", "scheduler", "makespan",
+    "placement_hash", "nodes_used", "weight", "source", "recorded_at", "body", "workflow",
+)  # fmt: skip
+"""Columns of the ``cases`` table, in the order :meth:`Sidecar.insert_case_rows` expects."""
+_INSERT_CASE = (
+    f"INSERT OR REPLACE INTO cases ({','.join(CASE_COLUMNS)})"
+    f" VALUES ({','.join('?' * len(CASE_COLUMNS))})"
+)
 
 
 def _in_chunks(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, list[str]]]:
@@ -66,6 +84,25 @@ class CaseRow:
     nodes_used: tuple[str, ...]
     weight: int
     source: str
+    workflow_key: str = ""
+    """How the workflow was made (``montage;tasks=100;seed=7``), else its content hash."""
+
+    @property
+    def kind(self) -> str:
+        """The recipe or shape of a generated workflow (``montage``), else ``other``."""
+        return self.workflow_key.split(";")[0] if ";" in self.workflow_key else "other"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseHit:
+    """What a retrieval hit shows without decoding the record, plus the compressed record."""
+
+    scheduler: str
+    makespan: float
+    workflow: str
+    platform: str
+    source: str
+    body: bytes
 
 
 class Sidecar:
@@ -78,6 +115,21 @@ class Sidecar:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        self._add_workflow_column()
+
+    def _add_workflow_column(self) -> None:
+        """Stores written before the ``workflow`` (name) column existed gain it, filled once
+        from the bodies, so retrieval never has to decode a record to name its workflow."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(cases)")}
+        if "workflow" in columns:
+            return
+        with self._db:
+            self._db.execute("ALTER TABLE cases ADD COLUMN workflow TEXT NOT NULL DEFAULT ''")
+            rows = self._db.execute("SELECT id, body FROM cases").fetchall()
+            self._db.executemany(
+                "UPDATE cases SET workflow = ? WHERE id = ?",
+                [(workflow_name_from_bytes(body), case_id) for case_id, body in rows],
+            )
 
     def close(self) -> None:
         self._db.close()
@@ -90,26 +142,55 @@ class Sidecar:
             (
                 c.case_id, c.workflow_hash, c.workflow_key, c.platform.name, c.platform_hash,
                 c.scheduler, c.metrics.makespan, c.placement_hash, ",".join(c.nodes_used),
-                c.weight, c.source, c.recorded_at, body,
+                c.weight, c.source, c.recorded_at, body, c.workflow.name,
             )
             for c, body in zip(cases, encoded, strict=True)
         ]  # fmt: skip
+        self.insert_case_rows(rows)
+
+    def insert_case_rows(self, rows: Sequence[tuple[object, ...]]) -> None:
+        """Insert or replace raw rows (values in :data:`CASE_COLUMNS` order) in one transaction.
+
+        :meth:`put_cases` is the way to store records; the benchmark uses this to fill a large
+        store with synthetic rows.
+        """
         with self._db:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO cases VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
-            )
+            self._db.execute(_MARK_PENDING)
+            self._db.executemany(_INSERT_CASE, rows)
 
     def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
         rows = [(d.decision_id, d.case_id, decision_to_bytes(d)) for d in decisions]
         with self._db:
+            self._db.execute(_MARK_PENDING)
             self._db.executemany("INSERT OR REPLACE INTO decisions VALUES (?,?,?)", rows)
 
     def delete_cases(self, ids: Sequence[str]) -> None:
         """Delete cases and their decisions."""
         with self._db:
+            self._db.execute(_MARK_PENDING)
             for marks, chunk in _in_chunks(ids):
                 self._db.execute(f"DELETE FROM decisions WHERE case_id IN ({marks})", chunk)
                 self._db.execute(f"DELETE FROM cases WHERE id IN ({marks})", chunk)
+
+    # --- agreement with Chroma -------------------------------------------------------------
+    def chroma_in_sync(self, collection: str) -> bool:
+        """True when every write recorded here has also reached Chroma's ``collection`` (the
+        cases collection of the embedder in use; another embedder's collections are not synced).
+
+        Each sidecar write marks the store *pending* in its own transaction, and the knowledge
+        base clears the mark once Chroma has the same change; a process killed in between
+        leaves the mark. Opening therefore costs one row read instead of counting Chroma's
+        collections (which is O(n): 0.3 s at 100k, seconds at 1M). Stores written before the
+        mark existed have no row and count as pending once.
+        """
+        query = "SELECT pending, collection FROM chroma_sync WHERE id = 1"
+        row = self._db.execute(query).fetchone()
+        return row is not None and row[0] == 0 and row[1] == collection
+
+    def mark_chroma_synced(self, collection: str) -> None:
+        """Record that Chroma's ``collection`` (and its decisions) hold every record here."""
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO chroma_sync VALUES (1, 0, ?)", (collection,))
 
     def count(self, table: str = "cases") -> int:
         if table not in ("cases", "decisions"):
@@ -138,14 +219,28 @@ class Sidecar:
             result.update((r[0], r[1]) for r in rows)
         return result
 
+    def hits(self, ids: Sequence[str]) -> dict[str, CaseHit]:
+        """id -> :class:`CaseHit` for the stored cases among ``ids`` (one indexed lookup)."""
+        found: dict[str, CaseHit] = {}
+        for marks, chunk in _in_chunks(ids):
+            rows = self._db.execute(
+                "SELECT id, scheduler, makespan, workflow, platform, source, body FROM cases"
+                f" WHERE id IN ({marks})",
+                chunk,
+            )
+            found.update((r[0], CaseHit(r[1], r[2], r[3], r[4], r[5], r[6])) for r in rows)
+        return found
+
     def case_rows(self) -> list[CaseRow]:
         """The curation columns of every case."""
         rows = self._db.execute(
             "SELECT id, workflow_hash, platform, platform_hash, scheduler, makespan,"
-            " placement_hash, nodes_used, weight, source FROM cases"
+            " placement_hash, nodes_used, weight, source, workflow_key FROM cases"
         )
         return [
-            CaseRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], tuple(r[7].split(",")), r[8], r[9])
+            CaseRow(
+                r[0], r[1], r[2], r[3], r[4], r[5], r[6], tuple(r[7].split(",")), r[8], r[9], r[10]
+            )
             for r in rows
         ]
 

@@ -12,9 +12,19 @@ from pathlib import Path
 
 import pytest
 
+from kb.curate import kb_stats
 from kb.demo import demo_jobs, ensure_demo_kb
-from kb.seed import SeedConfig, job_case_ids, plan_seed, run_seed_jobs, seed_knowledge_base
+from kb.seed import (
+    SeedConfig,
+    expand_platforms,
+    job_case_ids,
+    plan_seed,
+    resolve_platform,
+    run_seed_jobs,
+    seed_knowledge_base,
+)
 from kb.store import KnowledgeBase
+from sim.errors import InputError
 
 SMALL = SeedConfig(
     count=24, recipes=(), shapes=("chain", "fan-out", "fork-join"), platforms=("homo-4",),
@@ -34,6 +44,7 @@ def test_seeding_stores_simulated_cases_once(kb: KnowledgeBase) -> None:
     assert report.added == 24 and report.skipped == 0
     assert kb.count() == kb.cases.count() == 24
     assert kb.decisions.count() > 0
+    assert kb_stats(kb)["by_kind"] == {"chain": 8, "fan-out": 8, "fork-join": 8}
     again = seed_knowledge_base(kb, SMALL)
     assert again.added == 0 and again.skipped == 24 and kb.count() == 24
     case = next(iter(kb.get_cases(sorted(kb.sidecar.ids())[:1]).values()))
@@ -104,3 +115,26 @@ def test_run_seed_jobs_counts_skips_per_case(kb: KnowledgeBase) -> None:
     jobs = plan_seed(SMALL)[:2]
     assert run_seed_jobs(kb, jobs, SMALL).added == 8
     assert run_seed_jobs(kb, plan_seed(SMALL)[:3], SMALL).skipped == 8
+
+
+def test_seeded_platforms_and_seed_ranges_resolve() -> None:
+    from sim.platforms import ClusterSpec, generate_platform
+
+    assert expand_platforms(["demo", "hetero-8@2..4"]) == (
+        "demo", "hetero-8@2", "hetero-8@3", "hetero-8@4",
+    )  # fmt: skip
+    seeded = resolve_platform("hetero-8@3")
+    assert seeded.nodes == generate_platform(ClusterSpec(8, heterogeneous=True), seed=3).nodes
+    assert seeded.nodes != resolve_platform("hetero-8").nodes
+    with pytest.raises(InputError):
+        expand_platforms(["hetero-8@4..2"])
+
+
+def test_plans_pair_every_kind_with_every_platform() -> None:
+    config = SeedConfig(
+        count=4 * 36, recipes=(), shapes=("chain", "fan-out", "fork-join"),
+        platforms=("homo-4", "homo-8", "hetero-8@0", "hetero-8@1", "hetero-16", "demo"),
+        schedulers=("heft", "slurm", "wass", "random"), sizes=(10,),
+    )  # fmt: skip
+    pairs = {(job.spec.kind, job.platform) for job in plan_seed(config)}
+    assert len(pairs) == 3 * 6

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from kb.codec import case_to_bytes
 from kb.decisions import decisions_from_case
 from kb.embedding import StructuralEmbedder
 from kb.records import CaseMetrics
+from kb.retrieve import tie_cut
+from kb.sidecar import CASE_COLUMNS, Sidecar
 from kb.store import KnowledgeBase
 from tests.kb.conftest import make_case
 
@@ -110,3 +114,52 @@ def test_ties_beyond_k_still_return_the_best_makespans(kb: KnowledgeBase) -> Non
     hits = kb.query(cases[0].workflow, cases[0].platform, k=2)
     assert [h.scheduler for h in hits] == ["heft", "peft"]
     assert all(h.record is not None for h in hits)
+
+
+def test_hits_stay_compressed_until_the_record_is_read(kb: KnowledgeBase) -> None:
+    case = make_case(4)
+    kb.add_cases([case])
+    (hit,) = kb.query(case.workflow, case.platform, k=1)
+    assert hit.workflow == case.workflow.name and hit.makespan == case.metrics.makespan
+    assert "record" not in hit.__dict__  # nothing decoded for similarity, scheduler, makespan
+    assert hit.placements == case.placements and "record" in hit.__dict__
+
+
+def test_tie_cut_keeps_every_hit_tied_with_the_kth() -> None:
+    assert tie_cut([0.1, 0.2, 0.3, 0.4], 2) == 2
+    assert tie_cut([0.1, 0.2, 0.2, 0.2, 0.5], 2) == 4
+    assert tie_cut([0.1], 5) == 1
+
+
+def test_a_sidecar_from_before_the_workflow_column_gains_it(tmp_path: Path) -> None:
+    case = make_case(6)
+    path = tmp_path / "cases.sqlite"
+    columns = [c for c in CASE_COLUMNS if c != "workflow"]
+    with sqlite3.connect(path) as db:
+        db.execute(f"CREATE TABLE cases ({', '.join(columns)})")
+        db.execute(
+            f"INSERT INTO cases VALUES ({','.join('?' * len(columns))})",
+            (case.case_id, case.workflow_hash, "k", "lab", case.platform_hash, "heft", 1.0, "",
+             "", 1, "simulated", "", case_to_bytes(case)),
+        )  # fmt: skip
+    db.close()
+    sidecar = Sidecar(path)
+    assert sidecar.hits([case.case_id])[case.case_id].workflow == case.workflow.name
+    sidecar.close()
+
+
+def test_a_clean_store_is_marked_in_sync_and_an_interrupted_one_is_reconciled(
+    tmp_path: Path,
+) -> None:
+    kb = KnowledgeBase(tmp_path)
+    kb.add_cases([make_case(seed) for seed in range(3)])
+    assert kb.sidecar.chroma_in_sync(kb.cases.name)
+    kb.cases.delete(ids=[make_case(0).case_id])  # Chroma lost a vector the sidecar still has...
+    kb.sidecar.put_cases([make_case(5)])  # ...and a write stopped before reaching Chroma
+    assert not kb.sidecar.chroma_in_sync(kb.cases.name)
+    kb.close()
+    reopened = KnowledgeBase(tmp_path)
+    assert reopened.sidecar.chroma_in_sync(reopened.cases.name)
+    assert set(reopened.cases.get(include=[])["ids"]) == reopened.sidecar.ids()
+    assert reopened.missing_vectors == 0
+    reopened.close()

@@ -67,6 +67,16 @@ def _stage_callback(progress: Any) -> Callable[[str, int], Callable[[int], None]
     return on_stage
 
 
+def _integers(option: str, text: str) -> tuple[int, ...]:
+    """A comma-separated list of integers, or an InputError naming ``option``."""
+    from sim.errors import InputError
+
+    try:
+        return tuple(int(s) for s in _split(text))
+    except ValueError as exc:
+        raise InputError(option, [f"{text!r} is not a comma-separated list of integers"]) from exc
+
+
 @contextmanager
 def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
     """One progress bar on stderr; yields an ``advance(n)`` callback."""
@@ -78,11 +88,16 @@ def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None
 def seed_command(
     count: int = typer.Option(1000, "--count", help="Cases to plan (all schedulers count)."),
     recipes: str = typer.Option(
-        ",".join(("montage", "epigenomics", "genome", "seismology", "blast", "cycles")), "--recipes"
+        "montage,epigenomics,genome,seismology,soykb,srasearch,blast,bwa,cycles",
+        "--recipes",
+        help="WfCommons recipes (sizes below a recipe's minimum are raised to it).",
     ),
     shapes: str = typer.Option("chain,fan-out,fan-in,fork-join,layered,genomics", "--shapes"),
     platforms: str = typer.Option(
-        "demo", "--platforms", help="demo, homo-N, hetero-N or platform files, comma-separated."
+        "demo",
+        "--platforms",
+        help="demo, homo-N, hetero-N, hetero-N@SEED, hetero-N@A..B (seeds A to B) or platform"
+        " files, comma-separated.",
     ),
     schedulers: str = typer.Option("heft,wass,slurm,random", "--schedulers"),
     sizes: str = typer.Option("50,100,200", "--sizes", help="Task counts to draw from."),
@@ -95,20 +110,16 @@ def seed_command(
     as_json: bool = JSON,
 ) -> None:
     """Stage 1: simulate workflows under several schedulers and store the cases (resumable)."""
-    from kb.seed import SeedConfig, pending_jobs, plan_seed, run_seed_jobs
+    from kb.seed import SeedConfig, expand_platforms, pending_jobs, plan_seed, run_seed_jobs
     from policy.registry import canonical_name
     from sim.errors import InputError
 
     if network_model not in ("fair", "ideal"):
         raise InputError("--network-model", [f"{network_model!r}: use fair or ideal"])
-    try:
-        size_list = tuple(int(s) for s in _split(sizes))
-    except ValueError as exc:
-        raise InputError(
-            "--sizes", [f"{sizes!r} is not a comma-separated list of integers"]
-        ) from exc
+    size_list = _integers("--sizes", sizes)
     config = SeedConfig(
-        count=count, recipes=_split(recipes), shapes=_split(shapes), platforms=_split(platforms),
+        count=count, recipes=_split(recipes), shapes=_split(shapes),
+        platforms=expand_platforms(_split(platforms)),
         schedulers=tuple(canonical_name(s) for s in _split(schedulers)), sizes=size_list,
         seed=seed, jobs=jobs, network_model=network_model,  # type: ignore[arg-type]
         decisions_per_case=decisions, batch=max(1, min(batch, 5000)),
@@ -196,6 +207,7 @@ def stats_command(kb_dir: Path | None = KB_DIR, as_json: bool = JSON) -> None:
         console.print(f"embedder {d['embedder']['name']} ({d['embedder']['checksum']})")
         console.print(f"by scheduler: {d['by_scheduler']}")
         console.print(f"by platform: {d['by_platform']}")
+        console.print(f"by recipe or shape: {d['by_kind']}")
         console.print(f"makespan: {d['makespan']}")
 
     emit(data, as_json, render)
@@ -275,17 +287,25 @@ def bench_command(
     cases: int = typer.Option(100_000, "--cases"),
     queries: int = typer.Option(200, "--queries"),
     noise: float = typer.Option(0.05, "--noise", help="Perturbation, in feature scales."),
-    platforms: str = typer.Option("demo,homo-16,hetero-32", "--platforms"),
+    platforms: str = typer.Option(
+        "demo,homo-16,hetero-8@0,hetero-16@1,hetero-32@2",
+        "--platforms",
+        help="Platforms the base workflows are embedded on (as for kb seed).",
+    ),
     ef_search: int | None = typer.Option(None, "--ef-search"),
     ef_construction: int | None = typer.Option(None, "--ef-construction"),
     max_neighbors: int | None = typer.Option(None, "--max-neighbors"),
     directory: Path | None = typer.Option(None, "--dir", help="Store here (default: temp dir)."),
+    ef_sweep: str = typer.Option(
+        "", "--ef-sweep", help="More ef_search values to measure afterwards, e.g. 100,400."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Insert rate, top-5 latency, recall@5 vs exact search, disk size and reopen time."""
     from dataclasses import replace
 
     from kb.bench import BenchConfig, run_bench
+    from kb.seed import expand_platforms
     from kb.store import HnswSettings
 
     default = HnswSettings()
@@ -299,9 +319,10 @@ def bench_command(
         cases=cases,
         queries=queries,
         noise=noise,
-        platforms=_split(platforms),
+        platforms=expand_platforms(_split(platforms)),
         hnsw=hnsw,
         directory=directory,
+        ef_sweep=_integers("--ef-sweep", ef_sweep),
     )
     with _progress() as progress:
         data = run_bench(config, _stage_callback(progress))
@@ -313,6 +334,11 @@ def bench_command(
             f"{d['query_ms']['p50']:.2f} ms, p95 {d['query_ms']['p95']:.2f} ms; recall@5 "
             f"{d['recall_at_5']:.3f}; disk {d['disk_bytes'] / 2**20:.0f} MiB; reopen "
             f"{d['reopen_seconds']:.2f} s\nvectors: {d['vectors']}"
+            + "".join(
+                f"\nef_search {r['ef_search']}: p50 {r['query_ms']['p50']:.2f} ms, p95 "
+                f"{r['query_ms']['p95']:.2f} ms, recall@5 {r['recall_at_5']:.3f}"
+                for r in d["ef_sweep"]
+            )
         ),
     )
 
