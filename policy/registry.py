@@ -1,8 +1,7 @@
 """Every scheduler by name: what the CLI, the bench harness and the test suite iterate over.
 
-Learned schedulers (issue: learned policy) register themselves here with
-:func:`register_scheduler` when their package is importable; the bench's paper table shows
-"n/a" for them until then.
+The learned schedulers (``policy``, ``policy-norag``, ``rag-guarded``) simulate while they
+plan, so they take the ``network_model`` the caller evaluates under.
 """
 
 from __future__ import annotations
@@ -40,6 +39,8 @@ class SchedulerEntry:
     description: str
     seeded: bool = False
     """Whether the factory takes a ``seed`` keyword (its result depends on it)."""
+    network_aware: bool = False
+    """Whether the factory takes ``network_model`` (it simulates while planning)."""
 
 
 _REGISTRY: dict[str, SchedulerEntry] = {}
@@ -70,6 +71,35 @@ register_scheduler(
 )
 
 
+def _learned_policy(**kwargs: Any) -> Scheduler:
+    from policy.learned.planner import LearnedPlanner
+
+    return LearnedPlanner(**kwargs)
+
+
+def _learned_policy_norag(**kwargs: Any) -> Scheduler:
+    from policy.learned.planner import NoRagPlanner
+
+    return NoRagPlanner(**kwargs)
+
+
+def _rag_guarded(**kwargs: Any) -> Scheduler:
+    from policy.rag_guarded import RagGuarded
+
+    return RagGuarded(**kwargs)
+
+
+# The learned schedulers import torch only when built (keeps the registry import light).
+for _name, _factory, _description, _aliases in (
+    ("policy", _learned_policy, "learned GNN + PPO policy (RAG teacher)", ("wass-rag", "rag")),
+    ("policy-norag", _learned_policy_norag, "learned policy, sparse reward only", ("drl",)),
+    ("rag-guarded", _rag_guarded, "learned policy guarded by HEFT and PEFT", ("guarded",)),
+):
+    register_scheduler(
+        SchedulerEntry(_name, _factory, _description, network_aware=True), _aliases
+    )
+
+
 def scheduler_names() -> tuple[str, ...]:
     """Canonical names of every registered scheduler, in registration order."""
     return tuple(_REGISTRY)
@@ -94,4 +124,6 @@ def get_scheduler(name: str, **kwargs: Any) -> Scheduler:
     entry = _REGISTRY[canonical_name(name)]
     if not entry.seeded:
         kwargs.pop("seed", None)
+    if not entry.network_aware:
+        kwargs.pop("network_model", None)
     return entry.factory(**kwargs)

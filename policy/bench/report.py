@@ -28,8 +28,8 @@ PAPER_COLUMNS: tuple[tuple[str, str], ...] = (
     ("slurm", "Traditional Slurm"),
     ("heft", "HEFT"),
     ("wass", "WASS heuristic"),
-    ("drl", "DRL without RAG"),
-    ("wass-rag", "WASS-RAG"),
+    ("policy-norag", "DRL without RAG"),
+    ("policy", "WASS-RAG"),
 )
 """(registered scheduler name, column title) of the paper's Tables 2 and 3."""
 

@@ -68,7 +68,9 @@ class RunSpec:
 
 
 def _schedulers(spec: RunSpec, seed: int) -> list[Scheduler]:
-    chosen: list[Scheduler] = [get_scheduler(n, seed=seed) for n in spec.schedulers]
+    chosen: list[Scheduler] = [
+        get_scheduler(n, seed=seed, network_model=spec.network_model) for n in spec.schedulers
+    ]
     if spec.peers:
         from policy.peers.saga import peer_schedulers
 

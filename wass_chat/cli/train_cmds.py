@@ -1,9 +1,209 @@
-"""`wass-chat` commands of the train area (filled in by its issue)."""
+"""``wass-chat train``: the performance predictor and the GNN + PPO placement policy."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
+
+from wass_chat.cli.output import console, emit
+
+if TYPE_CHECKING:
+    from policy.learned.evaluate import Evaluation
+
+train_app = typer.Typer(help="Train the learned placement policy and its RAG teacher.")
+
+RECIPES_HELP = "Comma-separated recipes to train on (default: all nine)."
+
+
+def _recipes(text: str | None) -> tuple[str, ...]:
+    from policy.learned.instances import ALL_RECIPES
+    from sim.errors import InputError
+
+    if not text:
+        return ALL_RECIPES
+    names = tuple(r.strip() for r in text.split(",") if r.strip())
+    unknown = [r for r in names if r not in ALL_RECIPES]
+    if unknown:
+        raise InputError("--recipes", [f"unknown recipe {r!r}" for r in unknown])
+    return names
+
+
+@train_app.command("policy")
+def train_policy(
+    no_rag: bool = typer.Option(False, "--no-rag", help="Sparse reward only (the ablation)."),
+    budget: float = typer.Option(60.0, help="Wall-clock budget in minutes for PPO."),
+    updates: int = typer.Option(200, help="Maximum PPO updates."),
+    instances: int = typer.Option(64, help="Distinct training instances."),
+    recipes: str = typer.Option(None, help=RECIPES_HELP),
+    holdout: str = typer.Option(
+        None, "--holdout-recipes", help="Recipes kept out of training, evaluated separately."
+    ),
+    ccrs: str = typer.Option("0,1", help="Data regimes: 0 = WfCommons sizes, else a CCR."),
+    seed: int = typer.Option(0, help="Training seed."),
+    workers: int = typer.Option(2, help="Rollout processes."),
+    out: Path = typer.Option(Path("out/train"), help="Where checkpoint and metrics go."),
+    eval_instances: int = typer.Option(24, help="Held-out instances to evaluate on."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Train the policy (imitation warm start from HEFT, then PPO) and evaluate it held-out."""
+    from policy.learned.evaluate import evaluate_regimes
+    from policy.learned.model import load_checkpoint
+    from policy.learned.train import TrainConfig, train
+    from wass_chat.config import settings
+
+    held = _recipes(holdout) if holdout else ()
+    names = tuple(r for r in _recipes(recipes) if r not in held)
+    regimes = _ccrs(ccrs)
+    cfg = TrainConfig(
+        seed=seed, recipes=names, train_instances=instances, updates=updates, ccrs=regimes,
+        budget_minutes=budget, use_rag=not no_rag, workers=workers,
+        out_dir=str(out / ("norag" if no_rag else "rag") / f"seed{seed}"),
+    )
+    teacher = None
+    fit = None
+    if cfg.use_rag:
+        from kb.store import KnowledgeBase
+        from policy.learned.instances import sample_specs as draw
+        from wass_chat.learning import build_teacher
+
+        built = build_teacher(
+            KnowledgeBase(settings().kb_dir),
+            draw(names, max(8, instances // 4), seed + 17, cfg.tasks, cfg.nodes, ccrs=regimes),
+            cfg.network_model,
+            seed=seed,
+        )
+        teacher, fit = built.teacher, built.fit
+        console.print(
+            f"predictor (held-out episodes): R^2 {fit.r2:.3f} on log(makespan / time unit), "
+            f"{fit.r2_log_makespan:.3f} on log(makespan); MAPE {fit.mape:.2%}"
+        )
+    result = train(cfg, teacher=teacher, progress=not as_json)
+    net, _ = load_checkpoint(str(result.checkpoint))
+    splits = {"held_out": names, "generalisation": held}
+    results = {
+        split: evaluate_regimes(net, rs, eval_instances, seed, cfg.tasks, cfg.nodes, regimes)
+        for split, rs in splits.items()
+        if rs
+    }
+    data = {
+        "checkpoint": str(result.checkpoint),
+        "metrics": str(result.metrics_path),
+        "minutes": result.seconds / 60,
+        "rag": cfg.use_rag,
+        "predictor": asdict(fit) if fit else None,
+        **{
+            split: {regime: _summary(ev) for regime, ev in evs.items()}
+            for split, evs in results.items()
+        },
+    }
+
+    def render(d: dict[str, object]) -> None:
+        for split, evs in results.items():
+            for regime, ev in evs.items():
+                console.print(f"{split} {regime}: {_line(ev)}")
+        console.print(f"checkpoint {d['checkpoint']}")
+
+    emit(data, as_json, render)
+
+
+@train_app.command("evaluate")
+def train_evaluate(
+    checkpoint: Path = typer.Argument(..., help="A policy checkpoint (.pt)."),
+    instances: int = typer.Option(24, help="Held-out instances."),
+    recipes: str = typer.Option(None, help=RECIPES_HELP),
+    ccrs: str = typer.Option("0,1", help="Data regimes: 0 = WfCommons sizes, else a CCR."),
+    seed: int = typer.Option(0, help="Evaluation draw seed."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Greedy policy against HEFT on instances from seeds never used in training."""
+    from policy.learned.evaluate import evaluate_regimes
+    from policy.learned.model import load_checkpoint
+    from sim.errors import InputError
+
+    if not checkpoint.exists():
+        raise InputError(str(checkpoint), ["no such checkpoint"])
+    net, _ = load_checkpoint(str(checkpoint))
+    evs = evaluate_regimes(
+        net, _recipes(recipes), instances, seed, (50, 200), (8, 16, 32), _ccrs(ccrs)
+    )
+    def render(_: object) -> None:
+        for regime, ev in evs.items():
+            console.print(f"{regime}: {_line(ev)}")
+
+    emit({k: asdict(v) for k, v in evs.items()}, as_json, render)
+
+
+@train_app.command("bench")
+def train_bench(
+    workflow: str = typer.Option("demo:genomics-49", help="Workflow file or demo:<name>."),
+    kb_dir: Path = typer.Option(None, "--kb", help="Knowledge base (default: WASS_HOME/kb)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Inference latency: per decision, and client-side encode + retrieve per workflow."""
+    import time
+
+    import numpy as np
+
+    from kb.demo import ensure_demo_kb
+    from kb.store import KnowledgeBase
+    from policy.learned.latency import measure_latency
+    from policy.learned.planner import load_policy_net
+    from sim.demo import demo_platform, resolve_workflow
+    from wass_chat.config import settings
+
+    wf, pf = resolve_workflow(workflow), demo_platform()
+    report = measure_latency(load_policy_net(), wf, pf)
+    directory = kb_dir or settings().kb_dir
+    ensure_demo_kb(directory)
+    kb = KnowledgeBase(directory)
+    kb.query(wf, pf, 5)  # warm
+    retrieve = []
+    for _ in range(20):
+        start = time.perf_counter()
+        kb.query(wf, pf, 5)
+        retrieve.append(time.perf_counter() - start)
+    data = {
+        **asdict(report),
+        "workflow": wf.name,
+        "tasks": len(wf),
+        "nodes": len(pf),
+        "retrieve_p50_ms": float(np.median(retrieve) * 1e3),
+        "encode_plus_retrieve_ms": report.encode_ms + float(np.median(retrieve) * 1e3),
+    }
+    emit(data, as_json, lambda d: console.print(
+        f"{d['workflow']} ({d['tasks']} tasks, {d['nodes']} nodes): per decision p50 "
+        f"{d['decision_p50_ms']:.3f} ms (p95 {d['decision_p95_ms']:.3f}), head alone "
+        f"{d['head_p50_ms']:.3f} ms; encode {d['encode_ms']:.1f} ms + retrieve "
+        f"{d['retrieve_p50_ms']:.1f} ms = {d['encode_plus_retrieve_ms']:.1f} ms"
+    ))
+
+
+def _ccrs(text: str) -> tuple[float, ...]:
+    from sim.errors import InputError
+
+    try:
+        values = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError as exc:
+        raise InputError("--ccrs", [f"not a list of numbers: {text!r}"]) from exc
+    if not values or any(v < 0 for v in values):
+        raise InputError("--ccrs", ["give one or more non-negative CCR values (0 = native)"])
+    return values
+
+
+def _summary(ev: Evaluation) -> dict[str, object]:
+    return {k: v for k, v in asdict(ev).items() if k != "per_instance"}
+
+
+def _line(ev: Evaluation) -> str:
+    return (
+        f"makespan/HEFT {ev.ratio_gm:.4f} [95% CI {ev.ci_low:.4f}, {ev.ci_high:.4f}], "
+        f"wins/ties/losses {ev.wins}/{ev.ties}/{ev.losses} on {ev.instances} instances"
+    )
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to ``app``."""
+    """Add ``wass-chat train``."""
+    app.add_typer(train_app, name="train")

@@ -1,0 +1,245 @@
+"""State encoding of the learned policy: a heterogeneous graph per workflow, features per decision.
+
+Two parts, split by how often they change:
+
+* :func:`build_graph` turns a workflow on a platform into a PyG ``HeteroData`` with task nodes
+  (work, cores, memory, GPUs, mean runtime, depth, upward rank), compute nodes (cores, speed,
+  memory, GPUs, bandwidth), file nodes (size, starts on the shared filesystem) and the edges
+  task->task, file->task, task->file, file->compute (where a file is), reverse edges always
+  added. The GNN encoder reads it once per workflow.
+* :func:`candidate_features` describes, at one decision, every compute node as a candidate for
+  the ready task: estimated finish there, time the node stays busy, input bytes already local,
+  speed, free cores. The scoring head reads these per decision (tens of microseconds), which is
+  what keeps per-decision inference far below a millisecond and lets the head run on its own
+  (the job_submit plugin's inference mode).
+
+Times are divided by a per-instance scale (the critical-path estimate from upward ranks) so
+features are comparable across workflows of very different sizes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import torch
+from torch_geometric.data import HeteroData
+
+from policy.costs import hosts
+from policy.ranks import mean_compute_time, optimistic_cost_table, upward_rank
+from sim.model import REFERENCE_SPEED, Platform, Workflow
+from sim.schedule import SHARED_FS, ClusterView
+
+TASK_FEATURES = 8
+NODE_FEATURES = 6
+FILE_FEATURES = 2
+CANDIDATE_FEATURES = 9
+RELATIVE_FINISH_CLIP = 10.0
+"""Time features are clipped here: gaps beyond ten units all look equally bad."""
+
+EDGE_TYPES: tuple[tuple[str, str, str], ...] = (
+    ("task", "precedes", "task"),
+    ("file", "feeds", "task"),
+    ("task", "writes", "file"),
+    ("file", "located_on", "compute"),
+)
+
+
+@dataclass(frozen=True)
+class InstanceContext:
+    """Per-(workflow, platform) constants the features need, computed once per episode."""
+
+    workflow: Workflow
+    platform: Platform
+    task_index: dict[str, int]
+    node_index: dict[str, int]
+    upward: dict[str, float]
+    scale: float
+    """The unit of every time feature: the largest of three makespan estimates (critical path
+    by upward rank, total work over total capacity, reading every workflow input once from the
+    shared filesystem), so data-bound and compute-bound instances both land near 1."""
+    input_bytes: dict[str, int]
+    """Task id -> total bytes of its input files."""
+    mean_runtime: dict[str, float]
+    """Task id -> mean compute time over the nodes that can host it."""
+    lookahead: np.ndarray
+    """(tasks, nodes) optimistic cost-to-go of PEFT (Arabnejad and Barbosa 2014), minus its
+    per-task minimum: how much later the rest of the graph finishes at best from that node."""
+
+    @classmethod
+    def of(cls, workflow: Workflow, platform: Platform) -> InstanceContext:
+        """The context of an instance, computed once per process (the OCT table is costly)."""
+        return _context(workflow, platform)
+
+    @classmethod
+    def build(cls, workflow: Workflow, platform: Platform) -> InstanceContext:
+        upward = upward_rank(workflow, platform)
+        sizes = workflow.file_by_id
+        fs_read = sum(sizes[f].size for f in workflow.input_files) / platform.shared_fs_bandwidth
+        work = workflow.total_work / platform.total_capacity
+        scale = max(max(upward.values(), default=0.0), fs_read, work, 1e-9)
+        return cls(
+            workflow=workflow,
+            platform=platform,
+            task_index={t.id: i for i, t in enumerate(workflow.tasks)},
+            node_index={n.name: i for i, n in enumerate(platform.nodes)},
+            upward=upward,
+            scale=scale,
+            input_bytes={t.id: sum(sizes[f].size for f in t.inputs) for t in workflow.tasks},
+            mean_runtime={
+                t.id: mean_compute_time(workflow, platform, t.id) for t in workflow.tasks
+            },
+            lookahead=_relative_oct(workflow, platform),
+        )
+
+
+@lru_cache(maxsize=64)
+def _context(workflow: Workflow, platform: Platform) -> InstanceContext:
+    return InstanceContext.build(workflow, platform)
+
+
+def _relative_oct(workflow: Workflow, platform: Platform) -> np.ndarray:
+    table = optimistic_cost_table(workflow, platform)
+    oct_ = np.array(
+        [[table[(t.id, n.name)] for n in platform.nodes] for t in workflow.tasks],
+        dtype=np.float64,
+    )
+    return oct_ - oct_.min(axis=1, keepdims=True)
+
+
+def _depths(workflow: Workflow) -> dict[str, int]:
+    depth: dict[str, int] = {}
+    for t in workflow.topological_order:
+        depth[t] = 1 + max((depth[p] for p in workflow.parents[t]), default=-1)
+    return depth
+
+
+def build_graph(ctx: InstanceContext) -> HeteroData:
+    """The workflow and platform as a heterogeneous graph with reverse edges."""
+    wf, pf = ctx.workflow, ctx.platform
+    depth = _depths(wf)
+    max_depth = max(max(depth.values()), 1)
+    max_cores = max(n.cores for n in pf.nodes)
+    max_mem = max(max(n.memory for n in pf.nodes), 1)
+    max_speed = pf.fastest_core_speed
+    max_bw = max(n.bandwidth for n in pf.nodes)
+    log_work_max = max(math.log1p(t.work / REFERENCE_SPEED) for t in wf.tasks) or 1.0
+    task_x = np.array(
+        [
+            [
+                math.log1p(t.work / REFERENCE_SPEED) / log_work_max,
+                t.cores / max_cores,
+                t.memory / max_mem,
+                float(t.gpus > 0),
+                ctx.mean_runtime[t.id] / ctx.scale,
+                depth[t.id] / max_depth,
+                ctx.upward[t.id] / ctx.scale,
+                len(hosts(t, pf)) / len(pf.nodes),
+            ]
+            for t in wf.tasks
+        ],
+        dtype=np.float32,
+    )
+    node_x = np.array(
+        [
+            [
+                n.cores / max_cores,
+                n.speed / max_speed,
+                n.memory / max_mem,
+                float(n.gpus > 0),
+                n.bandwidth / max_bw,
+                n.cores * n.speed / pf.total_capacity,
+            ]
+            for n in pf.nodes
+        ],
+        dtype=np.float32,
+    )
+    files = wf.files
+    file_index = {f.id: i for i, f in enumerate(files)}
+    log_size_max = max((math.log1p(f.size) for f in files), default=1.0) or 1.0
+    inputs = set(wf.input_files)
+    file_x = np.array(
+        [[math.log1p(f.size) / log_size_max, float(f.id in inputs)] for f in files],
+        dtype=np.float32,
+    ).reshape(len(files), FILE_FEATURES)
+
+    ti = ctx.task_index
+    precedes = [(ti[p], ti[c]) for c in wf.task_by_id for p in wf.parents[c]]
+    feeds = [(file_index[f], ti[t.id]) for t in wf.tasks for f in t.inputs]
+    writes = [(ti[t.id], file_index[f]) for t in wf.tasks for f in t.outputs]
+    data = HeteroData()
+    data["task"].x = torch.from_numpy(task_x)
+    data["compute"].x = torch.from_numpy(node_x)
+    data["file"].x = torch.from_numpy(file_x)
+    # Where files are at the start: workflow inputs are on the shared filesystem, which is no
+    # compute node, so the location edges start empty and fill in as outputs are produced.
+    located: list[tuple[int, int]] = []
+    for (src, rel, dst), pairs in zip(
+        EDGE_TYPES, (precedes, feeds, writes, located), strict=True
+    ):
+        data[src, rel, dst].edge_index = _edges(pairs)
+        data[dst, f"rev_{rel}", src].edge_index = _edges([(b, a) for a, b in pairs])
+    return data
+
+
+def _edges(pairs: list[tuple[int, int]]) -> torch.Tensor:
+    if not pairs:
+        return torch.empty((2, 0), dtype=torch.long)
+    return torch.tensor(pairs, dtype=torch.long).t().contiguous()
+
+
+def graph_metadata() -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Node and edge types of :func:`build_graph` (reverse edges included), for the model."""
+    edges = list(EDGE_TYPES) + [(d, f"rev_{r}", s) for s, r, d in EDGE_TYPES]
+    return ["task", "compute", "file"], edges
+
+
+def candidate_features(
+    ctx: InstanceContext, task: str, view: ClusterView
+) -> tuple[np.ndarray, np.ndarray]:
+    """Features of every compute node as a candidate for ``task``, and the validity mask.
+
+    Columns: estimated finish if placed there (relative to now), the same relative to the best
+    candidate, time until the node drains, fraction of the task's input bytes already there,
+    speed relative to the fastest node, free-core fraction, the task's upward rank (all times
+    in units of the critical path), and the gap to the best finish in units of the task's own
+    mean runtime (clipped): the scale on which "a node that finishes this task much later" is
+    visible, which the model's earliest-finish prior reads; and PEFT's optimistic cost-to-go
+    from that node, in the same units (lookahead).
+    """
+    wf, pf = ctx.workflow, ctx.platform
+    t = wf.task_by_id[task]
+    now = view.now
+    n = len(pf.nodes)
+    feats = np.zeros((n, CANDIDATE_FEATURES), dtype=np.float32)
+    mask = np.zeros(n, dtype=bool)
+    total_in = max(ctx.input_bytes[task], 1)
+    local = np.zeros(n, dtype=np.float64)
+    sizes = wf.file_by_id
+    for f in t.inputs:
+        for where in view.file_locations(f):
+            if where != SHARED_FS:
+                local[ctx.node_index[where]] += sizes[f].size
+    finish = np.full(n, np.inf)
+    fastest = pf.fastest_core_speed
+    for i, node in enumerate(pf.nodes):
+        if t.cores > node.cores or t.memory > node.memory or t.gpus > node.gpus:
+            continue
+        mask[i] = True
+        finish[i] = view.estimate_finish(task, node.name)
+        feats[i, 2] = max(view.available_time(node.name) - now, 0.0) / ctx.scale
+        feats[i, 3] = local[i] / total_in
+        feats[i, 4] = node.speed / fastest
+        feats[i, 5] = view.free_cores(node.name) / node.cores
+    best = finish[mask].min()
+    feats[mask, 0] = (finish[mask] - now) / ctx.scale
+    feats[mask, 1] = (finish[mask] - best) / ctx.scale
+    np.minimum(feats[:, :3], RELATIVE_FINISH_CLIP, out=feats[:, :3])
+    feats[:, 6] = ctx.upward[task] / ctx.scale
+    own = max(ctx.mean_runtime[task], 1e-9)
+    feats[mask, 7] = np.minimum((finish[mask] - best) / own, RELATIVE_FINISH_CLIP)
+    feats[mask, 8] = np.minimum(ctx.lookahead[ctx.task_index[task], mask] / own,
+                                RELATIVE_FINISH_CLIP)
+    return feats, mask

@@ -1,0 +1,113 @@
+"""The placement network: a heterogeneous GNN encoder and a per-candidate scoring head.
+
+``encode`` runs the HeteroConv (GraphSAGE) encoder over :func:`~policy.learned.features.build_graph`
+once per workflow; ``logits`` scores every compute node for one ready task from the task's
+embedding, the node's embedding and the decision's candidate features; ``value`` estimates the
+normalised return for PPO. Masked candidates get the dtype's minimum logit, so they are never
+sampled and carry no probability mass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import Tensor, nn
+from torch_geometric.data import HeteroData
+from torch_geometric.nn import HeteroConv, SAGEConv
+
+from policy.learned.features import (
+    CANDIDATE_FEATURES,
+    FILE_FEATURES,
+    NODE_FEATURES,
+    TASK_FEATURES,
+    graph_metadata,
+)
+
+INPUT_FEATURES = {"task": TASK_FEATURES, "compute": NODE_FEATURES, "file": FILE_FEATURES}
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    """Shape of the network (stored in checkpoints)."""
+
+    hidden: int = 64
+    """Width of every embedding and hidden layer."""
+    layers: int = 2
+    """Message-passing rounds of the encoder."""
+
+
+class PolicyNet(nn.Module):
+    """GNN encoder + candidate scorer + value head."""
+
+    def __init__(self, cfg: NetConfig | None = None) -> None:
+        super().__init__()
+        self.cfg = cfg or NetConfig()
+        h = self.cfg.hidden
+        node_types, edge_types = graph_metadata()
+        self.project = nn.ModuleDict({t: nn.Linear(INPUT_FEATURES[t], h) for t in node_types})
+        self.convs = nn.ModuleList(
+            HeteroConv({et: SAGEConv(h, h) for et in edge_types}, aggr="sum")
+            for _ in range(self.cfg.layers)
+        )
+        self.head = nn.Sequential(
+            nn.Linear(2 * h + CANDIDATE_FEATURES, h), nn.ReLU(), nn.Linear(h, 1)
+        )
+        # Earliest-finish prior: logits start as -eft_prior * (finish - best finish) in units of
+        # the task's runtime, so an untrained policy already behaves like dynamic EFT (sampling
+        # explores only among near-ties) and learning adds corrections.
+        self.eft_prior = nn.Parameter(torch.tensor(40.0))
+        self.lookahead_weight = nn.Parameter(torch.tensor(0.0))
+        """Weight of PEFT's cost-to-go next to the finish gap in the prior (learned)."""
+        self.critic = nn.Sequential(
+            nn.Linear(2 * h + CANDIDATE_FEATURES + 1, h), nn.ReLU(), nn.Linear(h, 1)
+        )
+
+    def encode(self, graph: HeteroData) -> dict[str, Tensor]:
+        """Node embeddings per type after message passing."""
+        x = {t: torch.relu(self.project[t](graph[t].x)) for t in self.project}
+        for conv in self.convs:
+            out = conv(x, graph.edge_index_dict)
+            x = {t: torch.relu(out[t]) + x[t] if t in out else x[t] for t in x}
+        return x
+
+    def candidate_inputs(
+        self, emb: dict[str, Tensor], task_idx: Tensor, feats: Tensor
+    ) -> Tensor:
+        """Per-decision, per-candidate head input: [task emb, node emb, candidate features].
+
+        ``task_idx``: (D,) indices of the ready tasks; ``feats``: (D, N, F). Returns (D, N, 2h+F).
+        """
+        d, n, _ = feats.shape
+        task = emb["task"][task_idx].unsqueeze(1).expand(d, n, -1)
+        nodes = emb["compute"].unsqueeze(0).expand(d, n, -1)
+        return torch.cat([task, nodes, feats], dim=-1)
+
+    def logits(self, inputs: Tensor, mask: Tensor) -> Tensor:
+        """(D, N) masked logits from :meth:`candidate_inputs`."""
+        base = 2 * self.cfg.hidden
+        relative_finish = inputs[..., base + CANDIDATE_FEATURES - 2]
+        lookahead = inputs[..., base + CANDIDATE_FEATURES - 1]
+        prior = self.eft_prior * (relative_finish + self.lookahead_weight * lookahead)
+        raw = self.head(inputs).squeeze(-1) - prior
+        return raw.masked_fill(~mask, torch.finfo(raw.dtype).min)
+
+    def value(self, inputs: Tensor, mask: Tensor, progress: Tensor) -> Tensor:
+        """(D,) state values: mean over valid candidates, plus the fraction of tasks placed."""
+        weights = mask.float().unsqueeze(-1)
+        pooled = (inputs * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        return self.critic(torch.cat([pooled, progress.unsqueeze(-1)], dim=-1)).squeeze(-1)
+
+
+def save_checkpoint(net: PolicyNet, path: str, extra: dict[str, object] | None = None) -> None:
+    """Weights, network shape and training metadata in one small ``.pt`` file."""
+    torch.save({"config": asdict(net.cfg), "state": net.state_dict(), "extra": extra or {}}, path)
+
+
+def load_checkpoint(path: str) -> tuple[PolicyNet, dict[str, object]]:
+    """A network in eval mode and the metadata it was saved with."""
+    blob = torch.load(path, map_location="cpu", weights_only=True)
+    net = PolicyNet(NetConfig(**blob["config"]))
+    net.load_state_dict(blob["state"])
+    net.eval()
+    return net, dict(blob.get("extra", {}))

@@ -1,0 +1,65 @@
+"""The learned policy as a static scheduler: what the bench, ``submit`` and the guard use.
+
+Deployment is static: ``submit`` hands Slurm every job with its node and dependencies up front.
+So the policy plans by rolling itself out in the simulator (greedy, one decision per ready
+task) and returns the schedule that rollout realised; it is scored, like HEFT, by replaying
+that schedule.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from policy.base import StaticScheduler
+from policy.learned.agent import DEFAULT_CHECKPOINT, LearnedPolicy
+from policy.learned.model import PolicyNet, load_checkpoint
+from sim.errors import InputError
+from sim.model import Platform, Workflow, check_fits
+from sim.schedule import NetworkModel, StaticSchedule
+
+NO_RAG_CHECKPOINT = DEFAULT_CHECKPOINT.with_name("policy-norag.pt")
+"""The ablation trained with the sparse reward only."""
+
+
+def load_policy_net(checkpoint: str | Path | None = None) -> PolicyNet:
+    """The network of ``checkpoint`` (default: the shipped one), or a clear error."""
+    path = Path(checkpoint or DEFAULT_CHECKPOINT)
+    if not path.exists():
+        raise InputError(str(path), ["no policy checkpoint here: train one with "
+                                     "`wass-chat train policy`"])
+    net, _ = load_checkpoint(str(path))
+    return net
+
+
+class LearnedPlanner(StaticScheduler):
+    """Greedy rollout of the learned policy, returned as a static schedule."""
+
+    name: str = "policy"
+    description: ClassVar[str] = "learned GNN + PPO policy trained with the RAG teacher"
+
+    def __init__(
+        self, network_model: NetworkModel = "fair", checkpoint: str | Path | None = None
+    ) -> None:
+        self.network_model: NetworkModel = network_model
+        self.net = load_policy_net(checkpoint)
+
+    def schedule(self, workflow: Workflow, platform: Platform) -> StaticSchedule:
+        from sim.engine import simulate
+
+        check_fits(workflow, platform)
+        rollout = simulate(workflow, platform, LearnedPolicy(self.net), self.network_model)
+        realised = rollout.to_schedule()
+        return StaticSchedule(realised.assignment, realised.order, self.name, rollout.makespan)
+
+
+class NoRagPlanner(LearnedPlanner):
+    """The ablation: same network and budget, trained with the sparse reward only."""
+
+    name: str = "policy-norag"
+    description: ClassVar[str] = "learned GNN + PPO policy, sparse reward only (no RAG)"
+
+    def __init__(
+        self, network_model: NetworkModel = "fair", checkpoint: str | Path | None = None
+    ) -> None:
+        super().__init__(network_model, checkpoint or NO_RAG_CHECKPOINT)

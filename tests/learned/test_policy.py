@@ -1,0 +1,144 @@
+"""The learned policy: state encoding, masking, advantages, the guard and a tiny training run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from policy.base import plan_and_simulate
+from policy.heft import HEFT
+from policy.learned.agent import LearnedPolicy, Trajectory
+from policy.learned.features import (
+    CANDIDATE_FEATURES,
+    EDGE_TYPES,
+    InstanceContext,
+    build_graph,
+)
+from policy.learned.instances import InstanceSpec, sample_specs
+from policy.learned.model import PolicyNet, load_checkpoint
+from policy.learned.rollout import Episode
+from policy.learned.train import TrainConfig, advantages, train
+from policy.peft import PEFT
+from policy.rag_guarded import RagGuarded
+from policy.validate import validate_schedule
+from sim.demo import demo_platform, demo_workflow
+from sim.engine import simulate
+from sim.model import REFERENCE_SPEED, File, Node, Platform, Task, Workflow
+
+
+def _wide_task_platform() -> tuple[Workflow, Platform]:
+    """Four-core tasks on a platform where half the nodes have only two cores."""
+    files = [File(f"f{i}", 10**8) for i in range(6)]
+    tasks = [Task("t0", 4e10, cores=4, outputs=("f0",))]
+    tasks += [
+        Task(f"t{i}", 2e10 * i, cores=4 if i % 2 else 1, inputs=("f0",), outputs=(f"f{i}",))
+        for i in range(1, 6)
+    ]
+    nodes = tuple(
+        Node(f"n{i}", cores=2 if i < 2 else 8, speed=REFERENCE_SPEED * (1 + i / 4))
+        for i in range(4)
+    )
+    return Workflow("wide", tuple(tasks), tuple(files)), Platform("mixed", nodes)
+
+
+def test_graph_has_every_edge_type_and_its_reverse() -> None:
+    wf, pf = demo_workflow("genomics-49"), demo_platform()
+    graph = build_graph(InstanceContext.of(wf, pf))
+    assert graph["task"].x.shape[0] == len(wf.tasks)
+    assert graph["compute"].x.shape[0] == len(pf.nodes)
+    for src, rel, dst in EDGE_TYPES:
+        forward = graph[src, rel, dst].edge_index
+        backward = graph[dst, f"rev_{rel}", src].edge_index
+        assert torch.equal(forward.flip(0), backward)
+    precedes = graph["task", "precedes", "task"].edge_index
+    assert precedes.shape[1] == sum(len(p) for p in wf.parents.values())
+
+
+def test_masked_nodes_are_never_sampled_and_carry_no_probability() -> None:
+    wf, pf = _wide_task_platform()
+    net = PolicyNet()
+    net.eft_prior.data.fill_(0.0)  # uniform over valid nodes: the mask alone must exclude
+    for seed in range(20):
+        policy = LearnedPolicy(net, mode="sample", seed=seed)
+        result = simulate(wf, pf, policy, "fair")
+        for record in result.tasks:
+            if wf.task_by_id[record.task].cores == 4:
+                assert record.node in {"n2", "n3"}
+        for mask in policy.trajectory.masks:
+            assert mask.any()
+    policy = LearnedPolicy(net, mode="sample", seed=0)
+    simulate(wf, pf, policy, "fair")
+    tr = policy.trajectory
+    feats = torch.from_numpy(np.stack(tr.feats))
+    mask = torch.from_numpy(np.stack(tr.masks))
+    with torch.no_grad():
+        emb = net.encode(build_graph(policy.context))
+        logits = net.logits(net.candidate_inputs(emb, torch.tensor(tr.task_idx), feats), mask)
+    probs = torch.softmax(logits, dim=-1)
+    assert float(probs[~mask].max()) == 0.0
+    assert feats.shape[-1] == CANDIDATE_FEATURES
+
+
+def _episode(spec: InstanceSpec, ratio: float, decisions: int = 3) -> Episode:
+    tr = Trajectory(
+        task_idx=[0] * decisions,
+        feats=[np.zeros((2, CANDIDATE_FEATURES), np.float32)] * decisions,
+        masks=[np.ones(2, bool)] * decisions,
+        actions=[0] * decisions,
+        logps=[0.0] * decisions,
+        values=[0.0] * decisions,
+        progress=[0.0] * decisions,
+        rewards=[0.0] * decisions,
+    )
+    return Episode(spec, tr, makespan=ratio * 100.0, reference=100.0)
+
+
+def test_group_baseline_compares_samples_of_the_same_instance() -> None:
+    a, b = InstanceSpec("blast", 50, 8, 1), InstanceSpec("genome", 60, 8, 2)
+    # b is much worse than HEFT in both samples, but that is the instance, not the actions.
+    episodes = [_episode(a, 0.9), _episode(a, 1.1), _episode(b, 1.5), _episode(b, 1.5)]
+    adv, _ = advantages(episodes, lam=0.95)
+    per_episode = adv.reshape(4, 3)[:, 0]
+    assert per_episode[0] > 0 > per_episode[1]
+    assert per_episode[2] == pytest.approx(0.0) and per_episode[3] == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("network_model", ["fair", "ideal"])
+def test_rag_guarded_is_never_worse_than_heft_or_peft(network_model: str) -> None:
+    pf = demo_platform()
+    for name in ("genomics-49", "fork-join-20", "epigenomics-50"):
+        wf = demo_workflow(name)
+        guarded = RagGuarded(network_model=network_model)  # type: ignore[arg-type]
+        mine = plan_and_simulate(guarded, wf, pf, network_model)  # type: ignore[arg-type]
+        assert validate_schedule(wf, pf, mine) == []
+        heft = plan_and_simulate(HEFT(), wf, pf, network_model).makespan  # type: ignore[arg-type]
+        peft = plan_and_simulate(PEFT(), wf, pf, network_model).makespan  # type: ignore[arg-type]
+        assert mine.makespan <= min(heft, peft) * (1 + 1e-9)
+        assert guarded.last_choice is not None
+        assert set(guarded.last_choice.makespans) == {"policy", "heft", "peft"}
+
+
+def test_evaluation_seeds_never_overlap_training_seeds() -> None:
+    train_specs = sample_specs(("blast",), 50, 0)
+    eval_specs = sample_specs(("blast",), 50, 0, evaluation=True)
+    assert not {s.seed for s in train_specs} & {s.seed for s in eval_specs}
+
+
+@pytest.mark.slow
+def test_a_tiny_training_run_writes_a_usable_checkpoint(tmp_path: Path) -> None:
+    cfg = TrainConfig(
+        recipes=("srasearch",), tasks=(24, 30), nodes=(4,), train_instances=2, ccrs=(0.0, 1.0),
+        updates=2, instances_per_update=2, samples_per_instance=2, ppo_epochs=1,
+        use_rag=False, workers=0, out_dir=str(tmp_path),
+    )
+    result = train(cfg, progress=False)
+    rows = result.metrics_path.read_text().splitlines()
+    assert len(rows) == 2 and all('"ppo/ratio_to_heft_gm"' in r for r in rows)
+    net, extra = load_checkpoint(str(result.checkpoint))
+    assert "train_config" in extra
+    wf, pf = demo_workflow("fork-join-20"), demo_platform()
+    run = simulate(wf, pf, LearnedPolicy(net), "fair")
+    assert validate_schedule(wf, pf, run) == []
