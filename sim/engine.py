@@ -348,48 +348,9 @@ class _Run:
                 strict=True,
             )
         )
-        return build_result(
+        return SimResult.from_records(
             workflow, platform, scheduler, network_model, records, transfers, backend="native"
         )
-
-
-def build_result(
-    workflow: Workflow,
-    platform: Platform,
-    scheduler: str,
-    network_model: NetworkModel,
-    tasks: tuple[TaskRecord, ...],
-    transfers: tuple[TransferRecord, ...],
-    backend: str,
-) -> SimResult:
-    """A :class:`SimResult` whose makespan, busy core-seconds and energy derive from records.
-
-    Shared by every backend so that the same records always give the same figures.
-    """
-    task_cores = {t.id: t.cores for t in workflow.tasks}
-    busy = {n.name: 0.0 for n in platform.nodes}
-    makespan = 0.0
-    for r in tasks:
-        busy[r.node] += task_cores[r.task] * (r.end - r.start)
-        makespan = max(makespan, r.end)
-    for x in transfers:
-        makespan = max(makespan, x.end)
-    energy = sum(
-        n.power_idle * makespan + (n.power_busy - n.power_idle) * busy[n.name] / n.cores
-        for n in platform.nodes
-    )
-    return SimResult(
-        workflow=workflow.name,
-        platform=platform.name,
-        scheduler=scheduler,
-        network_model=network_model,
-        makespan=makespan,
-        tasks=tasks,
-        transfers=transfers,
-        energy=energy,
-        node_busy_core_seconds=busy,
-        backend=backend,
-    )
 
 
 def _check_order_is_feasible(schedule: StaticSchedule, wf: CompiledWorkflow) -> None:

@@ -189,6 +189,46 @@ class SimResult:
     node_busy_core_seconds: Mapping[str, float] = field(default_factory=dict)
     backend: str = "native"
 
+    @classmethod
+    def from_records(
+        cls,
+        workflow: Workflow,
+        platform: Platform,
+        scheduler: str,
+        network_model: NetworkModel,
+        tasks: tuple[TaskRecord, ...],
+        transfers: tuple[TransferRecord, ...],
+        backend: str,
+    ) -> SimResult:
+        """A result whose makespan, busy core-seconds and energy derive from the records.
+
+        Shared by every backend so that the same records always give the same figures.
+        """
+        task_cores = {t.id: t.cores for t in workflow.tasks}
+        busy = {n.name: 0.0 for n in platform.nodes}
+        makespan = 0.0
+        for r in tasks:
+            busy[r.node] += task_cores[r.task] * (r.end - r.start)
+            makespan = max(makespan, r.end)
+        for x in transfers:
+            makespan = max(makespan, x.end)
+        energy = sum(
+            n.power_idle * makespan + (n.power_busy - n.power_idle) * busy[n.name] / n.cores
+            for n in platform.nodes
+        )
+        return cls(
+            workflow=workflow.name,
+            platform=platform.name,
+            scheduler=scheduler,
+            network_model=network_model,
+            makespan=makespan,
+            tasks=tasks,
+            transfers=transfers,
+            energy=energy,
+            node_busy_core_seconds=busy,
+            backend=backend,
+        )
+
     @cached_property
     def placements(self) -> dict[str, str]:
         return {r.task: r.node for r in self.tasks}

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.compiled import compile_platform, compile_workflow
-from sim.engine import build_result, check_static_input
+from sim.engine import check_static_input
 from sim.errors import ServiceUnavailable
 from sim.model import Platform, Workflow
 from sim.schedule import (
@@ -165,7 +165,7 @@ def decode_run(
                 end,
             )
         )
-    result = build_result(
+    result = SimResult.from_records(
         workflow,
         platform,
         schedule.scheduler or "static",
