@@ -155,13 +155,15 @@ class Sources:
     # --- knowledge base --------------------------------------------------------------------
     @cached_property
     def knowledge_base(self) -> Any:
-        kb = _optional("kb")
-        if hasattr(kb, "ensure_demo_kb"):
-            return kb.ensure_demo_kb(self.settings.kb_dir)
+        """The knowledge base under WASS_HOME; an empty one is seeded with the demo's cases
+        (``kb.demo.ensure_demo_kb``: a few hundred simulated executions, seconds, once)."""
+        demo = _optional("kb.demo")
         store = _optional("kb.store")
         base = store.KnowledgeBase(self.settings.kb_dir)
         if base.count() == 0:
-            seed_demo_cases(base)
+            base.close()
+            demo.ensure_demo_kb(self.settings.kb_dir)
+            base = store.KnowledgeBase(self.settings.kb_dir)
         return base
 
 
@@ -190,21 +192,3 @@ def run_from_record(record: Any) -> RecordedRun:
         makespan=float(record.planned_makespan or 0.0),
         source=record.state,
     )
-
-
-DEMO_SEED_CASES = 24
-"""Cases simulated into an empty knowledge base, so the demo's explanations can cite some."""
-
-
-def seed_demo_cases(base: Any) -> None:
-    """Fill an empty knowledge base with a few simulated executions of the demo's shapes."""
-    from kb.seed import SeedConfig, seed_knowledge_base
-
-    config = SeedConfig(
-        count=DEMO_SEED_CASES,
-        jobs=1,
-        recipes=(),
-        shapes=("genomics", "fork-join", "layered"),
-        sizes=(20, 49),
-    )
-    seed_knowledge_base(base, config)
