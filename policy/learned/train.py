@@ -114,9 +114,6 @@ def advantages(episodes: list[Episode], lam: float) -> tuple[np.ndarray, np.ndar
     for ep in episodes:
         groups.setdefault(ep.spec, []).append(1.0 - ep.ratio)
     centred = [1.0 - ep.ratio - float(np.mean(groups[ep.spec])) for ep in episodes]
-    # One scale for the whole batch, not one per group: on an instance where every sample ties
-    # (HEFT-like compute-bound cases), a per-group scale would blow pure noise up to unit size.
-    scale = float(np.std(centred)) + 1e-8
     all_adv, all_ret = [], []
     for ep, terminal in zip(episodes, centred, strict=True):
         tr = ep.trajectory
@@ -130,9 +127,12 @@ def advantages(episodes: list[Episode], lam: float) -> tuple[np.ndarray, np.ndar
             delta = rewards[t] + next_value - values[t]
             last = delta + lam * last
             shaped[t] = last
-        all_adv.append((shaped + terminal) / scale)  # R_RAG is in the same (relative) units
+        all_adv.append(shaped + terminal)  # R_RAG and the terminal reward: both relative units
         all_ret.append(shaped + values)
-    return np.concatenate(all_adv), np.concatenate(all_ret)
+    adv = np.concatenate(all_adv)
+    # One scale for the whole batch, not one per group: on an instance where every sample ties
+    # (HEFT-like compute-bound cases) a per-group scale would blow pure noise up to unit size.
+    return adv / (float(np.std(adv)) + 1e-8), np.concatenate(all_ret)
 
 
 def behaviour_cloning(
