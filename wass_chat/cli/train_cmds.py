@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from wass_chat.cli.output import console, emit
+from wass_chat.cli.output import console, emit, err_console
 
 if TYPE_CHECKING:
     from policy.learned.evaluate import Evaluation
@@ -76,7 +76,7 @@ def train_policy(
             seed=seed,
         )
         teacher, fit = built.teacher, built.fit
-        console.print(
+        err_console.print(  # progress: stderr, so --json stays one document on stdout
             f"predictor (held-out episodes): R^2 {fit.r2:.3f} on log(makespan / time unit), "
             f"{fit.r2_log_makespan:.3f} on log(makespan); MAPE {fit.mape:.2%}"
         )
