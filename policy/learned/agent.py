@@ -9,21 +9,18 @@ tasks are taken by decreasing upward rank, like HEFT. Every decision can be reco
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar, Literal
 
 import numpy as np
 import torch
 
 from policy.learned.features import InstanceContext, build_graph, candidate_features
-from policy.learned.model import PolicyNet, load_checkpoint
+from policy.learned.model import PolicyNet
 from sim.model import Platform, Workflow
 from sim.schedule import ClusterView
 
 Mode = Literal["greedy", "sample", "forced"]
 
-DEFAULT_CHECKPOINT = Path(__file__).with_name("checkpoints") / "policy.pt"
-"""The shipped checkpoint, used by the ``policy`` and ``rag-guarded`` schedulers by default."""
 
 
 @dataclass
@@ -48,17 +45,9 @@ class LearnedPolicy:
     """GNN + MLP placement policy (``greedy`` by default)."""
 
     name: str = "policy"
-    description: ClassVar[str] = "learned GNN + PPO placement policy (shipped checkpoint)"
+    description: ClassVar[str] = "learned GNN + PPO placement policy (dynamic form)"
 
-    def __init__(
-        self,
-        net: PolicyNet | None = None,
-        mode: Mode = "greedy",
-        seed: int = 0,
-        checkpoint: str | Path | None = None,
-    ) -> None:
-        if net is None:
-            net, _ = load_checkpoint(str(checkpoint or DEFAULT_CHECKPOINT))
+    def __init__(self, net: PolicyNet, mode: Mode = "greedy", seed: int = 0) -> None:
         self.net = net
         self.mode: Mode = mode
         self.rng = np.random.default_rng(seed)

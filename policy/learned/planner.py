@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import ClassVar
 
 from policy.base import StaticScheduler
-from policy.learned.agent import DEFAULT_CHECKPOINT, LearnedPolicy
+from policy.learned.agent import LearnedPolicy
 from policy.learned.model import PolicyNet, load_checkpoint
 from sim.errors import InputError
 from sim.model import Platform, Workflow, check_fits
 from sim.schedule import NetworkModel, StaticSchedule
 
+DEFAULT_CHECKPOINT = Path(__file__).with_name("checkpoints") / "policy.pt"
+"""The shipped checkpoint, used by the ``policy`` and ``rag-guarded`` schedulers by default."""
 NO_RAG_CHECKPOINT = DEFAULT_CHECKPOINT.with_name("policy-norag.pt")
 """The ablation trained with the sparse reward only."""
 

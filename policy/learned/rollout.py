@@ -7,7 +7,7 @@ the terminal reward: positive when the policy beat HEFT on that instance).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -61,9 +61,8 @@ def run_episode(
     mode: Mode,
     seed: int,
     network_model: NetworkModel,
-    shaping: Callable[[LearnedPolicy, Trajectory], None] | None = None,
 ) -> Episode:
-    """Simulate one episode; ``shaping`` may fill per-decision rewards afterwards."""
+    """Simulate one episode and score the static plan it realised against HEFT."""
     from sim.engine import simulate
 
     workflow, platform = materialize(spec)
@@ -74,8 +73,6 @@ def run_episode(
     # What gets deployed (and what HEFT is measured on) is the static plan the rollout realised:
     # Slurm receives every job with its node and dependencies up front. Score that replay.
     replay = simulate(workflow, platform, rollout.to_schedule(), network_model)
-    if shaping is not None:
-        shaping(policy, policy.trajectory)
     return Episode(
         spec, policy.trajectory, replay.makespan, reference_makespan(spec, network_model)
     )

@@ -26,6 +26,7 @@ import polars as pl
 
 from wass_chat.sacct.parse import schema
 from wass_chat.sacct.render import format_memory
+from wass_chat.sacct.steps import with_job_steps
 
 CORES_PER_NODE = 64
 GPUS_PER_NODE = 8
@@ -224,7 +225,7 @@ def synthesize_config(cfg: SynthConfig) -> pl.DataFrame:
     }
     table = _assemble(pl.DataFrame(columns))
     if cfg.with_steps:
-        table = _with_steps(table)
+        table = with_job_steps(table)
     return table
 
 
@@ -364,38 +365,3 @@ def _assemble(c: pl.DataFrame) -> pl.DataFrame:
         pl.lit(False).alias("timelimit_unlimited"),
     )
     return table.select(pl.col(name).cast(dtype) for name, dtype in schema().items())
-
-
-def _with_steps(jobs: pl.DataFrame) -> pl.DataFrame:
-    """Add ``.batch`` and ``.extern`` steps after every started job, as sacct lists them."""
-    parents = jobs.with_row_index("__order").with_columns(pl.lit(0).alias("__rank"))
-    started = parents.filter(pl.col("start").is_not_null())
-    blank = [
-        "user",
-        "partition",
-        "qos",
-        "timelimit_s",
-        "req_mem_bytes",
-        "req_tres",
-        "flags",
-        "reason",
-        "priority",
-        "comment",
-        "dependency",
-        "cancelled_by",
-    ]
-    steps = [
-        started.with_columns(
-            pl.concat_str([pl.col("job_id"), pl.lit("." + step)]).alias("job_id"),
-            pl.concat_str([pl.col("job_id_raw"), pl.lit("." + step)]).alias("job_id_raw"),
-            pl.lit(step).alias("job_name"),
-            pl.col("start").alias("submit"),
-            pl.col("start").alias("eligible"),
-            pl.lit(True).alias("is_step"),
-            pl.lit(False).alias("backfilled"),
-            *(pl.lit(None).cast(jobs.schema[name]).alias(name) for name in blank),
-            pl.lit(rank).alias("__rank"),
-        )
-        for rank, step in enumerate(("batch", "extern"), start=1)
-    ]
-    return pl.concat([parents, *steps]).sort("__order", "__rank").drop("__order", "__rank")
