@@ -41,14 +41,14 @@ class KbRetriever:
                 ["the knowledge base is empty: seed it first (wass-chat kb seed --count N)"],
             )
         self.kb = kb
-        self._cache: dict[tuple[str, str], list[RetrievedCase]] = {}
+        self._cache: dict[tuple[Workflow, Platform, int], list[RetrievedCase]] = {}
 
     @property
     def dim(self) -> int:
         return int(self.kb.embedder.dim)
 
     def retrieve(self, workflow: Workflow, platform: Platform, k: int) -> list[RetrievedCase]:
-        key = (f"{workflow.name}:{len(workflow)}:{workflow.total_work}", platform.name)
+        key = (workflow, platform, k)  # frozen model objects: hashable by value
         if key not in self._cache:
             scale = InstanceContext.of(workflow, platform).scale
             query = self.kb.embedder.embed_cases([(workflow, platform)])[0]
@@ -84,8 +84,7 @@ def build_teacher(
     """
     retriever = KbRetriever(kb)
     net = PolicyNet()
-    with np.errstate(all="ignore"):
-        net.eft_prior.data.fill_(1.0)  # a softer prior: more varied actions to learn from
+    net.eft_prior.data.fill_(1.0)  # a softer prior: more varied actions to learn from
     jobs = [(s, seed * 1000 + i) for s in specs for i in range(samples_per_instance)]
     episodes: list[Episode] = collect(net, [(s, 0) for s in specs], "forced", network_model, None)
     episodes += collect(net, jobs, "sample", network_model, None)
