@@ -11,6 +11,7 @@ import torch
 from policy.base import plan_and_simulate
 from policy.heft import HEFT
 from policy.learned.agent import LearnedPolicy, Trajectory
+from policy.learned.evaluate import evaluate
 from policy.learned.features import (
     CANDIDATE_FEATURES,
     EDGE_TYPES,
@@ -19,7 +20,7 @@ from policy.learned.features import (
 )
 from policy.learned.instances import InstanceSpec, sample_specs
 from policy.learned.model import PolicyNet, load_checkpoint
-from policy.learned.rollout import Episode
+from policy.learned.rollout import Episode, run_episode
 from policy.learned.train import TrainConfig, advantages, train
 from policy.peft import PEFT
 from policy.rag_guarded import RagGuarded
@@ -119,6 +120,18 @@ def test_rag_guarded_is_never_worse_than_heft_or_peft(network_model: str) -> Non
         assert mine.makespan <= min(heft, peft) * (1 + 1e-9)
         assert guarded.last_choice is not None
         assert set(guarded.last_choice.makespans) == {"policy", "heft", "peft"}
+
+
+def test_evaluation_scores_the_replayed_plan_and_heft_against_the_lower_bound() -> None:
+    specs = [InstanceSpec("srasearch", 30, 4, 11), InstanceSpec("srasearch", 28, 4, 12, 1.0)]
+    net = PolicyNet()
+    ev = evaluate(net, specs)
+    for spec in specs:
+        expected = run_episode(net, spec, "greedy", 0, "fair").ratio
+        assert ev.per_instance[spec.label] == pytest.approx(expected)
+    assert ev.wins + ev.ties + ev.losses == ev.instances == 2
+    assert ev.heft_over_bound_gm >= 1.0 - 1e-9  # no schedule beats a lower bound
+    assert 0 <= ev.heft_near_bound <= 2
 
 
 def test_evaluation_seeds_never_overlap_training_seeds() -> None:
