@@ -131,11 +131,13 @@ def kb_stats(kb: KnowledgeBase) -> dict[str, Any]:
     """What the knowledge base holds: counts by scheduler, platform and source; makespans."""
     rows = kb.sidecar.case_rows()
     makespans = np.array([r.makespan for r in rows]) if rows else np.zeros(0)
+    shards = kb.cases.counts()
     return {
         "directory": str(kb.directory),
         "cases": len(rows),
         "decisions": kb.sidecar.count("decisions"),
-        "vectors": {"cases": kb.cases.count(), "decisions": kb.decisions.count()},
+        "vectors": {"cases": sum(shards.values()), "decisions": kb.decisions.count()},
+        "shards": shards,
         "embedder": {"name": kb.embedder.name, "checksum": kb.embedder.checksum},
         "collections": kb.collection_names(),
         "workflows": len({r.workflow_hash for r in rows}),

@@ -7,7 +7,8 @@ task work and data sizes, CCR, parallelism, platform size and heterogeneity), ea
 and L2-normalised for cosine search. The constants are part of the embedder's checksum, so a
 change of features can never silently mix two spaces in one collection.
 
-v1 (the learned policy's GNN encoder) plugs in by implementing the same protocol.
+v1 (``gnn-v1``, :mod:`kb.embedding_gnn`) pools the learned policy's GNN encoder; it loads torch
+when built, so it is imported only by :func:`embedder_by_name`.
 """
 
 from __future__ import annotations
@@ -224,10 +225,24 @@ class StructuralEmbedder:
 
 
 def embedder_by_name(name: str) -> Embedder:
-    """The embedder registered under ``name`` (v0 only until the GNN encoder registers)."""
+    """The embedder registered under ``name``: ``structural-v0``, ``gnn-v1`` (the shipped
+    policy checkpoint's encoder) or ``gnn-v1:<checkpoint path>`` (another trained network)."""
     from sim.errors import InputError
 
-    known: dict[str, Embedder] = {StructuralEmbedder.name: StructuralEmbedder()}
-    if name not in known:
-        raise InputError("embedder", [f"unknown embedder {name!r}; known: {', '.join(known)}"])
-    return known[name]
+    if name == StructuralEmbedder.name:
+        return StructuralEmbedder()
+    base, _, checkpoint = name.partition(":")
+    if base == "gnn-v1":
+        from kb.embedding_gnn import GnnEmbedder
+
+        return GnnEmbedder(checkpoint or None)
+    known = f"{StructuralEmbedder.name}, gnn-v1, gnn-v1:<checkpoint.pt>"
+    raise InputError("embedder", [f"unknown embedder {name!r}; known: {known}"])
+
+
+def registry_name(embedder: Embedder) -> str:
+    """The name :func:`embedder_by_name` rebuilds ``embedder`` from (its name, plus the
+    checkpoint path of a GNN embedder on a network other than the shipped one)."""
+    from kb.embedding_gnn import GnnEmbedder
+
+    return embedder.registry_name if isinstance(embedder, GnnEmbedder) else embedder.name

@@ -48,6 +48,10 @@ CREATE TABLE IF NOT EXISTS chroma_sync (
     pending INTEGER NOT NULL,
     collection TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS store_metadata (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
 _MARK_PENDING = "INSERT OR REPLACE INTO chroma_sync VALUES (1, 1, '')"
 
@@ -68,6 +72,15 @@ def _in_chunks(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, list[
     for i in range(0, len(ids), size):
         chunk = list(ids[i : i + size])
         yield ",".join("?" * len(chunk)), chunk
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveEmbedder:
+    """Which embedder filled the store's collections, as :meth:`Sidecar.active_embedder` reads
+    it back: the name ``kb.embedding.embedder_by_name`` rebuilds it from, and its checksum."""
+
+    name: str
+    checksum: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +203,31 @@ class Sidecar:
     def mark_chroma_synced(self, collection: str) -> None:
         """Record that Chroma's ``collection`` (and its decisions) hold every record here."""
         with self._db:
+            self._db.execute("INSERT OR REPLACE INTO chroma_sync VALUES (1, 0, ?)", (collection,))
+
+    # --- the active embedder ---------------------------------------------------------------
+    def active_embedder(self) -> ActiveEmbedder | None:
+        """The embedder recorded by the last completed switch, or None (then v0: stores from
+        before the record, and new ones, were filled by ``structural-v0``). Two-row read."""
+        rows = dict(
+            self._db.execute(
+                "SELECT key, value FROM store_metadata"
+                " WHERE key IN ('embedder', 'embedder_checksum')"
+            ).fetchall()
+        )
+        if "embedder" not in rows:
+            return None
+        return ActiveEmbedder(rows["embedder"], rows.get("embedder_checksum", ""))
+
+    def switch_embedder(self, active: ActiveEmbedder, collection: str) -> None:
+        """Record ``active`` as the store's embedder and its cases ``collection`` as in sync,
+        in one transaction: called once the new collections hold every record, so a process
+        killed earlier leaves the previous embedder in charge."""
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO store_metadata VALUES (?, ?)",
+                [("embedder", active.name), ("embedder_checksum", active.checksum)],
+            )
             self._db.execute("INSERT OR REPLACE INTO chroma_sync VALUES (1, 0, ?)", (collection,))
 
     def count(self, table: str = "cases") -> int:

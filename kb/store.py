@@ -2,9 +2,13 @@
 
 Layout under the kb directory: ``chroma/`` (Chroma's persistent client, or a Chroma server when
 ``Settings.chroma_mode == "http"``) and ``cases.sqlite`` (the sidecar, see :mod:`kb.sidecar`).
-Chroma holds one collection of cases and one of decisions *per embedder*; each collection's
-metadata names the embedder and its checksum, so vectors from two embedders are never mixed.
-Switching embedders re-embeds every stored record into the new embedder's collections.
+Chroma holds the cases and the decisions *per embedder*; each collection's metadata names the
+embedder and its checksum, so vectors from two embedders are never mixed. Cases are further
+split into one collection per platform family (:mod:`kb.shards`), so a query loads only the
+index of its own family.
+Switching embedders re-embeds every stored record into the new embedder's collections; the
+sidecar records which embedder is active once they are complete, and a later open without an
+explicit embedder uses that one (stores without the record were filled by v0).
 
 Writes go sidecar first (marking the store *pending*), then Chroma, in batches of at most
 :data:`MAX_BATCH`; the mark is cleared when Chroma has caught up. A crash in between leaves the
@@ -24,11 +28,12 @@ import numpy as np
 
 from kb.codec import case_from_bytes, case_to_bytes, decision_from_bytes
 from kb.decisions import DecisionRecord, DecisionState
-from kb.embedding import Embedder, StructuralEmbedder
+from kb.embedding import Embedder, StructuralEmbedder, embedder_by_name, registry_name
 from kb.records import CaseRecord
 from kb.retrieve import RetrievedCase, RetrievedDecision, rank_cases, rank_decisions, tie_cut
-from kb.sidecar import Sidecar
-from sim.errors import ServiceUnavailable
+from kb.shards import CaseShards, platform_family
+from kb.sidecar import ActiveEmbedder, Sidecar
+from sim.errors import InputError, ServiceUnavailable
 from sim.model import Platform, Workflow
 
 if TYPE_CHECKING:
@@ -101,7 +106,11 @@ def _chroma_client(location: Path | Settings) -> tuple[Any, Path]:
 
 
 class KnowledgeBase:
-    """Past executions, searchable by similarity. Open with a directory or the Settings."""
+    """Past executions, searchable by similarity. Open with a directory or the Settings.
+
+    ``embedder=None`` opens with the embedder the store records as active (see :meth:`reembed`);
+    an explicit one reads and fills that embedder's collections without changing the record.
+    """
 
     def __init__(
         self,
@@ -110,18 +119,42 @@ class KnowledgeBase:
         hnsw: HnswSettings | None = None,
         repair: bool = True,
     ) -> None:
-        self.embedder: Embedder = embedder or StructuralEmbedder()
         self.hnsw = hnsw or HnswSettings()
         self._client, directory = _chroma_client(
             Path(location) if isinstance(location, str) else location
         )
         self.directory = directory
         self.sidecar = Sidecar(directory / "cases.sqlite")
-        self.cases = self._collection("cases")
+        try:
+            self.embedder: Embedder = embedder or self._recorded_embedder()
+        except InputError:
+            self.sidecar.close()
+            raise
+        self.cases = self._case_shards()
         self.decisions = self._collection("decisions")
         self.missing_vectors = 0
         if repair:
             self.missing_vectors = self.repair()
+
+    def _recorded_embedder(self) -> Embedder:
+        """The active embedder the sidecar records (v0 when none is), rebuilt and checked
+        against the recorded checksum, or an InputError saying how to re-embed."""
+        active = self.sidecar.active_embedder()
+        if active is None:
+            return StructuralEmbedder()
+        fix = "run `wass-chat kb reembed --embedder structural-v0` (or another embedder)"
+        try:
+            embedder = embedder_by_name(active.name)
+        except InputError as exc:
+            problem = f"its vectors come from {active.name}, which cannot be rebuilt ({exc})"
+            raise InputError(str(self.directory), [f"{problem}; {fix}"]) from exc
+        if embedder.checksum != active.checksum:
+            problem = (
+                f"its vectors come from {active.name} with checksum {active.checksum}, but that"
+                f" embedder's checksum is now {embedder.checksum} (its checkpoint changed)"
+            )
+            raise InputError(str(self.directory), [f"{problem}; {fix}"])
+        return embedder
 
     # --- collections ----------------------------------------------------------------------
     def collection_name(self, kind: str, embedder: Embedder | None = None) -> str:
@@ -136,6 +169,22 @@ class KnowledgeBase:
             configuration=self.hnsw.configuration(),
             metadata={"kind": kind, "embedder": e.name, "checksum": e.checksum},
         )
+
+    def _case_shards(self, embedder: Embedder | None = None) -> CaseShards:
+        e = embedder or self.embedder
+        return CaseShards(
+            self._client,
+            self.collection_name("cases", e),
+            self.hnsw.configuration(),
+            {"kind": "cases", "embedder": e.name, "checksum": e.checksum},
+        )
+
+    def _drop_unsharded_cases(self) -> None:
+        """Delete the single case collection stores kept before cases were sharded by
+        platform family (its vectors now live in the shards)."""
+        legacy = self.collection_name("cases")
+        if legacy in self.collection_names():
+            self._client.delete_collection(legacy)
 
     def collection_names(self) -> list[str]:
         return sorted(c.name for c in self._client.list_collections())
@@ -160,7 +209,11 @@ class KnowledgeBase:
 
         ``embeddings`` (one row per case, from this base's embedder) and ``bodies`` (their
         encoded records) skip that work here, which lets seeding workers do it in parallel.
+        Embeddings of another width (seeding workers embed with v0) are recomputed here.
         """
+        if embeddings is not None and embeddings.shape[1] != self.embedder.dim:
+            log.info("recomputing %d embeddings with %s", len(embeddings), self.embedder.name)
+            embeddings = None
         known = self.sidecar.existing(c.case_id for c in cases)
         keep = [i for i, c in enumerate(cases) if c.case_id not in known]
         unique = list({cases[i].case_id: i for i in keep}.values())
@@ -233,37 +286,44 @@ class KnowledgeBase:
         return {i: case_from_bytes(b) for i, b in self.sidecar.bodies(ids).items()}
 
     def nearest(
-        self, vector: np.ndarray, k: int, kind: str = "cases"
+        self, vector: np.ndarray, k: int, kind: str = "cases", family: str | None = None
     ) -> tuple[list[str], list[float]]:
         """Ids and cosine distances of the ``k`` nearest stored vectors, nearest first.
 
-        Only distances are asked of Chroma: its metadata fetch costs more than the HNSW search
-        itself, and the sidecar answers the few rows a result needs by primary key.
+        Cases are searched in ``family``'s shard (all shards when None or when it holds too
+        few). Only distances are asked of Chroma: its metadata fetch costs more than the HNSW
+        search itself, and the sidecar answers the few rows a result needs by primary key.
         """
-        collection = self.cases if kind == "cases" else self.decisions
         if k <= 0:
             return [], []
-        hits = collection.query(
+        if kind == "cases":
+            return self.cases.query(vector, k, family)
+        hits = self.decisions.query(
             query_embeddings=np.atleast_2d(vector).astype(np.float32, copy=False),
             n_results=k,
             include=["distances"],
         )
         return hits["ids"][0], hits["distances"][0]
 
-    def nearest_cases(self, vector: np.ndarray, k: int) -> list[RetrievedCase]:
-        """The ``k`` stored cases nearest ``vector``, best first (ties by makespan).
+    def nearest_cases(
+        self, vector: np.ndarray, k: int, family: str | None = None
+    ) -> list[RetrievedCase]:
+        """The ``k`` stored cases nearest ``vector`` (in ``family``), best first (ties by
+        makespan).
 
         Fetches ``k * TIE_OVERFETCH`` neighbours, but reads sidecar rows only for the ``k`` best
         and those tied with the ``k``-th; records stay compressed until a caller reads them.
         """
-        ids, distances = self.nearest(vector, k * TIE_OVERFETCH)
+        ids, distances = self.nearest(vector, k * TIE_OVERFETCH, family=family)
         cut = tie_cut(distances, k)
         rows = self.sidecar.hits(ids[:cut])
         return rank_cases(ids[:cut], distances[:cut], rows)[:k]
 
     def query(self, workflow: Workflow, platform: Platform, k: int = 5) -> list[RetrievedCase]:
-        """The ``k`` stored cases most similar to running ``workflow`` on ``platform``."""
-        return self.nearest_cases(self.embedder.embed_cases([(workflow, platform)])[0], k)
+        """The ``k`` stored cases most similar to running ``workflow`` on ``platform`` (on
+        platforms of its family when the store has enough of them)."""
+        vector = self.embedder.embed_cases([(workflow, platform)])[0]
+        return self.nearest_cases(vector, k, platform_family(platform))
 
     def query_decision(self, state: DecisionState, k: int = 5) -> list[RetrievedDecision]:
         """The ``k`` stored decisions whose state is most similar to ``state``."""
@@ -280,7 +340,8 @@ class KnowledgeBase:
         A store whose last write completed (:meth:`Sidecar.chroma_in_sync`) is left alone: one
         row read. Otherwise Chroma's ids are compared with the sidecar's, extra vectors dropped
         and missing ones embedded, for up to :data:`REPAIR_LIMIT` differences; beyond that (a
-        new embedder) it only reports, and ``reembed`` does the work with a progress bar.
+        new embedder) it only reports, and ``reembed`` does the work with a progress bar. A
+        store from before cases were sharded by platform family is migrated the same way.
         """
         if self.sidecar.chroma_in_sync(self.cases.name):
             return 0
@@ -293,6 +354,7 @@ class KnowledgeBase:
                 continue
             self._fill(kind, collection)
         if lacking == 0:
+            self._drop_unsharded_cases()
             self.sidecar.mark_chroma_synced(self.cases.name)
         return lacking
 
@@ -320,18 +382,30 @@ class KnowledgeBase:
     def reembed(
         self, embedder: Embedder, progress: Progress | None = None, drop_old: bool = True
     ) -> None:
-        """Switch to ``embedder``: fill its collections from the sidecar, then use them."""
-        old = [self.collection_name("cases"), self.collection_name("decisions")]
+        """Switch to ``embedder``: fill its collections from the sidecar, then record it as the
+        store's embedder and (``drop_old``) delete every other embedder's collections (by
+        their metadata, so vectors of an embedder whose checkpoint is gone go too).
+
+        The record is written only once the new collections are complete, so a process killed
+        part way leaves a store that still opens with its previous embedder and loses nothing;
+        running the same re-embed again embeds only what the new collections still lack.
+        """
         self.embedder = embedder
-        self.cases = self._collection("cases")
+        self.cases = self._case_shards()
         self.decisions = self._collection("decisions")
         self._fill("cases", self.cases, progress)
         self._fill("decisions", self.decisions, progress)
-        self.sidecar.mark_chroma_synced(self.cases.name)
+        self._drop_unsharded_cases()
+        active = ActiveEmbedder(registry_name(embedder), embedder.checksum)
+        self.sidecar.switch_embedder(active, self.cases.name)
         if drop_old:
-            for name in old:
-                if name not in (self.cases.name, self.decisions.name):
-                    self._client.delete_collection(name)
+            current = {"embedder": embedder.name, "checksum": embedder.checksum}
+            for collection in self._client.list_collections():
+                meta = collection.metadata or {}
+                if meta.get("kind") in ("cases", "decisions") and any(
+                    meta.get(key) != value for key, value in current.items()
+                ):
+                    self._client.delete_collection(collection.name)
 
 
 def case_metadata(case: CaseRecord) -> dict[str, str | int | float]:
@@ -345,4 +419,5 @@ def case_metadata(case: CaseRecord) -> dict[str, str | int | float]:
         "tasks": len(case.workflow.tasks),
         "source": case.source,
         "weight": case.weight,
+        "family": platform_family(case.platform),
     }

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from kb.curate import CurationConfig, apply_curation, kb_stats, plan_curation
 from kb.records import CaseMetrics, make_case_id
+from kb.shards import platform_family
 from kb.store import KnowledgeBase
 from tests.kb.conftest import make_case, small_platform
 
@@ -60,4 +61,6 @@ def test_stats_count_by_scheduler_and_platform(kb: KnowledgeBase) -> None:
     assert stats["cases"] == 3 and stats["workflows"] == 2
     assert stats["by_scheduler"] == {"heft": 2, "random": 1}
     assert stats["by_platform"] == {"lab": 3}
+    family = platform_family(make_case(1).platform)
+    assert stats["shards"] == {family: 3} and stats["vectors"]["cases"] == 3
     assert stats["makespan"]["min"] == 101.0

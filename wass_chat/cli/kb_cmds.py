@@ -12,7 +12,9 @@ import typer
 from wass_chat.cli.output import console, emit, err_console
 
 if TYPE_CHECKING:
+    from kb.embedding import Embedder
     from kb.store import KnowledgeBase
+    from wass_chat.config import Settings
 
 kb_app = typer.Typer(help="Knowledge base of past executions (Chroma).", no_args_is_help=True)
 
@@ -24,12 +26,12 @@ def _split(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
-def open_kb(directory: Path | None, **kwargs: Any) -> KnowledgeBase:
-    """The knowledge base at ``directory``, or the one the settings name."""
+def open_kb(location: Path | Settings | None, **kwargs: Any) -> KnowledgeBase:
+    """The knowledge base at ``location`` (a directory or Settings), or the settings' one."""
     from kb.store import KnowledgeBase
     from wass_chat.config import settings
 
-    return KnowledgeBase(directory if directory is not None else settings(), **kwargs)
+    return KnowledgeBase(location if location is not None else settings(), **kwargs)
 
 
 def _progress() -> Any:
@@ -190,12 +192,14 @@ def query_command(
 
 @kb_app.command("stats")
 def stats_command(kb_dir: Path | None = KB_DIR, as_json: bool = JSON) -> None:
-    """What the knowledge base holds."""
+    """What the knowledge base holds, and which embedder its vectors come from."""
     from kb.curate import kb_stats
+    from kb.embedding import registry_name
 
     kb = open_kb(kb_dir)
     try:
         data = kb_stats(kb)
+        data["embedder"]["spec"] = registry_name(kb.embedder)
     finally:
         kb.close()
 
@@ -204,9 +208,10 @@ def stats_command(kb_dir: Path | None = KB_DIR, as_json: bool = JSON) -> None:
             f"{d['cases']} cases ({d['workflows']} workflows), {d['decisions']} decisions"
             f" in {d['directory']} ({d['disk_bytes'] / 2**20:.1f} MiB)"
         )
-        console.print(f"embedder {d['embedder']['name']} ({d['embedder']['checksum']})")
+        console.print(f"embedder {d['embedder']['spec']} (checksum {d['embedder']['checksum']})")
         console.print(f"by scheduler: {d['by_scheduler']}")
         console.print(f"by platform: {d['by_platform']}")
+        console.print(f"case vectors by platform family (one collection each): {d['shards']}")
         console.print(f"by recipe or shape: {d['by_kind']}")
         console.print(f"makespan: {d['makespan']}")
 
@@ -252,34 +257,63 @@ def prune_command(
 
 @kb_app.command("reembed")
 def reembed_command(
-    embedder: str = typer.Option("structural-v0", "--embedder"),
+    embedder: str = typer.Option(
+        "structural-v0", "--embedder", help="structural-v0, gnn-v1 or gnn-v1:<checkpoint.pt>."
+    ),
+    checkpoint: Path | None = typer.Option(
+        None, "--checkpoint", help="Policy checkpoint for gnn-v1 (default: the shipped one)."
+    ),
     kb_dir: Path | None = KB_DIR,
     as_json: bool = JSON,
 ) -> None:
-    """Re-embed every stored case and decision with EMBEDDER (one collection per embedder)."""
+    """Re-embed every stored case and decision with EMBEDDER; later opens then use it."""
     from kb.embedding import embedder_by_name
+    from sim.errors import InputError
 
-    target = embedder_by_name(embedder)
-    kb = open_kb(kb_dir, repair=False)
-    try:
-        total = kb.count() + kb.sidecar.count("decisions")
-        with progress_bar(f"re-embedding with {target.name}", total) as advance:
-            kb.reembed(target, progress=advance)
-        data = {
-            "embedder": target.name,
-            "checksum": target.checksum,
-            "cases": kb.cases.count(),
-            "decisions": kb.decisions.count(),
-        }
-    finally:
-        kb.close()
+    if checkpoint is not None:
+        if embedder != "gnn-v1":
+            raise InputError("--checkpoint", ["only the gnn-v1 embedder takes a checkpoint"])
+        embedder = f"gnn-v1:{checkpoint}"
+    data = reembed_store(kb_dir, embedder_by_name(embedder))
     emit(
         data,
         as_json,
         lambda d: console.print(
             f"{d['cases']} cases and {d['decisions']} decisions embedded with {d['embedder']}"
+            f" (checksum {d['checksum']}) in {d['seconds']} s = {d['cases_per_second']} cases/s"
         ),
     )
+
+
+def reembed_store(location: Path | Settings | None, target: Embedder) -> dict[str, Any]:
+    """Re-embed the knowledge base at ``location`` (default: the settings') with ``target``
+    under a progress bar, and make it the store's embedder; returns the new counts.
+
+    The store is opened with ``target`` itself, so a store whose recorded embedder can no
+    longer be built (a deleted checkpoint) can still be re-embedded.
+    """
+    import time
+
+    from kb.embedding import registry_name
+
+    kb = open_kb(location, embedder=target, repair=False)
+    try:
+        total = kb.count() + kb.sidecar.count("decisions")
+        started = time.perf_counter()
+        with progress_bar(f"re-embedding with {target.name}", total) as advance:
+            kb.reembed(target, progress=advance)
+        seconds = time.perf_counter() - started
+        cases = kb.cases.count()
+        return {
+            "embedder": registry_name(target),
+            "checksum": target.checksum,
+            "cases": cases,
+            "decisions": kb.decisions.count(),
+            "seconds": round(seconds, 2),
+            "cases_per_second": round(cases / seconds, 1) if seconds > 0 else None,
+        }
+    finally:
+        kb.close()
 
 
 @kb_app.command("bench")
