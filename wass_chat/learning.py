@@ -2,9 +2,9 @@
 
 ``policy`` may not import ``kb`` (it sits below it), so the teacher takes a
 :class:`~policy.learned.teacher.CaseRetriever`; :class:`KbRetriever` is that retriever over the
-Chroma-backed knowledge base. The retrieved context is the query's structural embedding with
-the retrieved cases' makespans (normalised by the query's critical-path estimate: retrieved
-cases are, by construction, structurally close to the query) and similarities.
+Chroma-backed knowledge base. The retrieved context is the query's embedding with the retrieved
+cases' schedule qualities (each makespan over its own instance's lower-bound unit) and
+similarities.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kb.retrieve import RetrievedCase as StoredCase
 from kb.store import KnowledgeBase
 from policy.learned.features import InstanceContext
 from policy.learned.instances import InstanceSpec
@@ -50,17 +51,29 @@ class KbRetriever:
     def retrieve(self, workflow: Workflow, platform: Platform, k: int) -> list[RetrievedCase]:
         key = (workflow, platform, k)  # frozen model objects: hashable by value
         if key not in self._cache:
-            scale = InstanceContext.of(workflow, platform).scale
             query = self.kb.embedder.embed_cases([(workflow, platform)])[0]
             self._cache[key] = [
                 RetrievedCase(
                     embedding=np.asarray(query, dtype=np.float32),
-                    log_normalised_makespan=math.log(max(c.makespan, 1e-9) / scale),
+                    log_normalised_makespan=math.log(max(c.makespan, 1e-9) / _own_unit(c)),
                     similarity=c.similarity,
                 )
                 for c in self.kb.query(workflow, platform, k)
             ]
         return self._cache[key]
+
+
+def _own_unit(case: StoredCase) -> float:
+    """The time unit (lower-bound estimate) of the instance a retrieved case ran.
+
+    Normalising each case's makespan by its own unit turns it into a schedule quality, which
+    carries over between similar workflows of different sizes and data volumes; a record the
+    sidecar lost falls back to 1 s, which ``repair`` prevents.
+    """
+    record = case.record
+    if record is None:
+        return 1.0
+    return InstanceContext.of(record.workflow, record.platform).scale
 
 
 @dataclass

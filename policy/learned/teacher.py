@@ -39,7 +39,7 @@ class RetrievedCase:
 
     embedding: np.ndarray
     log_normalised_makespan: float
-    """log(makespan / time unit of the query's instance)."""
+    """log(makespan / the lower-bound time unit of the instance that case ran): its quality."""
     similarity: float
 
 

@@ -66,6 +66,11 @@ class TrainConfig:
     """Rollout processes (0: in process)."""
     budget_minutes: float = 60.0
     """Stop PPO early when the wall-clock budget is spent."""
+    validation_instances: int = 12
+    """Instances (training seeds, none of the training instances) the greedy policy is scored
+    on before training and every ``validate_every`` updates; the best-scoring weights are the
+    checkpoint (0: keep the last weights)."""
+    validate_every: int = 4
     net: NetConfig = field(default_factory=NetConfig)
     out_dir: str = "out/train"
 
@@ -77,6 +82,11 @@ class TrainResult:
     final_train_ratio: float
     """Geometric mean of makespan / HEFT over the last update's episodes."""
     seconds: float
+    best_update: int | None = None
+    """PPO updates done before the kept weights (0: the untrained network); None without
+    validation."""
+    validation_ratio: float | None = None
+    """Greedy makespan / HEFT (geometric mean) of the kept weights on the validation set."""
 
 
 def _decisions(net: PolicyNet, episodes: list[Episode]) -> tuple[torch.Tensor, ...]:
@@ -156,6 +166,26 @@ def behaviour_cloning(
     return losses
 
 
+def validation_specs(cfg: TrainConfig, train_specs: list[InstanceSpec]) -> list[InstanceSpec]:
+    """Validation instances: training seeds (never evaluation ones), none of ``train_specs``."""
+    if cfg.validation_instances <= 0:
+        return []
+    taken = set(train_specs)
+    drawn = sample_specs(
+        cfg.recipes, 2 * cfg.validation_instances, cfg.seed + 7919, cfg.tasks, cfg.nodes,
+        ccrs=cfg.ccrs,
+    )  # fmt: skip
+    return [s for s in drawn if s not in taken][: cfg.validation_instances]
+
+
+def validation_ratio(
+    net: PolicyNet, specs: list[InstanceSpec], cfg: TrainConfig, pool: ProcessPoolExecutor | None
+) -> float:
+    """Geometric mean of the greedy policy's makespan / HEFT on ``specs``."""
+    episodes = collect(net, [(s, 0) for s in specs], "greedy", cfg.network_model, pool)
+    return float(np.exp(np.mean([np.log(ep.ratio) for ep in episodes])))
+
+
 def train(
     cfg: TrainConfig, teacher: KnowledgeGuidedTeacher | None = None, progress: bool = True
 ) -> TrainResult:
@@ -175,13 +205,30 @@ def train(
     specs = sample_specs(
         cfg.recipes, cfg.train_instances, cfg.seed, cfg.tasks, cfg.nodes, ccrs=cfg.ccrs
     )
+    validation = validation_specs(cfg, specs)
     net = PolicyNet(cfg.net)
     pool = ProcessPoolExecutor(cfg.workers) if cfg.workers > 0 else None
+    best: tuple[float, int, dict[str, torch.Tensor]] | None = None
+
+    def validate(done: int) -> None:
+        """Score the current weights; keep them if they beat the best so far."""
+        nonlocal best
+        score = validation_ratio(net, validation, cfg, pool)
+        metrics.write(json.dumps({"val/update": done, "val/ratio_to_heft_gm": score}) + "\n")
+        if best is None or score < best[0] - 1e-9:
+            state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            best = (score, done, state)
+        if progress:
+            print(f"validation after {done:3d} updates  makespan/HEFT {score:.4f}", flush=True)
+
     try:
         for epoch, loss in enumerate(behaviour_cloning(net, specs, cfg, pool)):
             metrics.write(json.dumps({"bc/epoch": epoch, "bc/loss": loss}) + "\n")
+        if validation:
+            validate(0)
         opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5)
         ratio_gm = float("nan")
+        done = 0
         for update in range(cfg.updates):
             if (time.monotonic() - start) / 60 > cfg.budget_minutes:
                 break
@@ -233,10 +280,22 @@ def train(
                     f"entropy {row['ppo/entropy']:.3f}  {row['time/minutes']:.1f} min",
                     flush=True,
                 )
+            done = update + 1
+            if validation and done % cfg.validate_every == 0:
+                validate(done)
+        if validation and done % cfg.validate_every:
+            validate(done)  # the final weights get their chance too
     finally:
         metrics.close()
         if pool is not None:
             pool.shutdown()
+    kept_update, kept_score = None, None
+    if best is not None:
+        kept_score, kept_update, state = best
+        net.load_state_dict(state)
     checkpoint = out / "policy.pt"
-    save_checkpoint(net, str(checkpoint), {"train_config": json.dumps(asdict(cfg))})
-    return TrainResult(checkpoint, metrics_path, ratio_gm, time.monotonic() - start)
+    extra: dict[str, object] = {"train_config": json.dumps(asdict(cfg)), "best_update": kept_update}
+    save_checkpoint(net, str(checkpoint), extra)
+    return TrainResult(
+        checkpoint, metrics_path, ratio_gm, time.monotonic() - start, kept_update, kept_score
+    )

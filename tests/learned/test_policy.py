@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,13 @@ from policy.learned.features import (
 from policy.learned.instances import InstanceSpec, sample_specs
 from policy.learned.model import PolicyNet, load_checkpoint
 from policy.learned.rollout import Episode, run_episode
-from policy.learned.train import TrainConfig, advantages, train
+from policy.learned.train import (
+    TrainConfig,
+    advantages,
+    train,
+    validation_ratio,
+    validation_specs,
+)
 from policy.peft import PEFT
 from policy.rag_guarded import RagGuarded
 from policy.validate import validate_schedule
@@ -141,17 +148,25 @@ def test_evaluation_seeds_never_overlap_training_seeds() -> None:
 
 
 @pytest.mark.slow
-def test_a_tiny_training_run_writes_a_usable_checkpoint(tmp_path: Path) -> None:
+def test_a_tiny_training_run_keeps_the_best_validated_weights(tmp_path: Path) -> None:
     cfg = TrainConfig(
         recipes=("srasearch",), tasks=(24, 30), nodes=(4,), train_instances=2, ccrs=(0.0, 1.0),
         updates=2, instances_per_update=2, samples_per_instance=2, ppo_epochs=1,
-        use_rag=False, workers=0, out_dir=str(tmp_path),
+        use_rag=False, workers=0, out_dir=str(tmp_path), validation_instances=2, validate_every=1,
     )
     result = train(cfg, progress=False)
-    rows = result.metrics_path.read_text().splitlines()
-    assert len(rows) == 2 and all('"ppo/ratio_to_heft_gm"' in r for r in rows)
+    rows = [json.loads(r) for r in result.metrics_path.read_text().splitlines()]
+    assert sum("ppo/ratio_to_heft_gm" in r for r in rows) == 2
+    scores = {r["val/update"]: r["val/ratio_to_heft_gm"] for r in rows if "val/update" in r}
+    assert sorted(scores) == [0, 1, 2]  # the untrained network, then after each update
+    assert result.best_update == min(scores, key=lambda u: (scores[u], u))
     net, extra = load_checkpoint(str(result.checkpoint))
-    assert "train_config" in extra
+    assert extra["best_update"] == result.best_update
+    validation = validation_specs(cfg, sample_specs(cfg.recipes, 2, 0, (24, 30), (4,),
+                                                    ccrs=cfg.ccrs))
+    assert not set(validation) & set(sample_specs(cfg.recipes, 2, 0, (24, 30), (4,),
+                                                  ccrs=cfg.ccrs))
+    assert validation_ratio(net, validation, cfg, None) == pytest.approx(scores[result.best_update])
     wf, pf = demo_workflow("fork-join-20"), demo_platform()
     run = simulate(wf, pf, LearnedPolicy(net), "fair")
     assert validate_schedule(wf, pf, run) == []

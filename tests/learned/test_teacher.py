@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 from kb.demo import ensure_demo_kb
 from kb.store import KnowledgeBase
+from policy.learned.features import InstanceContext
 from policy.learned.instances import InstanceSpec, materialize
 from policy.learned.model import PolicyNet
 from policy.learned.rollout import run_episode
@@ -41,6 +43,12 @@ def test_retrieval_gives_k_cases_best_first(demo_kb: KnowledgeBase) -> None:
     assert similarities == sorted(similarities, reverse=True)
     assert all(c.embedding.shape == (retriever.dim,) for c in cases)
     assert retriever.retrieve(workflow, platform, 5) is cases  # cached per instance
+    # Each case's makespan over its own instance's time unit (not the query's): its quality.
+    stored = demo_kb.query(workflow, platform, 5)
+    for case, hit in zip(cases, stored, strict=True):
+        assert hit.record is not None
+        unit = InstanceContext.of(hit.record.workflow, hit.record.platform).scale
+        assert case.log_normalised_makespan == pytest.approx(math.log(hit.makespan / unit))
 
 
 def test_teacher_reward_is_zero_for_its_own_choice_and_negative_otherwise(

@@ -46,7 +46,16 @@ def train_policy(
     workers: int = typer.Option(2, help="Rollout processes."),
     out: Path = typer.Option(Path("out/train"), help="Where checkpoint and metrics go."),
     eval_instances: int = typer.Option(24, help="Held-out instances to evaluate on."),
+    validation: int = typer.Option(
+        12, help="Validation instances (training seeds) that pick the kept weights; 0: last."
+    ),
+    teacher_instances: int = typer.Option(
+        36, help="Instances the RAG teacher's predictor is trained and tested on."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    reembed_kb: bool = typer.Option(
+        False, "--reembed-kb", help="Then re-embed the knowledge base with the new encoder."
+    ),
 ) -> None:
     """Train the policy (imitation warm start from HEFT, then PPO) and evaluate it held-out."""
     from policy.learned.evaluate import evaluate_regimes
@@ -60,6 +69,7 @@ def train_policy(
     cfg = TrainConfig(
         seed=seed, recipes=names, train_instances=instances, updates=updates, ccrs=regimes,
         budget_minutes=budget, use_rag=not no_rag, workers=workers,
+        validation_instances=validation,
         out_dir=str(out / ("norag" if no_rag else "rag") / f"seed{seed}"),
     )
     teacher = None
@@ -71,7 +81,7 @@ def train_policy(
 
         built = build_teacher(
             KnowledgeBase(settings().kb_dir),
-            draw(names, max(8, instances // 4), seed + 17, cfg.tasks, cfg.nodes, ccrs=regimes),
+            draw(names, teacher_instances, seed + 17, cfg.tasks, cfg.nodes, ccrs=regimes),
             cfg.network_model,
             seed=seed,
         )
@@ -92,8 +102,11 @@ def train_policy(
         "checkpoint": str(result.checkpoint),
         "metrics": str(result.metrics_path),
         "minutes": result.seconds / 60,
+        "best_update": result.best_update,
+        "validation_ratio": result.validation_ratio,
         "rag": cfg.use_rag,
         "predictor": asdict(fit) if fit else None,
+        "kb_reembed": _reembed_kb(result.checkpoint) if reembed_kb else None,
         **{
             split: {regime: _summary(ev) for regime, ev in evs.items()}
             for split, evs in results.items()
@@ -104,9 +117,59 @@ def train_policy(
         for split, evs in results.items():
             for regime, ev in evs.items():
                 console.print(f"{split} {regime}: {_line(ev)}")
+        if result.best_update is not None:
+            console.print(
+                f"kept the weights after {result.best_update} PPO updates (validation "
+                f"makespan/HEFT {result.validation_ratio:.4f})"
+            )
         console.print(f"checkpoint {d['checkpoint']}")
 
     emit(data, as_json, render)
+
+
+@train_app.command("predictor")
+def train_predictor(
+    instances: int = typer.Option(36, help="Training-seed instances to simulate decisions on."),
+    samples: int = typer.Option(3, help="Stochastic episodes per instance (plus one HEFT-led)."),
+    recipes: str = typer.Option(None, help=RECIPES_HELP),
+    ccrs: str = typer.Option("0,1", help="Data regimes: 0 = WfCommons sizes, else a CCR."),
+    seed: int = typer.Option(0, help="Instance draw, sampling and split seed."),
+    kb_dir: Path = typer.Option(None, "--kb", help="Knowledge base (default: WASS_HOME/kb)."),
+    out: Path = typer.Option(None, help="Save the trained predictor here (.pt)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Stage 2: fit the performance predictor on simulated decisions with retrieved cases.
+
+    Reports R^2 and MAPE on held-out episodes (whole episodes are held out, so nothing of a
+    test run leaks into training).
+    """
+    import torch
+
+    from kb.store import KnowledgeBase
+    from policy.learned.instances import sample_specs
+    from wass_chat.cli.output import write_atomic
+    from wass_chat.config import settings
+    from wass_chat.learning import build_teacher
+
+    specs = sample_specs(
+        _recipes(recipes), instances, seed + 17, (50, 200), (8, 16, 32), ccrs=_ccrs(ccrs)
+    )
+    built = build_teacher(
+        KnowledgeBase(kb_dir or settings().kb_dir), specs, "fair", seed, samples
+    )
+    if out is not None:
+        import io
+
+        buffer = io.BytesIO()
+        torch.save(built.teacher.predictor.state_dict(), buffer)
+        write_atomic(out, buffer.getvalue())
+    data = {**asdict(built.fit), "episodes": built.episodes, "instances": instances,
+            "saved": str(out) if out else None}  # fmt: skip
+    emit(data, as_json, lambda d: console.print(
+        f"predictor on {d['test_rows']} decisions of held-out episodes ({d['episodes']} "
+        f"episodes in all): R^2 {d['r2_log_makespan']:.3f} on log(makespan), {d['r2']:.3f} on "
+        f"log(makespan / time unit); MAPE {d['mape']:.1%}"
+    ))
 
 
 @train_app.command("evaluate")
@@ -190,6 +253,15 @@ def train_bench(
         f"{d['head_p50_ms']:.3f} ms; encode {d['encode_ms']:.1f} ms + retrieve "
         f"{d['retrieve_p50_ms']:.1f} ms = {d['encode_plus_retrieve_ms']:.1f} ms"
     ))
+
+
+def _reembed_kb(checkpoint: Path) -> dict[str, object]:
+    """Re-embed the settings' knowledge base with ``checkpoint``'s encoder (gnn-v1)."""
+    from kb.embedding_gnn import GnnEmbedder
+    from wass_chat.cli.kb_cmds import reembed_store
+    from wass_chat.config import settings
+
+    return reembed_store(settings(), GnnEmbedder(checkpoint))
 
 
 def _ccrs(text: str) -> tuple[float, ...]:
