@@ -352,6 +352,12 @@ class KnowledgeBase:
             if missing > REPAIR_LIMIT:
                 lacking += missing
                 continue
+            if missing > 1000:  # minutes of work: say so (stderr), it happens once
+                log.warning(
+                    "the %s index lacks %d vectors (a store from before platform-family shards,"
+                    " or an interrupted write): embedding them once",
+                    kind, missing,
+                )  # fmt: skip
             self._fill(kind, collection)
         if lacking == 0:
             self._drop_unsharded_cases()
