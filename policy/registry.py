@@ -83,6 +83,12 @@ def _learned_policy_norag(**kwargs: Any) -> Scheduler:
     return NoRagPlanner(**kwargs)
 
 
+def _learned_policy_sampled(**kwargs: Any) -> Scheduler:
+    from policy.learned.planner import SampledPlanner
+
+    return SampledPlanner(**kwargs)
+
+
 def _rag_guarded(**kwargs: Any) -> Scheduler:
     from policy.rag_guarded import RagGuarded
 
@@ -93,6 +99,7 @@ def _rag_guarded(**kwargs: Any) -> Scheduler:
 for _name, _factory, _description, _aliases in (
     ("policy", _learned_policy, "learned GNN + PPO policy (RAG teacher)", ("wass-rag", "rag")),
     ("policy-norag", _learned_policy_norag, "learned policy, sparse reward only", ("drl",)),
+    ("policy-sample", _learned_policy_sampled, "learned policy, best of 9 rollouts", ()),
     ("rag-guarded", _rag_guarded, "learned policy guarded by HEFT and PEFT", ("guarded",)),
 ):
     register_scheduler(
