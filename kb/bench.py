@@ -25,11 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from kb.chroma_client import HnswSettings
 from kb.curate import directory_bytes
 from kb.embedding import FEATURE_SCALE, StructuralEmbedder, raw_features
 from kb.seed import DEFAULT_RECIPES, DEFAULT_SHAPES, WorkflowSpec, resolve_platform
 from kb.shards import platform_family
-from kb.store import MAX_BATCH, HnswSettings, KnowledgeBase
+from kb.store import MAX_BATCH, KnowledgeBase
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kb.chroma_client import HnswSettings, chroma_client
 from kb.codec import case_from_bytes, case_to_bytes, decision_from_bytes
 from kb.decisions import DecisionRecord, DecisionState
 from kb.embedding import Embedder, StructuralEmbedder, embedder_by_name, registry_name
@@ -33,7 +33,7 @@ from kb.records import CaseRecord
 from kb.retrieve import RetrievedCase, RetrievedDecision, rank_cases, rank_decisions, tie_cut
 from kb.shards import CaseShards, platform_family
 from kb.sidecar import ActiveEmbedder, Sidecar
-from sim.errors import InputError, ServiceUnavailable
+from sim.errors import InputError
 from sim.model import Platform, Workflow
 
 if TYPE_CHECKING:
@@ -54,57 +54,6 @@ Progress = Callable[[int], None]
 """Called with the number of records just processed."""
 
 
-@dataclass(frozen=True, slots=True)
-class HnswSettings:
-    """HNSW index parameters of new collections (ef_search applies on reopen)."""
-
-    space: str = "cosine"
-    ef_construction: int = 200
-    """Candidates kept while building: higher builds a better graph, more slowly."""
-    ef_search: int = 200
-    """Candidates kept while searching: the recall/latency knob."""
-    max_neighbors: int = 16
-    """M: links per vector. 16 kept recall@5 at 0.999 on 1M v0-distributed vectors (as 32 did)
-    with a 25% smaller index, which loads faster on reopen and inserts ~20% faster."""
-    batch_size: int = 1000
-    sync_threshold: int = 5000
-
-    def configuration(self) -> dict[str, Any]:
-        return {
-            "hnsw": {
-                "space": self.space,
-                "ef_construction": self.ef_construction,
-                "ef_search": self.ef_search,
-                "max_neighbors": self.max_neighbors,
-                "batch_size": self.batch_size,
-                "sync_threshold": self.sync_threshold,
-            }
-        }
-
-
-def _chroma_client(location: Path | Settings) -> tuple[Any, Path]:
-    """A Chroma client for ``location`` and the directory holding the sidecar."""
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
-
-    chroma_settings = ChromaSettings(anonymized_telemetry=False)
-    if isinstance(location, Path):
-        return chromadb.PersistentClient(str(location / "chroma"), chroma_settings), location
-    if location.chroma_mode == "http":
-        try:
-            client = chromadb.HttpClient(
-                location.chroma_host, location.chroma_port, settings=chroma_settings
-            )
-            client.heartbeat()
-        except Exception as exc:  # chromadb raises several unrelated types for a dead server
-            where = f"{location.chroma_host}:{location.chroma_port}"
-            raise ServiceUnavailable(f"Chroma server at {where} does not answer: {exc}") from exc
-        return client, location.kb_dir
-    return chromadb.PersistentClient(str(location.kb_dir / "chroma"), chroma_settings), (
-        location.kb_dir
-    )
-
-
 class KnowledgeBase:
     """Past executions, searchable by similarity. Open with a directory or the Settings.
 
@@ -120,7 +69,7 @@ class KnowledgeBase:
         repair: bool = True,
     ) -> None:
         self.hnsw = hnsw or HnswSettings()
-        self._client, directory = _chroma_client(
+        self._client, directory = chroma_client(
             Path(location) if isinstance(location, str) else location
         )
         self.directory = directory

@@ -339,8 +339,8 @@ def bench_command(
     from dataclasses import replace
 
     from kb.bench import BenchConfig, run_bench
+    from kb.chroma_client import HnswSettings
     from kb.seed import expand_platforms
-    from kb.store import HnswSettings
 
     default = HnswSettings()
     hnsw = replace(
