@@ -40,3 +40,13 @@ def test_broken_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
 def test_unknown_command_is_a_usage_error() -> None:
     out = run_cli("no-such-command")
     assert out.returncode == 2
+
+
+def test_a_file_that_is_not_a_checkpoint_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "policy.pt"
+    bad.write_bytes(b"\x80\x02not a torch file at all")
+    for args in (("train", "evaluate", str(bad), "--instances", "1"),):
+        out = run_cli(*args)
+        assert out.returncode == 2, (args, out.stderr)
+        lines = [line for line in out.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "not a policy checkpoint" in lines[0], out.stderr

@@ -71,9 +71,7 @@ class PolicyNet(nn.Module):
             x = {t: torch.relu(out[t]) + x[t] if t in out else x[t] for t in x}
         return x
 
-    def candidate_inputs(
-        self, emb: dict[str, Tensor], task_idx: Tensor, feats: Tensor
-    ) -> Tensor:
+    def candidate_inputs(self, emb: dict[str, Tensor], task_idx: Tensor, feats: Tensor) -> Tensor:
         """Per-decision, per-candidate head input: [task emb, node emb, candidate features].
 
         ``task_idx``: (D,) indices of the ready tasks; ``feats``: (D, N, F). Returns (D, N, 2h+F).
@@ -105,9 +103,23 @@ def save_checkpoint(net: PolicyNet, path: str, extra: dict[str, object] | None =
 
 
 def load_checkpoint(path: str) -> tuple[PolicyNet, dict[str, object]]:
-    """A network in eval mode and the metadata it was saved with."""
-    blob = torch.load(path, map_location="cpu", weights_only=True)
-    net = PolicyNet(NetConfig(**blob["config"]))
-    net.load_state_dict(blob["state"])
+    """A network in eval mode and the metadata it was saved with.
+
+    A file that is not one of our checkpoints (truncated, another model's, not a torch file at
+    all) raises :class:`~sim.errors.InputError`, not torch's unpickling traceback.
+    """
+    from sim.errors import InputError
+
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+        net = PolicyNet(NetConfig(**blob["config"]))
+        net.load_state_dict(blob["state"])
+    except FileNotFoundError:
+        raise InputError(path, ["no such checkpoint file"]) from None
+    except Exception as exc:  # torch raises many types for a file that is not its format
+        first = (str(exc).strip().splitlines() or [""])[0][:120]
+        raise InputError(
+            path, [f"not a policy checkpoint ({type(exc).__name__}: {first})"]
+        ) from exc
     net.eval()
     return net, dict(blob.get("extra", {}))
