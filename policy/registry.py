@@ -89,6 +89,12 @@ def _learned_policy_sampled(**kwargs: Any) -> Scheduler:
     return SampledPlanner(**kwargs)
 
 
+def _learned_policy_lookahead(**kwargs: Any) -> Scheduler:
+    from policy.learned.lookahead import LookaheadPlanner
+
+    return LookaheadPlanner(**kwargs)
+
+
 def _rag_guarded(**kwargs: Any) -> Scheduler:
     from policy.rag_guarded import RagGuarded
 
@@ -100,6 +106,7 @@ for _name, _factory, _description, _aliases in (
     ("policy", _learned_policy, "learned GNN + PPO policy (RAG teacher)", ("wass-rag", "rag")),
     ("policy-norag", _learned_policy_norag, "learned policy, sparse reward only", ("drl",)),
     ("policy-sample", _learned_policy_sampled, "learned policy, best of 9 rollouts", ()),
+    ("policy-lookahead", _learned_policy_lookahead, "learned policy + one-step lookahead", ()),
     ("rag-guarded", _rag_guarded, "learned policy guarded by HEFT and PEFT", ("guarded",)),
 ):
     register_scheduler(

@@ -45,8 +45,13 @@ def test_unknown_command_is_a_usage_error() -> None:
 def test_a_file_that_is_not_a_checkpoint_is_one_line_and_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "policy.pt"
     bad.write_bytes(b"\x80\x02not a torch file at all")
-    for args in (("train", "evaluate", str(bad), "--instances", "1"),):
+    out_dir = tmp_path / "run"
+    for args in (
+        ("train", "evaluate", str(bad), "--instances", "1"),
+        ("train", "policy", "--no-rag", "--init", str(bad), "--out", str(out_dir)),
+    ):
         out = run_cli(*args)
         assert out.returncode == 2, (args, out.stderr)
         lines = [line for line in out.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "not a policy checkpoint" in lines[0], out.stderr
+    assert not out_dir.exists()  # nothing half-written

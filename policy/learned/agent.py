@@ -22,7 +22,6 @@ from sim.schedule import ClusterView
 Mode = Literal["greedy", "sample", "forced"]
 
 
-
 @dataclass
 class Trajectory:
     """One episode's decisions, in order (arrays stacked by :meth:`arrays`)."""
@@ -36,6 +35,10 @@ class Trajectory:
     progress: list[float] = field(default_factory=list)
     rewards: list[float] = field(default_factory=list)
     """Per-decision shaped reward (the teacher's R_RAG); the terminal reward is added after."""
+    best: list[np.ndarray] = field(default_factory=list)
+    """Lookahead episodes only: per decision, the nodes whose completion tied for the shortest
+    makespan (the imitation target: any of them is right, so ties between identical nodes are
+    not forced onto one arbitrary label)."""
 
     def __len__(self) -> int:
         return len(self.actions)

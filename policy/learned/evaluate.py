@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,18 +46,36 @@ def geometric_mean_ci(ratios: Sequence[float]) -> tuple[float, float, float]:
 
 
 def evaluate(
-    net: PolicyNet, specs: Sequence[InstanceSpec], network_model: NetworkModel = "fair"
+    net: PolicyNet,
+    specs: Sequence[InstanceSpec],
+    network_model: NetworkModel = "fair",
+    lookahead: int = 0,
+    workers: int = 1,
 ) -> Evaluation:
     """Greedy policy against noise-free HEFT on each spec, in the simulator.
 
     Both are scored as static plans replayed under ``network_model`` (how they are deployed).
+    ``lookahead`` > 0 scores the policy with a one-step lookahead over that many candidates
+    (``policy-lookahead``) instead, spread over ``workers`` processes.
     """
     from sim.metrics import lower_bound
 
+    if lookahead > 0:
+        from concurrent.futures import ProcessPoolExecutor
+
+        from policy.learned.lookahead import collect_lookahead
+
+        with ProcessPoolExecutor(workers) if workers > 1 else nullcontext() as pool:
+            episodes = collect_lookahead(net, specs, network_model, pool, lookahead, workers)
+        ratios_by_label = {ep.spec.label: ep.ratio for ep in episodes}
     per: dict[str, float] = {}
     heft_over_bound: list[float] = []
     for spec in specs:
-        per[spec.label] = run_episode(net, spec, "greedy", 0, network_model).ratio
+        per[spec.label] = (
+            ratios_by_label[spec.label]
+            if lookahead > 0
+            else run_episode(net, spec, "greedy", 0, network_model).ratio
+        )
         workflow, platform = materialize(spec)
         bound = lower_bound(workflow, platform)
         heft_over_bound.append(reference_makespan(spec, network_model) / bound)
@@ -85,6 +104,8 @@ def evaluate_regimes(
     nodes: tuple[int, ...],
     ccrs: tuple[float, ...],
     network_model: NetworkModel = "fair",
+    lookahead: int = 0,
+    workers: int = 1,
 ) -> dict[str, Evaluation]:
     """One held-out evaluation per data regime (instances from evaluation seeds only)."""
     from policy.learned.instances import sample_specs
@@ -94,6 +115,8 @@ def evaluate_regimes(
             net,
             sample_specs(recipes, count, seed, tasks, nodes, evaluation=True, ccrs=(ccr,)),
             network_model,
+            lookahead,
+            workers,
         )
         for ccr in ccrs
     }

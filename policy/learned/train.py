@@ -1,7 +1,8 @@
 """PPO training of the placement policy, readable top to bottom (after CleanRL's ``ppo.py``).
 
-``train(cfg) -> TrainResult``: an optional imitation warm start from HEFT's placements, then
-PPO with invalid-action masking. The terminal reward of an episode is ``1 - makespan / HEFT
+``train(cfg) -> TrainResult``: an optional imitation warm start from HEFT's placements, optional
+expert iteration (imitating the network's own one-step lookahead, ``policy.learned.lookahead``),
+then PPO with invalid-action masking. The terminal reward of an episode is ``1 - makespan / HEFT
 makespan`` on that instance (positive when the policy beat HEFT); with ``use_rag`` the
 Knowledge-Guided Teacher adds a per-decision reward (``policy.learned.teacher``). Rollouts run
 in worker processes; metrics go to a JSONL file with namespaced keys; checkpoints are small.
@@ -19,9 +20,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from policy.learned.features import InstanceContext, build_graph
-from policy.learned.instances import ALL_RECIPES, InstanceSpec, materialize, sample_specs
-from policy.learned.model import NetConfig, PolicyNet, save_checkpoint
+from policy.learned.imitation import episode_logits, expert_iteration
+from policy.learned.instances import ALL_RECIPES, InstanceSpec, sample_specs
+from policy.learned.model import NetConfig, PolicyNet, load_checkpoint, save_checkpoint
 from policy.learned.rollout import Episode, collect
 from policy.learned.teacher import KnowledgeGuidedTeacher
 from sim.schedule import NetworkModel
@@ -46,6 +47,14 @@ class TrainConfig:
     network_model: NetworkModel = "fair"
     bc_epochs: int = 0
     """Imitation warm-start epochs on HEFT's placements (0: start from scratch)."""
+    expert_iterations: int = 0
+    """Rounds of expert iteration before PPO: the lookahead expert (over the current network)
+    labels ``expert_instances`` training instances, the network imitates every label so far."""
+    expert_instances: int = 12
+    expert_k: int = 3
+    """Candidates the lookahead tries per decision."""
+    expert_epochs: int = 4
+    """Passes over the aggregated labels after each round."""
     updates: int = 30
     """PPO updates (each collects ``instances_per_update * samples_per_instance`` episodes)."""
     instances_per_update: int = 4
@@ -72,6 +81,9 @@ class TrainConfig:
     checkpoint (0: keep the last weights)."""
     validate_every: int = 4
     net: NetConfig = field(default_factory=NetConfig)
+    init: str | None = None
+    """Start from this checkpoint's weights (say, a run of expert iteration alone) instead of a
+    fresh network; ``net`` is then taken from the checkpoint."""
     out_dir: str = "out/train"
 
 
@@ -83,8 +95,10 @@ class TrainResult:
     """Geometric mean of makespan / HEFT over the last update's episodes."""
     seconds: float
     best_update: int | None = None
-    """PPO updates done before the kept weights (0: the untrained network); None without
+    """PPO updates done before the kept weights (0: from before PPO); None without
     validation."""
+    kept: str | None = None
+    """Which weights were kept: ``untrained``, ``expert iteration N`` or ``PPO update N``."""
     validation_ratio: float | None = None
     """Greedy makespan / HEFT (geometric mean) of the kept weights on the validation set."""
 
@@ -96,12 +110,7 @@ def _decisions(net: PolicyNet, episodes: list[Episode]) -> tuple[torch.Tensor, .
         tr = ep.trajectory
         if not len(tr):
             continue
-        workflow, platform = materialize(ep.spec)
-        emb = net.encode(build_graph(InstanceContext.of(workflow, platform)))
-        feats = torch.from_numpy(np.stack(tr.feats))
-        mask = torch.from_numpy(np.stack(tr.masks))
-        inputs = net.candidate_inputs(emb, torch.tensor(tr.task_idx), feats)
-        logits = net.logits(inputs, mask)
+        inputs, logits, mask = episode_logits(net, ep)
         logp_all = torch.log_softmax(logits, dim=-1)
         actions = torch.tensor(tr.actions)
         logps.append(logp_all.gather(1, actions.unsqueeze(1)).squeeze(1))
@@ -197,6 +206,7 @@ def train(
         raise ValueError("use_rag needs a KnowledgeGuidedTeacher (see policy.learned.teacher)")
     start = time.monotonic()
     torch.manual_seed(cfg.seed)
+    net = load_checkpoint(cfg.init)[0] if cfg.init else PolicyNet(cfg.net)  # fails before output
     rng = np.random.default_rng(cfg.seed)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -206,26 +216,40 @@ def train(
         cfg.recipes, cfg.train_instances, cfg.seed, cfg.tasks, cfg.nodes, ccrs=cfg.ccrs
     )
     validation = validation_specs(cfg, specs)
-    net = PolicyNet(cfg.net)
     pool = ProcessPoolExecutor(cfg.workers) if cfg.workers > 0 else None
-    best: tuple[float, int, dict[str, torch.Tensor]] | None = None
+    best: tuple[float, int, str, dict[str, torch.Tensor]] | None = None
 
-    def validate(done: int) -> None:
+    def validate(done: int, stage: str) -> None:
         """Score the current weights; keep them if they beat the best so far."""
         nonlocal best
         score = validation_ratio(net, validation, cfg, pool)
-        metrics.write(json.dumps({"val/update": done, "val/ratio_to_heft_gm": score}) + "\n")
+        row = {"val/update": done, "val/stage": stage, "val/ratio_to_heft_gm": score}
+        metrics.write(json.dumps(row) + "\n")
         if best is None or score < best[0] - 1e-9:
             state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-            best = (score, done, state)
+            best = (score, done, stage, state)
         if progress:
-            print(f"validation after {done:3d} updates  makespan/HEFT {score:.4f}", flush=True)
+            print(f"validation, {stage:>20s}: makespan/HEFT {score:.4f}", flush=True)
+
+    def after_round(round_: int, row: dict[str, float]) -> None:
+        metrics.write(json.dumps(row) + "\n")
+        metrics.flush()
+        if progress:
+            print(
+                f"expert iteration {round_}: lookahead makespan/HEFT "
+                f"{row['exit/expert_ratio_gm']:.4f}, {int(row['exit/labels'])} labels, "
+                f"imitation loss {row['exit/loss']:.3f}  {row['time/minutes']:.1f} min",
+                flush=True,
+            )
+        if validation:
+            validate(0, f"expert iteration {round_}")
 
     try:
         for epoch, loss in enumerate(behaviour_cloning(net, specs, cfg, pool)):
             metrics.write(json.dumps({"bc/epoch": epoch, "bc/loss": loss}) + "\n")
         if validation:
-            validate(0)
+            validate(0, "initial weights" if cfg.init or cfg.bc_epochs else "untrained")
+        expert_iteration(net, specs, cfg, pool, rng, after_round, start)
         opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5)
         ratio_gm = float("nan")
         done = 0
@@ -282,20 +306,25 @@ def train(
                 )
             done = update + 1
             if validation and done % cfg.validate_every == 0:
-                validate(done)
+                validate(done, f"PPO update {done}")
         if validation and done % cfg.validate_every:
-            validate(done)  # the final weights get their chance too
+            validate(done, f"PPO update {done}")  # the final weights get their chance too
     finally:
         metrics.close()
         if pool is not None:
             pool.shutdown()
-    kept_update, kept_score = None, None
+    kept_update, kept_score, kept = None, None, None
     if best is not None:
-        kept_score, kept_update, state = best
+        kept_score, kept_update, kept, state = best
         net.load_state_dict(state)
     checkpoint = out / "policy.pt"
-    extra: dict[str, object] = {"train_config": json.dumps(asdict(cfg)), "best_update": kept_update}
+    extra: dict[str, object] = {
+        "train_config": json.dumps(asdict(cfg)),
+        "best_update": kept_update,
+        "kept": kept,
+    }
     save_checkpoint(net, str(checkpoint), extra)
     return TrainResult(
-        checkpoint, metrics_path, ratio_gm, time.monotonic() - start, kept_update, kept_score
-    )
+        checkpoint, metrics_path, ratio_gm, time.monotonic() - start,
+        best_update=kept_update, kept=kept, validation_ratio=kept_score,
+    )  # fmt: skip

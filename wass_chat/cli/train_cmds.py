@@ -52,12 +52,19 @@ def train_policy(
     teacher_instances: int = typer.Option(
         36, help="Instances the RAG teacher's predictor is trained and tested on."
     ),
+    expert_iterations: int = typer.Option(
+        0, help="Rounds of imitating the policy's own one-step lookahead before PPO."
+    ),
+    expert_instances: int = typer.Option(12, help="Instances the lookahead labels per round."),
+    init: Path = typer.Option(
+        None, exists=True, dir_okay=False, help="Start from this checkpoint, not from scratch."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     reembed_kb: bool = typer.Option(
         False, "--reembed-kb", help="Then re-embed the knowledge base with the new encoder."
     ),
 ) -> None:
-    """Train the policy (imitation warm start from HEFT, then PPO) and evaluate it held-out."""
+    """Train the policy (optional expert iteration, then PPO) and evaluate it held-out."""
     from policy.learned.evaluate import evaluate_regimes
     from policy.learned.model import load_checkpoint
     from policy.learned.train import TrainConfig, train
@@ -69,9 +76,10 @@ def train_policy(
     cfg = TrainConfig(
         seed=seed, recipes=names, train_instances=instances, updates=updates, ccrs=regimes,
         budget_minutes=budget, use_rag=not no_rag, workers=workers,
-        validation_instances=validation,
+        validation_instances=validation, expert_iterations=expert_iterations,
+        expert_instances=expert_instances, init=str(init) if init else None,
         out_dir=str(out / ("norag" if no_rag else "rag") / f"seed{seed}"),
-    )
+    )  # fmt: skip
     teacher = None
     fit = None
     if cfg.use_rag:
@@ -103,6 +111,7 @@ def train_policy(
         "metrics": str(result.metrics_path),
         "minutes": result.seconds / 60,
         "best_update": result.best_update,
+        "kept": result.kept,
         "validation_ratio": result.validation_ratio,
         "rag": cfg.use_rag,
         "predictor": asdict(fit) if fit else None,
@@ -117,10 +126,10 @@ def train_policy(
         for split, evs in results.items():
             for regime, ev in evs.items():
                 console.print(f"{split} {regime}: {_line(ev)}")
-        if result.best_update is not None:
+        if result.kept is not None:
             console.print(
-                f"kept the weights after {result.best_update} PPO updates (validation "
-                f"makespan/HEFT {result.validation_ratio:.4f})"
+                f"kept the weights of {result.kept} (validation makespan/HEFT "
+                f"{result.validation_ratio:.4f})"
             )
         console.print(f"checkpoint {d['checkpoint']}")
 
@@ -182,9 +191,13 @@ def train_evaluate(
     recipes: str = typer.Option(None, help=RECIPES_HELP),
     ccrs: str = typer.Option("0,1", help="Data regimes: 0 = WfCommons sizes, else a CCR."),
     seed: int = typer.Option(0, help="Evaluation draw seed."),
+    lookahead: int = typer.Option(
+        0, help="Score policy-lookahead over this many candidates instead (0: greedy)."
+    ),
+    workers: int = typer.Option(2, help="Processes for --lookahead."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Greedy policy against HEFT on instances from seeds never used in training."""
+    """Greedy policy (or its lookahead) against HEFT on instances from held-out seeds."""
     import torch
 
     from policy.learned.evaluate import evaluate_regimes
@@ -200,8 +213,9 @@ def train_evaluate(
     else:
         net = load_policy_net(checkpoint)
     evs = evaluate_regimes(
-        net, _recipes(recipes), instances, seed, (50, 200), (8, 16, 32), _ccrs(ccrs)
-    )
+        net, _recipes(recipes), instances, seed, (50, 200), (8, 16, 32), _ccrs(ccrs),
+        lookahead=lookahead, workers=workers,
+    )  # fmt: skip
 
     def render(_: object) -> None:
         for regime, ev in evs.items():
@@ -247,12 +261,16 @@ def train_bench(
         "retrieve_p50_ms": float(np.median(retrieve) * 1e3),
         "encode_plus_retrieve_ms": report.encode_ms + float(np.median(retrieve) * 1e3),
     }
-    emit(data, as_json, lambda d: console.print(
-        f"{d['workflow']} ({d['tasks']} tasks, {d['nodes']} nodes): per decision p50 "
-        f"{d['decision_p50_ms']:.3f} ms (p95 {d['decision_p95_ms']:.3f}), head alone "
-        f"{d['head_p50_ms']:.3f} ms; encode {d['encode_ms']:.1f} ms + retrieve "
-        f"{d['retrieve_p50_ms']:.1f} ms = {d['encode_plus_retrieve_ms']:.1f} ms"
-    ))
+    emit(
+        data,
+        as_json,
+        lambda d: console.print(
+            f"{d['workflow']} ({d['tasks']} tasks, {d['nodes']} nodes): per decision p50 "
+            f"{d['decision_p50_ms']:.3f} ms (p95 {d['decision_p95_ms']:.3f}), head alone "
+            f"{d['head_p50_ms']:.3f} ms; encode {d['encode_ms']:.1f} ms + retrieve "
+            f"{d['retrieve_p50_ms']:.1f} ms = {d['encode_plus_retrieve_ms']:.1f} ms"
+        ),
+    )
 
 
 def _reembed_kb(checkpoint: Path) -> dict[str, object]:
