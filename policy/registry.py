@@ -101,6 +101,12 @@ def _rag_guarded(**kwargs: Any) -> Scheduler:
     return RagGuarded(**kwargs)
 
 
+def _lookahead_guarded(**kwargs: Any) -> Scheduler:
+    from policy.rag_guarded import LookaheadGuarded
+
+    return LookaheadGuarded(**kwargs)
+
+
 # The learned schedulers import torch only when built (keeps the registry import light).
 for _name, _factory, _description, _aliases in (
     ("policy", _learned_policy, "learned GNN + PPO policy (RAG teacher)", ("wass-rag", "rag")),
@@ -108,6 +114,7 @@ for _name, _factory, _description, _aliases in (
     ("policy-sample", _learned_policy_sampled, "learned policy, best of 9 rollouts", ()),
     ("policy-lookahead", _learned_policy_lookahead, "learned policy + one-step lookahead", ()),
     ("rag-guarded", _rag_guarded, "learned policy guarded by HEFT and PEFT", ("guarded",)),
+    ("rag-guarded-lookahead", _lookahead_guarded, "policy-lookahead guarded by HEFT and PEFT", ()),
 ):
     register_scheduler(
         SchedulerEntry(_name, _factory, _description, network_aware=True), _aliases

@@ -146,3 +146,20 @@ def test_training_with_expert_iteration_validates_each_round_and_keeps_the_best(
     assert result.kept == min(scores, key=lambda stage: scores[stage])  # first best on ties
     assert result.best_update == 0  # no PPO update ran
     assert load_checkpoint(str(result.checkpoint))[1]["kept"] == result.kept
+
+
+def test_guarded_lookahead_is_never_worse_than_its_candidates() -> None:
+    from policy.rag_guarded import LookaheadGuarded
+
+    workflow, platform = materialize(DATA_BOUND)
+    guarded = get_scheduler("rag-guarded-lookahead")
+    assert isinstance(guarded, LookaheadGuarded)
+    run = plan_and_simulate(guarded, workflow, platform, "fair")
+    assert validate_schedule(workflow, platform, run) == []
+    assert guarded.last_choice is not None
+    spans = guarded.last_choice.makespans
+    assert set(spans) == {"policy-lookahead", "heft", "peft"}
+    assert run.makespan == pytest.approx(min(spans.values()))
+    assert spans["policy-lookahead"] == pytest.approx(
+        plan_and_simulate(get_scheduler("policy-lookahead"), workflow, platform, "fair").makespan
+    )
