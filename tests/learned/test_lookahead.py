@@ -160,6 +160,5 @@ def test_guarded_lookahead_is_never_worse_than_its_candidates() -> None:
     spans = guarded.last_choice.makespans
     assert set(spans) == {"policy-lookahead", "heft", "peft"}
     assert run.makespan == pytest.approx(min(spans.values()))
-    assert spans["policy-lookahead"] == pytest.approx(
-        plan_and_simulate(get_scheduler("policy-lookahead"), workflow, platform, "fair").makespan
-    )
+    greedy = plan_and_simulate(get_scheduler("policy"), workflow, platform, "fair").makespan
+    assert spans["policy-lookahead"] < greedy  # the lookahead's plan, not the greedy one
