@@ -74,7 +74,7 @@ class TrainConfig:
     workers: int = 2
     """Rollout processes (0: in process)."""
     budget_minutes: float = 60.0
-    """Stop PPO early when the wall-clock budget is spent."""
+    """Stop expert iteration and PPO early when the wall-clock budget (from the start) is spent."""
     validation_instances: int = 12
     """Instances (training seeds, none of the training instances) the greedy policy is scored
     on before training and every ``validate_every`` updates; the best-scoring weights are the

@@ -34,7 +34,9 @@ def _recipes(text: str | None) -> tuple[str, ...]:
 @train_app.command("policy")
 def train_policy(
     no_rag: bool = typer.Option(False, "--no-rag", help="Sparse reward only (the ablation)."),
-    budget: float = typer.Option(60.0, help="Wall-clock budget in minutes for PPO."),
+    budget: float = typer.Option(
+        60.0, help="Wall-clock budget in minutes (expert iteration and PPO stop when spent)."
+    ),
     updates: int = typer.Option(200, help="Maximum PPO updates."),
     instances: int = typer.Option(64, help="Distinct training instances."),
     recipes: str = typer.Option(None, help=RECIPES_HELP),
