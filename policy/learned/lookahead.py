@@ -12,7 +12,8 @@ PPO's terminal reward is spread over 50-200 decisions).
 Training imitates it (expert iteration, Anthony et al. 2017: the network learns to reproduce
 the search's choices without the search, then the improved network is the next search's base);
 ``policy-lookahead`` runs it at planning time. It costs ``k`` full simulations per decision:
-5-40 s for 50-200 tasks on one core, against 0.1-0.2 s for the greedy rollout.
+5-90 s for 50-200 tasks on one core, against 0.1-0.2 s for the greedy rollout. Measured: it
+imitates poorly (docs/learned.md), so the search is worth running at planning time.
 """
 
 from __future__ import annotations
