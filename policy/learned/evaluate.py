@@ -67,15 +67,12 @@ def evaluate(
 
         with ProcessPoolExecutor(workers) if workers > 1 else nullcontext() as pool:
             episodes = collect_lookahead(net, specs, network_model, pool, lookahead, workers)
-        ratios_by_label = {ep.spec.label: ep.ratio for ep in episodes}
-    per: dict[str, float] = {}
+    else:
+        episodes = [run_episode(net, spec, "greedy", 0, network_model) for spec in specs]
+    ratio_of = {ep.spec.label: ep.ratio for ep in episodes}
+    per = {spec.label: ratio_of[spec.label] for spec in specs}  # in the order of ``specs``
     heft_over_bound: list[float] = []
     for spec in specs:
-        per[spec.label] = (
-            ratios_by_label[spec.label]
-            if lookahead > 0
-            else run_episode(net, spec, "greedy", 0, network_model).ratio
-        )
         workflow, platform = materialize(spec)
         bound = lower_bound(workflow, platform)
         heft_over_bound.append(reference_makespan(spec, network_model) / bound)

@@ -12,8 +12,9 @@ PPO's terminal reward is spread over 50-200 decisions).
 Training imitates it (expert iteration, Anthony et al. 2017: the network learns to reproduce
 the search's choices without the search, then the improved network is the next search's base);
 ``policy-lookahead`` runs it at planning time. It costs ``k`` full simulations per decision:
-5-90 s for 50-200 tasks on one core, against 0.1-0.2 s for the greedy rollout. Measured: it
-imitates poorly (docs/learned.md), so the search is worth running at planning time.
+about 17 s per 50-200-task instance on average (36 held-out instances in 5.2 min on 2
+workers), against 0.1-0.2 s for the greedy rollout. Measured: the network imitates it poorly
+(docs/learned.md), so the search is worth running at planning time.
 """
 
 from __future__ import annotations
@@ -31,16 +32,17 @@ from policy.learned.features import candidate_features
 from policy.learned.instances import InstanceSpec, materialize
 from policy.learned.model import NetConfig, PolicyNet
 from policy.learned.planner import LearnedPlanner
-from policy.learned.rollout import Episode, reference_makespan
+from policy.learned.rollout import Episode, reference_makespan, replayed_makespan
 from sim.errors import InputError
 from sim.model import Platform, Workflow, check_fits
 from sim.schedule import ClusterView, NetworkModel, StaticSchedule
 
 MAX_TASKS = 400
-"""Largest workflow ``policy-lookahead`` plans: about two minutes on one core at 400 tasks."""
+"""Largest workflow ``policy-lookahead`` plans: its cost grows with the square of the task count
+(k simulations of the whole workflow per task), so far larger plans would take many minutes."""
 DEFAULT_K = 3
-"""Candidates tried per decision: beyond the third-best node by the network the gains vanish
-on the bench instances while the cost grows linearly."""
+"""Candidates tried per decision (a choice, not tuned: every figure in docs/learned.md uses 3);
+the cost grows linearly with it."""
 
 
 class _Prefix(LearnedPolicy):
@@ -58,25 +60,12 @@ class _Prefix(LearnedPolicy):
         return node
 
 
-def replayed_makespan(
-    workflow: Workflow,
-    platform: Platform,
-    policy: LearnedPolicy,
-    network_model: NetworkModel,
-) -> tuple[float, StaticSchedule]:
-    """Makespan of the static plan ``policy``'s rollout realises, replayed as deployed."""
-    from sim.engine import simulate
-
-    rollout = simulate(workflow, platform, policy, network_model)
-    plan = rollout.to_schedule()
-    return simulate(workflow, platform, plan, network_model).makespan, plan
-
-
 class LookaheadPolicy(LearnedPolicy):
     """Rollout improvement of the greedy network; records its choices as imitation labels.
 
-    The trajectory holds one row per decision with ``actions`` set to the chosen (expert)
-    node, so ``-log p(action)`` over it is the imitation loss.
+    The trajectory holds one row per decision: ``actions`` is the chosen (expert) node and
+    ``best`` every candidate that tied for the shortest completion, the imitation target
+    (:func:`policy.learned.imitation.imitation_loss`).
     """
 
     name: str = "policy-lookahead"
@@ -90,7 +79,6 @@ class LookaheadPolicy(LearnedPolicy):
         k: int = DEFAULT_K,
     ) -> None:
         super().__init__(net, mode="greedy")
-        self.record = True
         self.workflow, self.platform = workflow, platform
         self.network_model: NetworkModel = network_model
         self.k = k

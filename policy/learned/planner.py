@@ -14,6 +14,7 @@ from typing import ClassVar
 from policy.base import StaticScheduler
 from policy.learned.agent import LearnedPolicy
 from policy.learned.model import PolicyNet, load_checkpoint
+from policy.learned.rollout import replayed_makespan
 from sim.errors import InputError
 from sim.model import Platform, Workflow, check_fits
 from sim.schedule import NetworkModel, StaticSchedule
@@ -96,9 +97,7 @@ class SampledPlanner(LearnedPlanner):
         best_makespan = simulate(workflow, platform, best, self.network_model).makespan
         for seed in range(self.samples):  # fixed seeds: the same plan every time
             policy = LearnedPolicy(self.net, mode="sample", seed=seed)
-            rollout = simulate(workflow, platform, policy, self.network_model)
-            realised = rollout.to_schedule()
-            makespan = simulate(workflow, platform, realised, self.network_model).makespan
+            makespan, realised = replayed_makespan(workflow, platform, policy, self.network_model)
             if makespan < best_makespan - 1e-9:
                 best_makespan = makespan
                 best = StaticSchedule(realised.assignment, realised.order, self.name, makespan)

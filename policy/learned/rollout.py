@@ -18,7 +18,8 @@ import torch
 from policy.learned.agent import LearnedPolicy, Mode, Trajectory
 from policy.learned.instances import InstanceSpec, materialize
 from policy.learned.model import NetConfig, PolicyNet
-from sim.schedule import NetworkModel
+from sim.model import Platform, Workflow
+from sim.schedule import DynamicScheduler, NetworkModel, StaticSchedule
 
 
 @dataclass
@@ -55,6 +56,20 @@ def teacher_assignment(spec: InstanceSpec) -> dict[str, str]:
     return dict(HEFT().schedule(workflow, platform).assignment)
 
 
+def replayed_makespan(
+    workflow: Workflow, platform: Platform, policy: DynamicScheduler, network_model: NetworkModel
+) -> tuple[float, StaticSchedule]:
+    """Makespan of the static plan ``policy``'s rollout realises, replayed as deployed.
+
+    What gets deployed (and what HEFT is measured on) is the static plan the rollout realised:
+    Slurm receives every job with its node and dependencies up front. Score that replay.
+    """
+    from sim.engine import simulate
+
+    plan = simulate(workflow, platform, policy, network_model).to_schedule()
+    return simulate(workflow, platform, plan, network_model).makespan, plan
+
+
 def run_episode(
     net: PolicyNet,
     spec: InstanceSpec,
@@ -63,19 +78,12 @@ def run_episode(
     network_model: NetworkModel,
 ) -> Episode:
     """Simulate one episode and score the static plan it realised against HEFT."""
-    from sim.engine import simulate
-
     workflow, platform = materialize(spec)
     policy = LearnedPolicy(net, mode=mode, seed=seed)
     if mode == "forced":
         policy.forced = teacher_assignment(spec)
-    rollout = simulate(workflow, platform, policy, network_model)
-    # What gets deployed (and what HEFT is measured on) is the static plan the rollout realised:
-    # Slurm receives every job with its node and dependencies up front. Score that replay.
-    replay = simulate(workflow, platform, rollout.to_schedule(), network_model)
-    return Episode(
-        spec, policy.trajectory, replay.makespan, reference_makespan(spec, network_model)
-    )
+    makespan, _ = replayed_makespan(workflow, platform, policy, network_model)
+    return Episode(spec, policy.trajectory, makespan, reference_makespan(spec, network_model))
 
 
 def _worker_batch(

@@ -13,14 +13,13 @@ import torch
 from policy.base import plan_and_simulate
 from policy.learned.agent import LearnedPolicy
 from policy.learned.evaluate import evaluate
-from policy.learned.features import InstanceContext, build_graph
-from policy.learned.imitation import expert_iteration, imitation_loss
+from policy.learned.imitation import episode_logits, expert_iteration, imitation_loss
 from policy.learned.instances import InstanceSpec, materialize
-from policy.learned.lookahead import LookaheadPolicy, collect_lookahead, replayed_makespan
+from policy.learned.lookahead import LookaheadPolicy, collect_lookahead
 from policy.learned.model import PolicyNet, load_checkpoint
 from policy.learned.planner import load_policy_net
-from policy.learned.rollout import Episode
-from policy.learned.train import TrainConfig, _decisions, train
+from policy.learned.rollout import Episode, replayed_makespan
+from policy.learned.train import TrainConfig, train
 from policy.registry import get_scheduler
 from policy.validate import validate_schedule
 from sim.errors import InputError
@@ -92,19 +91,11 @@ def test_expert_iteration_fits_the_lookahead_labels() -> None:
 def _agreement(net: PolicyNet, episodes: list[Episode]) -> float:
     """Share of labelled decisions where the network's own argmax is the label."""
     with torch.no_grad():
-        logps, _, _ = _decisions(net, episodes)  # log p(label) per decision
         hits, total = 0, 0
         for ep in episodes:
-            workflow, platform = materialize(ep.spec)
-            emb = net.encode(build_graph(InstanceContext.of(workflow, platform)))
-            tr = ep.trajectory
-            inputs = net.candidate_inputs(
-                emb, torch.tensor(tr.task_idx), torch.from_numpy(np.stack(tr.feats))
-            )
-            logits = net.logits(inputs, torch.from_numpy(np.stack(tr.masks)))
-            hits += int((logits.argmax(-1) == torch.tensor(tr.actions)).sum())
-            total += len(tr)
-    assert len(logps) == total
+            _, logits, _ = episode_logits(net, ep)
+            hits += int((logits.argmax(-1) == torch.tensor(ep.trajectory.actions)).sum())
+            total += len(ep.trajectory)
     return hits / total
 
 
