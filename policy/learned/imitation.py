@@ -54,6 +54,20 @@ def imitation_loss(net: PolicyNet, episodes: list[Episode]) -> torch.Tensor:
     return torch.cat(losses).mean()
 
 
+def agreement(net: PolicyNet, episodes: list[Episode]) -> list[np.ndarray]:
+    """Per episode, whether the network's greedy choice is among the expert's best, per decision."""
+    hits = []
+    with torch.no_grad():
+        for ep in episodes:
+            if not len(ep.trajectory):
+                hits.append(np.zeros(0, dtype=bool))
+                continue
+            _, logits, _ = episode_logits(net, ep)
+            top = logits.argmax(-1).numpy()
+            hits.append(np.stack(ep.trajectory.best)[np.arange(len(top)), top])
+    return hits
+
+
 def expert_iteration(
     net: PolicyNet,
     specs: list[InstanceSpec],
@@ -66,11 +80,16 @@ def expert_iteration(
     """Imitate the lookahead expert over the current network, ``cfg.expert_iterations`` times.
 
     Labels are aggregated across rounds (as in DAgger), so later rounds do not forget the
-    states earlier networks visited. ``after_round(i, row)`` gets each round's metrics.
+    states earlier networks visited. ``after_round(i, row)`` gets each round's metrics, among
+    them how well the network imitates: ``exit/overruled`` (share of the round's decisions where
+    the expert overruled the network that labelled them), ``exit/agree`` (share of all labels
+    the fitted network reproduces) and ``exit/agree_overruled`` (the same over the overruled
+    decisions alone, the ones that carry the expert's gain).
     """
     from policy.learned.lookahead import collect_lookahead
 
     labelled: list[Episode] = []
+    overruled: list[np.ndarray] = []
     opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5)
     for round_ in range(1, cfg.expert_iterations + 1):
         if (time.monotonic() - start) / 60 > cfg.budget_minutes:
@@ -80,6 +99,8 @@ def expert_iteration(
             net, [specs[i] for i in chosen], cfg.network_model, pool, cfg.expert_k, cfg.workers
         )
         labelled.extend(fresh)
+        fresh_missed = [~hit for hit in agreement(net, fresh)]  # the labelling network's misses
+        overruled.extend(fresh_missed)
         net.train()
         losses = []
         for _ in range(cfg.expert_epochs):
@@ -93,10 +114,15 @@ def expert_iteration(
                 opt.step()
                 losses.append(float(loss.detach()))
         net.eval()
+        hits, missed = np.concatenate(agreement(net, labelled)), np.concatenate(overruled)
+        new_missed = np.concatenate(fresh_missed)
         after_round(round_, {
             "exit/round": round_,
             "exit/expert_ratio_gm": float(np.exp(np.mean([np.log(ep.ratio) for ep in fresh]))),
             "exit/labels": float(sum(len(ep.trajectory) for ep in labelled)),
             "exit/loss": float(np.mean(losses)),
+            "exit/overruled": float(new_missed.mean()) if len(new_missed) else 0.0,
+            "exit/agree": float(hits.mean()) if len(hits) else 1.0,
+            "exit/agree_overruled": float(hits[missed].mean()) if missed.any() else 1.0,
             "time/minutes": (time.monotonic() - start) / 60,
         })  # fmt: skip

@@ -238,7 +238,9 @@ def train(
             print(
                 f"expert iteration {round_}: lookahead makespan/HEFT "
                 f"{row['exit/expert_ratio_gm']:.4f}, {int(row['exit/labels'])} labels, "
-                f"imitation loss {row['exit/loss']:.3f}  {row['time/minutes']:.1f} min",
+                f"imitation loss {row['exit/loss']:.3f}, network agrees with "
+                f"{row['exit/agree']:.1%} of labels ({row['exit/agree_overruled']:.1%} of the "
+                f"overruled ones)  {row['time/minutes']:.1f} min",
                 flush=True,
             )
         if validation:
