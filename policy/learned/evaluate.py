@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -16,8 +17,8 @@ from sim.schedule import NetworkModel
 
 
 @dataclass(frozen=True)
-class Evaluation:
-    """Geometric-mean makespan ratio policy/HEFT with a 95% confidence interval."""
+class RatioSummary:
+    """Geometric-mean makespan ratio policy/HEFT with a 95% CI; wins/ties/losses against HEFT."""
 
     instances: int
     ratio_gm: float
@@ -26,6 +27,23 @@ class Evaluation:
     wins: int
     ties: int
     losses: int
+
+    @staticmethod
+    def fields_of(ratios: Sequence[float]) -> dict[str, Any]:
+        """The summary's fields for ``ratios`` (a tie is within 1e-9 of HEFT)."""
+        gm, low, high = geometric_mean_ci(ratios)
+        wins = sum(r < 1 - 1e-9 for r in ratios)
+        losses = sum(r > 1 + 1e-9 for r in ratios)
+        return {
+            "instances": len(ratios), "ratio_gm": gm, "ci_low": low, "ci_high": high,
+            "wins": wins, "ties": len(ratios) - wins - losses, "losses": losses,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Evaluation(RatioSummary):
+    """One checkpoint on held-out instances, with how much room HEFT left."""
+
     heft_near_bound: int
     """Instances where HEFT is within 0.2% of the lower bound: nothing left for any policy."""
     heft_over_bound_gm: float
@@ -76,12 +94,8 @@ def evaluate(
         workflow, platform = materialize(spec)
         bound = lower_bound(workflow, platform)
         heft_over_bound.append(reference_makespan(spec, network_model) / bound)
-    ratios = list(per.values())
-    gm, low, high = geometric_mean_ci(ratios)
-    wins = sum(r < 1 - 1e-9 for r in ratios)
-    losses = sum(r > 1 + 1e-9 for r in ratios)
     return Evaluation(
-        len(ratios), gm, low, high, wins, len(ratios) - wins - losses, losses,
+        **RatioSummary.fields_of(list(per.values())),
         heft_near_bound=sum(r <= 1.002 for r in heft_over_bound),
         heft_over_bound_gm=geometric_mean_ci(heft_over_bound)[0],
         per_instance=per,
@@ -117,3 +131,39 @@ def evaluate_regimes(
         )
         for ccr in ccrs
     }
+
+
+@dataclass(frozen=True)
+class Pooled(RatioSummary):
+    """Several runs' held-out ratios in one regime, pooled; and paired against a baseline."""
+
+    runs: int
+    paired: tuple[float, float, float] | None = None
+    """Geometric mean (95% CI) over instances of run / baseline, for instances both scored."""
+    paired_instances: int = 0
+
+
+def pool_runs(
+    runs: Sequence[dict[str, dict[str, float]]],
+    baseline: Sequence[dict[str, dict[str, float]]] = (),
+) -> dict[str, Pooled]:
+    """Pool per-instance ratios to HEFT (regime -> instance label -> ratio) across runs.
+
+    This is how training seeds are compared: each run (a training seed) is scored on its own
+    held-out instances, all of them are pooled, and a baseline (the other arm, the untrained
+    prior) is compared instance by instance, pairing on the instance label.
+    """
+    pooled: dict[str, Pooled] = {}
+    for regime in dict.fromkeys(r for run in runs for r in run):  # first-seen order
+        ratios = {k: v for run in runs for k, v in run.get(regime, {}).items()}
+        if not ratios:
+            continue
+        base = {k: v for run in baseline for k, v in run.get(regime, {}).items()}
+        both = [ratios[k] / base[k] for k in ratios if k in base]
+        pooled[regime] = Pooled(
+            **RatioSummary.fields_of(list(ratios.values())),
+            runs=sum(regime in run for run in runs),
+            paired=geometric_mean_ci(both) if both else None,
+            paired_instances=len(both),
+        )
+    return pooled

@@ -119,7 +119,7 @@ def train_policy(
         "predictor": asdict(fit) if fit else None,
         "kb_reembed": _reembed_kb(result.checkpoint) if reembed_kb else None,
         **{
-            split: {regime: _summary(ev) for regime, ev in evs.items()}
+            split: {regime: asdict(ev) for regime, ev in evs.items()}
             for split, evs in results.items()
         },
     }
@@ -226,6 +226,66 @@ def train_evaluate(
     emit({k: asdict(v) for k, v in evs.items()}, as_json, render)
 
 
+@train_app.command("pool")
+def train_pool(
+    runs: list[Path] = typer.Argument(
+        ..., help="JSON of `train policy --json` or `train evaluate --json`, one per seed."
+    ),
+    baseline: list[Path] = typer.Option(
+        [], "--baseline", help="Runs to compare with instance by instance (repeatable)."
+    ),
+    split: str = typer.Option(
+        "held_out", help="For `train policy` output: held_out or generalisation."
+    ),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Pool several runs' held-out ratios to HEFT per regime (and pair them with a baseline)."""
+    from policy.learned.evaluate import pool_runs
+
+    pooled = pool_runs([_ratios(p, split) for p in runs], [_ratios(p, split) for p in baseline])
+
+    def render(_: object) -> None:
+        for regime, p in pooled.items():
+            line = (
+                f"{regime}: {p.runs} runs, {p.instances} instances: makespan/HEFT "
+                f"{p.ratio_gm:.4f} [95% CI {p.ci_low:.4f}, {p.ci_high:.4f}], wins/ties/losses "
+                f"{p.wins}/{p.ties}/{p.losses}"
+            )
+            if p.paired is not None:
+                gm, low, high = p.paired
+                line += (
+                    f"; against the baseline {gm:.4f} [{low:.4f}, {high:.4f}] on "
+                    f"{p.paired_instances} paired"
+                )
+            console.print(line)
+
+    emit({k: asdict(v) for k, v in pooled.items()}, as_json, render)
+
+
+def _ratios(path: Path, split: str) -> dict[str, dict[str, float]]:
+    """Regime -> instance -> ratio from a ``train policy`` or ``train evaluate`` JSON output."""
+    import json
+
+    from sim.errors import InputError
+
+    try:
+        text = path.read_text()
+        data = json.loads(text[text.find("{"):])  # a progress line may precede the JSON
+        regimes = data.get(split, data)
+        out = {
+            r: {str(k): float(v) for k, v in ev["per_instance"].items()}
+            for r, ev in regimes.items()
+            if isinstance(ev, dict) and "per_instance" in ev
+        }
+    except (OSError, ValueError, AttributeError, TypeError) as exc:
+        raise InputError(str(path), [f"not a training or evaluation result: {exc}"]) from None
+    if not out:
+        raise InputError(str(path), [
+            f"no per-instance ratios under {split!r} (rerun `train evaluate CKPT --json`)"
+        ])  # fmt: skip
+    return out
+
+
 @train_app.command("bench")
 def train_bench(
     workflow: str = typer.Option("demo:genomics-49", help="Workflow file or demo:<name>."),
@@ -294,10 +354,6 @@ def _ccrs(text: str) -> tuple[float, ...]:
     if not values or any(v < 0 for v in values):
         raise InputError("--ccrs", ["give one or more non-negative CCR values (0 = native)"])
     return values
-
-
-def _summary(ev: Evaluation) -> dict[str, object]:
-    return {k: v for k, v in asdict(ev).items() if k != "per_instance"}
 
 
 def _line(ev: Evaluation) -> str:

@@ -1,0 +1,55 @@
+"""Pooling held-out results across training seeds (`wass-chat train pool`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from policy.learned.evaluate import pool_runs
+from tests.test_cli import run_cli
+
+
+def test_pooling_takes_every_instance_once_and_pairs_by_label() -> None:
+    seed0 = {"native": {"a#0": 1.0, "b#0": 0.9}, "ccr1": {"c#0": 0.5}}
+    seed1 = {"native": {"a#1": 1.1, "b#1": 1.0}}
+    base0 = {"native": {"a#0": 1.0, "b#0": 1.0}, "ccr1": {"c#0": 1.0}}
+    pooled = pool_runs([seed0, seed1], [base0])
+    assert list(pooled) == ["native", "ccr1"]  # the runs' own order
+    native = pooled["native"]
+    assert (native.runs, native.instances) == (2, 4)
+    assert native.ratio_gm == pytest.approx(math.exp((math.log(0.9) + math.log(1.1)) / 4))
+    assert (native.wins, native.ties, native.losses) == (1, 2, 1)
+    assert native.ci_low < native.ratio_gm < native.ci_high
+    # Only seed 0's instances have a baseline: b#0 is 0.9x it, a#0 equal.
+    assert native.paired_instances == 2
+    assert native.paired is not None
+    assert native.paired[0] == pytest.approx(math.sqrt(0.9))
+    assert pooled["ccr1"].runs == 1 and pooled["ccr1"].paired == (0.5, 0.5, 0.5)
+
+
+def test_pool_reads_what_train_evaluate_wrote(tmp_path: Path) -> None:
+    out = run_cli("train", "evaluate", "--untrained", "--instances", "2", "--recipes",
+                  "srasearch", "--ccrs", "1", "--json")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    result = tmp_path / "untrained.json"
+    result.write_text(out.stdout)
+    evaluated = json.loads(out.stdout)["ccr1"]
+    pooled = run_cli("train", "pool", str(result), "--baseline", str(result), "--json")
+    assert pooled.returncode == 0, pooled.stderr
+    data = json.loads(pooled.stdout)["ccr1"]
+    assert data["instances"] == evaluated["instances"] == 2
+    assert data["ratio_gm"] == pytest.approx(evaluated["ratio_gm"])
+    assert data["paired"] == pytest.approx([1.0, 1.0, 1.0])  # against itself
+
+
+def test_a_result_without_per_instance_ratios_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"native": {"ratio_gm": 1.0}}))
+    for bad in (summary, tmp_path / "missing.json"):
+        out = run_cli("train", "pool", str(bad))
+        assert out.returncode == 2, out.stderr
+        lines = [line for line in out.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: invalid input"), out.stderr
