@@ -9,12 +9,13 @@ Two parts, split by how often they change:
   added. The GNN encoder reads it once per workflow.
 * :func:`candidate_features` describes, at one decision, every compute node as a candidate for
   the ready task: estimated finish there, time the node stays busy, input bytes already local,
-  speed, free cores. The scoring head reads these per decision (tens of microseconds), which is
-  what keeps per-decision inference far below a millisecond and lets the head run on its own
-  (the job_submit plugin's inference mode).
+  speed, free cores, and the time the task's data needs through that node's NIC. The scoring
+  head reads these per decision (tens of microseconds), which is what keeps per-decision
+  inference far below a millisecond and lets the head run on its own (the job_submit plugin's
+  inference mode).
 
-Times are divided by a per-instance scale (the critical-path estimate from upward ranks) so
-features are comparable across workflows of very different sizes.
+Times are divided by a per-instance scale (:attr:`InstanceContext.scale`) so features are
+comparable across workflows of very different sizes.
 """
 
 from __future__ import annotations
@@ -35,7 +36,11 @@ from sim.schedule import SHARED_FS, ClusterView
 TASK_FEATURES = 8
 NODE_FEATURES = 6
 FILE_FEATURES = 2
-CANDIDATE_FEATURES = 9
+CANDIDATE_FEATURES = 11
+PRIOR_GAP = 7
+"""Candidate column the earliest-finish prior reads: the gap to the best data-aware finish."""
+PRIOR_COST_TO_GO = 8
+"""Candidate column with PEFT's optimistic cost-to-go, weighted into the prior."""
 RELATIVE_FINISH_CLIP = 10.0
 """Time features are clipped here: gaps beyond ten units all look equally bad."""
 
@@ -64,6 +69,9 @@ class InstanceContext:
     """Task id -> total bytes of its input files."""
     mean_runtime: dict[str, float]
     """Task id -> mean compute time over the nodes that can host it."""
+    served_bytes: dict[str, int]
+    """Task id -> bytes its consumers will read from it: each output's size times the number of
+    tasks that read it (they pull it through the NIC of the node the task runs on)."""
     lookahead: np.ndarray
     """(tasks, nodes) optimistic cost-to-go of PEFT (Arabnejad and Barbosa 2014), minus its
     per-task minimum: how much later the rest of the graph finishes at best from that node."""
@@ -88,6 +96,7 @@ class InstanceContext:
             upward=upward,
             scale=scale,
             input_bytes={t.id: sum(sizes[f].size for f in t.inputs) for t in workflow.tasks},
+            served_bytes=_served_bytes(workflow),
             mean_runtime={
                 t.id: mean_compute_time(workflow, platform, t.id) for t in workflow.tasks
             },
@@ -107,6 +116,15 @@ def _relative_oct(workflow: Workflow, platform: Platform) -> np.ndarray:
         dtype=np.float64,
     )
     return oct_ - oct_.min(axis=1, keepdims=True)
+
+
+def _served_bytes(workflow: Workflow) -> dict[str, int]:
+    readers: dict[str, int] = {}
+    for t in workflow.tasks:
+        for f in t.inputs:
+            readers[f] = readers.get(f, 0) + 1
+    sizes = workflow.file_by_id
+    return {t.id: sum(sizes[f].size * readers.get(f, 0) for f in t.outputs) for t in workflow.tasks}
 
 
 def _depths(workflow: Workflow) -> dict[str, int]:
@@ -201,13 +219,29 @@ def candidate_features(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features of every compute node as a candidate for ``task``, and the validity mask.
 
-    Columns: estimated finish if placed there (relative to now), the same relative to the best
-    candidate, time until the node drains, fraction of the task's input bytes already there,
-    speed relative to the fastest node, free-core fraction, the task's upward rank (all times
-    in units of the critical path), and the gap to the best finish in units of the task's own
-    mean runtime (clipped): the scale on which "a node that finishes this task much later" is
-    visible, which the model's earliest-finish prior reads; and PEFT's optimistic cost-to-go
-    from that node, in the same units (lookahead).
+    Columns, times in units of the instance's scale and clipped at ``RELATIVE_FINISH_CLIP``:
+
+    0. estimated finish if placed there (the simulator's estimate), relative to now;
+    1. the same, relative to the best candidate;
+    2. time until the node drains;
+    3. share of the task's input bytes already there;
+    4. speed relative to the fastest node;
+    5. free-core share;
+    6. the task's upward rank;
+    7. (:data:`PRIOR_GAP`) gap to the best *data-aware* finish (below), in units of the task's
+       own mean runtime: the scale on which "a node that finishes this task much later" is
+       visible, which the model's earliest-finish prior reads;
+    8. (:data:`PRIOR_COST_TO_GO`) PEFT's optimistic cost-to-go from that node, same units;
+    9. time to pull the inputs not already there through the node's NIC (or the shared
+       filesystem, whichever is slower);
+    10. time to serve the task's outputs to every reader through the node's NIC.
+
+    The data-aware finish is ``max(estimate, now + column 9 + compute) + column 10``. The
+    simulator's estimate, like HEFT's, charges each source's largest missing file as if it were
+    alone on the network; when hundreds of inputs converge on one NIC, or one task's outputs fan
+    out to a hundred readers, the fair network shares that NIC and the estimate misses most of
+    the transfer time. On data-intensive instances (CCR 1) this alone moved the untrained
+    policy from 0.98-1.06x HEFT to 0.86-0.99x (docs/learned.md).
     """
     wf, pf = ctx.workflow, ctx.platform
     t = wf.task_by_id[task]
@@ -218,28 +252,38 @@ def candidate_features(
     total_in = max(ctx.input_bytes[task], 1)
     local = np.zeros(n, dtype=np.float64)
     sizes = wf.file_by_id
+    from_fs = 0
     for f in t.inputs:
-        for where in view.file_locations(f):
+        locations = view.file_locations(f)
+        from_fs += sizes[f].size if SHARED_FS in locations else 0
+        for where in locations:
             if where != SHARED_FS:
                 local[ctx.node_index[where]] += sizes[f].size
     finish = np.full(n, np.inf)
+    aware = np.full(n, np.inf)
     fastest = pf.fastest_core_speed
+    fs_time = from_fs / pf.shared_fs_bandwidth
     for i, node in enumerate(pf.nodes):
         if t.cores > node.cores or t.memory > node.memory or t.gpus > node.gpus:
             continue
         mask[i] = True
         finish[i] = view.estimate_finish(task, node.name)
+        inbound = max((ctx.input_bytes[task] - local[i]) / node.bandwidth, fs_time)
+        serve = ctx.served_bytes[task] / node.bandwidth
+        compute = t.work / (node.speed * t.cores)
+        aware[i] = max(finish[i], now + inbound + compute) + serve
         feats[i, 2] = max(view.available_time(node.name) - now, 0.0) / ctx.scale
         feats[i, 3] = local[i] / total_in
         feats[i, 4] = node.speed / fastest
         feats[i, 5] = view.free_cores(node.name) / node.cores
+        feats[i, 9] = inbound / ctx.scale
+        feats[i, 10] = serve / ctx.scale
     best = finish[mask].min()
     feats[mask, 0] = (finish[mask] - now) / ctx.scale
     feats[mask, 1] = (finish[mask] - best) / ctx.scale
-    np.minimum(feats[:, :3], RELATIVE_FINISH_CLIP, out=feats[:, :3])
     feats[:, 6] = ctx.upward[task] / ctx.scale
     own = max(ctx.mean_runtime[task], 1e-9)
-    feats[mask, 7] = np.minimum((finish[mask] - best) / own, RELATIVE_FINISH_CLIP)
-    feats[mask, 8] = np.minimum(ctx.lookahead[ctx.task_index[task], mask] / own,
-                                RELATIVE_FINISH_CLIP)
+    feats[mask, PRIOR_GAP] = (aware[mask] - aware[mask].min()) / own
+    feats[mask, PRIOR_COST_TO_GO] = ctx.lookahead[ctx.task_index[task], mask] / own
+    np.minimum(feats, RELATIVE_FINISH_CLIP, out=feats)
     return feats, mask

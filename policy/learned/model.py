@@ -20,6 +20,8 @@ from policy.learned.features import (
     CANDIDATE_FEATURES,
     FILE_FEATURES,
     NODE_FEATURES,
+    PRIOR_COST_TO_GO,
+    PRIOR_GAP,
     TASK_FEATURES,
     graph_metadata,
 )
@@ -54,7 +56,8 @@ class PolicyNet(nn.Module):
             nn.Linear(2 * h + CANDIDATE_FEATURES, h), nn.ReLU(), nn.Linear(h, 1)
         )
         # Earliest-finish prior: logits start as -eft_prior * (finish - best finish) in units of
-        # the task's runtime, so an untrained policy already behaves like dynamic EFT (sampling
+        # the task's runtime, the finish counting the NIC time of the task's data (features.py),
+        # so an untrained policy already behaves like a data-aware dynamic EFT (sampling
         # explores only among near-ties) and learning adds corrections.
         self.eft_prior = nn.Parameter(torch.tensor(40.0))
         self.lookahead_weight = nn.Parameter(torch.tensor(0.0))
@@ -84,8 +87,8 @@ class PolicyNet(nn.Module):
     def logits(self, inputs: Tensor, mask: Tensor) -> Tensor:
         """(D, N) masked logits from :meth:`candidate_inputs`."""
         base = 2 * self.cfg.hidden
-        relative_finish = inputs[..., base + CANDIDATE_FEATURES - 2]
-        lookahead = inputs[..., base + CANDIDATE_FEATURES - 1]
+        relative_finish = inputs[..., base + PRIOR_GAP]
+        lookahead = inputs[..., base + PRIOR_COST_TO_GO]
         prior = self.eft_prior * (relative_finish + self.lookahead_weight * lookahead)
         raw = self.head(inputs).squeeze(-1) - prior
         return raw.masked_fill(~mask, torch.finfo(raw.dtype).min)

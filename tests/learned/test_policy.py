@@ -16,6 +16,7 @@ from policy.learned.evaluate import evaluate
 from policy.learned.features import (
     CANDIDATE_FEATURES,
     EDGE_TYPES,
+    PRIOR_GAP,
     InstanceContext,
     build_graph,
 )
@@ -89,6 +90,43 @@ def test_masked_nodes_are_never_sampled_and_carry_no_probability() -> None:
     probs = torch.softmax(logits, dim=-1)
     assert float(probs[~mask].max()) == 0.0
     assert feats.shape[-1] == CANDIDATE_FEATURES
+
+
+def _fan_in_behind_a_slow_nic() -> tuple[Workflow, Platform]:
+    """Six GPU producers write 2 GB each; an 8-core consumer reads all 12 GB.
+
+    The consumer fits two nodes only: ``cpu`` (twice the core speed, a 1 GB/s NIC) and ``nic``
+    (a 10 GB/s NIC). Charging only the largest input per source, as the simulator's estimate
+    does, ``cpu`` finishes first (2 s + 5 s against 0.2 s + 10 s); through one shared NIC the
+    12 GB take 12 s there, so ``nic`` finishes first (1.2 s + 10 s).
+    """
+    gb = 2 * 10**9
+    files = [File(f"d{i}", gb) for i in range(6)]
+    tasks = [Task(f"p{i}", 1e9, gpus=1, outputs=(f"d{i}",)) for i in range(6)]
+    tasks.append(Task("c", 8 * 10 * REFERENCE_SPEED, cores=8, inputs=tuple(f.id for f in files)))
+    nodes = [Node(f"gpu{i}", cores=4, gpus=1, bandwidth=1e10) for i in range(6)]
+    nodes += [
+        Node("cpu", cores=8, speed=2 * REFERENCE_SPEED, bandwidth=1e9),
+        Node("nic", cores=8, speed=REFERENCE_SPEED, bandwidth=1e10),
+    ]
+    return Workflow("fan-in", tuple(tasks), tuple(files)), Platform("nics", tuple(nodes))
+
+
+def test_the_prior_charges_inputs_that_converge_on_one_nic() -> None:
+    wf, pf = _fan_in_behind_a_slow_nic()
+    torch.manual_seed(0)
+    policy = LearnedPolicy(PolicyNet(), mode="greedy")
+    policy.record = True  # keep the features of each decision
+    result = simulate(wf, pf, policy, "fair")
+    placed = {r.task: r for r in result.tasks}
+    assert placed["c"].node == "nic"
+    decision = policy.trajectory.task_idx.index(policy.context.task_index["c"])
+    feats = policy.trajectory.feats[decision]
+    cpu, nic = (policy.context.node_index[n] for n in ("cpu", "nic"))
+    assert feats[cpu, 1] == 0.0 < feats[nic, 1]  # the simulator's estimate prefers cpu
+    assert feats[nic, PRIOR_GAP] == 0.0 < feats[cpu, PRIOR_GAP]  # the data-aware one does not
+    # ...and the simulation agrees: 12 GB through a 1 GB/s NIC would take longer than 10 s.
+    assert placed["c"].end - placed["c"].ready == pytest.approx(11.2, rel=0.05)
 
 
 def _episode(spec: InstanceSpec, ratio: float, decisions: int = 3) -> Episode:

@@ -57,7 +57,7 @@ def test_fuzz_never_errors_and_changes_only_with_a_valid_token(lua_dir: Path) ->
 @pytest.mark.slow
 def test_inference_matches_numpy_and_stays_under_2ms(lua_dir: Path) -> None:
     rng = np.random.default_rng(3)
-    head = random_head(rng, dim=137, hidden=64)  # the learned head's shape: 2*64 + 9 inputs
+    head = random_head(rng, dim=139, hidden=64)  # the learned head's shape: 2*64 + 11 inputs
     plugin = write_plugin(lua_dir, render_plugin(head, CLUSTER))
     jobs, expected = [], []
     for k in range(300):
