@@ -151,18 +151,25 @@ def pool_runs(
 
     This is how training seeds are compared: each run (a training seed) is scored on its own
     held-out instances, all of them are pooled, and a baseline (the other arm, the untrained
-    prior) is compared instance by instance, pairing on the instance label.
+    prior) is compared instance by instance, pairing on the instance label. With more than one
+    regime, ``all`` pools every instance of every regime as well.
     """
+    regimes = list(dict.fromkeys(r for run in runs for r in run))  # first-seen order
+
+    def ratios_of(
+        group: Sequence[dict[str, dict[str, float]]], among: list[str]
+    ) -> dict[tuple[str, str], float]:
+        return {(r, k): v for run in group for r in among for k, v in run.get(r, {}).items()}
+
     pooled: dict[str, Pooled] = {}
-    for regime in dict.fromkeys(r for run in runs for r in run):  # first-seen order
-        ratios = {k: v for run in runs for k, v in run.get(regime, {}).items()}
+    for name, among in [(r, [r]) for r in regimes] + [("all", regimes)] * (len(regimes) > 1):
+        ratios, base = ratios_of(runs, among), ratios_of(baseline, among)
         if not ratios:
             continue
-        base = {k: v for run in baseline for k, v in run.get(regime, {}).items()}
         both = [ratios[k] / base[k] for k in ratios if k in base]
-        pooled[regime] = Pooled(
+        pooled[name] = Pooled(
             **RatioSummary.fields_of(list(ratios.values())),
-            runs=sum(regime in run for run in runs),
+            runs=sum(any(r in run for r in among) for run in runs),
             paired=geometric_mean_ci(both) if both else None,
             paired_instances=len(both),
         )

@@ -17,7 +17,7 @@ def test_pooling_takes_every_instance_once_and_pairs_by_label() -> None:
     seed1 = {"native": {"a#1": 1.1, "b#1": 1.0}}
     base0 = {"native": {"a#0": 1.0, "b#0": 1.0}, "ccr1": {"c#0": 1.0}}
     pooled = pool_runs([seed0, seed1], [base0])
-    assert list(pooled) == ["native", "ccr1"]  # the runs' own order
+    assert list(pooled) == ["native", "ccr1", "all"]  # the runs' own order, then everything
     native = pooled["native"]
     assert (native.runs, native.instances) == (2, 4)
     assert native.ratio_gm == pytest.approx(math.exp((math.log(0.9) + math.log(1.1)) / 4))
@@ -28,6 +28,9 @@ def test_pooling_takes_every_instance_once_and_pairs_by_label() -> None:
     assert native.paired is not None
     assert native.paired[0] == pytest.approx(math.sqrt(0.9))
     assert pooled["ccr1"].runs == 1 and pooled["ccr1"].paired == (0.5, 0.5, 0.5)
+    everything = pooled["all"]
+    assert (everything.runs, everything.instances, everything.paired_instances) == (2, 5, 3)
+    assert everything.ratio_gm == pytest.approx(math.exp(math.log(0.9 * 1.1 * 0.5) / 5))
 
 
 def test_pool_reads_what_train_evaluate_wrote(tmp_path: Path) -> None:
