@@ -239,7 +239,7 @@ def train_pool(
     ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Pool several runs' held-out ratios to HEFT per regime (and pair them with a baseline)."""
+    """Pool several runs' held-out ratios to HEFT, per regime and in all; pair with a baseline."""
     from policy.learned.evaluate import pool_runs
 
     pooled = pool_runs([_ratios(p, split) for p in runs], [_ratios(p, split) for p in baseline])
