@@ -42,11 +42,15 @@ class RagGuarded(StaticScheduler):
         self.checkpoint = checkpoint
         self.last_choice: GuardChoice | None = None
 
+    def learned_planner(self) -> LearnedPlanner:
+        """The learned contender (its registry name keys it in :meth:`candidates`)."""
+        return LearnedPlanner(self.network_model, self.checkpoint)
+
     def candidates(self, workflow: Workflow, platform: Platform) -> dict[str, StaticSchedule]:
-        """Each contender's schedule, as it would be replayed."""
-        learned = LearnedPlanner(self.network_model, self.checkpoint)
+        """Each contender's schedule, as it would be replayed; the learned one first."""
+        learned = self.learned_planner()
         return {
-            "policy": learned.schedule(workflow, platform),
+            learned.name: learned.schedule(workflow, platform),
             "heft": HEFT().schedule(workflow, platform),
             "peft": PEFT().schedule(workflow, platform),
         }
@@ -78,12 +82,7 @@ class LookaheadGuarded(RagGuarded):
     name: str = "rag-guarded-lookahead"
     description: ClassVar[str] = "policy-lookahead guarded by HEFT and PEFT (best simulated wins)"
 
-    def candidates(self, workflow: Workflow, platform: Platform) -> dict[str, StaticSchedule]:
+    def learned_planner(self) -> LearnedPlanner:
         from policy.learned.lookahead import LookaheadPlanner
 
-        lookahead = LookaheadPlanner(self.network_model, self.checkpoint)
-        return {
-            "policy-lookahead": lookahead.schedule(workflow, platform),
-            "heft": HEFT().schedule(workflow, platform),
-            "peft": PEFT().schedule(workflow, platform),
-        }
+        return LookaheadPlanner(self.network_model, self.checkpoint)
