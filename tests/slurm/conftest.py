@@ -45,7 +45,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     missing = [b for b in BINARIES if shutil.which(b) is None]
     require(not missing, f"Slurm packages missing: {', '.join(missing)}")
     directory = Path(os.environ.get("WASS_SLURM_DIR", "/tmp/wass-slurm-tests"))
-    env = {**os.environ, "WASS_SLURM_DIR": str(directory), "WASS_SLURM_PORT_BASE": "26800"}
+    # Own directory and ports (overridable, so two developers' suites can run side by side).
+    port_base = os.environ.get("WASS_SLURM_TEST_PORT_BASE", "26800")
+    env = {**os.environ, "WASS_SLURM_DIR": str(directory), "WASS_SLURM_PORT_BASE": port_base}
     start = time.monotonic()
     done = subprocess.run([str(SCRIPT), "up"], env=env, capture_output=True, text=True,
                           timeout=180, check=False)  # fmt: skip
