@@ -6,17 +6,16 @@ default) and ``small`` (n1-n2); nodes n1, n2 (2 cores), n3 (4), n4 (8 cores, 2 G
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from sim.model import Node, Platform
+from wass_chat.slurm.plugin.bench import HarnessOutcome, run_harness
 from wass_chat.slurm.plugin.head import PolicyHead, head_from_arrays, inference_token
 from wass_chat.slurm.submission import decision_token
 
-HARNESS = Path(__file__).with_name("plugin_harness.lua")
 NO_VAL = 4294967294
 NO_VAL16 = 65534
 NO_VAL64 = 18446744073709551614
@@ -102,13 +101,7 @@ def job_to_lua(job: Job) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-@dataclass(frozen=True)
-class Outcome:
-    rc: str
-    req_nodes: str | None
-    changed: tuple[str, ...]
-    errors: int
-    micros: float
+Outcome = HarnessOutcome
 
 
 def run_plugin(plugin: Path, jobs: list[Job], workdir: Path) -> list[Outcome]:
@@ -116,17 +109,8 @@ def run_plugin(plugin: Path, jobs: list[Job], workdir: Path) -> list[Outcome]:
     cases = workdir / "cases.lua"
     body = ",\n".join(job_to_lua(j) for j in jobs)
     cases.write_text(f"return {{ parts = {PART_LIST_LUA}, jobs = {{\n{body}\n}} }}\n")
-    done = subprocess.run(
-        ["lua5.1", str(HARNESS), str(plugin), str(cases)],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    outcomes = []
-    for line in done.stdout.splitlines():
-        _, rc, req, changed, errors, micros = line.split("\t")
-        changes = () if changed == "-" else tuple(changed.split(","))
-        node = None if req == "-" else req
-        outcomes.append(Outcome(rc, node, changes, int(errors), float(micros)))
-    assert len(outcomes) == len(jobs), done.stderr
+    outcomes = run_harness(plugin, cases)
+    assert len(outcomes) == len(jobs)
     return outcomes
 
 

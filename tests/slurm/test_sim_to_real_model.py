@@ -22,7 +22,7 @@ def test_a_stamped_sleep_reports_its_own_start_and_end(tmp_path: Path) -> None:
         subprocess.run(["sh", "-c", stamped_sleep(0.2)], stdout=stdout, check=True)
     stamps = read_stamps(out)
     assert stamps is not None
-    assert 0.19 < stamps[1] - stamps[0] < 1.0
+    assert stamps[1] - stamps[0] >= 0.2  # a sleep lasts at least its time
     out.write_text("wass-start 12.5\n")  # a job killed mid-sleep has no end stamp
     assert read_stamps(out) is None and read_stamps(tmp_path / "missing.out") is None
 

@@ -1,4 +1,5 @@
-"""`wass-chat` commands of the Slurm area: submit, status, cancel, runs, platform, plugin.
+"""`wass-chat` commands of the Slurm area: submit, status, sim-to-real, cancel, runs, platform
+from-slurm, plugin.
 
 Nothing is ever submitted without a human's approval: ``submit`` shows the plan and asks, and
 with no terminal to ask on it refuses unless ``--yes`` is given.
@@ -16,7 +17,10 @@ import typer
 from sim.errors import InputError
 from wass_chat.cli.output import console, emit, err_console, write_atomic
 
-platform_app = typer.Typer(help="Platforms from Slurm.", no_args_is_help=True)
+platform_app = typer.Typer(
+    help="Generate, inspect and export cluster platforms, or read the live Slurm cluster's.",
+    no_args_is_help=True,
+)
 plugin_app = typer.Typer(help="The job_submit.lua plugin.", no_args_is_help=True)
 
 
@@ -38,10 +42,20 @@ def _confirm_or_refuse(question: str) -> None:
     typer.confirm(question, abort=True)
 
 
+def _platform(ref: str, partition: str | None) -> Any:
+    """``from-slurm`` (the live cluster's nodes), ``demo``, or a platform file."""
+    from sim.demo import resolve_platform
+    from wass_chat.slurm.nodes import platform_from_slurm
+
+    if ref == "from-slurm":
+        return platform_from_slurm(partition=partition).platform
+    return resolve_platform(ref)
+
+
 def submit(
-    workflow: Path = typer.Argument(..., help="WfFormat JSON file."),
+    workflow: str = typer.Argument(..., help="WfFormat JSON file, or demo:<name>."),
     scheduler: str = typer.Option("heft", "--scheduler", "-s", help="Scheduler name."),
-    platform: str = typer.Option("from-slurm", "--platform", help="from-slurm, or a file"),
+    platform: str = typer.Option("from-slurm", "--platform", help="from-slurm, demo, or a file"),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the sbatch argv lists only."),
     yes: bool = typer.Option(False, "--yes", help="Submit without asking."),
     scale: float | None = typer.Option(None, "--scale", help="Jobs sleep simulated time x S."),
@@ -51,23 +65,18 @@ def submit(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Plan WORKFLOW with a scheduler and submit one Slurm job per task."""
-    from sim.platforms import load_platform
-    from sim.wfformat import read_workflow
+    from sim.demo import resolve_workflow
     from wass_chat.runlog import new_run_id
     from wass_chat.slurm.commands import SlurmCommands
-    from wass_chat.slurm.nodes import platform_from_slurm
     from wass_chat.slurm.runs import submit_plan
     from wass_chat.slurm.submission import plan_submission
 
     cfg = _settings()
     if scale is not None and scale <= 0:
         raise InputError("--scale", [f"must be positive, got {scale}"])
-    wf = read_workflow(workflow)
+    wf = resolve_workflow(workflow)
     commands = SlurmCommands()
-    if platform == "from-slurm":
-        pf = platform_from_slurm(commands, cfg.slurm_partition).platform
-    else:
-        pf = load_platform(Path(platform))
+    pf = _platform(platform, cfg.slurm_partition)
     run_id = new_run_id()
     plan = plan_submission(
         wf, pf, scheduler, run_id, cfg.runs_dir / run_id, scale=scale, pin=not via_plugin,
@@ -154,6 +163,46 @@ def _sim_to_real_line(c: Any) -> str:
                  f"dependent job: {c.corrected_simulated_s:.2f} s, "
                  f"error {100 * c.corrected_error:.1f}%")  # fmt: skip
     return line
+
+
+def sim_to_real(
+    workflow: str = typer.Argument(..., help="WfFormat JSON file, or demo:<name>."),
+    schedulers: str = typer.Option("heft,minmin", "--schedulers", help="Comma-separated."),
+    platform: str = typer.Option("from-slurm", "--platform", help="from-slurm, demo, or a file"),
+    scale: float | None = typer.Option(None, "--scale", help="Jobs sleep simulated time x S."),
+    timeout: float = typer.Option(900.0, "--timeout", help="Seconds to wait for each run."),
+    yes: bool = typer.Option(False, "--yes", help="Submit without asking."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Run WORKFLOW on the cluster under each scheduler in turn; print the simulated against the
+    real makespan (raw, with the measured dispatch overhead, and with the other run's)."""
+    from sim.demo import resolve_workflow
+    from wass_chat.slurm.commands import SlurmCommands
+    from wass_chat.slurm.sim_to_real import bench_sim_to_real
+
+    cfg = _settings()
+    names = [s.strip() for s in schedulers.split(",") if s.strip()]
+    if not names:
+        raise InputError("--schedulers", ["no scheduler given"])
+    if scale is not None and scale <= 0:
+        raise InputError("--scale", [f"must be positive, got {scale}"])
+    wf = resolve_workflow(workflow)
+    pf = _platform(platform, cfg.slurm_partition)
+    if not yes:
+        _confirm_or_refuse(f"Submit {len(wf.tasks)} jobs per scheduler ({', '.join(names)})?")
+    rows = bench_sim_to_real(wf, pf, names, SlurmCommands(), _runlog(), cfg.runs_dir,
+                             scale=scale, timeout_s=timeout)  # fmt: skip
+
+    def render(data: list[dict[str, Any]]) -> None:
+        for row, raw in zip(rows, data, strict=True):
+            console.print(f"[bold]{row.scheduler}[/] (run {row.run_id}): "
+                          + _sim_to_real_line(row.comparison))  # fmt: skip
+            if raw["out_of_sample_error"] is not None:
+                console.print(f"  with the other run's overhead "
+                              f"{raw['out_of_sample_overhead_s']:.2f} s: error "
+                              f"{100 * raw['out_of_sample_error']:.1f}%")  # fmt: skip
+
+    emit([r.to_dict() for r in rows], as_json, render)
 
 
 def cancel(run: str = typer.Argument(...), yes: bool = typer.Option(False, "--yes")) -> None:
@@ -245,6 +294,33 @@ def plugin_install(
     console.print(f"installed {install_plugin(text)}")
 
 
+@plugin_app.command("bench")
+def plugin_bench(
+    jobs: int = typer.Option(300, "--jobs", help="Inference-mode submissions to time."),
+    candidates: int = typer.Option(4, "--candidates", help="Candidate nodes per job."),
+    dim: int = typer.Option(139, "--dim", help="Features per candidate (the learned head: 139)."),
+    hidden: int = typer.Option(64, "--hidden", help="Hidden units of the head."),
+    template: Path | None = typer.Option(
+        None, "--template", help="Another job_submit.lua source to measure (default: shipped)."
+    ),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """CPU time per job of the plugin's inference mode in Lua 5.1 (what slurmctld embeds)."""
+    from wass_chat.slurm.plugin.bench import bench_inference
+
+    text = None
+    if template is not None:
+        if not template.is_file():
+            raise InputError(str(template), ["file not found"])
+        text = template.read_text()
+    result = bench_inference(jobs, candidates, dim, hidden, template=text)
+    emit(result.to_dict(), as_json, lambda r: console.print(
+        f"inference mode, {r['jobs']} jobs x {r['candidates']} candidates, head "
+        f"{r['dim']}-{r['hidden']}-1: mean {r['mean_us']:.0f} us, p50 {r['p50_us']:.0f} us, "
+        f"p95 {r['p95_us']:.0f} us, max {r['max_us']:.0f} us per job (CPU time); "
+        f"{r['agree']}/{r['jobs']} placements equal numpy's"))  # fmt: skip
+
+
 def _render_plugin(weights: Path | None, from_slurm: bool) -> str:
     from wass_chat.slurm.nodes import platform_from_slurm
     from wass_chat.slurm.plugin import render_plugin
@@ -259,6 +335,7 @@ def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
     app.command("submit")(submit)
     app.command("status")(status)
+    app.command("sim-to-real")(sim_to_real)
     app.command("cancel")(cancel)
     app.command("runs")(runs)
     app.add_typer(platform_app, name="platform")

@@ -13,26 +13,35 @@ measured parameter of the comparison, never fitted to the makespan:
 * ``corrected_simulated_s``: the plan's own placements and per-node order re-simulated with that
   overhead added before every dependent task (as extra work on its node), x scale;
   ``corrected_error`` compares it with the real makespan.
+
+``wass-chat sim-to-real`` (:func:`bench_sim_to_real`) runs one workflow under several
+schedulers on the live cluster and prints these figures; they depend on the machine's load, so
+the tests check only what load cannot change (placements, dependency order).
 """
 
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sim.model import Workflow
+from sim.errors import ServiceUnavailable
+from sim.model import Platform, Workflow
 from sim.platforms import platform_from_dict
 from sim.schedule import StaticSchedule
 from sim.wfformat import read_workflow, workflow_from_dict
-from wass_chat.runlog import RunRecord
+from wass_chat.runlog import RunLog, RunRecord, new_run_id
+from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.job_stamps import read_stamps
-from wass_chat.slurm.runs import TaskStatus
+from wass_chat.slurm.runs import FINISHED_STATES, TaskStatus, run_status, submit_plan
+from wass_chat.slurm.submission import plan_submission
 
 Interval = tuple[float, float]
+_UNSET = ("", "Unknown", "None")
 
 
 @dataclass(frozen=True)
@@ -156,3 +165,78 @@ def run_workflow(record: RunRecord) -> Workflow:
     if isinstance(record.workflow, dict):
         return workflow_from_dict(record.workflow, record.workflow_name)
     return read_workflow(Path(record.workflow))
+
+
+def wait_until_finished(
+    record: RunRecord,
+    commands: SlurmCommands,
+    runlog: RunLog | None = None,
+    timeout_s: float = 600.0,
+    poll_s: float = 1.0,
+) -> list[TaskStatus]:
+    """Poll until every job of the run finished with its Start and End in sacct (which lags
+    squeue by about a second); a run still going after ``timeout_s`` is an error."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        statuses = run_status(record, commands, runlog)
+        if all(s.state in FINISHED_STATES and s.end not in _UNSET for s in statuses):
+            return statuses
+        if time.monotonic() > deadline:
+            states = {s.task: s.state for s in statuses}
+            raise ServiceUnavailable(f"run {record.run_id} not finished after {timeout_s:.0f} s: "
+                                     f"{states}")  # fmt: skip
+        time.sleep(poll_s)
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One scheduler's run in ``wass-chat sim-to-real``: its comparison, plus the correction
+    with the next scheduler's measured overhead (out of sample)."""
+
+    scheduler: str
+    run_id: str
+    comparison: SimToReal
+    out_of_sample_overhead_s: float | None
+    out_of_sample_error: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "comparison": self.comparison.to_dict()}
+
+
+def bench_sim_to_real(
+    workflow: Workflow,
+    platform: Platform,
+    schedulers: Sequence[str],
+    commands: SlurmCommands,
+    runlog: RunLog,
+    out_dir: Path,
+    scale: float | None = None,
+    timeout_s: float = 600.0,
+) -> list[BenchRow]:
+    """Plan ``workflow`` with each scheduler, run the plans one after the other on the cluster
+    (never overlapping), and compare each run with its simulation.
+
+    The figures depend on the machine's load (Slurm's dispatch overhead grows with it), which is
+    why they are a command's output and not a test's assertion.
+    """
+    finished: list[tuple[str, RunRecord, list[TaskStatus], SimToReal]] = []
+    for scheduler in schedulers:
+        run_id = new_run_id()
+        plan = plan_submission(workflow, platform, scheduler, run_id, out_dir / run_id,
+                               scale=scale)  # fmt: skip
+        record = submit_plan(plan, commands, runlog)
+        statuses = wait_until_finished(record, commands, runlog, timeout_s)
+        record = runlog.get(record.run_id)
+        comparison = compare_run(record, statuses)
+        if comparison is None:
+            states = {s.task: s.state for s in statuses}
+            raise ServiceUnavailable(f"run {record.run_id} did not complete: {states}")
+        finished.append((scheduler, record, statuses, comparison))
+    rows = []
+    for k, (scheduler, record, statuses, comparison) in enumerate(finished):
+        following = finished[(k + 1) % len(finished)][3]
+        other = following.dispatch_overhead_s if len(finished) > 1 else None
+        crossed = compare_run(record, statuses, overhead_s=other) if other is not None else None
+        rows.append(BenchRow(scheduler, record.run_id, comparison, other,
+                             crossed.corrected_error if crossed else None))  # fmt: skip
+    return rows

@@ -40,9 +40,15 @@ def node_table_to_lua(platform: Platform) -> str:
     return "{\n" + "\n".join(rows) + "\n}"
 
 
-def render_plugin(head: PolicyHead | None = None, nodes: Platform | None = None) -> str:
-    """The plugin source with the head and node table filled in (each optional)."""
-    text = plugin_template()
+def render_plugin(
+    head: PolicyHead | None = None, nodes: Platform | None = None, template: str | None = None
+) -> str:
+    """The plugin source with the head and node table filled in (each optional).
+
+    ``template`` replaces the shipped source (``wass-chat plugin bench --template`` uses it to
+    measure another version of the plugin).
+    """
+    text = plugin_template() if template is None else template
     if head is not None:
         text = text.replace(HEAD_MARKER, "local POLICY_HEAD = " + head_to_lua(head))
     if nodes is not None:

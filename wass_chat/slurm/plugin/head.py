@@ -61,9 +61,7 @@ def head_from_arrays(w1: Any, b1: Any, w2: Any, b2: Any) -> PolicyHead:
     if a1.ndim != 2:
         problems.append(f"first weight must be 2-D, got shape {a1.shape}")
     elif c1.shape[0] != a1.shape[0] or a2.shape[0] != a1.shape[0]:
-        problems.append(
-            f"hidden sizes disagree: w1 {a1.shape}, b1 {c1.shape}, w2 {a2.shape}"
-        )
+        problems.append(f"hidden sizes disagree: w1 {a1.shape}, b1 {c1.shape}, w2 {a2.shape}")
     if c2.shape != (1,):
         problems.append(f"the last layer must have one output, got bias shape {c2.shape}")
     if not all(np.isfinite(a).all() for a in (a1, c1, a2, c2)):

@@ -76,18 +76,31 @@ end
 wass.expand_hostlist = expand_hostlist
 
 -- The token's fields, or nil and a reason. Returns nil, nil when the comment has no token.
+-- Plain searches (memchr) rather than patterns: an inference token is ~10 KB, and a pattern
+-- scan over it costs ~10x more per byte.
+local WHITESPACE = { " ", "\t", "\n", "\v", "\f", "\r" } -- what %s matches
 local function parse_token(comment)
     if type(comment) ~= "string" then return nil, nil end
     local s = string.find(comment, "wass:v1:", 1, true)
     if not s then return nil, nil end
     if #comment > MAX_COMMENT then return nil, "comment too long" end
-    local body = string.match(string.sub(comment, s + 8), "^([^%s]*)")
-    local fields = {}
-    for pair in string.gmatch(body, "[^;]+") do
-        local k, v = string.match(pair, "^([%a_]+)=([^=]*)$")
-        if not k then return nil, "malformed field" end
-        if fields[k] then return nil, "duplicate field " .. k end
-        fields[k] = v
+    local stop = #comment + 1 -- the token ends at the first whitespace
+    for _, space in ipairs(WHITESPACE) do
+        local at = string.find(comment, space, s + 8, true)
+        if at and at < stop then stop = at end
+    end
+    local body = string.sub(comment, s + 8, stop - 1)
+    local fields, pos, len = {}, 1, #body
+    while pos <= len do
+        local semi = string.find(body, ";", pos, true) or (len + 1)
+        if semi > pos then
+            local pair = string.sub(body, pos, semi - 1)
+            local k = string.match(pair, "^([%a_]+)=")
+            if not k or string.find(pair, "=", #k + 2, true) then return nil, "malformed field" end
+            if fields[k] then return nil, "duplicate field " .. k end
+            fields[k] = string.sub(pair, #k + 2)
+        end
+        pos = semi + 1
     end
     return fields, nil
 end
@@ -178,13 +191,50 @@ local function score(head, x, offset)
 end
 wass.score = score
 
+-- The same sum compiled once per script load into straight-line code: the weights become
+-- constants and a candidate's features locals, so each term costs about three virtual-machine
+-- instructions instead of six (~4x faster under PUC Lua 5.1, which Debian's job_submit/lua
+-- links; it cannot load LuaJIT). The additions happen in the same order as in `score`, so the
+-- scores are bit-identical. Heads wider than Lua's 200 locals allow keep the loop.
+local MAX_COMPILED_DIM = 180
+local function compile_head(head)
+    if type(head) ~= "table" or type(loadstring) ~= "function" then return nil end
+    local dim = head.dim
+    if type(dim) ~= "number" or dim < 1 or dim > MAX_COMPILED_DIM then return nil end
+    local function lit(v) return string.format("%.17g", v) end
+    local names, loads = {}, {}
+    for k = 1, dim do
+        names[k] = "x" .. k
+        loads[k] = "x[o + " .. k .. "]"
+    end
+    local src = {
+        "local _, x, o = ...\nlocal ", table.concat(names, ", "), " = ", table.concat(loads, ", "),
+        "\nlocal h\nlocal total = ", lit(head.b2), "\n",
+    }
+    for j = 1, #head.b1 do
+        local row = head.w1[j]
+        local terms = { lit(head.b1[j]) }
+        for k = 1, dim do terms[k + 1] = lit(row[k]) .. " * x" .. k end
+        src[#src + 1] = "h = " .. table.concat(terms, " + ") .. "\n"
+        src[#src + 1] = "if h > 0 then total = total + " .. lit(head.w2[j]) .. " * h end\n"
+    end
+    src[#src + 1] = "return total\n"
+    return loadstring(table.concat(src), "=wass policy head") -- nil if Lua refuses it
+end
+local ok_compiled, compiled = pcall(compile_head, POLICY_HEAD)
+local score_head = (ok_compiled and compiled) or score
+wass.score_head = score_head
+wass.head_compiled = ok_compiled and compiled ~= nil
+wass.head = POLICY_HEAD
+
 local function parse_numbers(text, limit)
-    local values = {}
+    local values, n, huge = {}, 0, math.huge
     for item in string.gmatch(text, "[^,]+") do
+        n = n + 1
+        if n > limit then return nil end
         local v = tonumber(item)
-        if v == nil or v ~= v or v == math.huge or v == -math.huge then return nil end
-        values[#values + 1] = v
-        if #values > limit then return nil end
+        if v == nil or v ~= v or v == huge or v == -huge then return nil end
+        values[n] = v
     end
     return values
 end
@@ -207,7 +257,7 @@ local function infer(job_desc, sets, fields)
     local best, best_score = nil, nil
     for i, name in ipairs(cand) do
         if refusal(job_desc, sets, name) == nil then
-            local s = score(head, x, (i - 1) * dim)
+            local s = score_head(head, x, (i - 1) * dim)
             if best_score == nil or s > best_score then best, best_score = name, s end
         end
     end

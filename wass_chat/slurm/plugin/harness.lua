@@ -1,13 +1,17 @@
 --[[
-Runs wass-chat's job_submit.lua outside slurmctld, under a stub `slurm` table.
+Runs wass-chat's job_submit.lua outside slurmctld, under a stub `slurm` table: the plugin's
+tests and `wass-chat plugin bench` drive it.
 
-  lua5.1 plugin_harness.lua PLUGIN CASES
+  lua5.1 harness.lua PLUGIN CASES
 
 CASES is a Lua chunk returning { parts = {...}, jobs = { {field=value...}, ... } }; `parts` is
 the part_list (keyed by partition name, as slurmctld 22.05 passes it). For every job the
 harness calls slurm_job_submit and prints one tab-separated line:
 
   index  return_code  req_nodes|-  changed_fields(comma)|-  errors  microseconds
+
+Microseconds are CPU time (os.clock) of that one call, so other work on the machine inflates
+them less than it would wall time.
 --]]
 
 local plugin_path, cases_path = arg[1], arg[2]
