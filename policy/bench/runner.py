@@ -8,7 +8,7 @@ and scheduler, so the output does not depend on the number of processes or their
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 
@@ -20,9 +20,12 @@ from policy.bench.metrics import (
     sequential_time,
     speedup,
 )
+from policy.bench.uncertain import instance_views, plan, replay
 from policy.registry import get_scheduler
+from sim.background import BackgroundConfig
 from sim.engine import simulate
 from sim.schedule import NetworkModel
+from sim.uncertainty import RuntimePredictions, UncertaintyConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,16 @@ class RunSpec:
     network_model: NetworkModel = "fair"
     peers: tuple[str, ...] = ()
     """SAGA scheduler short names (see :data:`policy.peers.saga.SAGA_SCHEDULERS`)."""
+    estimates: str = ""
+    """``""``: the exact setting (plan and run on the same values); else ``user``, ``mean``,
+    ``kb`` or ``oracle``: plan on those estimates, replay on realised values
+    (:mod:`policy.bench.uncertain`)."""
+    noise: float = 1.0
+    """Multiplies every spread of the default :class:`~sim.uncertainty.UncertaintyConfig`."""
+    uncertainty_seed: int = 0
+    """Seeds the persistent draws (node-class slowdowns, request factors)."""
+    busy_share: float = 0.0
+    """Share of nodes busy at time 0 (a seeded background load); 0: an empty cluster."""
 
 
 def _schedulers(spec: RunSpec, seed: int) -> list[Scheduler]:
@@ -78,22 +91,44 @@ def _schedulers(spec: RunSpec, seed: int) -> list[Scheduler]:
     return chosen
 
 
-def run_instance(instance: Instance, spec: RunSpec) -> InstanceOutcome:
-    """Simulate every scheduler of ``spec`` on ``instance`` (runs in a worker process)."""
+def run_instance(
+    instance: Instance, spec: RunSpec, predictions: RuntimePredictions | None = None
+) -> InstanceOutcome:
+    """Simulate every scheduler of ``spec`` on ``instance`` (runs in a worker process).
+
+    ``predictions`` (``kb`` estimates) come from the knowledge base, computed by the caller.
+    """
     workflow = instance.workflow.build(instance.seed)
     platform = instance.platform.build(instance.seed)
+    views = None
+    if spec.estimates or spec.busy_share > 0:
+        cfg = UncertaintyConfig(seed=spec.uncertainty_seed).scaled(spec.noise)
+        mode = spec.estimates or "oracle"
+        views = instance_views(
+            workflow, platform, instance.seed, mode, cfg,  # type: ignore[arg-type]
+            predictions, BackgroundConfig(busy_share=spec.busy_share),
+        )  # fmt: skip
+        workflow, platform = views.actual
+    # A dynamic scheduler told the actual values of an empty cluster runs online, as today.
+    run_directly = views is None or (spec.estimates in ("", "oracle") and not views.busy_until)
     bound = critical_path_lower_bound(workflow, platform)
     serial = sequential_time(workflow, platform)
     records, seconds = [], {}
     for scheduler in _schedulers(spec, instance.seed):
         began = time.perf_counter()
         planned = None
-        if isinstance(scheduler, StaticScheduler):
+        if views is not None and (isinstance(scheduler, StaticScheduler) or not run_directly):
+            schedule = plan(scheduler, views, spec.network_model)
+            planned = schedule.planned_makespan
+            result, makespan = replay(schedule, views, spec.network_model)
+        elif isinstance(scheduler, StaticScheduler):
             schedule = scheduler.schedule(workflow, platform)
             planned = schedule.planned_makespan
             result = simulate(workflow, platform, schedule, spec.network_model)
+            makespan = result.makespan
         else:
             result = simulate(workflow, platform, scheduler, spec.network_model)
+            makespan = result.makespan
         seconds[scheduler.name] = time.perf_counter() - began
         records.append(
             RunRecord(
@@ -105,10 +140,10 @@ def run_instance(instance: Instance, spec: RunSpec) -> InstanceOutcome:
                 scheduler=scheduler.name,
                 tasks=len(workflow),
                 nodes=len(platform),
-                makespan=result.makespan,
+                makespan=makespan,
                 planned_makespan=planned,
-                slr=schedule_length_ratio(result.makespan, bound),
-                speedup=speedup(result.makespan, serial),
+                slr=schedule_length_ratio(makespan, bound),
+                speedup=speedup(makespan, serial),
                 energy=result.energy,
                 cross_node_bytes=result.cross_node_bytes,
             )
@@ -127,19 +162,27 @@ Progress = Callable[[int, int], None]
 
 
 def run_matrix(
-    instances: list[Instance], spec: RunSpec, jobs: int = 1, progress: Progress | None = None
+    instances: list[Instance],
+    spec: RunSpec,
+    jobs: int = 1,
+    progress: Progress | None = None,
+    predictions: Mapping[str, RuntimePredictions] | None = None,
 ) -> list[InstanceOutcome]:
-    """Run every instance, in ``jobs`` processes (1: in this process); sorted by instance id."""
+    """Run every instance, in ``jobs`` processes (1: in this process); sorted by instance id.
+
+    ``predictions`` maps instance ids to their ``kb`` estimates (when ``spec.estimates`` is kb).
+    """
     outcomes: list[InstanceOutcome] = []
     total = len(instances)
+    known = predictions or {}
     if jobs <= 1:
         for instance in instances:
-            outcomes.append(run_instance(instance, spec))
+            outcomes.append(run_instance(instance, spec, known.get(instance.id)))
             if progress:
                 progress(len(outcomes), total)
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(run_instance, i, spec) for i in instances]
+            futures = [pool.submit(run_instance, i, spec, known.get(i.id)) for i in instances]
             for future in as_completed(futures):
                 outcomes.append(future.result())
                 if progress:

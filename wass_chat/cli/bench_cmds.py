@@ -14,9 +14,19 @@ DEFAULT_RECIPES = "montage:60,genome:60,epigenomics:50"
 DEFAULT_SCHEDULERS = "heft,cpop,peft,minmin,maxmin,sjf,ljf,slurm,wass,random"
 
 
+ESTIMATES_HELP = (
+    "Plan on estimates, replay on realised values: user (walltime requests), mean (per-category"
+    " means), kb (predicted from the knowledge base's realised executions, see --kb), oracle "
+    "(the realised values). Default: the exact setting."
+)
+
+
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
     app.command("bench")(bench)
+    from wass_chat.cli.estimate_cmds import estimates_app
+
+    app.add_typer(estimates_app, name="estimates")
 
 
 def bench(
@@ -41,6 +51,22 @@ def bench(
     markdown_path: Path | None = typer.Option(None, "--markdown", help="Write Markdown here."),
     plots: Path | None = typer.Option(None, "--plots", help="Directory for box-plot PNGs."),
     as_json: bool = typer.Option(False, "--print-json", help="Print the summary as JSON."),
+    estimates: str = typer.Option("", "--estimates", help=ESTIMATES_HELP),
+    noise: float = typer.Option(
+        1.0, "--noise", help="Scale of every realised-value spread (0: actual = nominal)."
+    ),
+    uncertainty_seed: int = typer.Option(
+        0, "--uncertainty-seed", help="Seeds node-class slowdowns and request factors."
+    ),
+    busy_share: float = typer.Option(
+        0.0, "--busy-share", help="Share of nodes busy at time 0 (seeded background load)."
+    ),
+    kb_dir: Path | None = typer.Option(
+        None,
+        "--kb",
+        help="Knowledge base of realised executions for --estimates kb "
+        "(fill it with `wass-chat estimates seed`).",
+    ),
 ) -> None:
     """Run every scheduler on every instance in the simulator and compare makespans."""
     from rich.progress import Progress
@@ -61,15 +87,29 @@ def bench(
         raise BenchSpecError("--network-model", [f"{network_model!r} is not fair or ideal"])
     names = tuple(canonical_name(n) for n in schedulers.split(",") if n.strip())
     peer_names = _peer_names(peers)
-    sources = parse_workflow_files(workflows) + parse_recipes(recipes or DEFAULT_RECIPES * (
-        not workflows))
+    sources = parse_workflow_files(workflows) + parse_recipes(
+        recipes or DEFAULT_RECIPES * (not workflows)
+    )
     instances = build_matrix(sources, parse_platforms(platforms), seeds)
-    spec = RunSpec(names, network_model, peer_names)  # type: ignore[arg-type]
+    _check_uncertainty(estimates, noise, busy_share, kb_dir)
+    spec = RunSpec(
+        names, network_model, peer_names, estimates,  # type: ignore[arg-type]
+        noise, uncertainty_seed, busy_share,
+    )  # fmt: skip
+    predictions = None
+    if estimates == "kb":
+        from wass_chat.cli.estimate_cmds import predictions_for
+
+        predictions = predictions_for(kb_dir, instances, noise, uncertainty_seed)
 
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task(f"{len(instances)} instances", total=len(instances))
         outcomes = run_matrix(
-            instances, spec, jobs, lambda done, total: bar.update(task, completed=done)
+            instances,
+            spec,
+            jobs,
+            lambda done, total: bar.update(task, completed=done),
+            predictions,
         )
         gaps = None
         if optimal:
@@ -81,8 +121,19 @@ def bench(
             )
     summary = summarize(outcomes)
     settings: dict[str, Any] = {
-        "workflows": workflows, "recipes": recipes, "platforms": platforms, "seeds": seeds,
-        "network_model": network_model, "jobs": jobs, "peers": peers, "optimal": optimal,
+        "workflows": workflows,
+        "recipes": recipes,
+        "platforms": platforms,
+        "seeds": seeds,
+        "network_model": network_model,
+        "jobs": jobs,
+        "peers": peers,
+        "optimal": optimal,
+        "estimates": estimates,
+        "noise": noise,
+        "uncertainty_seed": uncertainty_seed,
+        "busy_share": busy_share,
+        "kb": str(kb_dir) if kb_dir else None,
     }
     document = bench_document(settings, spec, outcomes, summary, gaps)
     markdown = to_markdown(summary, f"wass-chat bench ({network_model} network)")
@@ -97,8 +148,33 @@ def bench(
 
         for family, png in family_box_plots(outcomes).items():
             write_atomic(plot_file_name(plots, family), png)
-    emit(summary | ({"optimality": document["optimality"]} if gaps else {}), as_json,
-         lambda _: _render(summary, document.get("optimality")))
+    emit(
+        summary | ({"optimality": document["optimality"]} if gaps else {}),
+        as_json,
+        lambda _: _render(summary, document.get("optimality")),
+    )
+
+
+def _check_uncertainty(
+    estimates: str, noise: float, busy_share: float, kb_dir: Path | None
+) -> None:
+    """Every problem with the uncertainty flags, as one BenchSpecError."""
+    from policy.bench.matrix import BenchSpecError
+    from sim.uncertainty import ESTIMATE_MODES
+
+    problems = []
+    if estimates and estimates not in ESTIMATE_MODES:
+        problems.append(f"--estimates {estimates!r} is not one of {', '.join(ESTIMATE_MODES)}")
+    if not noise >= 0:
+        problems.append(f"--noise must be >= 0, got {noise}")
+    if not 0 <= busy_share <= 1:
+        problems.append(f"--busy-share must be in [0, 1], got {busy_share}")
+    if estimates == "kb" and (kb_dir is None or not kb_dir.is_dir()):
+        problems.append(
+            "--estimates kb needs --kb DIR, a knowledge base filled by `wass-chat estimates seed`"
+        )
+    if problems:
+        raise BenchSpecError("uncertainty", problems)
 
 
 def _peer_names(peers: str) -> tuple[str, ...]:
@@ -120,10 +196,14 @@ def _peer_names(peers: str) -> tuple[str, ...]:
 
 def _gap_markdown(optimality: dict[str, Any]) -> str:
     lines = [
-        "", "## Optimality gap (CP-SAT, ideal network)", "",
+        "",
+        "## Optimality gap (CP-SAT, ideal network)",
+        "",
         f"{optimality['instances']} random instances of 6-10 tasks on 3 heterogeneous one-core "
-        f"nodes; {optimality['proven_optimal']} proven optimal.", "",
-        "| scheduler | mean gap |", "|---|---|",
+        f"nodes; {optimality['proven_optimal']} proven optimal.",
+        "",
+        "| scheduler | mean gap |",
+        "|---|---|",
     ]
     for name, gap in optimality["mean_gap"].items():
         lines.append(f"| {name} | {100 * gap:.2f}% |")

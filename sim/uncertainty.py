@@ -1,0 +1,268 @@
+"""Runtime uncertainty: schedulers plan on *estimates*, the simulator runs the *actual* values.
+
+The exact model (every task's work and every node's speed known to the scheduler) is the
+``oracle`` setting. Real clusters know neither: users request walltimes, nodes of one type
+differ, files vary. This module makes both sides explicit, seeded and pure:
+
+* :func:`realise` draws the actual execution: per-task lognormal noise on the work, per-node
+  slowdowns (a persistent factor per node class times a per-node factor, so nodes of one type
+  differ), lognormal noise on file sizes.
+* :func:`estimate` gives what a scheduler plans on: ``user`` walltime requests, ``mean``
+  per-category means of the nominal runtimes, ``kb`` runtimes predicted from past executions
+  (:class:`RuntimePredictions`, which the knowledge base computes; this floor only applies them),
+  or ``oracle`` (the values given, unchanged).
+
+**User requests** follow what trace studies report. Estimates are *modal*: "only 20 different
+values are used as estimates for about 90% of the jobs" (Tsafrir, Etsion and Feitelson,
+"Modeling User Runtime Estimates", JSSPP 2005, abstract), so a request is rounded up to one of
+:data:`MODAL_WALLTIMES` (round minutes and hours; the list itself is our assumption, not a trace
+figure). Within that, the request inflates the runtime by a factor uniform in ``[1, 1 + f]``, the
+"badness factor" model of Mu'alem and Feitelson (IEEE TPDS 12(6), 2001) as restated by Tsafrir
+and Feitelson ("The Dynamics of Backfilling", 2006: estimate uniform in ``[r, (f + 1) r]``), who
+note it alone misses the modality, hence both. A workflow user writes one walltime per task
+*category* (one job script per step), so the request covers the category's longest nominal
+runtime. The default ``f = 3`` is an assumption, not a figure we could verify from a trace. Jobs
+that outrun their request are not killed here (the simulator has no kill-time).
+
+**Actual values**: the default spreads (``task_sigma`` 0.3, ``file_sigma`` 0.2, ``class_sigma``
+0.15, ``node_sigma`` 0.08) are assumptions chosen to be visible but not dominant; no published
+per-task runtime-variability figure for these WfCommons recipes was verified here.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+
+from sim.errors import InputError
+from sim.model import REFERENCE_SPEED, File, Node, Platform, Task, Workflow
+
+EstimateMode = Literal["user", "mean", "kb", "oracle"]
+ESTIMATE_MODES: tuple[str, ...] = ("user", "mean", "kb", "oracle")
+
+MODAL_WALLTIMES: tuple[float, ...] = tuple(
+    60.0 * m for m in (1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 360, 480, 720, 1440,
+                       2880)
+)  # fmt: skip
+"""Round walltimes (seconds) a request is rounded up to: 1 min ... 48 h (our assumption)."""
+
+
+@dataclass(frozen=True)
+class UncertaintyConfig:
+    """Every parameter of the estimate / actual split; ``seed`` fixes what is persistent."""
+
+    seed: int = 0
+    """Seeds the persistent draws: per node-class slowdowns and per-category request factors."""
+    task_sigma: float = 0.3
+    """Lognormal sigma of a task's actual work over its nominal work (median 1)."""
+    file_sigma: float = 0.2
+    """Lognormal sigma of a file's actual size over its nominal size (median 1)."""
+    class_sigma: float = 0.15
+    """Lognormal sigma of the persistent slowdown of a node class (the same on every platform:
+    a hardware generation that runs below its specification); learnable from history."""
+    node_sigma: float = 0.08
+    """Lognormal sigma of one node's own slowdown on top of its class's."""
+    request_factor: float = 3.0
+    """``f``: a user request inflates the category's longest runtime by U[1, 1 + f]."""
+    modal_walltimes: tuple[float, ...] = MODAL_WALLTIMES
+
+    def scaled(self, noise: float) -> UncertaintyConfig:
+        """The same config with every actual-value spread multiplied by ``noise`` (0: exact)."""
+        if not noise >= 0:
+            raise InputError("--noise", [f"noise must be a non-negative number, got {noise}"])
+        return replace(
+            self,
+            task_sigma=self.task_sigma * noise,
+            file_sigma=self.file_sigma * noise,
+            class_sigma=self.class_sigma * noise,
+            node_sigma=self.node_sigma * noise,
+        )
+
+    @property
+    def exact(self) -> bool:
+        """Whether actual values equal the nominal ones (every spread is zero)."""
+        return not (self.task_sigma or self.file_sigma or self.class_sigma or self.node_sigma)
+
+
+def node_class(node: Node) -> str:
+    """The hardware type a node belongs to: GPU or CPU, and its core count (``cpu-16c``)."""
+    return f"{'gpu' if node.gpus else 'cpu'}-{node.cores}c"
+
+
+def _stable_rng(*parts: object) -> np.random.Generator:
+    """A generator keyed by names (crc32), so a draw never depends on iteration order."""
+    key = [zlib.crc32(str(p).encode()) for p in parts]
+    return np.random.default_rng(key)
+
+
+def class_slowdown(cfg: UncertaintyConfig, node_type: str) -> float:
+    """The persistent slowdown (actual time over nominal) of every node of ``node_type``."""
+    if cfg.class_sigma == 0:
+        return 1.0
+    return float(math.exp(cfg.class_sigma * _stable_rng(cfg.seed, "class", node_type).normal()))
+
+
+def realise(
+    workflow: Workflow, platform: Platform, cfg: UncertaintyConfig, rng: np.random.Generator
+) -> tuple[Workflow, Platform]:
+    """The actual workflow and platform one execution meets (pure in ``rng``'s state).
+
+    Draw order is fixed (tasks, then files, then nodes, in declaration order); with every
+    spread at zero the inputs come back unchanged, so the exact setting is reproduced.
+    """
+    if cfg.exact:
+        return workflow, platform
+    task_noise = np.exp(cfg.task_sigma * rng.standard_normal(len(workflow.tasks)))
+    file_noise = np.exp(cfg.file_sigma * rng.standard_normal(len(workflow.files)))
+    node_noise = np.exp(cfg.node_sigma * rng.standard_normal(len(platform.nodes)))
+    tasks = tuple(
+        replace(t, work=t.work * float(k)) for t, k in zip(workflow.tasks, task_noise, strict=True)
+    )
+    files = tuple(
+        File(f.id, max(0, round(f.size * float(k))))
+        for f, k in zip(workflow.files, file_noise, strict=True)
+    )
+    nodes = tuple(
+        replace(n, speed=n.speed / (class_slowdown(cfg, node_class(n)) * float(k)))
+        for n, k in zip(platform.nodes, node_noise, strict=True)
+    )
+    actual_wf = Workflow(workflow.name, tasks, files, workflow.description, workflow.meta)
+    return actual_wf, replace(platform, nodes=nodes)
+
+
+@dataclass(frozen=True)
+class CategoryPrediction:
+    """A predicted runtime (seconds on the reference machine) and its spread."""
+
+    runtime: float
+    log_spread: float
+    """Standard deviation of log(observed / predicted) among the samples."""
+    samples: int
+
+
+@dataclass(frozen=True)
+class RuntimePredictions:
+    """What past executions predict: runtime per task category, slowdown per node class.
+
+    Computed by the knowledge base (``kb.estimates``) from retrieved realised executions; plain
+    data so it travels to bench worker processes.
+    """
+
+    categories: Mapping[str, CategoryPrediction] = field(default_factory=dict)
+    node_classes: Mapping[str, float] = field(default_factory=dict)
+    """Node class -> predicted slowdown (actual time over nominal time)."""
+    request_ratio: float = 1.0
+    """Median actual runtime over request, for categories the history never saw."""
+    cases: int = 0
+
+
+def user_request(cfg: UncertaintyConfig, category: str, longest_runtime: float) -> float:
+    """The walltime (s) a user requests for a category whose longest nominal runtime is given."""
+    factor = 1.0 + cfg.request_factor * float(_stable_rng(cfg.seed, "request", category).random())
+    wanted = longest_runtime * factor
+    for value in cfg.modal_walltimes:
+        if value >= wanted:
+            return value
+    return max(wanted, cfg.modal_walltimes[-1]) if cfg.modal_walltimes else wanted
+
+
+def user_requests(workflow: Workflow, cfg: UncertaintyConfig) -> dict[str, float]:
+    """Category -> requested walltime (s) for every category of ``workflow``."""
+    longest: dict[str, float] = {}
+    for t in workflow.tasks:
+        c = task_category(t)
+        longest[c] = max(longest.get(c, 0.0), t.runtime)
+    return {c: user_request(cfg, c, r) for c, r in longest.items()}
+
+
+def task_category(task: Task) -> str:
+    """The category a task is estimated by (its name when it has no category)."""
+    return task.category or task.name or task.id
+
+
+def _with_runtimes(workflow: Workflow, runtime: Mapping[str, float]) -> Workflow:
+    """``workflow`` with each task's work set so it runs ``runtime[category]`` on the reference."""
+    tasks = tuple(
+        replace(t, work=runtime[task_category(t)] * REFERENCE_SPEED * t.cores)
+        for t in workflow.tasks
+    )
+    return Workflow(workflow.name, tasks, workflow.files, workflow.description, workflow.meta)
+
+
+def estimate(
+    workflow: Workflow,
+    cfg: UncertaintyConfig,
+    mode: EstimateMode,
+    predictions: RuntimePredictions | None = None,
+) -> Workflow:
+    """The workflow a scheduler plans on (files keep their nominal sizes).
+
+    ``oracle`` returns ``workflow`` itself: pass the *actual* workflow for clairvoyant planning.
+    ``kb`` needs ``predictions``; a category they lack falls back to the user request times the
+    predictions' ``request_ratio``.
+    """
+    if mode == "oracle":
+        return workflow
+    if mode == "mean":
+        sums: dict[str, list[float]] = {}
+        for t in workflow.tasks:
+            sums.setdefault(task_category(t), []).append(t.runtime)
+        return _with_runtimes(workflow, {c: float(np.mean(v)) for c, v in sums.items()})
+    requests = user_requests(workflow, cfg)
+    if mode == "user":
+        return _with_runtimes(workflow, requests)
+    if mode == "kb":
+        if predictions is None:
+            raise InputError("--estimates kb", ["kb estimates need predictions from a kb"])
+        known = predictions.categories
+        runtime = {
+            c: known[c].runtime if c in known else r * predictions.request_ratio
+            for c, r in requests.items()
+        }
+        return _with_runtimes(workflow, runtime)
+    raise InputError(
+        "--estimates", [f"unknown estimate mode {mode!r}: {', '.join(ESTIMATE_MODES)}"]
+    )
+
+
+def planning_platform(platform: Platform, predictions: RuntimePredictions | None) -> Platform:
+    """``platform`` with each node slowed by its class's predicted slowdown (kb estimates)."""
+    if predictions is None or not predictions.node_classes:
+        return platform
+    nodes = tuple(
+        replace(n, speed=n.speed / predictions.node_classes.get(node_class(n), 1.0))
+        for n in platform.nodes
+    )
+    return replace(platform, nodes=nodes)
+
+
+def runtime_matrix(workflow: Workflow, platform: Platform) -> np.ndarray:
+    """(tasks, nodes) compute seconds of every task on every node (``work / (speed * cores)``)."""
+    work = np.array([t.work / t.cores for t in workflow.tasks])
+    speed = np.array([n.speed for n in platform.nodes])
+    return work[:, None] / speed[None, :]
+
+
+def estimate_error(
+    planned: tuple[Workflow, Platform], actual: tuple[Workflow, Platform]
+) -> dict[str, float]:
+    """MAPE and median |log ratio| of planned over actual compute time, over (task, node) pairs.
+
+    Both sides must list the same tasks and nodes in the same order (as :func:`estimate` and
+    :func:`realise` keep them).
+    """
+    est = runtime_matrix(*planned)
+    act = runtime_matrix(*actual)
+    keep = act > 0
+    ratio = est[keep] / act[keep]
+    return {
+        "mape": float(np.mean(np.abs(ratio - 1.0))),
+        "median_abs_log_ratio": float(np.median(np.abs(np.log(ratio)))) if ratio.size else 0.0,
+        "bias": float(np.exp(np.mean(np.log(ratio)))) if ratio.size else 1.0,
+        "pairs": int(ratio.size),
+    }

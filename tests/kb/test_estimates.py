@@ -1,0 +1,110 @@
+"""kb estimates: realised executions in a real Chroma store predict runtimes better than users."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kb.estimate_bench import (
+    estimate_errors,
+    fill_history,
+    history_matrix,
+    instance_predictions,
+)
+from kb.estimates import observations, predict_runtimes, realised_case
+from kb.store import KnowledgeBase
+from policy.bench.matrix import PlatformSource, WorkflowSource, build_matrix
+from sim.model import REFERENCE_SPEED, File, Task, Workflow
+from sim.platforms import ClusterSpec, generate_platform
+from sim.uncertainty import UncertaintyConfig, class_slowdown
+from sim.wfformat import write_workflow
+
+RUNTIMES = {"prep": 30.0, "align": 200.0, "merge": 60.0}
+
+
+def staged_workflow(seed: int = 0) -> Workflow:
+    """prep -> 12 x align -> merge, runtimes spread +-20% around each category's value."""
+    rng = np.random.default_rng(seed)
+
+    def work(category: str) -> float:
+        return RUNTIMES[category] * float(rng.uniform(0.8, 1.2)) * REFERENCE_SPEED
+
+    files = [File("raw", 10**8)] + [File(f"chunk{i}", 10**7) for i in range(12)]
+    files += [File(f"bam{i}", 10**7) for i in range(12)] + [File("out", 10**6)]
+    tasks = [
+        Task(
+            "prep",
+            work("prep"),
+            category="prep",
+            inputs=("raw",),
+            outputs=tuple(f"chunk{i}" for i in range(12)),
+        )
+    ]
+    tasks += [
+        Task(
+            f"align{i}",
+            work("align"),
+            category="align",
+            inputs=(f"chunk{i}",),
+            outputs=(f"bam{i}",),
+        )
+        for i in range(12)
+    ]
+    tasks += [
+        Task(
+            "merge",
+            work("merge"),
+            category="merge",
+            inputs=tuple(f"bam{i}" for i in range(12)),
+            outputs=("out",),
+        )
+    ]
+    return Workflow("staged", tuple(tasks), tuple(files))  # fmt: skip
+
+
+def test_the_two_way_fit_recovers_class_slowdowns_and_category_runtimes() -> None:
+    cfg = UncertaintyConfig(task_sigma=0.05, file_sigma=0.0, class_sigma=0.3, node_sigma=0.0)
+    cases = [
+        realised_case(
+            staged_workflow(s), generate_platform(ClusterSpec(8, True), seed=s), s, cfg, f"w{s}"
+        )
+        for s in range(6)
+    ]
+    assert all(observations(c) for c in cases)
+    predicted = predict_runtimes(cases)
+    classes = sorted(predicted.node_classes)
+    assert len(classes) >= 2
+    first = classes[0]
+    for other in classes[1:]:  # the fit is defined up to one common factor: compare ratios
+        truth = class_slowdown(cfg, other) / class_slowdown(cfg, first)
+        fitted = predicted.node_classes[other] / predicted.node_classes[first]
+        assert fitted == pytest.approx(truth, rel=0.1)
+    scale = predicted.node_classes[first] / class_slowdown(cfg, first)
+    align = predicted.categories["align"]
+    assert align.runtime * scale == pytest.approx(RUNTIMES["align"], rel=0.1)
+    assert align.samples == 72 and 0 < align.log_spread < 0.3
+    assert predicted.request_ratio < 1.0  # requests over-ask
+
+
+def test_kb_estimates_beat_user_requests_on_held_out_instances(tmp_path: Path) -> None:
+    path = tmp_path / "staged.json"
+    write_workflow(staged_workflow(), path)
+    workflows = [WorkflowSource("file", str(path))]
+    platforms = [PlatformSource("spec", "hetero:8")]
+    cfg = UncertaintyConfig()
+    kb = KnowledgeBase(tmp_path / "kb")
+    try:
+        history = history_matrix(workflows, platforms, 4)
+        assert min(i.seed for i in history) >= 1000
+        assert fill_history(kb, history, cfg) == 4
+        assert fill_history(kb, history, cfg) == 0  # same ids: resumable, no duplicates
+        bench = build_matrix(workflows, platforms, 2)
+        predictions = instance_predictions(kb, bench, cfg, k=4)
+    finally:
+        kb.close()
+    assert all(p.cases == 4 and "align" in p.categories for p in predictions.values())
+    errors = estimate_errors(bench, cfg, predictions)
+    assert errors["kb"]["mape"] < 0.5 < errors["user"]["mape"]
+    assert errors["user"]["bias"]["value"] > 1.5

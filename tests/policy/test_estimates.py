@@ -1,0 +1,121 @@
+"""The bench under uncertainty: oracle reproduces the exact bench, estimates are replayed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from policy.bench.instances import random_dag
+from policy.bench.matrix import Instance, PlatformSource, WorkflowSource, build_matrix
+from policy.bench.runner import RunSpec, run_instance, run_matrix
+from policy.bench.uncertain import instance_views, plan, replay
+from policy.registry import get_scheduler
+from sim.background import BackgroundConfig
+from sim.uncertainty import UncertaintyConfig, estimate
+from sim.wfformat import write_workflow
+from wass_chat.cli import main
+
+CLASSICS = ("heft", "peft", "cpop", "minmin")
+
+
+@pytest.fixture
+def matrix(tmp_path: Path) -> list[Instance]:
+    path = tmp_path / "dag.json"
+    dag = random_dag(np.random.default_rng(5), 14, 0.3, with_inputs=True)
+    write_workflow(dag, path)
+    platforms = [PlatformSource("spec", "hetero:4"), PlatformSource("spec", "homo:4")]
+    return build_matrix([WorkflowSource("file", str(path))], platforms, 2)
+
+
+def _makespans(outcomes: list) -> dict[tuple[str, str], float]:
+    return {(r.instance, r.scheduler): r.makespan for o in outcomes for r in o.records}
+
+
+def test_oracle_without_noise_reproduces_the_exact_bench(matrix: list[Instance]) -> None:
+    plain = run_matrix(matrix, RunSpec((*CLASSICS, "rag-guarded", "slurm")))
+    oracle = run_matrix(
+        matrix, RunSpec((*CLASSICS, "rag-guarded", "slurm"), estimates="oracle", noise=0.0)
+    )
+    assert _makespans(oracle) == _makespans(plain)
+    assert [o.workflow_sha256 for o in oracle] == [o.workflow_sha256 for o in plain]
+
+
+def test_user_estimates_are_planned_then_replayed_on_the_actuals(
+    matrix: list[Instance],
+) -> None:
+    instance = matrix[0]
+    spec = RunSpec(CLASSICS, estimates="user")
+    outcome = run_instance(instance, spec)
+    workflow = instance.workflow.build(instance.seed)
+    platform = instance.platform.build(instance.seed)
+    cfg = UncertaintyConfig()
+    views = instance_views(workflow, platform, instance.seed, "user", cfg)
+    assert views.planning[0] == estimate(workflow, cfg, "user")
+    assert views.actual[0] != workflow  # realised noise
+    for record in outcome.records:
+        schedule = plan(get_scheduler(record.scheduler), views, "fair")
+        result, makespan = replay(schedule, views, "fair")
+        assert record.makespan == makespan == result.makespan
+        assert record.planned_makespan == schedule.planned_makespan
+        assert record.planned_makespan != pytest.approx(record.makespan, rel=1e-3)
+    oracle = run_instance(instance, replace(spec, estimates="oracle"))
+    heft = {r.scheduler: r.makespan for r in oracle.records}["heft"]
+    assert heft == pytest.approx(
+        replay(get_scheduler("heft").schedule(*views.actual), views, "fair")[1]
+    )
+
+
+def test_a_busy_cluster_holds_its_nodes_until_their_busy_until(
+    matrix: list[Instance],
+) -> None:
+    instance = matrix[1]
+    empty = run_instance(instance, RunSpec(CLASSICS, estimates="oracle", noise=0.0))
+    busy = run_instance(instance, RunSpec(CLASSICS, estimates="oracle", noise=0.0, busy_share=1.0))
+    workflow = instance.workflow.build(instance.seed)
+    platform = instance.platform.build(instance.seed)
+    views = instance_views(
+        workflow, platform, instance.seed, "oracle", UncertaintyConfig().scaled(0.0), None,
+        BackgroundConfig(busy_share=1.0),
+    )  # fmt: skip
+    assert set(views.busy_until) == set(platform.node_names)
+    for record in busy.records:
+        result, makespan = replay(
+            plan(get_scheduler(record.scheduler), views, "fair"), views, "fair"
+        )
+        assert makespan == record.makespan < result.makespan + 1e-9
+        for r in result.tasks:
+            if r.task in workflow.task_by_id:
+                assert r.start >= views.busy_until[r.node] - 1e-6
+    before = sum(r.makespan for r in empty.records)
+    assert sum(r.makespan for r in busy.records) > before
+
+
+def test_bench_cli_checks_the_uncertainty_flags(tmp_path: Path, capsys) -> None:
+    args = ["bench", "--recipes", "montage:60", "--schedulers", "heft", "--seeds", "1"]
+    assert main([*args, "--estimates", "psychic", "--busy-share", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "psychic" in err and "--busy-share" in err
+    assert main([*args, "--estimates", "kb", "--kb", str(tmp_path / "none")]) == 2
+    assert "--kb DIR" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_bench_cli_under_user_estimates_writes_the_settings(
+    matrix: list[Instance], tmp_path: Path
+) -> None:
+    out = tmp_path / "b.json"
+    code = main([
+        "bench", "--workflows", matrix[0].workflow.name, "--platforms", "hetero:4",
+        "--schedulers", "heft,peft", "--seeds", "1", "--estimates", "user",
+        "--busy-share", "0.5", "--json", str(out),
+    ])  # fmt: skip
+    assert code == 0
+    document = json.loads(out.read_text())
+    assert document["settings"]["estimates"] == "user"
+    assert document["run"]["busy_share"] == 0.5
+    direct = run_instance(matrix[0], RunSpec(("heft", "peft"), estimates="user", busy_share=0.5))
+    assert [r["makespan"] for r in document["records"]] == [r.makespan for r in direct.records]

@@ -1,0 +1,156 @@
+"""Estimates and actuals (sim.uncertainty) and the background load (sim.background)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim.background import (
+    BACKGROUND_PREFIX,
+    BackgroundConfig,
+    draw_background,
+    occupy,
+    workflow_makespan,
+)
+from sim.engine import simulate
+from sim.errors import InputError
+from sim.model import REFERENCE_SPEED, File, Node, Platform, Task, Workflow
+from sim.schedule import StaticSchedule
+from sim.uncertainty import (
+    CategoryPrediction,
+    RuntimePredictions,
+    UncertaintyConfig,
+    class_slowdown,
+    estimate,
+    estimate_error,
+    node_class,
+    planning_platform,
+    realise,
+    user_requests,
+)
+
+
+def _workflow() -> Workflow:
+    """Two categories: 'a' (10-40 s) feeding 'b' (5 s), files of 1 GB."""
+    files = tuple(File(f"f{i}", 10**9) for i in range(4))
+    tasks = tuple(
+        Task(f"a{i}", (10.0 + 10 * i) * REFERENCE_SPEED, category="a", outputs=(f"f{i}",))
+        for i in range(4)
+    ) + tuple(
+        Task(f"b{i}", 5.0 * REFERENCE_SPEED, category="b", inputs=(f"f{i}",)) for i in range(4)
+    )
+    return Workflow("two-step", tasks, files)
+
+
+def _platform() -> Platform:
+    nodes = tuple(Node(f"n{i}", cores=4 + 4 * (i % 2), speed=1e9 * (1 + i)) for i in range(4))
+    return Platform("lab", nodes)
+
+
+def test_exact_config_returns_the_nominal_instance() -> None:
+    wf, pf = _workflow(), _platform()
+    cfg = UncertaintyConfig().scaled(0.0)
+    assert cfg.exact
+    assert realise(wf, pf, cfg, np.random.default_rng(0)) == (wf, pf)
+
+
+def test_realise_is_seeded_and_keeps_ids() -> None:
+    wf, pf = _workflow(), _platform()
+    cfg = UncertaintyConfig()
+    one = realise(wf, pf, cfg, np.random.default_rng(3))
+    again = realise(wf, pf, cfg, np.random.default_rng(3))
+    other = realise(wf, pf, cfg, np.random.default_rng(4))
+    assert one == again
+    assert one != other
+    actual_wf, actual_pf = one
+    assert [t.id for t in actual_wf.tasks] == [t.id for t in wf.tasks]
+    assert actual_pf.node_names == pf.node_names
+    assert any(a.work != t.work for a, t in zip(actual_wf.tasks, wf.tasks, strict=True))
+    assert any(a.size != f.size for a, f in zip(actual_wf.files, wf.files, strict=True))
+
+
+def test_nodes_of_one_class_differ_around_a_persistent_class_slowdown() -> None:
+    cfg = UncertaintyConfig(node_sigma=0.1, class_sigma=0.3)
+    nodes = tuple(Node(f"n{i}", cores=8, speed=2e9) for i in range(40))
+    pf = Platform("same-type", nodes)
+    _, actual = realise(_workflow(), pf, cfg, np.random.default_rng(1))
+    slowdowns = np.array([2e9 / n.speed for n in actual.nodes])
+    assert len(set(slowdowns.round(9))) == len(nodes)  # nodes of one type differ
+    expected = class_slowdown(cfg, node_class(nodes[0]))
+    assert float(np.exp(np.mean(np.log(slowdowns)))) == pytest.approx(expected, rel=0.06)
+    assert class_slowdown(cfg, "cpu-8c") == class_slowdown(UncertaintyConfig(class_sigma=0.3),
+                                                           "cpu-8c")  # fmt: skip
+
+
+def test_user_requests_are_modal_per_category_and_cover_the_longest_task() -> None:
+    wf = _workflow()
+    cfg = UncertaintyConfig()
+    requests = user_requests(wf, cfg)
+    assert set(requests) == {"a", "b"}
+    assert requests["a"] >= 40.0 and requests["b"] >= 5.0
+    assert all(r in cfg.modal_walltimes for r in requests.values())
+    planned = estimate(wf, cfg, "user")
+    runtimes = {t.id: t.runtime for t in planned.tasks}
+    assert [runtimes[f"a{i}"] for i in range(4)] == [pytest.approx(requests["a"])] * 4
+    assert planned.files == wf.files
+
+
+def test_mean_and_oracle_estimates() -> None:
+    wf = _workflow()
+    cfg = UncertaintyConfig()
+    means = {t.id: t.runtime for t in estimate(wf, cfg, "mean").tasks}
+    assert means["a0"] == pytest.approx(25.0) and means["b3"] == pytest.approx(5.0)
+    assert estimate(wf, cfg, "oracle") is wf
+
+
+def test_kb_estimates_use_predictions_and_fall_back_to_calibrated_requests() -> None:
+    wf, pf = _workflow(), _platform()
+    cfg = UncertaintyConfig()
+    predictions = RuntimePredictions(
+        categories={"a": CategoryPrediction(22.0, 0.2, 12)},
+        node_classes={node_class(pf.nodes[0]): 2.0},
+        request_ratio=0.1,
+    )
+    planned = {t.id: t.runtime for t in estimate(wf, cfg, "kb", predictions).tasks}
+    assert planned["a2"] == pytest.approx(22.0)
+    assert planned["b0"] == pytest.approx(0.1 * user_requests(wf, cfg)["b"])
+    slowed = planning_platform(pf, predictions)
+    assert slowed.nodes[0].speed == pytest.approx(pf.nodes[0].speed / 2.0)
+    assert slowed.nodes[1].speed == pf.nodes[1].speed
+    with pytest.raises(InputError):
+        estimate(wf, cfg, "kb")
+    with pytest.raises(InputError):
+        UncertaintyConfig().scaled(-1.0)
+
+
+def test_estimate_error_is_zero_for_the_oracle_and_large_for_requests() -> None:
+    wf, pf = _workflow(), _platform()
+    cfg = UncertaintyConfig()
+    actual = realise(wf, pf, cfg, np.random.default_rng(0))
+    assert estimate_error(actual, actual)["mape"] == 0.0
+    user = estimate_error((estimate(wf, cfg, "user"), pf), actual)
+    assert user["mape"] > 1.0 and user["bias"] > 2.0  # requests of >= 1 min for 5-40 s tasks
+
+
+def test_background_load_delays_the_workflow_and_is_left_out_of_its_makespan() -> None:
+    wf, pf = _workflow(), _platform()
+    schedule = StaticSchedule(
+        {**{f"a{i}": f"n{i}" for i in range(4)}, **{f"b{i}": f"n{i}" for i in range(4)}},
+        {f"n{i}": (f"a{i}", f"b{i}") for i in range(4)},
+    )
+    free = simulate(wf, pf, schedule, "ideal")
+    busy = {n: 500.0 for n in pf.node_names}
+    loaded_wf, loaded = occupy(wf, pf, schedule, busy)
+    result = simulate(loaded_wf, pf, loaded, "ideal")
+    own = [r for r in result.tasks if not r.task.startswith(BACKGROUND_PREFIX)]
+    assert min(r.start for r in own) >= 500.0 - 1e-6
+    assert workflow_makespan(result, wf) == pytest.approx(500.0 + free.makespan, rel=1e-6)
+
+
+def test_draw_background_picks_a_share_of_nodes_within_the_horizon() -> None:
+    wf, pf = _workflow(), _platform()
+    busy = draw_background(wf, pf, BackgroundConfig(0.5, 2.0), np.random.default_rng(0))
+    assert len(busy) == 2 and set(busy) <= set(pf.node_names)
+    span = 2.0 * wf.total_work / pf.total_capacity
+    assert all(0 <= u <= span for u in busy.values())
+    assert draw_background(wf, pf, BackgroundConfig(0.0), np.random.default_rng(0)) == {}
