@@ -128,3 +128,75 @@ def _render(summary: dict[str, Any]) -> None:
             f"{m['median_abs_log_ratio']:.3f}", f"{m['bias']['value']:.3f}",
         )  # fmt: skip
     console.print(table)
+
+
+@estimates_app.command("compare")
+def compare(
+    runs: list[str] = typer.Argument(..., help="MODE=BENCH.json, one per estimate mode."),
+    schedulers: str = typer.Option("", "--schedulers", help="Only these (comma-separated)."),
+    as_json: bool = typer.Option(False, "--print-json", help="Print the result as JSON."),
+) -> None:
+    """Pair bench runs made under different estimates: ratios to HEFT (same and kb
+    estimates), RAG over no-RAG, and the guard against min(HEFT, PEFT), with 95% CIs."""
+    import json
+
+    from policy.bench.compare import compare_runs
+    from policy.bench.matrix import BenchSpecError
+
+    documents, problems = {}, []
+    for item in runs:
+        mode, sep, path = item.partition("=")
+        if not sep or not Path(path).is_file():
+            problems.append(f"{item!r} is not MODE=FILE with an existing bench JSON file")
+            continue
+        try:
+            documents[mode] = json.loads(Path(path).read_text())
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path}: not JSON ({exc.msg})")
+    if problems:
+        raise BenchSpecError("estimates compare", problems)
+    chosen = tuple(s.strip() for s in schedulers.split(",") if s.strip())
+    emit(compare_runs(documents, chosen), as_json, _render_compare)
+
+
+def _cell(p: dict[str, Any]) -> str:
+    return f"{p['value']:.3f} ({p['low']:.3f}-{p['high']:.3f}) {p['wins']}/{p['losses']}"
+
+
+def _render_compare(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    modes = list(result["modes"])
+    names = list(dict.fromkeys(s for m in modes for s in result["modes"][m]["over_heft"]))
+    table = Table(title="makespan / HEFT on the same estimates (95% CI) wins/losses")
+    table.add_column("scheduler")
+    for mode in modes:
+        table.add_column(mode, justify="right")
+    for name in names:
+        table.add_row(name, *(
+            _cell(result["modes"][m]["over_heft"][name])
+            if name in result["modes"][m]["over_heft"] else "n/a" for m in modes
+        ))  # fmt: skip
+    console.print(table)
+    if result["versus_heft_on_kb"]:
+        table = Table(title="makespan / HEFT planning on kb estimates")
+        table.add_column("scheduler")
+        for mode in result["versus_heft_on_kb"]:
+            table.add_column(f"on {mode}", justify="right")
+        for name in names:
+            table.add_row(name, *(
+                _cell(cells[name]) if name in cells else "n/a"
+                for cells in result["versus_heft_on_kb"].values()
+            ))  # fmt: skip
+        console.print(table)
+    for mode, entry in result["modes"].items():
+        if "rag_over_norag" in entry:
+            console.print(
+                f"{mode}: policy / policy-norag, paired: {_cell(entry['rag_over_norag'])}"
+            )
+        guard = entry["guard"]
+        if guard:
+            console.print(
+                f"{mode}: rag-guarded / min(HEFT, PEFT): {guard['losses']} losses of "
+                f"{guard['instances']}, worst {guard['worst']:.4f}"
+            )

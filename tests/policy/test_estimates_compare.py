@@ -1,0 +1,61 @@
+"""Cross-run comparisons of the bench under estimates (policy.bench.compare, `estimates compare`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from policy.bench.compare import compare_runs, guard_check, makespans
+from wass_chat.cli import main
+
+
+def _document(values: dict[str, list[float]]) -> dict:
+    records = [
+        {"scheduler": s, "instance": f"i{k}", "makespan": v}
+        for s, row in values.items()
+        for k, v in enumerate(row)
+    ]
+    return {"records": records}
+
+
+USER = _document({
+    "heft": [100.0, 200.0, 300.0], "peft": [90.0, 210.0, 300.0],
+    "policy": [80.0, 180.0, 270.0], "policy-norag": [100.0, 180.0, 300.0],
+    "rag-guarded": [90.0, 205.0, 300.0],
+})  # fmt: skip
+KB = _document({"heft": [50.0, 100.0, 150.0], "policy": [50.0, 100.0, 150.0]})
+
+
+def test_ratios_pair_instances_within_and_across_modes() -> None:
+    result = compare_runs({"user": USER, "kb": KB})
+    user = result["modes"]["user"]
+    assert user["over_heft"]["policy"]["value"] == pytest.approx((0.8 * 0.9 * 0.9) ** (1 / 3))
+    assert user["over_heft"]["policy"]["wins"] == 3
+    assert user["rag_over_norag"]["value"] == pytest.approx((0.8 * 1.0 * 0.9) ** (1 / 3))
+    across = result["versus_heft_on_kb"]["user"]["policy"]
+    assert across["value"] == pytest.approx((1.6 * 1.8 * 1.8) ** (1 / 3))
+    assert across["losses"] == 3
+    assert "rag_over_norag" not in result["modes"]["kb"]
+
+
+def test_guard_check_counts_losses_to_the_better_classic() -> None:
+    guard = guard_check(makespans(USER))
+    assert guard is not None
+    assert guard["losses"] == 1  # 205 against min(200, 210)
+    assert guard["worst"] == pytest.approx(205 / 200)
+    assert guard_check(makespans(KB)) is None
+
+
+def test_compare_command_reads_runs_and_rejects_bad_arguments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    user, kb = tmp_path / "user.json", tmp_path / "kb.json"
+    user.write_text(json.dumps(USER))
+    kb.write_text(json.dumps(KB))
+    assert main(["estimates", "compare", f"user={user}", f"kb={kb}", "--print-json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["modes"]["user"]["guard"]["losses"] == 1
+    assert main(["estimates", "compare", f"user={user}", str(kb)]) == 2
+    assert "MODE=FILE" in capsys.readouterr().err
