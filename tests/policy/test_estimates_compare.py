@@ -1,4 +1,4 @@
-"""Cross-run comparisons of the bench under estimates (policy.bench.compare, `estimates compare`)."""
+"""Cross-run comparisons of the bench under estimates (`estimates compare`)."""
 
 from __future__ import annotations
 
