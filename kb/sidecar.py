@@ -6,14 +6,21 @@ source of truth for which cases exist: it is written before Chroma, in one trans
 batch (WAL journal), so a process killed at any instant leaves either the whole batch or none of
 it here, and at worst a batch missing from Chroma, which :class:`~kb.store.KnowledgeBase` repairs
 when it reopens.
+
+One sidecar may serve several threads (the chat runs each tool in a worker thread): its
+connection is not tied to the thread that opened it, and every call holds the sidecar's lock, so
+no two threads use the connection, or interleave transactions, at once.
 """
 
 from __future__ import annotations
 
+import functools
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 from kb.codec import case_to_bytes, decision_to_bytes, workflow_name_from_bytes
 from kb.decisions import DecisionRecord
@@ -65,6 +72,23 @@ _INSERT_CASE = (
     f"INSERT OR REPLACE INTO cases ({','.join(CASE_COLUMNS)})"
     f" VALUES ({','.join('?' * len(CASE_COLUMNS))})"
 )
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _serialised(
+    method: Callable[Concatenate[Sidecar, P], R],
+) -> Callable[Concatenate[Sidecar, P], R]:
+    """Run ``method`` holding the sidecar's lock (one thread at a time on the connection)."""
+
+    @functools.wraps(method)
+    def locked(self: Sidecar, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
 
 
 def _in_chunks(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, list[str]]]:
@@ -124,7 +148,8 @@ class Sidecar:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(path)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(path, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
@@ -144,6 +169,7 @@ class Sidecar:
                 [(workflow_name_from_bytes(body), case_id) for case_id, body in rows],
             )
 
+    @_serialised
     def close(self) -> None:
         self._db.close()
 
@@ -161,6 +187,7 @@ class Sidecar:
         ]  # fmt: skip
         self.insert_case_rows(rows)
 
+    @_serialised
     def insert_case_rows(self, rows: Sequence[tuple[object, ...]]) -> None:
         """Insert or replace raw rows (values in :data:`CASE_COLUMNS` order) in one transaction.
 
@@ -171,12 +198,14 @@ class Sidecar:
             self._db.execute(_MARK_PENDING)
             self._db.executemany(_INSERT_CASE, rows)
 
+    @_serialised
     def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
         rows = [(d.decision_id, d.case_id, decision_to_bytes(d)) for d in decisions]
         with self._db:
             self._db.execute(_MARK_PENDING)
             self._db.executemany("INSERT OR REPLACE INTO decisions VALUES (?,?,?)", rows)
 
+    @_serialised
     def delete_cases(self, ids: Sequence[str]) -> None:
         """Delete cases and their decisions."""
         with self._db:
@@ -186,6 +215,7 @@ class Sidecar:
                 self._db.execute(f"DELETE FROM cases WHERE id IN ({marks})", chunk)
 
     # --- agreement with Chroma -------------------------------------------------------------
+    @_serialised
     def chroma_in_sync(self, collection: str) -> bool:
         """True when every write recorded here has also reached Chroma's ``collection`` (the
         cases collection of the embedder in use; another embedder's collections are not synced).
@@ -200,12 +230,14 @@ class Sidecar:
         row = self._db.execute(query).fetchone()
         return row is not None and row[0] == 0 and row[1] == collection
 
+    @_serialised
     def mark_chroma_synced(self, collection: str) -> None:
         """Record that Chroma's ``collection`` (and its decisions) hold every record here."""
         with self._db:
             self._db.execute("INSERT OR REPLACE INTO chroma_sync VALUES (1, 0, ?)", (collection,))
 
     # --- the active embedder ---------------------------------------------------------------
+    @_serialised
     def active_embedder(self) -> ActiveEmbedder | None:
         """The embedder recorded by the last completed switch, or None (then v0: stores from
         before the record, and new ones, were filled by ``structural-v0``). Two-row read."""
@@ -219,6 +251,7 @@ class Sidecar:
             return None
         return ActiveEmbedder(rows["embedder"], rows.get("embedder_checksum", ""))
 
+    @_serialised
     def switch_embedder(self, active: ActiveEmbedder, collection: str) -> None:
         """Record ``active`` as the store's embedder and its cases ``collection`` as in sync,
         in one transaction: called once the new collections hold every record, so a process
@@ -230,17 +263,20 @@ class Sidecar:
             )
             self._db.execute("INSERT OR REPLACE INTO chroma_sync VALUES (1, 0, ?)", (collection,))
 
+    @_serialised
     def count(self, table: str = "cases") -> int:
         if table not in ("cases", "decisions"):
             raise ValueError(f"unknown table {table!r}")
         (n,) = self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
         return int(n)
 
+    @_serialised
     def ids(self, table: str = "cases") -> set[str]:
         if table not in ("cases", "decisions"):
             raise ValueError(f"unknown table {table!r}")
         return {row[0] for row in self._db.execute(f"SELECT id FROM {table}")}
 
+    @_serialised
     def existing(self, ids: Iterable[str], table: str = "cases") -> set[str]:
         """Which of ``ids`` are stored."""
         found: set[str] = set()
@@ -249,6 +285,7 @@ class Sidecar:
             found.update(r[0] for r in rows)
         return found
 
+    @_serialised
     def bodies(self, ids: Sequence[str], table: str = "cases") -> dict[str, bytes]:
         """id -> compressed body for the stored ones among ``ids``."""
         result: dict[str, bytes] = {}
@@ -257,6 +294,7 @@ class Sidecar:
             result.update((r[0], r[1]) for r in rows)
         return result
 
+    @_serialised
     def hits(self, ids: Sequence[str]) -> dict[str, CaseHit]:
         """id -> :class:`CaseHit` for the stored cases among ``ids`` (one indexed lookup)."""
         found: dict[str, CaseHit] = {}
@@ -269,6 +307,7 @@ class Sidecar:
             found.update((r[0], CaseHit(r[1], r[2], r[3], r[4], r[5], r[6])) for r in rows)
         return found
 
+    @_serialised
     def case_rows(self) -> list[CaseRow]:
         """The curation columns of every case."""
         rows = self._db.execute(
@@ -282,6 +321,7 @@ class Sidecar:
             for r in rows
         ]
 
+    @_serialised
     def decision_case_ids(self, case_ids: Sequence[str]) -> list[str]:
         """Ids of the decisions that belong to ``case_ids``."""
         found: list[str] = []

@@ -53,16 +53,21 @@ class WassChatApp(App[None]):
         store: ConversationStore,
         conversation: Conversation | None = None,
         reports_dir: Path | None = None,
+        list_conversations: bool = False,
     ) -> None:
         super().__init__()
         self.bridge = SessionBridge(session_factory)
         self.store = store
         self.initial_conversation = conversation or Conversation.new()
         self.reports_dir = reports_dir or store.directory.parent / "reports"
+        self.list_conversations = list_conversations
 
     def on_mount(self) -> None:
         self.theme = DARK_THEME
-        self.push_screen(ChatScreen(self.bridge, self.store, self.initial_conversation))
+        chat = ChatScreen(self.bridge, self.store, self.initial_conversation)
+        self.push_screen(chat)
+        if self.list_conversations:
+            self.call_after_refresh(chat.action_conversations)
 
     def on_unmount(self) -> None:
         self.bridge.close()
@@ -118,8 +123,11 @@ class WassChatApp(App[None]):
             "Run panel", "Show or hide the schedule panel (F2)", chat.action_toggle_panel
         )
         yield SystemCommand("Run detail", "The schedule in full screen (F3)", chat.action_open_run)
+        yield SystemCommand("New conversation", "Start over (Ctrl+N)", chat.action_new_conversation)
         yield SystemCommand(
-            "New conversation", "Start over (Ctrl+N)", chat.action_new_conversation
+            "Conversations",
+            "Switch to, rename or delete a saved conversation (Ctrl+O)",
+            chat.action_conversations,
         )
         yield SystemCommand(
             "Cancel answer", "Stop the running answer (Escape)", chat.action_cancel_answer
@@ -127,7 +135,8 @@ class WassChatApp(App[None]):
 
 
 def run_app(resume: bool = False, session_factory: SessionFactory | None = None) -> None:
-    """Open the app (``--resume``: reopen the last saved conversation)."""
+    """Open the app (``--resume``: the last saved conversation, with the list of all of them
+    over it to pick another)."""
     from wass_chat.config import settings
 
     store = ConversationStore(settings().history_dir)
@@ -137,4 +146,5 @@ def run_app(resume: bool = False, session_factory: SessionFactory | None = None)
         store,
         conversation,
         reports_dir=settings().home / "reports",
+        list_conversations=resume and conversation is not None,
     ).run()

@@ -11,8 +11,16 @@ from collections.abc import Mapping
 from typing import Any
 
 SUMMARY_KEYS = (
-    "workflow", "platform", "scheduler", "similarity", "makespan", "makespan_s", "outcome",
-    "source", "tasks", "nodes",
+    "workflow",
+    "platform",
+    "scheduler",
+    "similarity",
+    "makespan",
+    "makespan_s",
+    "outcome",
+    "source",
+    "tasks",
+    "nodes",
 )
 _NOT_EXTRA = (*SUMMARY_KEYS, "placements", "assignment", "summary", "id", "case_id", "run_id")
 

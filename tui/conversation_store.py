@@ -51,6 +51,8 @@ class Conversation:
     entries: list[Entry] = field(default_factory=list)
     gantt: dict[str, Any] | None = None
     cases: list[dict[str, Any]] = field(default_factory=list)
+    name: str = ""
+    """A name the user gave it (rename); the title falls back to the first message."""
 
     @classmethod
     def new(cls) -> Conversation:
@@ -59,8 +61,8 @@ class Conversation:
 
     @property
     def title(self) -> str:
-        """The first user message, shortened: how the conversation is listed."""
-        first = next((e.text for e in self.entries if e.role == "user"), "")
+        """Its name, else the first user message shortened: how the conversation is listed."""
+        first = self.name or next((e.text for e in self.entries if e.role == "user"), "")
         return (first[:60] + "…") if len(first) > 60 else first or "(empty)"
 
     @property
@@ -73,6 +75,7 @@ class Conversation:
             "id": self.id,
             "created": self.created,
             "title": self.title,
+            "name": self.name,
             "entries": [e.to_json() for e in self.entries],
             "gantt": self.gantt,
             "cases": self.cases,
@@ -99,7 +102,18 @@ class Conversation:
             entries=entries,
             gantt=data.get("gantt"),
             cases=list(data.get("cases") or []),
+            name=str(data.get("name") or ""),
         )
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    """What the list of conversations shows about one."""
+
+    id: str
+    title: str
+    created: str
+    messages: int
 
 
 class ConversationStore:
@@ -132,6 +146,36 @@ class ConversationStore:
         if not self.directory.is_dir():
             return []
         return sorted(p.stem for p in self.directory.glob("*.json"))
+
+    def listing(self) -> list[ConversationSummary]:
+        """Every readable conversation, the most recently written first (unreadable files are
+        skipped: the list must open even if one file is damaged)."""
+        if not self.directory.is_dir():
+            return []
+        found: list[tuple[float, ConversationSummary]] = []
+        for path in self.directory.glob("*.json"):
+            try:
+                conversation = self.load(path.stem)
+                written = path.stat().st_mtime
+            except (ConversationFileError, OSError):
+                continue
+            messages = sum(1 for e in conversation.entries if e.role == "user")
+            summary = ConversationSummary(
+                conversation.id, conversation.title, conversation.created, messages
+            )
+            found.append((written, summary))
+        return [s for _, s in sorted(found, key=lambda f: (f[0], f[1].id), reverse=True)]
+
+    def rename(self, conversation_id: str, name: str) -> Conversation:
+        """Give a conversation a name (an empty one restores the first-message title)."""
+        conversation = self.load(conversation_id)
+        conversation.name = name.strip()
+        self.save(conversation)
+        return conversation
+
+    def delete(self, conversation_id: str) -> None:
+        """Remove a conversation's file (a missing one is already deleted)."""
+        self.path_of(conversation_id).unlink(missing_ok=True)
 
     def latest(self) -> Conversation | None:
         """The conversation written last (what ``--resume`` reopens), or None."""

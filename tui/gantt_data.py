@@ -1,15 +1,14 @@
 """Schedules as the TUI draws them: a small JSON trace, its reader, and per-node utilisation.
 
-The agent's simulate tool puts a trace under ``ToolResult.data["gantt"]``; the TUI draws any
-mapping of this shape (the only contract agreed with the agent)::
+The agent's simulate and compare tools put the trace of what they simulated under
+``ToolResult.data["gantt"]`` (built by :func:`sim.gantt.trace`: the producer owns its data, the
+app never simulates again to draw). The TUI draws any mapping of this shape::
 
     {"workflow": "montage", "platform": "demo", "scheduler": "heft", "makespan": 812.5,
      "tasks": [{"task": "t1", "node": "n1", "start": 0.0, "end": 12.5, "cores": 1}, ...],
      "nodes": [{"name": "n1", "cores": 8}, ...]}
 
-``nodes``, ``cores`` and the header fields are optional. :func:`trace_from_sim_result` builds the
-same JSON from a :class:`sim.schedule.SimResult`, so a simulation run by the TUI itself is drawn
-through the same path. Nothing here imports Textual.
+``nodes``, ``cores`` and the header fields are optional. Nothing here imports Textual.
 """
 
 from __future__ import annotations
@@ -19,8 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim.errors import InputError
-from sim.model import Platform
-from sim.schedule import SimResult
 
 
 class GanttTraceError(InputError):
@@ -83,13 +80,21 @@ class GanttTrace:
         }
 
 
-def format_seconds(seconds: float) -> str:
-    """Compact duration for axes and titles: ``42.0 s``, ``12.5 min``, ``3.2 h``."""
+def time_unit(seconds: float) -> tuple[str, float]:
+    """The unit a duration reads best in (``s`` under 2 min, ``min`` under 2 h, else ``h``)
+    and its size in seconds. An axis picks it once, from its largest value."""
     if seconds < 120:
-        return f"{seconds:.1f} s"
+        return "s", 1.0
     if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
+        return "min", 60.0
+    return "h", 3600.0
+
+
+def format_seconds(seconds: float, unit: tuple[str, float] | None = None) -> str:
+    """Compact duration for axes and titles: ``42.0 s``, ``12.5 min``, ``3.2 h`` (in ``unit``
+    when given, so every label of one axis shares it)."""
+    name, scale = unit or time_unit(seconds)
+    return f"{seconds / scale:.1f} {name}"
 
 
 def trace_from_json(data: Mapping[str, Any]) -> GanttTrace:
@@ -132,23 +137,6 @@ def trace_from_json(data: Mapping[str, Any]) -> GanttTrace:
         platform=str(data.get("platform") or ""),
         scheduler=str(data.get("scheduler") or ""),
     )
-
-
-def trace_from_sim_result(result: SimResult, platform: Platform | None = None) -> dict[str, Any]:
-    """The JSON trace of a simulated run (node cores come from ``platform`` when given)."""
-    nodes: list[dict[str, Any]] = []
-    if platform is not None:
-        nodes = [{"name": n.name, "cores": n.cores} for n in platform.nodes]
-    return {
-        "workflow": result.workflow,
-        "platform": result.platform,
-        "scheduler": result.scheduler,
-        "makespan": result.makespan,
-        "tasks": [
-            {"task": r.task, "node": r.node, "start": r.start, "end": r.end} for r in result.tasks
-        ],
-        "nodes": nodes,
-    }
 
 
 def node_utilisation(trace: GanttTrace) -> dict[str, float]:

@@ -10,15 +10,20 @@ from __future__ import annotations
 import json
 
 from tui.case_records import case_id, case_makespan
-from tui.conversation_store import Conversation
+from tui.conversation_store import Conversation, Entry
 from tui.gantt_data import format_seconds, node_utilisation, trace_from_json
 
 
 def render_conversation_report(conversation: Conversation) -> str:
-    """The Markdown text of the report."""
-    lines = [f"# wass-chat conversation {conversation.id}", ""]
+    """The Markdown text of the report: every answer once.
+
+    A tool's summary is printed only when no answer of the same turn already says it (offline,
+    the answer *is* the summary; online, the model's words may differ from the facts).
+    """
+    lines = [f"# {conversation.name or 'wass-chat conversation'} ({conversation.id})", ""]
     lines += [f"Started {conversation.created}.", ""]
-    for entry in conversation.entries:
+    entries = conversation.entries
+    for index, entry in enumerate(entries):
         if entry.role == "user":
             lines += [f"## Q: {entry.text}", ""]
         elif entry.role == "assistant":
@@ -27,9 +32,15 @@ def render_conversation_report(conversation: Conversation) -> str:
             lines += [f"> {entry.text}", ""]
         elif entry.tool is not None:
             tool = entry.tool
-            status = f"failed: {tool['error']}" if tool.get("error") else tool.get("summary", "")
             arguments = json.dumps(tool.get("arguments", {}), default=str, sort_keys=True)
-            lines += [f"- tool `{tool.get('name', '?')}` `{arguments}`: {status}", ""]
+            call = f"- tool `{tool.get('name', '?')}` `{arguments}`"
+            summary = str(tool.get("summary", "")).strip()
+            if tool.get("error"):
+                lines += [f"{call}: failed: {tool['error']}", ""]
+            elif not summary or _answered(entries, index, summary):
+                lines += [f"{call}: its result is the answer below", ""]
+            else:
+                lines += [f"{call}:", "", summary, ""]
     if conversation.gantt:
         trace = trace_from_json(conversation.gantt)
         lines += [f"## Last schedule: {trace.title}", "", "| node | tasks | utilisation |"]
@@ -49,3 +60,14 @@ def render_conversation_report(conversation: Conversation) -> str:
             )
         lines.append("")
     return "\n".join(lines)
+
+
+def _answered(entries: list[Entry], index: int, summary: str) -> bool:
+    """Whether an answer after ``entries[index]``, before the next question, contains
+    ``summary``."""
+    for entry in entries[index + 1 :]:
+        if entry.role == "user":
+            return False
+        if entry.role == "assistant" and summary in entry.text:
+            return True
+    return False

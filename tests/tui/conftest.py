@@ -30,3 +30,18 @@ def make_app(
         return WassChatApp(lambda: session, store, conversation, reports_dir=tmp_path / "reports")
 
     return make
+
+
+@pytest.fixture(scope="session")
+def seeded_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data home with a small knowledge base seeded from real simulations (no demo build)."""
+    from kb.seed import SeedConfig, seed_knowledge_base
+    from kb.store import KnowledgeBase
+    from wass_chat.config import Settings
+
+    home = tmp_path_factory.mktemp("tui-home")
+    kb = KnowledgeBase(Settings(home=home).kb_dir)
+    config = SeedConfig(count=24, jobs=1, recipes=(), shapes=("fork-join", "genomics"), sizes=(20,))
+    seed_knowledge_base(kb, config)
+    kb.close()
+    return home

@@ -58,6 +58,8 @@ PLAN = {
         {"name": "mAdd", "node": "node-2", "dependencies": ["mProject_1"]},
     ],
 }
+OFFLINE_SUMMARY = "**Simulation of montage-demo**\n\n- baseline: makespan 100.0 s\n"
+"""What the offline agent answers with: its tool's summary, streamed as the answer."""
 ANSWER = "Task **mAdd** went to `node-2` because its inputs were there.\n\n- makespan 100 s\n"
 
 
@@ -75,6 +77,8 @@ class ScriptedSession:
     cancelled: int = 0
     stream_closed: int = 0
     pending_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    plans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Plans to propose for a given ``/submit ...`` text (default: :data:`PLAN`)."""
 
     async def send(self, text: str) -> AsyncIterator[ChatEvent]:
         self.sent.append(text)
@@ -89,9 +93,17 @@ class ScriptedSession:
             return
         if text.startswith("/submit"):
             request_id = f"req-{len(self.pending_requests) + 1}"
-            self.pending_requests[request_id] = PLAN
-            yield ApprovalRequest(request_id, "submit montage.json", PLAN)
+            plan = self.plans.get(text, PLAN)
+            self.pending_requests[request_id] = plan
+            yield ApprovalRequest(request_id, "submit montage.json", plan)
             yield Final("The plan above waits for your approval.")
+            return
+        if text == "/offline-answer":
+            yield ToolCall("c5", "simulate", {"workflow": "montage-demo"})
+            yield ToolResult("c5", "simulate", OFFLINE_SUMMARY, {"kind": "simulation"})
+            for line in OFFLINE_SUMMARY.splitlines(keepends=True):
+                yield Token(line)
+            yield Final(OFFLINE_SUMMARY)
             return
         if text.startswith("slow"):
             try:

@@ -141,3 +141,43 @@ def test_only_the_approval_modal_builds_a_decision_that_acts() -> None:
         if isinstance(argument, ast.Constant)
     }
     assert literals == {"reject"}
+
+
+DEMO_PLAN = {
+    "kind": "submission_plan",
+    "planned_run_id": "run-20261123-1",
+    "workflow": "montage-60",
+    "scheduler": "heft",
+    "platform": "demo-cluster",
+    "platform_ref": "demo",
+    "predicted_makespan_s": 519.9128458133517,
+    "jobs": [{"task": "mProject_1", "node": "cpu01", "after": []}],
+    "note": "planned on the demo platform: the cluster is unavailable (scontrol: error: "
+    "resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\nscontrol: error: fetch_config:"
+    " DNS SRV lookup failed\nscontrol: fatal: Could not establish a configuration source)",
+}
+
+
+async def test_a_plan_on_the_demo_platform_can_only_be_closed(
+    make_app: Callable[..., WassChatApp], session: ScriptedSession
+) -> None:
+    """Slurm unreachable: the plan names demo nodes, so the modal offers no Approve or Edit,
+    says why in one line, and shows numbers in people's units."""
+    session.plans["/submit montage-60"] = DEMO_PLAN
+    async with make_app().run_test(size=(120, 40)) as pilot:
+        await ask(pilot, "/submit montage-60")
+        modal = pilot.app.screen
+        assert isinstance(modal, ApprovalScreen)
+        assert [b.id for b in modal.query("Button")] == ["reject"]
+        warning = str(modal.query_one("#approval-warning").render())
+        assert "cannot be submitted" in warning and "Unknown host" in warning
+        assert "fatal" not in warning and "\n" not in warning.strip()
+        fields = [str(s.render()) for s in modal.query(".plan-field")]
+        assert "predicted makespan: 519.9 s" in fields
+        assert not any("519.912" in f or "scontrol" in f for f in fields)
+        await pilot.press("ctrl+a")  # nothing to approve: the modal stays
+        await pilot.pause()
+        assert pilot.app.screen is modal and session.decisions == []
+        await pilot.press("escape")
+        await settle(pilot)
+        assert session.decisions == [("req-1", "reject", None)] and session.submitted == []

@@ -12,10 +12,9 @@ from tui.gantt_data import (
     node_utilisation,
     pack_lanes,
     trace_from_json,
-    trace_from_sim_result,
 )
-from tui.simulation_trace import simulate_trace, trace_for_simulation_facts
 from tui.widgets.gantt import draw_gantt, draw_utilisation
+from wass_chat.agent.whatif import WhatIf, what_if
 
 
 def test_utilisation_uses_cores_when_known_and_covered_time_otherwise() -> None:
@@ -66,32 +65,31 @@ def test_a_wide_bar_carries_its_task_name() -> None:
     assert "mProject_1" in draw_gantt(trace, 120).plain
 
 
-def test_real_simulation_trace_matches_the_simulator() -> None:
-    """The panel's own simulation path: real scheduler, real simulator, demo inputs."""
-    workflow, platform = demo_workflow("fork-join-20"), demo_platform()
-    data = simulate_trace(workflow, platform, "heft")
-    trace = trace_from_json(data)
-    assert len(trace.bars) == len(workflow.tasks)
-    assert set(trace.nodes) == set(platform.node_names)
-    assert trace.makespan == pytest.approx(max(b.end for b in trace.bars))
-    assert all(0.0 <= u <= 1.0 for u in node_utilisation(trace).values())
-    facts = {
-        "kind": "simulation",
-        "workflow": "fork-join-20",
-        "baseline": {"platform": platform.name, "scheduler": "heft"},
-    }
-    assert trace_for_simulation_facts(facts) == data
-    assert trace_for_simulation_facts({**facts, "workflow": "not-a-demo"}) is None
-
-
-def test_trace_from_sim_result_round_trips() -> None:
+def test_the_simulate_facts_carry_the_trace_of_what_they_simulated() -> None:
+    """The producer owns its data: the what-if facts hold the variant's trace, drawn as is."""
     from policy.base import plan_and_simulate
     from policy.registry import get_scheduler
+    from wass_chat.agent.whatif import changed_platform
 
-    platform = demo_platform()
-    result = plan_and_simulate(get_scheduler("heft"), demo_workflow("fork-join-20"), platform)
-    trace = trace_from_json(trace_from_sim_result(result, platform))
-    assert trace.makespan == result.makespan
+    workflow, platform = demo_workflow("fork-join-20"), demo_platform()
+    change = WhatIf(add_nodes=2)
+    facts = what_if(workflow, platform, "heft", change)
+    trace = trace_from_json(facts["gantt"])
+    bigger = changed_platform(platform, change)
+    result = plan_and_simulate(get_scheduler("heft"), workflow, bigger)
+    assert trace.makespan == result.makespan == facts["variant"]["makespan_s"]
     assert {b.task: b.node for b in trace.bars} == result.placements
+    assert set(trace.nodes) == set(bigger.node_names)
+    assert "transfers" not in facts["gantt"]
     assert trace_from_json(trace.to_json()) == trace
     assert GanttBar("t", "n", 1.0, 3.5).duration == 2.5
+
+
+def test_the_axis_uses_one_unit() -> None:
+    """A 170 s run: every tick in minutes (not "85.1 s" next to "2.8 min")."""
+    long = {**GANTT, "makespan": 170.0, "tasks": [{**t, "end": t["end"] * 1.7, "start": t["start"]
+            * 1.7} for t in GANTT["tasks"]]}  # fmt: skip
+    axis = draw_gantt(trace_from_json(long), 100).plain.splitlines()[-1]
+    labels = axis.split()
+    assert labels[0] == "0" and labels[-1] == "min" and labels[-2] == "2.8"
+    assert " s" not in axis and axis.count("min") == len(axis.split("min")) - 1 >= 3

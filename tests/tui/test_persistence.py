@@ -73,3 +73,55 @@ def test_a_broken_file_names_every_problem(tmp_path: Path) -> None:
     (tmp_path / "worse.json").write_text("{")
     with pytest.raises(ConversationFileError):
         ConversationStore(tmp_path).load("worse")
+
+
+async def test_conversations_can_be_switched_renamed_and_deleted(
+    make_app: Callable[..., WassChatApp], store: ConversationStore
+) -> None:
+    from tui.screens.conversations import ConversationsScreen
+
+    async with make_app().run_test(size=(120, 36)) as pilot:
+        await ask(pilot, "first question")
+        first_id = chat_screen(pilot).conversation.id
+        await pilot.press("ctrl+n")
+        await ask(pilot, "second question")
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        listing = pilot.app.screen
+        assert isinstance(listing, ConversationsScreen)
+        table = listing.query_one("#conversations")
+        titles = [str(table.get_row_at(i)[0]).strip() for i in range(table.row_count)]
+        assert titles == ["● second question", "first question"]
+        await pilot.press("down", "r", *"capacity", "enter")  # rename the first one
+        await settle(pilot)
+        assert store.load(first_id).title == "capacity"
+        await pilot.press("enter")  # open it
+        await settle(pilot)
+        screen = chat_screen(pilot)
+        assert screen.conversation.id == first_id
+        assert [m.text for m in screen.query(UserMessage)] == ["first question"]
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        await pilot.press("d", "d", "escape")  # the open one (highlighted first): deleted
+        await settle(pilot)
+        assert first_id not in store.ids() and len(store.ids()) == 1
+        assert chat_screen(pilot).conversation.id != first_id
+        assert not chat_screen(pilot).query(UserMessage)
+
+
+async def test_resume_offers_every_saved_conversation(
+    store: ConversationStore, session: object, tmp_path: Path
+) -> None:
+    from tui.screens.conversations import ConversationsScreen
+
+    for text in ("older", "newer"):
+        conversation = Conversation.new()
+        conversation.entries.append(Entry("user", text))
+        store.save(conversation)
+    latest = store.latest()
+    assert latest is not None
+    app = WassChatApp(lambda: session, store, latest, list_conversations=True)  # type: ignore[arg-type, return-value]
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, ConversationsScreen)
+        assert pilot.app.screen.query_one("#conversations").row_count == 2

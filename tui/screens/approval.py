@@ -1,8 +1,10 @@
 """The approval modal: the only way a plan that acts on the cluster gets an ``approve``.
 
 It shows the exact plan (every job with its node and dependencies, plus the plan's other
-fields) and returns an :class:`ApprovalOutcome`. Reject is focused first and is what Escape does,
-so a stray Enter or Escape can never submit anything.
+fields in people's units) and returns an :class:`ApprovalOutcome`. Reject is focused first and is
+what Escape does, so a stray Enter or Escape can never submit anything. A plan made on the demo
+platform (the cluster did not answer) names nodes Slurm does not have: the modal says so, shows
+the first line of the cluster's error, and offers only to close it.
 """
 
 from __future__ import annotations
@@ -57,13 +59,48 @@ def plan_jobs(plan: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
+_HIDDEN_FIELDS = ("jobs", "tasks", "kind", "note")
+"""Shown otherwise (the jobs table, the warning) or meaningless to people (the facts' kind)."""
+
+
+def _field_value(key: str, value: Any) -> str:
+    """One plan field for people: durations in seconds with one decimal, one line of text."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.1f} s" if key.endswith("_s") else f"{value:.4g}"
+    if isinstance(value, str):
+        return first_line(value)
+    return json.dumps(value, default=str)
+
+
 def plan_fields(plan: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The plan's other top-level fields (workflow, partition...), as ``(key, value)``."""
+    """The plan's other top-level fields (workflow, partition...), as ``(label, value)``."""
     return [
-        (key, value if isinstance(value, str) else json.dumps(value, default=str))
+        (key.removesuffix("_s").replace("_", " "), _field_value(key, value))
         for key, value in plan.items()
-        if key not in ("jobs", "tasks")
+        if key not in _HIDDEN_FIELDS
     ]
+
+
+def first_line(text: str) -> str:
+    """The first non-empty line of ``text`` (a command's error may run over many)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if len(lines) > 1:
+        return f"{lines[0]} (+{len(lines) - 1} more lines)"
+    return lines[0] if lines else ""
+
+
+def unsubmittable_reason(plan: Mapping[str, Any]) -> str | None:
+    """Why this plan cannot reach Slurm, or None: a plan on the demo platform names demo nodes."""
+    if str(plan.get("platform_ref") or "").lower() != "demo":
+        return None
+    note = first_line(str(plan.get("note") or ""))
+    why = f" ({note})" if note else ""
+    return (
+        f"This plan was made on the demo platform{why}. Its nodes do not exist on the cluster, "
+        "so it cannot be submitted: close it, and submit again once Slurm answers."
+    )
 
 
 class ApprovalScreen(ModalScreen[ApprovalOutcome]):
@@ -81,11 +118,13 @@ class ApprovalScreen(ModalScreen[ApprovalOutcome]):
 
     def compose(self) -> ComposeResult:
         plan = self.request.plan
+        blocked = unsubmittable_reason(plan)
         with Vertical(id="approval-dialog"):
             yield Label(f"Approve: {self.request.action}", id="approval-title")
             yield Static(
-                "Nothing reaches the cluster unless you approve this exact plan.",
+                blocked or "Nothing reaches the cluster unless you approve this exact plan.",
                 id="approval-warning",
+                markup=False,
             )
             with VerticalScroll(id="approval-body"):
                 for key, value in plan_fields(plan):
@@ -102,9 +141,16 @@ class ApprovalScreen(ModalScreen[ApprovalOutcome]):
                 yield editor
                 yield Label("", id="plan-error")
             with Horizontal(id="approval-buttons"):
-                yield Button("Reject", id="reject", variant="error")
-                yield Button("Edit", id="edit")
-                yield Button("Approve", id="approve", variant="success")
+                if blocked:
+                    yield Button("Close", id="reject", variant="error")
+                else:
+                    yield Button("Reject", id="reject", variant="error")
+                    yield Button("Edit", id="edit")
+                    yield Button("Approve", id="approve", variant="success")
+
+    @property
+    def submittable(self) -> bool:
+        return unsubmittable_reason(self.request.plan) is None
 
     def on_mount(self) -> None:
         self.query_one("#reject", Button).focus()
@@ -123,12 +169,16 @@ class ApprovalScreen(ModalScreen[ApprovalOutcome]):
 
     def action_edit(self) -> None:
         """First press opens the JSON editor; approving then sends the edited plan."""
+        if not self.submittable:
+            return
         editor = self.query_one("#plan-editor", TextArea)
         editor.display = True
         self.query_one("#approve", Button).label = "Approve edited plan"
         editor.focus()
 
     def action_approve(self) -> None:
+        if not self.submittable:  # Ctrl+A on a plan Slurm cannot run: nothing to approve
+            return
         editor = self.query_one("#plan-editor", TextArea)
         if not editor.display:
             self.dismiss(ApprovalOutcome("approve"))

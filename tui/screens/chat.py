@@ -16,25 +16,30 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
-from tui.conversation_store import Conversation, ConversationStore, Entry
+from tui.conversation_store import (
+    Conversation,
+    ConversationFileError,
+    ConversationStore,
+    Entry,
+)
 from tui.gantt_data import GanttTraceError, trace_from_json
 from tui.screens.approval import ApprovalOutcome, ApprovalScreen
 from tui.screens.case_detail import CaseDetailScreen
+from tui.screens.conversations import ConversationChoice, ConversationsScreen
 from tui.screens.run_detail import RunDetailScreen
 from tui.session_bridge import SessionBridge
-from tui.simulation_trace import trace_for_simulation_facts
 from tui.widgets.cases_table import CasesTable
 from tui.widgets.chat_input import ChatInput
 from tui.widgets.chat_log import AnswerMessage, ChatLog
 from tui.widgets.run_panel import RunPanel
 from tui.widgets.status_header import StatusHeader
 from tui.widgets.tool_call import ToolCallBlock
+from tui.widgets.welcome import Welcome
 from wass_chat.agent.events import (
     ApprovalRequest,
     ChatEvent,
@@ -42,6 +47,7 @@ from wass_chat.agent.events import (
     ModeChanged,
     Token,
     ToolCall,
+    ToolProgress,
     ToolResult,
 )
 
@@ -52,12 +58,14 @@ class ChatScreen(Screen[None]):
     """Chat on the left, run panel on the right (on narrow terminals: one at a time)."""
 
     AUTO_FOCUS = "ChatInput"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (96, "-wide")]  # noqa: RUF012
+    """From 96 columns the chat (at least 48) and the run panel share the screen."""
     BINDINGS = [  # noqa: RUF012
         Binding("escape", "cancel_answer", "Cancel", show=False),
         Binding("f2", "toggle_panel", "Run panel"),
         Binding("f3", "open_run", "Run detail"),
         Binding("ctrl+n", "new_conversation", "New chat"),
+        Binding("ctrl+o", "conversations", "Conversations"),
     ]
 
     panel_open: reactive[bool] = reactive(False)
@@ -87,6 +95,11 @@ class ChatScreen(Screen[None]):
     def on_mount(self) -> None:
         self._restore(self.conversation)
         self.connect()
+
+    def _welcome(self) -> None:
+        """Greet an empty conversation (the greeting is not part of it: never saved)."""
+        if not self.conversation.entries:
+            self.query_one(ChatLog).mount(Welcome())
 
     # --- session ------------------------------------------------------------------------
     @work(group="connect")
@@ -148,6 +161,11 @@ class ChatScreen(Screen[None]):
             case ToolCall():
                 await self._close_answer()
                 log.add_tool_call(event)
+            case ToolProgress(call_id=call_id, text=text):
+                for block in self.query(ToolCallBlock):
+                    if block.call.call_id == call_id:
+                        block.progress(text)
+                self.query_one(StatusHeader).activity = f"{text} (Esc cancels)"
             case ToolResult():
                 self._show_tool_result(event, arguments=self._arguments_of(event.call_id))
             case ApprovalRequest():
@@ -199,27 +217,8 @@ class ChatScreen(Screen[None]):
         )
         if isinstance(result.data.get("gantt"), dict):
             self.show_gantt(result.data["gantt"])
-        elif result.data.get("kind") == "simulation" and result.error is None:
-            self.simulate_for_panel(result.data)
         if isinstance(result.data.get("cases"), list):
             self.show_cases(result.data["cases"])
-
-    class TraceReady(Message):
-        """A schedule computed off the UI thread, ready to draw."""
-
-        def __init__(self, trace: dict[str, Any]) -> None:
-            super().__init__()
-            self.trace = trace
-
-    @work(thread=True, group="simulation", exclusive=True, exit_on_error=False)
-    def simulate_for_panel(self, facts: dict[str, Any]) -> None:
-        """Recompute a reported simulation with the real simulator to draw its Gantt."""
-        trace = trace_for_simulation_facts(facts)
-        if trace is not None:
-            self.post_message(self.TraceReady(trace))
-
-    def on_chat_screen_trace_ready(self, message: TraceReady) -> None:
-        self.show_gantt(message.trace)
 
     def show_gantt(self, data: dict[str, Any], announce: bool = True) -> None:
         """Draw a trace in the run panel; open the panel when there is room for it."""
@@ -265,10 +264,13 @@ class ChatScreen(Screen[None]):
 
     # --- actions ----------------------------------------------------------------------------
     def action_cancel_answer(self) -> None:
-        """Escape: stop the running answer; on a narrow screen, else close the panel."""
+        """Escape: stop the running answer (and its tool); on a narrow screen, else close the
+        panel."""
         if self.answering:
             self.bridge.cancel()
             self.workers.cancel_group(self, ANSWER_GROUP)
+            for block in self.query(ToolCallBlock):
+                block.stop()
             self._notice("Answer cancelled.")
         elif self.panel_open and self.has_class("-narrow"):
             self.panel_open = False
@@ -289,15 +291,45 @@ class ChatScreen(Screen[None]):
         self.app.push_screen(CaseDetailScreen(event.case))
 
     def action_new_conversation(self) -> None:
+        self.open_conversation(Conversation.new())
+
+    def action_conversations(self) -> None:
+        """Ctrl+O: the saved conversations, to switch to, rename or delete."""
+        self.save_now()
+
+        def chosen(choice: ConversationChoice | None) -> None:
+            if choice is None:
+                return
+            if choice.open is not None and choice.open != self.conversation.id:
+                try:
+                    conversation = self.store.load(choice.open)
+                except ConversationFileError as exc:
+                    self._notice(f"Cannot open it: {exc.one_line()}", "error")
+                    return
+                self.open_conversation(conversation, save_current=not choice.fresh)
+            elif choice.fresh and choice.open is None:
+                self.open_conversation(Conversation.new(), save_current=False)
+
+        self.app.push_screen(ConversationsScreen(self.store, self.conversation.id), chosen)
+
+    def open_conversation(self, conversation: Conversation, save_current: bool = True) -> None:
+        """Show ``conversation`` instead of the current one (which is saved first)."""
         if self.answering:
             self.action_cancel_answer()
-        self.conversation = Conversation.new()
+        if save_current:
+            self.save()
+        self.conversation = conversation
         self.query_one(ChatLog).clear()
         self.query_one(RunPanel).reset()
         self.panel_open = False
-        self._notice("New conversation.")
+        self._restore(conversation)
 
     # --- persistence --------------------------------------------------------------------------
+    def save_now(self) -> None:
+        """Write the conversation on this thread (before listing the saved ones)."""
+        if self.conversation.entries:
+            self.store.save(self.conversation)
+
     def save(self) -> None:
         """Write the conversation (atomically, off the UI thread) once it has a message."""
         if self.conversation.entries:
@@ -307,7 +339,8 @@ class ChatScreen(Screen[None]):
             )
 
     def _restore(self, conversation: Conversation) -> None:
-        """Rebuild the screen of a resumed conversation."""
+        """Rebuild the screen of a resumed conversation (an empty one gets the greeting)."""
+        self._welcome()
         log = self.query_one(ChatLog)
         for entry in conversation.entries:
             if entry.role == "user":
@@ -320,7 +353,10 @@ class ChatScreen(Screen[None]):
                 block = log.add_tool_call(ToolCall(call_id, name, tool.get("arguments") or {}))
                 block.complete(
                     ToolResult(
-                        call_id, name, tool.get("summary", ""), tool.get("data") or {},
+                        call_id,
+                        name,
+                        tool.get("summary", ""),
+                        tool.get("data") or {},
                         tool.get("error"),
                     )
                 )
@@ -340,5 +376,3 @@ class ChatScreen(Screen[None]):
             return
         if event.worker.group == "save":
             self.notify(f"Could not save the conversation: {event.worker.error}", severity="error")
-        elif event.worker.group == "simulation":
-            self._notice(f"Cannot draw the schedule: {event.worker.error}", "error")

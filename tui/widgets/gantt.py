@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from tui.gantt_data import GanttTrace, format_seconds, node_utilisation, pack_lanes
+from tui.gantt_data import GanttTrace, format_seconds, node_utilisation, pack_lanes, time_unit
 
 BAR_COLOURS = ("#3d8fd1", "#e0a030", "#4caf7a", "#c0504d", "#8e6cc9", "#2fb5b5")
 """Mid-tone colours that read on both the light and the dark theme."""
@@ -68,15 +68,16 @@ def draw_gantt(trace: GanttTrace, width: int, max_rows_per_node: int | None = No
 
 
 def _axis(makespan: float, label_width: int, chart_width: int) -> Text:
-    """``└┬─────┬─────┬┘`` with time labels under the ticks."""
+    """``└┬─────┬─────┬┘`` with time labels under the ticks, all in the makespan's unit."""
     ticks = max(min(chart_width // 14, 6), 1)
+    unit = time_unit(makespan)
     positions = [round(i * (chart_width - 1) / ticks) for i in range(ticks + 1)]
     line = ["─"] * chart_width
     for p in positions:
         line[p] = "┬"
     labels = [" "] * (chart_width + 8)
     for i, p in enumerate(positions):
-        caption = format_seconds(makespan * i / ticks) if i else "0"
+        caption = format_seconds(makespan * i / ticks, unit) if i else "0"
         at = min(p, len(labels) - len(caption))
         if i == ticks:
             at = max(p - len(caption) + 1, 0)

@@ -47,6 +47,19 @@ class ToolCallBlock(Collapsible):
             classes="-running",
         )
 
+    def progress(self, text: str) -> None:
+        """Show how far the running tool is (its latest progress line) in the title."""
+        if self.result is None:
+            self.title = _title(self.call.name, f"running… {text}"[:72])
+
+    def stop(self, reason: str = "cancelled") -> None:
+        """The answer ended before the tool did (cancelled): say so instead of "running…"."""
+        if self.result is None:
+            self.remove_class("-running")
+            self.add_class("-failed")
+            self.title = _title(self.call.name, f"✗ {reason}")
+            self._result_view.update(reason)
+
     def complete(self, result: ToolResult) -> None:
         """Show the result: its summary in the title, the summary and data in the body."""
         self.result = result

@@ -39,6 +39,14 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ToolProgress:
+    """A running tool says how far it is (one line; long work such as a knowledge-base build)."""
+
+    call_id: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolResult:
     """A tool's result: ``summary`` for people, ``data`` (JSON-able facts) for machines."""
 
@@ -69,7 +77,7 @@ class Final:
     """False when the model's text failed verification and the deterministic rendering is shown."""
 
 
-ChatEvent = ModeChanged | Token | ToolCall | ToolResult | ApprovalRequest | Final
+ChatEvent = ModeChanged | Token | ToolCall | ToolProgress | ToolResult | ApprovalRequest | Final
 
 
 ApprovalDecision = Literal["approve", "reject", "edit"]

@@ -9,16 +9,41 @@ only plans; :meth:`Facts.execute_submission` is reachable only through the appro
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from policy.registry import canonical_name
 from sim.errors import InputError
+from sim.model import Platform, Workflow
 from sim.schedule import NetworkModel
 from wass_chat.agent.counterfactual import RecordedRun, counterfactuals, locality
-from wass_chat.agent.sources import Sources, UnknownReference
+from wass_chat.agent.sources import Sources, UnknownReference, demo_run_id
 from wass_chat.agent.whatif import WhatIf, compare, what_if
 from wass_chat.config import Settings
 
-DEFAULT_COMPARISON = ("heft", "cpop", "peft", "wass_heuristic", "traditional_slurm", "minmin")
+DEFAULT_COMPARISON = (
+    "heft",
+    "cpop",
+    "peft",
+    "minmin",
+    "wass_heuristic",
+    "traditional_slurm",
+    "policy",
+    "rag-guarded",
+)
+"""What ``/compare`` ranks by default: the classic list heuristics, the WASS heuristic, the
+Slurm-like baseline, and the learned policy with its guarded form (the lookahead and sampling
+variants simulate many rollouts per decision: name them to include them)."""
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a simulation is about: workflow, platform, scheduler and, when it is one, the run."""
+
+    workflow: Workflow
+    platform: Platform
+    scheduler: str
+    run_id: str | None
 
 
 class Facts:
@@ -63,17 +88,27 @@ class Facts:
     def similar_cases(
         self, workflow: str | None = None, run: str | None = None, k: int = 5
     ) -> dict[str, Any]:
-        """The ``k`` most similar past executions to a workflow (on the demo platform) or a run."""
+        """The ``k`` most similar past executions to a workflow (on the demo platform) or a run
+        (default: the current one)."""
         if workflow is not None:
             wf, platform, subject = (
                 self.sources.workflow(workflow),
                 self.sources.platform(),
                 workflow,
             )
+            run_id = self._run_id(wf, platform, None)
         else:
             recorded = self.sources.run(run)
             wf, platform, subject = recorded.workflow, recorded.platform, recorded.run_id
-        return {"kind": "cases", "subject": subject, "cases": self._cases(wf, platform, k)}
+            run_id = recorded.run_id
+        facts: dict[str, Any] = {
+            "kind": "cases",
+            "subject": subject,
+            "cases": self._cases(wf, platform, k),
+        }
+        if run_id is not None:
+            facts["run_id"] = run_id
+        return facts
 
     def _cases(self, workflow: Any, platform: Any, k: int) -> list[dict[str, Any]]:
         retrieved = self.sources.knowledge_base.query(workflow, platform, k=k)
@@ -94,15 +129,28 @@ class Facts:
     # --- simulations -----------------------------------------------------------------------
     def _subject(
         self, workflow: str | None, run: str | None, platform: str | None, scheduler: str | None
-    ) -> tuple[Any, Any, str]:
+    ) -> Subject:
+        """What to simulate: a workflow (under ``scheduler``, default HEFT) or a run (default:
+        the most recent), on ``platform`` when one is named."""
         if workflow is None:
             recorded = self.sources.run(run)
-            return (
-                recorded.workflow,
-                self.sources.platform(platform) if platform else recorded.platform,
-                scheduler or recorded.scheduler,
-            )
-        return self.sources.workflow(workflow), self.sources.platform(platform), scheduler or "heft"
+            pf = self.sources.platform(platform) if platform else recorded.platform
+            sched = canonical_name(scheduler) if scheduler else recorded.scheduler
+            same = pf == recorded.platform and sched == canonical_name(recorded.scheduler)
+            run_id = recorded.run_id if same else self._run_id(recorded.workflow, pf, sched)
+            return Subject(recorded.workflow, pf, sched, run_id)
+        wf, pf = self.sources.workflow(workflow), self.sources.platform(platform)
+        sched = canonical_name(scheduler or "heft")
+        return Subject(wf, pf, sched, self._run_id(wf, pf, sched))
+
+    def _run_id(self, workflow: Workflow, platform: Platform, scheduler: str | None) -> str | None:
+        """The demo run a simulation of a demo workflow on the demo platform is (``None`` for
+        other inputs, and for a workflow file that only shares a demo workflow's name)."""
+        if scheduler is None or workflow.name not in self.sources.demo_workflow_names():
+            return None
+        if platform != self.sources.platform() or workflow != self.sources.workflow(workflow.name):
+            return None
+        return demo_run_id(workflow.name, scheduler)
 
     def simulate(
         self,
@@ -116,19 +164,30 @@ class Facts:
         bandwidth_factor: float = 1.0,
         other_scheduler: str | None = None,
     ) -> dict[str, Any]:
-        """Simulate a workflow (default: the current run's) and, with changes, the what-if."""
+        """Simulate a workflow or a run (default: the current run) and, with a change, the what-if.
+
+        A what-if changes one thing against the run it names (``run_id`` in the facts). Named
+        with a platform change, ``other_scheduler`` says which scheduler that run uses ("add 4
+        nodes with cpop" is the cpop run with 4 more nodes), so the variant still differs from
+        its baseline in one thing only.
+        """
         if remove_nodes and remove_count:
             raise InputError("what-if", ["give node names to remove or a count, not both"])
-        wf, pf, sched = self._subject(workflow, run, platform, scheduler)
+        platform_change = bool(add_nodes or remove_nodes or remove_count or bandwidth_factor != 1)
+        if other_scheduler and platform_change:
+            scheduler, other_scheduler = other_scheduler, None
+        subject = self._subject(workflow, run, platform, scheduler)
         change = WhatIf(
             add_nodes=add_nodes,
             remove_nodes=remove_count or tuple(remove_nodes or ()),
             bandwidth_factor=bandwidth_factor,
             scheduler=other_scheduler,
         )
-        facts = what_if(wf, pf, sched, change, self.network_model)
-        if workflow is None:
-            facts["run_id"] = self.sources.run(run).run_id
+        facts = what_if(
+            subject.workflow, subject.platform, subject.scheduler, change, self.network_model
+        )
+        if subject.run_id is not None:
+            facts["run_id"] = subject.run_id
         return facts
 
     def compare_schedulers(
@@ -138,9 +197,19 @@ class Facts:
         platform: str | None = None,
         schedulers: list[str] | None = None,
     ) -> dict[str, Any]:
-        """Rank schedulers by simulated makespan on one workflow and platform."""
-        wf, pf, _ = self._subject(workflow, run, platform, None)
-        return compare(wf, pf, schedulers or list(DEFAULT_COMPARISON), self.network_model)
+        """Rank schedulers by simulated makespan on one workflow and platform (default: the
+        current run's); the best one's run becomes the current run (its Gantt is in the facts)."""
+        subject = self._subject(workflow, run, platform, None)
+        facts = compare(
+            subject.workflow,
+            subject.platform,
+            schedulers or list(DEFAULT_COMPARISON),
+            self.network_model,
+        )
+        best_run = self._run_id(subject.workflow, subject.platform, facts["best"])
+        if best_run is not None:
+            facts["run_id"] = best_run
+        return facts
 
     # --- cluster actions and state (see facts_cluster) ---------------------------------------
     def plan_submission(

@@ -105,7 +105,12 @@ def _outcome(label: str, o: Mapping[str, Any]) -> str:
 
 def render_simulation(f: Facts) -> str:
     """A simulation, and with what-if changes, the change against the baseline."""
-    head = f"**Simulation of {lit(f['workflow'])}** ({f['network_model']} network model)"
+    subject = f"run {lit(f['run_id'])}" if f.get("run_id") else lit(f["workflow"])
+    verb = "What-if on" if f.get("variant") is not None else "Simulation of"
+    head = (
+        f"**{verb} {subject}** ({lit(f['workflow'])}, {lit(f['baseline']['scheduler'])}; "
+        f"{f['network_model']} network model)"
+    )
     lines = [head, _outcome("baseline", f["baseline"])]
     variant = f.get("variant")
     if variant is not None:
@@ -133,8 +138,13 @@ def render_comparison(f: Facts) -> str:
         lines.append(
             f"- {lit(r['scheduler'])}: makespan {seconds(r['makespan_s'])}, "
             f"{size(r['cross_node_bytes'])} across the network"
+            + (" (best)" if r["scheduler"] in f.get("tied_best", ()) else "")
         )
-    lines.append(f"Best: {lit(f['best'])}.")
+    tied = list(f.get("tied_best") or [f["best"]])
+    best = ", ".join(lit(s) for s in tied)
+    lines += ["", f"Best: {best}" + (" (tied)." if len(tied) > 1 else ".")]
+    if f.get("run_id"):
+        lines.append(f"The run panel shows run {lit(f['run_id'])}.")
     return "\n".join(lines)
 
 
@@ -152,7 +162,15 @@ def render_submission_plan(f: Facts) -> str:
     if len(f["jobs"]) > 20:
         lines.append(f"- ... and {len(f['jobs']) - 20} more jobs")
     lines.append("")
-    lines.append("Nothing has been submitted. Approve, edit or reject this plan to continue.")
+    if str(f.get("platform_ref") or "").lower() == "demo":
+        note = (str(f.get("note") or "").strip().splitlines() or [""])[0]
+        lines.append(
+            "Nothing has been submitted. This plan uses the demo platform's nodes"
+            + (f" ({lit(note)})" if note else "")
+            + ", which the cluster does not have: it cannot be submitted."
+        )
+    else:
+        lines.append("Nothing has been submitted. Approve, edit or reject this plan to continue.")
     return "\n".join(lines)
 
 

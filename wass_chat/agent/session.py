@@ -7,6 +7,12 @@ model, otherwise an :class:`OfflineSession`; the first event of the first answer
 :class:`~wass_chat.agent.events.ChatSession` over the same :class:`~wass_chat.agent.tools.Toolbox`
 and :class:`~wass_chat.agent.approval.ApprovalGate`, so a plan proposed in either mode is
 approved the same way, and only through :meth:`SessionBase.resolve_approval`.
+
+A session keeps the conversation's current subject (the run last simulated, compared, explained
+or submitted; or a workflow file with its platform and scheduler): a command that names neither
+a run nor a workflow (``/whatif add 4 nodes``, ``/cases``, ``/compare``) is about it. Each answer
+gets its own :class:`~wass_chat.agent.cancellation.Work` token: Escape stops the tool running in
+its worker thread, and the answer streams the tool's progress while it waits.
 """
 
 from __future__ import annotations
@@ -20,8 +26,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from sim.errors import ServiceUnavailable, UserFacingError
 from wass_chat.agent.approval import ApprovalGate, GatedAction
+from wass_chat.agent.cancellation import Work, WorkCancelled, working
 from wass_chat.agent.events import (
     ApprovalDecision,
     ChatEvent,
@@ -31,12 +40,13 @@ from wass_chat.agent.events import (
     ModeChanged,
     Token,
     ToolCall,
+    ToolProgress,
     ToolResult,
 )
 from wass_chat.agent.facts import Facts
 from wass_chat.agent.render import render
 from wass_chat.agent.router import Intent, route
-from wass_chat.agent.tools import Cancelled, Toolbox, ToolOutcome
+from wass_chat.agent.tools import TOOL_SPECS, Cancelled, Toolbox, ToolOutcome
 from wass_chat.agent.verify import Verdict, citable_ids
 from wass_chat.config import Settings
 
@@ -45,7 +55,12 @@ log = logging.getLogger(__name__)
 RUN_SCOPED_TOOLS = frozenset(
     {"explain_placement", "similar_cases", "simulate", "compare_schedulers", "run_status"}
 )
-"""Tools that fall back to the conversation's current run when given no workflow or run."""
+"""Tools that fall back to the conversation's current subject when given no workflow or run."""
+_TOOL_FIELDS: dict[str, frozenset[str]] = {
+    spec.name: frozenset(spec.schema.model_fields)
+    for spec in TOOL_SPECS
+    if issubclass(spec.schema, BaseModel)
+}
 
 
 class SessionBase:
@@ -59,14 +74,41 @@ class SessionBase:
         )
         self.toolbox = Toolbox(facts, self.gate)
         self.detail = detail
-        self.current_run: str | None = None
+        self.current: dict[str, str] = {}
+        """The conversation's subject: ``{"run": id}``, or a workflow with platform and
+        scheduler when what was simulated is not a run."""
+        self._work = Work()
         self._announced: Mode | None = None
 
     mode: Mode = "offline"
 
+    @property
+    def current_run(self) -> str | None:
+        """The current run's id, if the subject is a run."""
+        return self.current.get("run")
+
+    @current_run.setter
+    def current_run(self, run_id: str | None) -> None:
+        self.current = {"run": run_id} if run_id else {}
+
+    @property
+    def work(self) -> Work:
+        """The current answer's token; a new answer (which clears the toolbox's flag, in either
+        mode) gets a fresh one instead of the cancelled token of the previous answer."""
+        if self._work.cancelled.is_set() and not self.toolbox.cancelled.is_set():
+            self._work = Work()
+        return self._work
+
+    def start_answer(self) -> None:
+        """A new answer: tools may start again, under a fresh cancellation token."""
+        self.toolbox.cancelled.clear()
+        self._work = Work()
+
     def cancel(self) -> None:
-        """Stop the current answer; no tool starts after this (see :class:`Toolbox`)."""
-        self.toolbox.cancelled.set()
+        """Stop the current answer: no tool starts after this (see :class:`Toolbox`), and the
+        running one stops where it checks its token (a knowledge-base build, a comparison)."""
+        self.toolbox.cancelled.set()  # first: see ``work``
+        self._work.cancel()
 
     def _announce(self) -> list[ChatEvent]:
         if self._announced == self.mode:
@@ -94,25 +136,76 @@ class SessionBase:
             self.current_run = str(facts["run_id"])
         return ToolResult(request_id, action, render(facts), facts)
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolOutcome:
-        """Run one tool off the event loop (tools simulate, query Chroma, call Slurm)."""
-        outcome = await asyncio.to_thread(self.toolbox.call, name, arguments, call_id)
-        run_id = outcome.facts.get("run_id")
-        if isinstance(run_id, str) and outcome.error is None:
-            self.current_run = run_id
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], call_id: str, work: Work | None = None
+    ) -> ToolOutcome:
+        """Run one tool off the event loop (tools simulate, query Chroma, call Slurm), under the
+        answer's cancellation token."""
+        work = work or self.work
+
+        def run() -> ToolOutcome:
+            with working(work):
+                return self.toolbox.call(name, arguments, call_id)
+
+        outcome = await asyncio.to_thread(run)
+        if outcome.error is None:
+            self._remember_subject(name, arguments, outcome.facts)
         return outcome
 
+    def _remember_subject(
+        self, name: str, arguments: dict[str, Any], facts: dict[str, Any]
+    ) -> None:
+        """Make what a tool was about the conversation's current subject."""
+        run_id = facts.get("run_id")
+        if isinstance(run_id, str) and run_id:
+            self.current = {"run": run_id}
+        elif name in {"simulate", "compare_schedulers"} and arguments.get("workflow"):
+            baseline = facts.get("baseline") or {}
+            subject = {
+                "workflow": arguments["workflow"],
+                "platform": arguments.get("platform"),
+                "scheduler": baseline.get("scheduler") or facts.get("best"),
+            }
+            self.current = {k: str(v) for k, v in subject.items() if v}
+
     def _with_context(self, intent: Intent) -> Intent:
-        args = dict(intent.arguments)
-        if (
-            intent.tool in RUN_SCOPED_TOOLS
-            and not args.get("run")
-            and not args.get("workflow")
-            and self.current_run
-        ):
-            args["run"] = self.current_run
-        args = {k: v for k, v in args.items() if v is not None}
+        """The intent's arguments, completed with the current subject when it names none."""
+        args = {k: v for k, v in intent.arguments.items() if v is not None}
+        if intent.tool in RUN_SCOPED_TOOLS and not args.get("run") and not args.get("workflow"):
+            fields = _TOOL_FIELDS.get(intent.tool, frozenset())
+            args.update({k: v for k, v in self.current.items() if k in fields and k not in args})
         return Intent(intent.tool, args, intent.reply)
+
+    async def _run_with_progress(
+        self, name: str, arguments: dict[str, Any], call_id: str
+    ) -> AsyncIterator[ToolProgress | ToolOutcome]:
+        """Run a tool, yielding its progress lines as they come and its outcome last.
+
+        Closing this generator early (the answer was cancelled) cancels the tool's work.
+        """
+        loop = asyncio.get_running_loop()
+        lines: asyncio.Queue[str] = asyncio.Queue()
+        work = self.work
+
+        def report(text: str) -> None:
+            loop.call_soon_threadsafe(lines.put_nowait, text)
+
+        work.progress = report
+        task = asyncio.ensure_future(self.call_tool(name, arguments, call_id, work))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved below
+        try:
+            while not task.done():
+                line = asyncio.ensure_future(lines.get())
+                await asyncio.wait({task, line}, return_when=asyncio.FIRST_COMPLETED)
+                if line.done():
+                    yield ToolProgress(call_id, line.result())
+                else:
+                    line.cancel()
+            yield task.result()
+        finally:
+            work.progress = None
+            if not task.done():
+                work.cancel()
 
     async def answer_offline(self, text: str) -> AsyncIterator[ChatEvent]:
         """The deterministic answer: route, run one tool, render its facts."""
@@ -124,11 +217,17 @@ class SessionBase:
             return
         call_id = f"call-{uuid.uuid4().hex[:12]}"
         yield ToolCall(call_id, intent.tool, intent.arguments)
+        outcome: ToolOutcome | None = None
         try:
-            outcome = await self.call_tool(intent.tool, intent.arguments, call_id)
-        except Cancelled:
+            async for step in self._run_with_progress(intent.tool, intent.arguments, call_id):
+                if isinstance(step, ToolProgress):
+                    yield step
+                else:
+                    outcome = step
+        except (Cancelled, WorkCancelled):
             yield Final("Cancelled.")
             return
+        assert outcome is not None
         yield outcome.as_event()
         if outcome.approval is not None:
             yield outcome.approval
@@ -158,7 +257,7 @@ class OfflineSession(SessionBase):
     mode: Mode = "offline"
 
     async def send(self, text: str) -> AsyncIterator[ChatEvent]:
-        self.toolbox.cancelled.clear()
+        self.start_answer()
         for event in self._announce():
             yield event
         async for event in self.answer_offline(text):

@@ -13,13 +13,16 @@ into model objects, so every tool and both chat modes agree on what a name means
 from __future__ import annotations
 
 import importlib
+import threading
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from sim.errors import InputError, ServiceUnavailable
 from sim.model import Platform, Workflow
+from wass_chat.agent.cancellation import current_work
 from wass_chat.agent.counterfactual import RecordedRun
+from wass_chat.agent.kb_build import build_demo_kb, stored_cases
 from wass_chat.config import Settings
 
 DEMO_RUN_PREFIX = "demo-"
@@ -48,6 +51,8 @@ class Sources:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._runs: dict[str, RecordedRun] = {}
+        self._kb: Any | None = None
+        self._kb_lock = threading.Lock()
 
     # --- workflows and platforms ---------------------------------------------------------
     def demo_workflow_names(self) -> tuple[str, ...]:
@@ -136,9 +141,12 @@ class Sources:
         from wass_chat.agent.whatif import run_scheduler
 
         body = run_id.removeprefix(DEMO_RUN_PREFIX)
-        workflow_name, _, scheduler = body.rpartition("-")
-        if workflow_name not in self.demo_workflow_names():
+        # Both parts may hold dashes (montage-60, rag-guarded): the workflow is a known name.
+        named = [n for n in self.demo_workflow_names() if body.startswith(n + "-")]
+        if not named:
             raise UnknownReference(run_id, [f"no demo run {run_id!r}"])
+        workflow_name = max(named, key=len)
+        scheduler = body.removeprefix(workflow_name + "-")
         workflow, platform = self.workflow(workflow_name), self.platform("demo")
         result = run_scheduler(workflow, platform, scheduler, self.settings.network_model)
         return RecordedRun(
@@ -153,18 +161,26 @@ class Sources:
         )
 
     # --- knowledge base --------------------------------------------------------------------
-    @cached_property
+    @property
     def knowledge_base(self) -> Any:
-        """The knowledge base under WASS_HOME; an empty one is seeded with the demo's cases
-        (``kb.demo.ensure_demo_kb``: a few hundred simulated executions, seconds, once)."""
-        demo = _optional("kb.demo")
-        store = _optional("kb.store")
-        base = store.KnowledgeBase(self.settings.kb_dir)
-        if base.count() == 0:
-            base.close()
-            demo.ensure_demo_kb(self.settings.kb_dir)
-            base = store.KnowledgeBase(self.settings.kb_dir)
-        return base
+        """The knowledge base under WASS_HOME, opened once and shared by every worker thread.
+
+        An empty one is first built from the demo's cases (:func:`kb.demo.ensure_demo_kb`, in a
+        child process, see :mod:`wass_chat.agent.kb_build`): the answer waiting for it shows
+        progress, and cancelling the answer stops the build and leaves nothing behind.
+        """
+        work = current_work()
+        while not self._kb_lock.acquire(timeout=0.2):  # another thread opens or builds it
+            work.check()
+        try:
+            if self._kb is None:
+                store = _optional("kb.store")
+                if stored_cases(self.settings.kb_dir) == 0:
+                    build_demo_kb(self.settings.kb_dir, work)
+                self._kb = store.KnowledgeBase(self.settings.kb_dir)
+            return self._kb
+        finally:
+            self._kb_lock.release()
 
 
 def demo_run_id(workflow: str, scheduler: str) -> str:

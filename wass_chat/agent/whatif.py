@@ -1,9 +1,12 @@
 """What-if simulations: the same workflow on a changed platform or under another scheduler.
 
-A what-if names changes against a baseline (workflow, platform, scheduler): nodes added (copies
-of the platform's most common node type) or removed (by name, or the last ``n``), every
-bandwidth scaled by a factor, another scheduler. Both the baseline and the variant are simulated,
-so the reported change is the difference of two simulations, never an estimate.
+A what-if changes one thing against a baseline (workflow, platform, scheduler): nodes added
+(copies of the platform's most common node type) or removed (by name, or the last ``n``), every
+bandwidth scaled by a factor, or another scheduler. Changing two things at once would credit one
+with the effect of the other, so it is refused. Both the baseline and the variant are simulated,
+so the reported change is the difference of two simulations, never an estimate; the facts carry
+the Gantt trace of the run they describe last (the variant, else the baseline), so front ends
+draw what was simulated instead of simulating again.
 """
 
 from __future__ import annotations
@@ -16,8 +19,13 @@ from typing import Any
 from policy.base import plan_and_simulate
 from policy.registry import canonical_name, get_scheduler
 from sim.errors import InputError
+from sim.gantt import trace
 from sim.model import Node, Platform, Workflow
 from sim.schedule import NetworkModel, SimResult
+from wass_chat.agent.cancellation import current_work
+
+TIE_TOLERANCE_S = 0.05
+"""Makespans closer than this are a tie: the answers show one decimal of a second."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,19 @@ class WhatIf:
         if self.scheduler:
             notes.append(f"scheduler {self.scheduler}")
         return notes
+
+    def check_single(self) -> None:
+        """Refuse a what-if that changes more than one thing (InputError naming them)."""
+        notes = self.notes()
+        if len(notes) > 1:
+            raise InputError(
+                "what-if",
+                [
+                    "a what-if changes one thing at a time, this one asks for "
+                    + " and ".join(notes)
+                    + ": ask for each separately"
+                ],
+            )
 
 
 def changed_platform(platform: Platform, change: WhatIf) -> Platform:
@@ -116,6 +137,14 @@ def run_scheduler(
     return plan_and_simulate(get_scheduler(scheduler, seed=0), workflow, platform, network_model)
 
 
+def gantt_trace(result: SimResult, workflow: Workflow, platform: Platform) -> dict[str, Any]:
+    """The run's Gantt trace (:func:`sim.gantt.trace`) without its transfers, which no view of
+    the chat draws and which would swell every conversation that keeps it."""
+    data = trace(result, workflow, platform)
+    data.pop("transfers", None)
+    return data
+
+
 def outcome(result: SimResult, platform: Platform) -> dict[str, Any]:
     """The facts of one simulation that answers quote."""
     return {
@@ -136,8 +165,12 @@ def what_if(
     change: WhatIf,
     network_model: NetworkModel = "fair",
 ) -> dict[str, Any]:
-    """Simulate the baseline and, if ``change`` changes anything, the variant."""
+    """Simulate the baseline and, if ``change`` changes anything (one thing), the variant."""
+    change.check_single()
     scheduler = canonical_name(scheduler)
+    variant_platform = changed_platform(platform, change)  # bad changes fail before simulating
+    work = current_work()
+    work.check()
     base = run_scheduler(workflow, platform, scheduler, network_model)
     facts: dict[str, Any] = {
         "kind": "simulation",
@@ -146,9 +179,11 @@ def what_if(
         "baseline": outcome(base, platform),
     }
     if change.is_baseline:
+        facts["gantt"] = gantt_trace(base, workflow, platform)
         return facts
-    variant_platform = changed_platform(platform, change)
     variant_scheduler = canonical_name(change.scheduler) if change.scheduler else scheduler
+    work.check()
+    work.report(f"simulated the baseline ({scheduler}); now the what-if")
     variant = run_scheduler(workflow, variant_platform, variant_scheduler, network_model)
     delta = variant.makespan - base.makespan
     facts.update(
@@ -164,6 +199,7 @@ def what_if(
         change_notes=change.notes(),
         delta_s=delta,
         delta_pct=100.0 * delta / base.makespan if base.makespan else 0.0,
+        gantt=gantt_trace(variant, workflow, variant_platform),
     )
     return facts
 
@@ -174,17 +210,36 @@ def compare(
     schedulers: Sequence[str],
     network_model: NetworkModel = "fair",
 ) -> dict[str, Any]:
-    """Simulate ``workflow`` under each scheduler; best first."""
-    results = [
-        outcome(run_scheduler(workflow, platform, canonical_name(s), network_model), platform)
-        for s in dict.fromkeys(schedulers)
-    ]
-    results.sort(key=lambda r: (r["makespan_s"], r["scheduler"]))
-    return {
+    """Simulate ``workflow`` under each scheduler; best first, ties named, the best's trace.
+
+    ``best`` is the first of the fastest; ``tied_best`` every scheduler within
+    :data:`TIE_TOLERANCE_S` of it (one decimal of a second, as the answers show makespans).
+    """
+    names = list(dict.fromkeys(canonical_name(s) for s in schedulers))
+    work = current_work()
+    runs: dict[str, SimResult] = {}
+    for index, name in enumerate(names):
+        work.check()
+        work.report(f"simulating {name} ({index + 1} of {len(names)})")
+        runs[name] = run_scheduler(workflow, platform, name, network_model)
+    results = sorted(
+        (outcome(result, platform) for result in runs.values()),
+        key=lambda r: (r["makespan_s"], r["scheduler"]),
+    )
+    facts: dict[str, Any] = {
         "kind": "comparison",
         "workflow": workflow.name,
         "platform": platform.name,
         "network_model": network_model,
         "results": results,
-        "best": results[0]["scheduler"] if results else None,
+        "best": None,
+        "tied_best": [],
     }
+    if results:
+        fastest = results[0]["makespan_s"]
+        tied = [r["scheduler"] for r in results if r["makespan_s"] - fastest < TIE_TOLERANCE_S]
+        for r in results:
+            r["tied_best"] = r["scheduler"] in tied
+        best = results[0]["scheduler"]
+        facts.update(best=best, tied_best=tied, gantt=gantt_trace(runs[best], workflow, platform))
+    return facts
