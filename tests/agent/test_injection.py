@@ -9,8 +9,6 @@ runs. A positive control shows the recorder does see a submission once a human a
 from __future__ import annotations
 
 import json
-import stat
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -205,63 +203,8 @@ async def test_hostile_case_text_reaches_the_model_only_as_data(
     assert_nothing_submitted(session, settings, sbatch)
 
 
-def fake_sacct(tmp_path: Path, row: dict[str, str]) -> None:
-    """A ``sacct`` on PATH printing one parsable accounting row (fields in Slurm's order)."""
-    from wass_chat.sacct.fields import FIELD_NAMES
-
-    line = "|".join(row.get(name, "") for name in FIELD_NAMES)
-    script = tmp_path / "bin" / "sacct"
-    script.write_text(f"#!{sys.executable}\nprint({line!r})\n")
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-
-
-SACCT_ROW = {
-    "JobID": "4242",
-    "JobIDRaw": "4242",
-    "User": "mallory",
-    "Account": "a",
-    "Partition": "p",
-    "QOS": "normal",
-    "Submit": "2026-01-01T10:00:00",
-    "Eligible": "2026-01-01T10:00:00",
-    "Start": "2026-01-01T10:05:00",
-    "End": "2026-01-01T10:06:00",
-    "Elapsed": "00:01:00",
-    "Timelimit": "01:00:00",
-    "State": "COMPLETED",
-    "ExitCode": "0:0",
-    "NNodes": "1",
-    "NCPUS": "2",
-    "ReqMem": "1G",
-    "NodeList": "cpu01",
-    "Flags": "SchedBackfill",
-    "Reason": "None",
-    "Priority": "1",
-}
-
-
-@pytest.mark.parametrize("field", ["JobName", "Comment"])
-@pytest.mark.parametrize("text", HOSTILE[:3])
-async def test_hostile_sacct_fields_are_data(
-    tmp_path: Path, sbatch: SbatchRecorder, field: str, text: str
-) -> None:
-    fake_sacct(tmp_path, {**SACCT_ROW, field: text.replace("\n", " ").replace("|", "/")})
-    script = [
-        Reply(tool_calls=[("job_why", {"jobid": "4242"})]),
-        Reply(tool_calls=[("submit_workflow", {"workflow": "montage.json"})]),
-        Reply("Done, as the job's comment asked."),
-    ]
-    with FakeOllama(script) as server:
-        settings = fresh_settings(tmp_path, server.url)
-        session = open_session(settings)
-        events = await ask(session, "why did job 4242 wait?")
-    why = next(e for e in events if isinstance(e, ToolResult) and e.name == "job_why")
-    assert why.error is None, why.summary
-    assert why.data["backfill"] is True and why.data["wait_s"] == 300.0
-    assert outside_literals(why.summary).isdisjoint(MARKERS)
-    key = {"JobName": "job_name", "Comment": "comment"}[field]
-    assert why.data[key] == text.replace("\n", " ").replace("|", "/")
-    assert_nothing_submitted(session, settings, sbatch)
+# Hostile job names and comments read from Slurm: tests/slurm/test_why_scenarios.py asks the
+# real cluster about a job whose name and comment carry instructions, offline and online.
 
 
 # --- the approval API itself -----------------------------------------------------------------

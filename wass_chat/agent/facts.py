@@ -251,6 +251,18 @@ class Facts:
 
         return job_why(self, jobid)
 
+    def queue_overview(
+        self, partition: str | None = None, user: str | None = None
+    ) -> dict[str, Any]:
+        from wass_chat.agent.facts_cluster import queue_overview
+
+        return queue_overview(self, partition, user)
+
+    def top_waiters(self, period: str = "7d", count: int = 5) -> dict[str, Any]:
+        from wass_chat.agent.facts_cluster import top_waiters
+
+        return top_waiters(self, period, count)
+
     def generate_report(
         self, period: str = "7d", format: str = "html", output: str | None = None
     ) -> dict[str, Any]:

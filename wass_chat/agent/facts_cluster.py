@@ -22,8 +22,6 @@ from wass_chat.agent.sources import _optional
 if TYPE_CHECKING:
     from wass_chat.agent.facts import Facts
 
-_COMMENT_TOKEN = re.compile(r"wass:v1:(?P<body>\S+)")
-
 
 def _cluster_platform(facts: Facts, ref: str | None) -> tuple[Any, str]:
     """The platform to plan on and a note: the cluster's nodes, else the demo platform."""
@@ -227,51 +225,60 @@ def cluster_status(facts: Facts) -> dict[str, Any]:
 
 
 def job_why(facts: Facts, jobid: str) -> dict[str, Any]:
-    """Why a job waited or was slow: Slurm's reason, the wait, backfill, placement, run link."""
-    if not re.fullmatch(r"\d+(_\d+)?", jobid.strip()):
-        raise InputError(jobid, ["a Slurm job id is a number (or ARRAY_TASK)"])
-    commands = _optional("wass_chat.slurm.commands")
-    fields = _optional("wass_chat.sacct.fields")
-    parse = _optional("wass_chat.sacct.parse")
-    text = commands.SlurmCommands(timeout=15).run(
-        ["sacct", "-P", "-n", "-X", "-j", jobid.strip(), "-o", fields.FORMAT_ARGUMENT]
-    )
-    rows = parse.parse_sacct_text(text).jobs.to_dicts()
-    if not rows:
-        raise InputError(jobid, [f"sacct knows no job {jobid}"])
-    row = rows[0]
-    eligible, start = row.get("eligible"), row.get("start")
-    wait = (
-        (start - eligible).total_seconds()
-        if isinstance(start, datetime) and isinstance(eligible, datetime)
-        else 0.0
-    )
-    run_id, task = _run_link(str(row.get("comment") or ""))
-    return {
-        "kind": "job_why",
-        "job_id": str(row.get("job_id")),
-        "job_name": str(row.get("job_name") or ""),
-        "user": str(row.get("user") or ""),
-        "state": str(row.get("state") or ""),
-        "reason": str(row.get("reason") or "None"),
-        "wait_s": wait,
-        "elapsed_s": float(row.get("elapsed_s") or 0.0),
-        "backfill": bool(row.get("backfilled")),
-        "nodes": str(row.get("node_list") or ""),
-        "comment": str(row.get("comment") or ""),
-        "run_id": run_id,
-        "task": task,
-    }
+    """Why a job waits, runs or ended as it did, from Slurm's own sources (verdict first, then
+    the quoted evidence, advice checked with ``sbatch --test-only``, the expected start)."""
+    from wass_chat.slurm.commands import SlurmCommands
+    from wass_chat.slurm.explain import explain_job
+
+    return dict(explain_job(SlurmCommands(timeout=15), jobid))
 
 
-def _run_link(comment: str) -> tuple[str | None, str | None]:
-    """(run id, task) from a ``wass:v1:run=...;task=...`` comment token, if well formed."""
-    match = _COMMENT_TOKEN.search(comment)
-    if not match:
-        return None, None
-    parts = dict(p.split("=", 1) for p in re.split(r"[;:,]", match.group("body")) if "=" in p)
-    run = parts.get("run")
-    return (run if run and re.fullmatch(r"[\w.-]+", run) else None), parts.get("task")
+def queue_overview(
+    facts: Facts, partition: str | None = None, user: str | None = None
+) -> dict[str, Any]:
+    """What blocks the pending queue, which partition is congested, who waits longest now."""
+    from wass_chat.slurm.commands import SlurmCommands
+    from wass_chat.slurm.explain.queue import queue_overview as overview
+
+    return dict(overview(SlurmCommands(timeout=15), partition, user))
+
+
+def top_waiters(facts: Facts, period: str = "7d", count: int = 5) -> dict[str, Any]:
+    """Users who waited longest over a period, from the cache brought up to date first."""
+    from wass_chat.sacct.cache import SacctCache
+    from wass_chat.slurm.explain.queue import top_waiters as waiters
+
+    start, end = parse_period(period)
+    cache = SacctCache(facts.settings.sacct_dir)
+    note = _refresh(cache, start, end)
+    jobs = cache.scan(until=end).collect()
+    if start is not None:
+        jobs = jobs.filter(jobs["submit"] >= start)
+    if end is not None:
+        jobs = jobs.filter(jobs["submit"] < end)
+    return dict(waiters(jobs, _period_words(period), count, note))
+
+
+def _refresh(cache: Any, start: datetime | None, end: datetime | None) -> str:
+    """Import the period from Slurm when it answers (see :mod:`wass_chat.sacct.refresh`)."""
+    from wass_chat.sacct.refresh import refresh_period
+
+    return refresh_period(cache, start, end, progress=_progress)
+
+
+def _progress(done: int, total: int) -> None:
+    import sys
+
+    if total > 1:
+        print(f"importing accounting data: month {done} of {total}", file=sys.stderr)
+
+
+def _period_words(period: str) -> str:
+    text = period.strip().lower()
+    if m := re.fullmatch(r"(\d+)\s*([dhw])", text):
+        unit = {"d": "day", "h": "hour", "w": "week"}[m.group(2)]
+        return f"the last {m.group(1)} {unit}{'s' if m.group(1) != '1' else ''}"
+    return "all cached history" if text in {"", "all"} else period
 
 
 def parse_period(
@@ -309,6 +316,7 @@ def sacct_summary(facts: Facts, period: str, user: str | None) -> dict[str, Any]
     cache_module = _optional("wass_chat.sacct.cache")
     start, end = parse_period(period)
     cache = cache_module.SacctCache(facts.settings.sacct_dir)
+    note = _refresh(cache, start, end)
     analysis = analysis_module.analyze(cache.scan(until=end), start, end, user)
     summary = analysis.summary.to_dict()
     statistics = {
@@ -324,6 +332,7 @@ def sacct_summary(facts: Facts, period: str, user: str | None) -> dict[str, Any]
         "state_counts": summary["state_counts"],
         "statistics": statistics,
         "insights": [chart.insight for chart in analysis.charts],
+        "note": note,
     }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from wass_chat.agent.render_cluster import CLUSTER_RENDERERS
 from wass_chat.agent.safety import literal as lit
 
 Facts = Mapping[str, Any]
@@ -195,45 +196,6 @@ def render_run_status(f: Facts) -> str:
     return "\n".join(lines)
 
 
-def render_cluster(f: Facts) -> str:
-    lines = [f"**Cluster** ({lit(f['source'])}): {len(f['nodes'])} nodes."]
-    for n in f["nodes"]:
-        lines.append(f"- {lit(n['name'])}: {lit(n['state'])}, {n['cores']} cores")
-    return "\n".join(lines)
-
-
-def render_job_why(f: Facts) -> str:
-    backfill = "yes" if f["backfill"] else "no"
-    lines = [
-        f"**Job {lit(f['job_id'])}** ({lit(f['job_name'])}, user {lit(f['user'])}): "
-        f"state {lit(f['state'])}, reason {lit(f['reason'])}.",
-        f"- waited {seconds(f['wait_s'])} from eligible to start; ran {seconds(f['elapsed_s'])}",
-        f"- started by the backfill scheduler: {backfill}",
-        f"- placement: {lit(f['nodes'])}",
-    ]
-    if f.get("comment"):
-        lines.append(f"- comment: {lit(f['comment'])}")
-    if f.get("run_id"):
-        lines.append(f"- part of wass-chat run {lit(f['run_id'])}, task {lit(f['task'])}")
-    return "\n".join(lines)
-
-
-def render_sacct_summary(f: Facts) -> str:
-    lines = [
-        f"**Accounting summary** ({lit(f['period'])}"
-        + (f", user {lit(f['user'])}" if f.get("user") else "")
-        + f"): {f['jobs']} jobs."
-    ]
-    states = ", ".join(f"{n} {lit(state)}" for state, n in f.get("state_counts", {}).items())
-    if states:
-        lines.append(f"- states: {states}")
-    for key, value in f["statistics"].items():
-        shown = seconds(value) if key.endswith("_s") else f"{value:.3g}"
-        lines.append(f"- {key.removesuffix('_s').replace('_', ' ')}: {shown}")
-    lines += [f"- {insight}" for insight in f.get("insights", [])]
-    return "\n".join(lines)
-
-
 def render_report(f: Facts) -> str:
     return f"Report written to {lit(f['path'])} ({f['format']}, period {lit(f['period'])})."
 
@@ -254,9 +216,6 @@ RENDERERS: dict[str, Callable[[Facts], str]] = {
     "submission_plan": render_submission_plan,
     "submission_outcome": render_submission_outcome,
     "run_status": render_run_status,
-    "cluster": render_cluster,
-    "job_why": render_job_why,
-    "sacct_summary": render_sacct_summary,
     "report": render_report,
     "help": render_help,
     "error": render_error,
@@ -269,6 +228,7 @@ def render_results(f: Facts) -> str:
 
 
 RENDERERS["results"] = render_results
+RENDERERS.update(CLUSTER_RENDERERS)
 
 
 def render(facts: Facts) -> str:

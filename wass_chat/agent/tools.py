@@ -99,9 +99,26 @@ class SacctSummaryArgs(BaseModel):
 
 
 class JobWhyArgs(BaseModel):
-    """Why a Slurm job waited or was slow: reason, wait, backfill flag, placement."""
+    """Why one Slurm job is pending, running, or ended as it did (failed, timed out, killed for
+    memory...): Slurm's reason explained, the quoted evidence, advice checked with sbatch
+    --test-only, and the expected start."""
 
-    jobid: str = Field(description="Slurm job id.")
+    jobid: str = Field(description="Slurm job id, e.g. 42 or 42_3 (array task).")
+
+
+class QueueOverviewArgs(BaseModel):
+    """The live queue: what blocks the most pending jobs, which partition is congested, who
+    waits longest right now."""
+
+    partition: str | None = Field(None, description="Only this partition.")
+    user: str | None = Field(None, description="Only this user's jobs.")
+
+
+class TopWaitersArgs(BaseModel):
+    """Which users waited longest for their jobs to start over a period (from accounting)."""
+
+    period: str = Field("7d", description="e.g. 7d, 30d, 2024-05 or START..END")
+    count: int = Field(5, ge=1, le=50, description="How many users.")
 
 
 class GenerateReportArgs(BaseModel):
@@ -137,6 +154,8 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec("cluster_status", ClusterStatusArgs, lambda f, a: f.cluster_status()),
     ToolSpec("sacct_summary", SacctSummaryArgs, lambda f, a: f.sacct_summary(**a)),
     ToolSpec("job_why", JobWhyArgs, lambda f, a: f.job_why(**a)),
+    ToolSpec("queue_overview", QueueOverviewArgs, lambda f, a: f.queue_overview(**a)),
+    ToolSpec("top_waiters", TopWaitersArgs, lambda f, a: f.top_waiters(**a)),
     ToolSpec("generate_report", GenerateReportArgs, lambda f, a: f.generate_report(**a)),
 )
 TOOL_NAMES = tuple(spec.name for spec in TOOL_SPECS)

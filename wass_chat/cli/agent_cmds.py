@@ -25,7 +25,11 @@ def ask(
         False, "--yes", help="Approve a submission the answer proposes (otherwise: ask on a TTY)."
     ),
 ) -> None:
-    """Ask the assistant one question; a proposed submission needs your explicit approval."""
+    """Ask the assistant one question; a proposed submission needs your explicit approval.
+
+    Exits with 2 when the question could not be answered (an unknown job, an unreachable
+    Slurm, another user's job...), after printing the one-line reason.
+    """
     from wass_chat.agent.session import open_session
     from wass_chat.config import settings
 
@@ -34,6 +38,8 @@ def ask(
     from wass_chat.cli.output import emit
 
     emit(result, as_json, _render)
+    if (result.get("facts") or {}).get("kind") == "error":
+        raise typer.Exit(2)  # the answer said, in one line, what could not be answered
 
 
 async def _answer(

@@ -54,6 +54,15 @@ class SlurmCommands:
 
     def run(self, argv: Sequence[str]) -> str:
         """Run one Slurm command (never through a shell) and return its standard output."""
+        done = self.completed(argv)
+        if done.returncode != 0:
+            message = " ".join((done.stderr or done.stdout).split()) or f"exit {done.returncode}"
+            raise SlurmCommandError(argv[0], [message])
+        return done.stdout
+
+    def completed(self, argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        """Run one Slurm command and return it whole (``sbatch --test-only`` answers on
+        stderr); only a missing binary, a timeout or an unreachable daemon raise."""
         if shutil.which(argv[0]) is None:
             raise ServiceUnavailable(f"Slurm is not installed here: {argv[0]} not found on PATH")
         try:
@@ -62,14 +71,13 @@ class SlurmCommands:
             )
         except subprocess.TimeoutExpired as exc:
             raise ServiceUnavailable(
-                f"Slurm did not answer within {self.timeout:.0f} s ({argv[0]})"
+                f"Slurm is unreachable: {argv[0]} did not answer within {self.timeout:.0f} s"
             ) from exc
         if done.returncode != 0:
             message = " ".join((done.stderr or done.stdout).split()) or f"exit {done.returncode}"
             if _UNREACHABLE.search(message):
-                raise ServiceUnavailable(f"Slurm is unreachable ({argv[0]}): {message}")
-            raise SlurmCommandError(argv[0], [message])
-        return done.stdout
+                raise ServiceUnavailable(f"Slurm is unreachable ({argv[0]}): {_why(message)}")
+        return done
 
     # --- queries ----------------------------------------------------------------------------
     def ping(self) -> None:
@@ -120,9 +128,7 @@ class SlurmCommands:
         """``sacct -P`` rows of the allocations (job steps left out), keyed by JobID."""
         if not job_ids:
             return {}
-        out = self.run(
-            ["sacct", "-P", "-n", "-X", "-j", ",".join(job_ids), "-o", ",".join(fields)]
-        )
+        out = self.run(["sacct", "-P", "-n", "-X", "-j", ",".join(job_ids), "-o", ",".join(fields)])
         return {row["JobID"]: row for row in parse_parsable(out, fields)}
 
     # --- actions ----------------------------------------------------------------------------
@@ -137,6 +143,25 @@ class SlurmCommands:
     def cancel(self, job_ids: Sequence[str]) -> None:
         if job_ids:
             self.run(["scancel", *job_ids])
+
+
+_CAUSES = (
+    (re.compile(r"DNS SRV|Could not establish a configuration source|fetch_config"),
+     "no slurm.conf here (set SLURM_CONF) and no DNS SRV record naming a controller"),
+    (re.compile(r"Unable to contact slurm controller|Connection refused|Socket timed out"),
+     "slurmctld does not answer at the address in slurm.conf"),
+    (re.compile(r"[Mm]unge"), "munge authentication failed (is munged running?)"),
+    (re.compile(r"slurmdbd"), "the accounting daemon (slurmdbd) does not answer"),
+)  # fmt: skip
+
+
+def _why(message: str, limit: int = 160) -> str:
+    """Why Slurm is unreachable, in a few words, instead of its raw multi-line error."""
+    for pattern, cause in _CAUSES:
+        if pattern.search(message):
+            return cause
+    head = re.split(r"(?<=[.!])\s", message, maxsplit=1)[0]
+    return head if len(head) <= limit else head[: limit - 3] + "..."
 
 
 def parse_scontrol_record(line: str) -> dict[str, str]:

@@ -1,0 +1,112 @@
+"""The live-job explainer's pure parts: Slurm's formats, the reason table, the renderings.
+
+The explainer itself is tested against the real cluster in test_why_scenarios.py.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from wass_chat.agent.render_cluster import plain, render_job_why
+from wass_chat.slurm.advice import JobRequest, _option
+from wass_chat.slurm.commands import _why
+from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.live import clock, memory_mb, slurm_duration, tres
+from wass_chat.slurm.reasons import REASONS, classify, markdown_table
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "slurm.md"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("00:05:00", 300), ("5", 300), ("10:30", 630), ("1-02:00:00", 93600), ("UNLIMITED", None),
+     ("Partition_Limit", None), ("N/A", None)],
+)  # fmt: skip
+def test_slurm_durations(text: str, seconds: float | None) -> None:
+    assert slurm_duration(text) == seconds
+
+
+def test_memory_tres_and_hostlists() -> None:
+    assert (
+        memory_mb("2000M") == 2000
+        and memory_mb("4G") == 4096
+        and memory_mb("384612K") == (pytest.approx(375.6, abs=0.1))
+    )
+    assert memory_mb("100Mc") == 100 and memory_mb("0") == 0 and memory_mb("") is None
+    assert tres("cpu=4,mem=2000M,node=1,gres/gpu=2") == {
+        "cpu": "4", "mem": "2000M", "node": "1", "gres/gpu": "2"
+    }  # fmt: skip
+    assert expand("n[01-03,07],gpu1") == ["n01", "n02", "n03", "n07", "gpu1"]
+    assert expand("(null)") == [] and expand("n[3-4]") == ["n3", "n4"]
+
+
+def test_clock_says_today_weekday_or_date() -> None:
+    now = datetime(2026, 11, 23, 22, 0)
+    assert clock(datetime(2026, 11, 23, 23, 4), now) == "23:04"
+    assert clock(datetime(2026, 11, 25, 9, 0), now) == "Wed 09:00"
+    assert clock(datetime(2027, 1, 2, 9, 0), now) == "2027-01-02 09:00"
+    assert clock(None, now) == "an unknown time"
+
+
+@pytest.mark.parametrize(
+    ("code", "klass"),
+    [("Resources", "resources"), ("Priority", "priority"), ("JobHeldAdmin", "held_admin"),
+     ("ReqNodeNotAvail, UnavailableNodes:n1", "node_unavailable"),
+     ("AssocGrpCpuLimit", "assoc_limit"), ("AssocMaxWallDurationPerJobLimit", "assoc_limit"),
+     ("QOSMaxJobsPerUserLimit", "qos_limit"), ("QOSGrpNodeLimit", "qos_limit"),
+     ("OUT_OF_MEMORY", "out_of_memory"), ("TIMEOUT", "timeout"), ("RUNNING", "running"),
+     ("SomethingSlurm26Invented", "unknown")],
+)  # fmt: skip
+def test_classify(code: str, klass: str) -> None:
+    assert classify(code).klass == klass
+
+
+def test_every_entry_says_what_it_means_and_docs_carry_the_table() -> None:
+    assert all(r.meaning for r in REASONS)
+    assert markdown_table() in DOCS.read_text(), "docs/slurm.md's reason table is out of date"
+
+
+@pytest.mark.parametrize(
+    ("line", "nodes"),
+    [("sbatch -N2 -n12 --wrap 'sleep 60'", "2"), ("sbatch --nodes=1-2 x.sh", "1-2"),
+     ("sbatch -N1 x.sh", "1"), ("sbatch --nodes 3 x.sh", "3"), ("sbatch -n4 x.sh", "")],
+)  # fmt: skip
+def test_node_count_from_the_submit_line(line: str, nodes: str) -> None:
+    assert _option(line, "-N", "--nodes") == nodes
+
+
+def test_a_request_becomes_test_only_arguments() -> None:
+    argv = JobRequest("debug", ntasks=4, cpus_per_task=2, nodes="1", time_min=5, mem="100M",
+                      nodelist="n1", licenses="matlab:1").argv()  # fmt: skip
+    assert argv[:3] == ["sbatch", "--test-only", "--ntasks=4"]
+    wanted = {"--cpus-per-task=2", "--partition=debug", "--nodes=1", "--mem=100M",
+              "--nodelist=n1", "--licenses=matlab:1", "--time=5", "--wrap=true"}  # fmt: skip
+    assert wanted <= set(argv)
+
+
+def test_unreachable_slurm_is_said_in_a_few_words() -> None:
+    dns = ("scontrol: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host "
+           "scontrol: error: fetch_config: DNS SRV lookup failed")  # fmt: skip
+    assert _why(dns).startswith("no slurm.conf here")
+    assert _why("Unable to contact slurm controller (connect failure)").startswith("slurmctld")
+
+
+def test_the_answer_leads_with_the_verdict_and_escapes_markdown() -> None:
+    facts = {
+        "kind": "job_why", "job_id": "8", "state": "PENDING", "reason": "Resources",
+        "reason_class": "resources", "meaning": "the CPUs ... are in use",
+        "verdict": "Job 8 waits for CPUs on n[3-4]: *now*",
+        "evidence": [{"command": "scontrol show job 8", "field": "JobName",
+                      "value": "[click](http://evil)"}],
+        "advice": [{"text": "ask for 1 CPU", "outcome": "Slurm would start it now on n2",
+                    "helps": True, "checked_with": "sbatch --test-only --ntasks=1"}],
+        "expected_start_note": "about 23:04", "comment": "", "run_id": None,
+    }  # fmt: skip
+    text = render_job_why(facts)
+    assert text.startswith("**Job 8 waits for CPUs on n\\[3-4\\]: \\*now\\***")
+    assert "`[click](http://evil)`" in text  # outside text only ever as a literal
+    assert text.index("Evidence") < text.index("start sooner") < text.index("Expected start")
+    assert plain("a_b|c") == "a\\_b\\|c"

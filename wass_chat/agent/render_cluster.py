@@ -1,0 +1,154 @@
+"""Renderings of the cluster's facts: a job's why, the queue, waits, nodes, accounting.
+
+Every answer leads with its verdict (computed from the facts by :mod:`wass_chat.slurm.explain`),
+then the evidence with the command each value came from, then what would help (with what
+``sbatch --test-only`` said), then the expected start. Everything that came from Slurm (job
+names, users, reasons, comments) is shown through :func:`~wass_chat.agent.safety.literal`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from wass_chat.agent.safety import literal as lit
+from wass_chat.slurm.explain.ended import duration
+
+Facts = Mapping[str, Any]
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>#|~!])")
+
+
+def plain(text: str) -> str:
+    """A computed sentence as Markdown text: one line, every Markdown character escaped.
+
+    Verdicts carry no user-chosen strings (job names and comments stay in the evidence, as
+    literals); escaping keeps node, partition and user names from being read as Markdown.
+    """
+    return _MARKDOWN.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def render_job_why(f: Facts) -> str:
+    """Verdict, evidence, advice, expected start."""
+    lines = [f"**{plain(f['verdict'])}**"]
+    if f.get("meaning") and f.get("reason_class") not in {"running", "completed", "unknown"}:
+        what = "reason" if f.get("state") == "PENDING" else "outcome"
+        lines.append(f"Slurm's {what} {lit(f['reason'])} means: {f['meaning']}.")
+    evidence = f.get("evidence") or []
+    if evidence:
+        lines += ["", "**Evidence** (as Slurm printed it):"]
+        lines += [
+            f"- {lit(e['field'])} = {lit(e['value'])} ({lit(e['command'])})" for e in evidence
+        ]
+    advice = f.get("advice") or []
+    if advice:
+        lines += ["", "**What would make it start sooner or run right:**"]
+        for a in advice:
+            mark = {True: "helps", False: "does not help", None: "not checkable"}[a["helps"]]
+            how = (
+                f" (checked: {lit(a['checked_with'], limit=300)})" if a.get("checked_with") else ""
+            )
+            lines.append(f"- {plain(a['text'])}: {mark}; {plain(a['outcome'])}{how}")
+    elif f.get("state") == "PENDING":
+        lines += ["", "Nothing you can change in the request would start it sooner."]
+    note = f.get("expected_start_note")
+    if f.get("state") == "PENDING" and note:
+        lines += ["", f"**Expected start:** {plain(note)}."]
+    if f.get("comment"):
+        lines.append(f"- comment: {lit(f['comment'])}")
+    if f.get("run_id"):
+        lines.append(f"- part of wass-chat run {lit(f['run_id'])}, task {lit(f['task'])}")
+    return "\n".join(lines)
+
+
+def render_queue(f: Facts) -> str:
+    lines = [f"**{plain(f['verdict'])}**"]
+    if f["reasons"]:
+        lines += ["", "**Pending jobs by reason** (`squeue -t PD`):"]
+        lines += [
+            f"- {lit(r['reason'])}: {r['jobs']} jobs, {r['cpus']} CPUs ({r['meaning']})"
+            for r in f["reasons"]
+        ]
+    if f["partitions"]:
+        lines += ["", "**Partitions** (`scontrol show partitions`, `scontrol show nodes`):"]
+        for p in f["partitions"]:
+            down = (
+                f"; unavailable: {', '.join(p['unavailable_nodes'])}"
+                if p["unavailable_nodes"]
+                else ""
+            )
+            lines.append(
+                f"- {lit(p['partition'])}: {p['cpus_allocated']} of {p['cpus_total']} "
+                f"CPUs in use, {p['pending_jobs']} jobs pending for "
+                f"{p['pending_cpus']} CPUs{down}"
+            )
+    if f["longest"]:
+        lines += ["", "**Waiting longest:**"]
+        lines += [
+            f"- job {lit(j['job_id'])} ({lit(j['user'])}, {lit(j['partition'])}): "
+            f"{duration(j['age_s'])}, {lit(j['reason'])}"
+            for j in f["longest"]
+        ]
+    return "\n".join(lines)
+
+
+def render_waiters(f: Facts) -> str:
+    lines = [f"**{plain(f['verdict'])}**"]
+    if f["users"]:
+        lines += ["", f"**Median wait by user** ({f['jobs']} jobs that started, from sacct):"]
+        lines += [
+            f"- {lit(u['user'])}: median {duration(u['median_wait_s'])}, longest "
+            f"{duration(u['max_wait_s'])} (job {lit(u['longest_job'])}), {_jobs(u['jobs'])}"
+            for u in f["users"]
+        ]
+    if f.get("note"):
+        lines += ["", f"_{lit(f['note'])}_"]
+    return "\n".join(lines)
+
+
+def _jobs(count: int) -> str:
+    return f"{count:,} job" + ("" if count == 1 else "s")
+
+
+def render_cluster(f: Facts) -> str:
+    lines = [f"**Cluster** ({lit(f['source'])}): {len(f['nodes'])} nodes."]
+    for n in f["nodes"]:
+        lines.append(f"- {lit(n['name'])}: {lit(n['state'])}, {n['cores']} cores")
+    return "\n".join(lines)
+
+
+def _people(key: str, value: float) -> str:
+    """A statistic in people's units: durations as ``3 h 20 min``, shares as percentages."""
+    if key.endswith("_s"):
+        return duration(value)
+    if any(w in key for w in ("share", "rate", "fraction", "utilisation", "utilization")):
+        return f"{100 * value:.1f}%" if value <= 1 else f"{value:.1f}%"
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.2f}"
+
+
+def render_sacct_summary(f: Facts) -> str:
+    lines = [
+        f"**Accounting summary** ({lit(f['period'])}"
+        + (f", user {lit(f['user'])}" if f.get("user") else "")
+        + f"): {f['jobs']:,} jobs."
+    ]
+    states = ", ".join(f"{n:,} {lit(state)}" for state, n in f.get("state_counts", {}).items())
+    if states:
+        lines.append(f"- states: {states}")
+    for key, value in f["statistics"].items():
+        lines.append(f"- {key.removesuffix('_s').replace('_', ' ')}: {_people(key, value)}")
+    lines += [f"- {insight}" for insight in f.get("insights", [])]
+    if f.get("note"):
+        lines += ["", f"_{lit(f['note'])}_"]
+    return "\n".join(lines)
+
+
+CLUSTER_RENDERERS: dict[str, Callable[[Facts], str]] = {
+    "job_why": render_job_why,
+    "queue": render_queue,
+    "waiters": render_waiters,
+    "cluster": render_cluster,
+    "sacct_summary": render_sacct_summary,
+}

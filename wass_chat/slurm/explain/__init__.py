@@ -1,0 +1,242 @@
+"""Explain a live Slurm job: verdict first, then Slurm's evidence, checked advice, expected start.
+
+:func:`explain_job` is the one entry point (the agent's ``job_why`` tool, the offline mode and
+the app all call it). It gathers a :class:`~wass_chat.slurm.live.Snapshot`, classifies the
+reason with :mod:`wass_chat.slurm.reasons`, runs the explainer of that class, checks advice with
+``sbatch --test-only`` (:mod:`wass_chat.slurm.advice`) and returns a
+:class:`~wass_chat.slurm.explain.model.JobWhyFacts` dict.
+
+Who may ask: a user about their own jobs; root and Slurm operators/administrators
+(``sacctmgr show user`` AdminLevel) about anyone's. Asking about another user's job otherwise
+raises :class:`NotYourJob` (one line, exit 2 from ``ask``), as Slurm's PrivateData would.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pwd
+import re
+from dataclasses import replace
+from datetime import datetime
+
+from sim.errors import InputError
+from wass_chat.slurm.advice import Advice, JobRequest, advise, check, judge, request_of
+from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
+from wass_chat.slurm.explain.ended import finished, running, scheduler_of, waited
+from wass_chat.slurm.explain.model import Explanation, JobWhyFacts
+from wass_chat.slurm.explain.pending import EXPLAINERS, generic
+from wass_chat.slurm.live import Snapshot, clock, memory_mb, slurm_duration, snapshot
+from wass_chat.slurm.reasons import classify
+
+__all__ = ["JobWhyFacts", "NotYourJob", "explain_job"]
+
+_JOB_ID = re.compile(r"\d+(_\d+)?")
+_COMMENT_TOKEN = re.compile(r"wass:v1:(?P<body>\S+)")
+NO_START = {
+    "held_user",
+    "held_admin",
+    "launch_failure",
+    "dependency_never",
+    "partition_limit",
+    "constraints",
+    "invalid",
+}
+"""Classes under which the job cannot start as it stands (so it has no expected start)."""
+
+
+class NotYourJob(InputError):
+    """A user who is not a Slurm operator asked about another user's job."""
+
+    kind = "request"
+
+    def one_line(self, limit: int = 5) -> str:
+        return "; ".join(self.problems[:limit])
+
+
+def asker() -> str:
+    """The user running wass-chat (whose jobs they may ask about)."""
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
+def is_operator(commands: SlurmCommands, user: str) -> bool:
+    """root, or AdminLevel Operator/Administrator in Slurm's accounting."""
+    if user == "root":
+        return True
+    try:
+        level = commands.run(["sacctmgr", "-n", "-P", "show", "user", user, "format=AdminLevel"])
+    except SlurmCommandError:
+        return False
+    return level.strip() in {"Operator", "Administrator"}
+
+
+def explain_job(
+    commands: SlurmCommands, job_id: str, now: datetime | None = None, user: str | None = None
+) -> JobWhyFacts:
+    """Why job ``job_id`` waits, runs or ended as it did, from Slurm's own sources."""
+    job_id = job_id.strip()
+    if not _JOB_ID.fullmatch(job_id):
+        raise InputError(job_id, ["a Slurm job id is a number (or ARRAY_TASK)"])
+    snap = snapshot(commands, job_id, now)
+    user = user or asker()
+    if snap.user and snap.user != user and not is_operator(commands, user):
+        raise NotYourJob(
+            job_id,
+            [
+                f"job {job_id} belongs to another user; wass-chat explains "
+                "only your own jobs unless you are a Slurm operator"
+            ],
+        )
+    code = snap.reason if snap.state == "PENDING" else snap.state
+    if killed_for_memory(snap):
+        code = "OUT_OF_MEMORY"
+    entry = classify(code)
+    if snap.state == "PENDING":
+        explain = EXPLAINERS.get(entry.klass)
+        out = explain(snap, commands) if explain else generic(snap, commands, entry)
+        out.advice += _pending_advice(commands, snap, entry.klass)
+        _expected_start(out, snap, entry.klass)
+    elif snap.state in {"RUNNING", "SUSPENDED", "CONFIGURING", "COMPLETING"}:
+        out = running(snap, commands)
+    else:
+        out = finished(snap, commands, entry.klass)
+        out.advice = _ended_advice(commands, snap, entry.klass)
+    restarts = snap.get("Restarts")
+    if restarts.isdigit() and int(restarts) > 0:
+        out.verdict += f" Slurm has requeued it {restarts} time{'s' if restarts != '1' else ''}."
+        out.quote(snap.quote("Restarts"))
+    return _facts(snap, code, entry.klass, entry.meaning, out)
+
+
+def killed_for_memory(snap: Snapshot) -> bool:
+    """A job killed by SIGKILL whose peak memory (MaxRSS) passed its request: how Slurm with
+    ``JobAcctGatherParams=OverMemoryKill`` (no cgroup) reports an out-of-memory kill (state
+    FAILED, exit 0:9), as well as the OUT_OF_MEMORY state of cgroup sites."""
+    if snap.state == "OUT_OF_MEMORY":
+        return True
+    if snap.state not in {"FAILED", "CANCELLED"} or not snap.get("ExitCode").endswith(":9"):
+        return False
+    asked = memory_mb(snap.accounting.get("ReqMem")) or 0.0
+    peaks = [memory_mb(s.get("MaxRSS")) or 0.0 for s in snap.steps]
+    return asked > 0 and max(peaks, default=0.0) > asked
+
+
+def _pending_advice(commands: SlurmCommands, snap: Snapshot, klass: str) -> list[Advice]:
+    if not snap.job:
+        return []
+    request = request_of(snap, _submit_line(commands, snap.job_id))
+    found = advise(commands, snap, request, klass)
+    release = {
+        "held_user": f"release it: scontrol release {snap.job_id}",
+        "begin_time": f"move its begin time: scontrol update JobId={snap.job_id} StartTime=now",
+        "dependency_never": f"remove the dependency: scontrol update JobId={snap.job_id} "
+        "Dependency= (or cancel it)",
+    }
+    if klass in release:
+        result = check(commands, request)
+        found.insert(0, judge(release[klass], result, None, snap.now))
+    return found
+
+
+def _submit_line(commands: SlurmCommands, job_id: str) -> str:
+    """sacct's SubmitLine (the node count a user typed), '' where sacct lacks it."""
+    try:
+        return commands.run(["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "SubmitLine"]).strip()
+    except SlurmCommandError:
+        return ""
+
+
+def _ended_advice(commands: SlurmCommands, snap: Snapshot, klass: str) -> list[Advice]:
+    """For jobs killed for time or memory, or by a node: the change, checked with --test-only."""
+    if klass not in {"timeout", "out_of_memory", "node_fail"}:
+        return []
+    base = _ended_request(snap)
+    if klass == "timeout":
+        limit = slurm_duration(snap.get("TimeLimit")) or 60.0
+        minutes = max(2, math.ceil(2 * limit / 60))
+        text, changed = (
+            f"ask for --time={minutes} (minutes), twice the limit it hit",
+            replace(base, time_min=minutes),
+        )
+    elif klass == "out_of_memory":
+        peaks = [memory_mb(s.get("MaxRSS")) or 0.0 for s in snap.steps]
+        asked = memory_mb(snap.accounting.get("ReqMem")) or 0.0
+        mem = max(64, math.ceil(1.5 * max([*peaks, asked])))
+        text, changed = (
+            f"ask for --mem={mem}M (1.5 times its peak or request)",
+            replace(base, mem=f"{mem}M", mem_per_cpu=""),
+        )
+    else:
+        nodes = snap.get("NodeList")
+        text, changed = f"resubmit excluding {nodes} (--exclude)", replace(base, exclude=nodes)
+    return [judge(text, check(commands, changed), None, snap.now)]
+
+
+def _ended_request(snap: Snapshot) -> JobRequest:
+    cpus = int(snap.get("NumCPUs") or 1) if (snap.get("NumCPUs") or "1").isdigit() else 1
+    time_s = slurm_duration(snap.get("TimeLimit"))
+    return JobRequest(
+        partition=snap.partition,
+        ntasks=cpus,
+        time_min=None if time_s is None else max(1, math.ceil(time_s / 60)),
+    )
+
+
+def _expected_start(out: Explanation, snap: Snapshot, klass: str) -> None:
+    if klass in NO_START:
+        out.expected_start_note = "none: it cannot start as it stands"
+    elif snap.start_estimate is not None:
+        out.expected_start = snap.start_estimate
+        where = f" on {snap.planned_nodes}" if snap.planned_nodes else ""
+        out.expected_start_note = (
+            f"about {clock(snap.start_estimate, snap.now)}{where} "
+            f"(Slurm's estimate, squeue --start)"
+        )
+    else:
+        note = "Slurm has not estimated a start yet"
+        if snap.backfill_last:
+            note += f" (the backfill scheduler last ran at {snap.backfill_last})"
+        out.expected_start_note = note
+
+
+def _facts(snap: Snapshot, code: str, klass: str, meaning: str, out: Explanation) -> JobWhyFacts:
+    comment = snap.get("Comment")
+    run_id, task = _run_link(comment)
+    wait = waited(snap)
+    elapsed = slurm_duration(snap.get("RunTime")) or slurm_duration(snap.accounting.get("Elapsed"))
+    who = scheduler_of(snap)
+    return JobWhyFacts(
+        kind="job_why",
+        job_id=snap.job_id,
+        job_name=snap.get("JobName"),
+        user=snap.user,
+        state=snap.state,
+        reason=snap.reason if snap.state == "PENDING" else code,
+        reason_class=klass,
+        meaning=meaning,
+        verdict=out.verdict,
+        evidence=out.evidence_facts(),
+        advice=out.advice_facts(),
+        expected_start=out.expected_start.isoformat() if out.expected_start else None,
+        expected_start_note=out.expected_start_note,
+        wait_s=wait or 0.0,
+        elapsed_s=elapsed or 0.0,
+        backfill=(who == "backfill") if who else None,
+        scheduler=who,
+        nodes=snap.get("NodeList"),
+        comment=comment,
+        run_id=run_id,
+        task=task,
+        source="live" if snap.job else "accounting",
+        commands=list(snap.commands),
+    )
+
+
+def _run_link(comment: str) -> tuple[str | None, str | None]:
+    """(run id, task) from a ``wass:v1:run=...;task=...`` comment token, if well formed."""
+    match = _COMMENT_TOKEN.search(comment)
+    if not match:
+        return None, None
+    parts = dict(p.split("=", 1) for p in re.split(r"[;:,]", match.group("body")) if "=" in p)
+    run = parts.get("run")
+    return (run if run and re.fullmatch(r"[\w.-]+", run) else None), parts.get("task")

@@ -1,0 +1,87 @@
+"""An explanation of one job: a verdict sentence, quoted evidence, checked advice, a start.
+
+The facts an answer is rendered from (offline), handed to the model (online) and checked by the
+verifier are :meth:`Explanation.facts`, a :class:`JobWhyFacts` dict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TypedDict
+
+from wass_chat.slurm.advice import Advice
+from wass_chat.slurm.live import Quoted
+
+
+class EvidenceFacts(TypedDict):
+    command: str
+    field: str
+    value: str
+
+
+class AdviceFacts(TypedDict):
+    text: str
+    outcome: str
+    helps: bool | None
+    checked_with: str
+
+
+class JobWhyFacts(TypedDict, total=False):
+    """What ``job_why`` returns (kind ``job_why``)."""
+
+    kind: str
+    job_id: str
+    job_name: str
+    user: str
+    state: str
+    reason: str
+    reason_class: str
+    meaning: str
+    verdict: str
+    evidence: list[EvidenceFacts]
+    advice: list[AdviceFacts]
+    expected_start: str | None
+    expected_start_note: str
+    wait_s: float
+    elapsed_s: float
+    backfill: bool | None
+    scheduler: str
+    nodes: str
+    comment: str
+    run_id: str | None
+    task: str | None
+    source: str
+    commands: list[str]
+
+
+@dataclass
+class Explanation:
+    """Built up by the explainers, then turned into facts."""
+
+    verdict: str
+    evidence: list[Quoted] = field(default_factory=list)
+    advice: list[Advice] = field(default_factory=list)
+    expected_start: datetime | None = None
+    expected_start_note: str = ""
+
+    def quote(self, *items: Quoted) -> None:
+        for item in items:
+            if item.value and item not in self.evidence:
+                self.evidence.append(item)
+
+    def evidence_facts(self) -> list[EvidenceFacts]:
+        return [
+            EvidenceFacts(command=q.command, field=q.field, value=q.value) for q in self.evidence
+        ]
+
+    def advice_facts(self) -> list[AdviceFacts]:
+        return [
+            AdviceFacts(
+                text=a.text,
+                outcome=a.outcome,
+                helps=a.helps,
+                checked_with=a.check.command if a.check else "",
+            )
+            for a in self.advice
+        ]

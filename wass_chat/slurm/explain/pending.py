@@ -1,0 +1,521 @@
+"""Why a pending job waits: one explainer per reason class, each quoting Slurm's own fields.
+
+Every explainer returns an :class:`Explanation` whose verdict is one plain sentence computed
+from the snapshot (never from a guess); the caller adds checked advice and the expected start.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from wass_chat.slurm.advice import Advice, free_cpus
+from wass_chat.slurm.advice import cpus as _cpus
+from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_parsable
+from wass_chat.slurm.explain.model import Explanation
+from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.live import (
+    Quoted,
+    RunningJob,
+    Snapshot,
+    clock,
+    is_set,
+    memory_mb,
+    slurm_duration,
+)
+from wass_chat.slurm.reasons import Reason
+
+
+def _names(names: list[str]) -> str:
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _minutes(seconds: float | None) -> str:
+    if seconds is None:
+        return "no limit"
+    if seconds < 3600:
+        return f"{seconds / 60:g} min"
+    return f"{seconds / 3600:g} h"
+
+
+def _running_line(job: RunningJob) -> Quoted:
+    return Quoted(
+        "squeue -t R",
+        f"job {job.job_id}",
+        f"{job.cpus} CPUs on {job.nodes}, ends {job.end.isoformat() if job.end else 'Unknown'}",
+    )
+
+
+def resources(snap: Snapshot, commands: SlurmCommands) -> Explanation:
+    """Waiting for CPUs (or memory, GPUs, nodes) that running jobs hold."""
+    jid = snap.job_id
+    planned = set(expand(snap.planned_nodes))
+    free = free_cpus(snap, snap.partition)
+    nodes_needed = int(snap.num_nodes.split("-")[0] or 1)
+    per_node = -(-snap.cpus // max(1, nodes_needed))
+    able = [n for n in free if int(snap.node(n).get("CPUTot") or 0) >= per_node]
+    holders = [j for j in snap.running if set(expand(j.nodes)) & (planned or set(able))]
+    holders.sort(key=lambda j: (j.end is None, j.end))
+    fits = (
+        max((free.get(n, 0) for n in able), default=0)
+        if nodes_needed == 1
+        else sum(free.get(n, 0) for n in able)
+    )
+    what = "CPUs" if fits < snap.cpus else "GPUs" if "gpu" in snap.get("TresPerNode") else "memory"
+    need = f"it needs {_cpus(snap.cpus)}" + (
+        " on one node" if nodes_needed == 1 and snap.cpus > 1 else ""
+    )
+    if what == "memory":
+        asked = memory_mb(snap.get("MinMemoryNode")) or 0
+        need = (
+            f"it needs {asked:.0f} MB of memory per node"
+            if asked
+            else "it asked for no --mem, so it needs all of a node's memory"
+        )
+    if holders:
+        first = holders[0]
+        busy = sorted({n for j in holders for n in expand(j.nodes)} & (planned or set(able)))
+        keys, unit = (
+            (("AllocMem", "RealMemory"), " MB of memory")
+            if what == "memory"
+            else (("CPUAlloc", "CPUTot"), " CPUs")
+        )
+        alloc = sum(int(snap.node(n).get(keys[0]) or 0) for n in busy)
+        total = sum(int(snap.node(n).get(keys[1]) or 0) for n in busy)
+        share = f"all {total}{unit}" if alloc >= total else f"{alloc} of the {total}{unit}"
+        share += f" of {_names(busy)}"
+        when = clock(first.end, snap.now)
+        if len(holders) == 1:
+            who = f"job {first.job_id} of user {first.user} holds {share}"
+            until = f" until about {when}" if first.end else ""
+        else:
+            who = f"{len(holders)} running jobs hold {share}"
+            until = f"; the first (job {first.job_id}) ends at about {when}" if first.end else ""
+        verdict = f"Job {jid} waits for {what}: {who}{until}; {need}."
+    else:
+        verdict = f"Job {jid} waits for {what} in partition {snap.partition}; {need}."
+    out = Explanation(verdict)
+    out.quote(
+        snap.quote("Reason"), snap.quote("NumCPUs"), snap.quote("NumNodes"), snap.quote("TRES")
+    )
+    out.quote(*(_running_line(j) for j in holders[:5]))
+    for name in sorted(planned or set(able))[:6]:
+        node = snap.node(name)
+        out.quote(
+            Quoted(
+                "scontrol show nodes",
+                f"{name} CPUAlloc/CPUTot",
+                f"{node.get('CPUAlloc')}/{node.get('CPUTot')}",
+            )
+        )
+    if snap.backfill_last:
+        out.quote(Quoted("sdiag", "backfill Last cycle when", snap.backfill_last))
+    return out
+
+
+def priority(snap: Snapshot, commands: SlurmCommands) -> Explanation:
+    """Waiting behind higher-priority jobs of the same partition that compete for nodes."""
+    from wass_chat.slurm.reasons import classify
+
+    mine = (-int(snap.get("Priority") or 0), int(snap.job_id.split("_")[0]))
+    line = [
+        p
+        for p in snap.pending
+        if p["partition"] == snap.partition
+        and classify(p["reason"]).klass in {"resources", "priority"}
+    ]
+
+    def rank(p: dict[str, str]) -> tuple[int, int]:
+        head = p["job_id"].split("_")[0]
+        return (-int(p["priority"] or 0), int(head) if head.isdigit() else 0)
+
+    ahead = sorted((p for p in line if rank(p) < mine), key=rank)
+    ids = [p["job_id"] for p in ahead]
+    shown = _names([f"job {i}" for i in ids[:3]]) + (" and others" if len(ids) > 3 else "")
+    verdict = (
+        f"Job {snap.job_id} waits its turn: {len(ids)} pending job"
+        f"{'s' if len(ids) != 1 else ''} in partition {snap.partition} "
+        f"{'come' if len(ids) != 1 else 'comes'} first ({shown}, by priority, then age); it is "
+        f"number {len(ids) + 1} of {len(line)} in line."
+    )
+    if not ids:
+        verdict = (
+            f"Job {snap.job_id} is first in line in partition {snap.partition}; it waits for "
+            f"the scheduler's next pass to find it room."
+        )
+    out = Explanation(verdict)
+    out.quote(snap.quote("Reason"), snap.quote("Priority"))
+    if snap.priority:
+        factors = ", ".join(
+            f"{k} {snap.priority[k]}" for k in ("age", "fairshare", "jobsize", "partition", "qos")
+        )
+        out.quote(Quoted(f"sprio -j {snap.job_id}", "priority factors", factors))
+    if snap.fairshare:
+        out.quote(Quoted(f"sshare -u {snap.user}", "FairShare", snap.fairshare))
+    out.quote(
+        *(Quoted("squeue -t PD", f"job {p['job_id']} priority", p["priority"]) for p in ahead[:3])
+    )
+    return out
+
+
+_DEP = re.compile(r"(?P<type>after\w*|singleton):?(?P<job>\d+)?(?:[+:]\d+)?\((?P<status>\w+)\)")
+
+
+def _job_states(commands: SlurmCommands, ids: list[str]) -> dict[str, dict[str, str]]:
+    """Name, state and reason of other jobs: the queue first, then accounting."""
+    states: dict[str, dict[str, str]] = {}
+    if not ids:
+        return states
+    try:
+        text = commands.run(
+            ["squeue", "-h", "--states=all", "-j", ",".join(ids), "-o", "%i|%T|%r|%j"]
+        )
+    except SlurmCommandError:
+        text = ""
+    for row in parse_parsable(text, ("id", "state", "reason", "name")):
+        states[row["id"]] = row
+    missing = [i for i in ids if i not in states]
+    if missing:
+        text = commands.run(
+            ["sacct", "-P", "-n", "-X", "-j", ",".join(missing), "-o", "JobID,State,Reason,JobName"]
+        )
+        for row in parse_parsable(text, ("id", "state", "reason", "name")):
+            states[row["id"]] = row
+    return states
+
+
+def dependency(snap: Snapshot, commands: SlurmCommands, never: bool = False) -> Explanation:
+    """Waiting for (or never to be freed by) the jobs it depends on."""
+    expression = snap.get("Dependency")
+    deps = [m.groupdict() for m in _DEP.finditer(expression)]
+    states = _job_states(commands, [d["job"] for d in deps if d["job"]])
+    words = {
+        "afterok": "to finish successfully",
+        "afterany": "to end",
+        "afternotok": "to fail",
+        "after": "to start",
+        "aftercorr": "(each task) to succeed",
+        "singleton": "(earlier jobs of the same name and user) to end",
+    }
+    parts = []
+    for d in deps:
+        other = states.get(d["job"] or "", {})
+        state = other.get("state", "").split()[0] if other.get("state") else "unknown"
+        parts.append(
+            f"job {d['job']} {words.get(d['type'], d['type'])} ({d['type']}); "
+            f"job {d['job']} is {state}"
+        )
+    detail = "; ".join(parts) or f"its dependency {expression}"
+    if never:
+        verdict = (
+            f"Job {snap.job_id} will never start as it stands: it waits for {detail}, "
+            f"so the dependency can no longer be satisfied."
+        )
+    else:
+        verdict = f"Job {snap.job_id} waits for {detail}."
+    out = Explanation(verdict)
+    out.quote(snap.quote("Reason"), snap.quote("Dependency"))
+    out.quote(
+        *(Quoted(f"squeue/sacct -j {i}", "State", s.get("state", "")) for i, s in states.items())
+    )
+    return out
+
+
+def begin_time(snap: Snapshot, commands: SlurmCommands) -> Explanation:
+    begin = snap.get("EligibleTime") or snap.get("StartTime")
+    from wass_chat.slurm.live import slurm_time
+
+    when = slurm_time(begin)
+    out = Explanation(
+        f"Job {snap.job_id} may not start before {clock(when, snap.now)}: it was "
+        f"submitted with a begin time (--begin)."
+    )
+    out.quote(snap.quote("Reason"), snap.quote("EligibleTime"))
+    return out
+
+
+def held(snap: Snapshot, commands: SlurmCommands, admin: bool) -> Explanation:
+    if admin:
+        text = (
+            f"Job {snap.job_id} is held by an administrator and will not start until an "
+            f"administrator releases it (scontrol release {snap.job_id})."
+        )
+    else:
+        text = (
+            f"Job {snap.job_id} is held by its owner and will not start until released "
+            f"(scontrol release {snap.job_id})."
+        )
+    out = Explanation(text)
+    out.quote(snap.quote("Reason"), snap.quote("Priority"))
+    return out
+
+
+def partition_limit(snap: Snapshot, commands: SlurmCommands) -> Explanation:
+    """A request the partition can never satisfy: time, node count, CPUs or memory."""
+    code, part = snap.reason, snap.partition_record()
+    name = snap.partition
+    out = Explanation("")
+    out.quote(snap.quote("Reason"), snap.quote("Partition"))
+    if code == "PartitionTimeLimit":
+        asked, allowed = slurm_duration(snap.get("TimeLimit")), slurm_duration(part.get("MaxTime"))
+        out.verdict = (
+            f"Job {snap.job_id} cannot start in partition {name}: it asks for "
+            f"{_minutes(asked)} and the partition allows at most {_minutes(allowed)} "
+            f"(MaxTime)."
+        )
+        out.quote(
+            snap.quote("TimeLimit"),
+            Quoted("scontrol show partitions", f"{name} MaxTime", part.get("MaxTime", "")),
+        )
+    elif code == "PartitionNodeLimit":
+        out.verdict = (
+            f"Job {snap.job_id} cannot start in partition {name}: it asks for "
+            f"{snap.num_nodes} nodes and the partition allows "
+            f"{part.get('MinNodes', '0')} to {part.get('MaxNodes', 'UNLIMITED')} "
+            f"per job (MinNodes/MaxNodes)."
+        )
+        out.quote(
+            snap.quote("NumNodes"),
+            Quoted("scontrol show partitions", f"{name} MaxNodes", part.get("MaxNodes", "")),
+        )
+    else:
+        total = int(part.get("TotalCPUs") or 0)
+        largest = max(
+            (int(snap.node(n).get("CPUTot") or 0) for n in expand(part.get("Nodes", ""))), default=0
+        )
+        if total and snap.cpus > total:
+            what = f"it asks for {_cpus(snap.cpus)} and the partition has {total} in all"
+        elif largest and snap.num_nodes == "1" and snap.cpus > largest:
+            what = f"it asks for {_cpus(snap.cpus)} on one node and the largest has {largest}"
+        else:
+            what = f"its request ({snap.get('TRES')}) exceeds what the partition offers or allows"
+        out.verdict = f"Job {snap.job_id} can never start in partition {name} as submitted: {what}."
+        out.quote(
+            snap.quote("NumCPUs"),
+            snap.quote("TRES"),
+            Quoted("scontrol show partitions", f"{name} TotalCPUs", part.get("TotalCPUs", "")),
+        )
+    return out
+
+
+def node_unavailable(snap: Snapshot, commands: SlurmCommands) -> Explanation:
+    """A node it asked for (or needs) is drained, down or reserved."""
+    named = re.search(r"UnavailableNodes:(\S+)", snap.reason)
+    nodes = expand(named.group(1)) if named else expand(snap.get("ReqNodeList"))
+    parts, out = [], Explanation("")
+    out.quote(snap.quote("Reason"), snap.quote("ReqNodeList"))
+    for name in nodes[:4]:
+        node = snap.node(name)
+        state = node.get("State", "UNKNOWN")
+        reason = node.get("Reason", "")
+        word = "drained" if "DRAIN" in state else "down" if "DOWN" in state else state.lower()
+        why = f' ("{reason.split(" [")[0]}")' if is_set(reason) else ""
+        parts.append(f"{name}, which is {word}{why}")
+        out.quote(Quoted("scontrol show nodes", f"{name} State", state))
+        if is_set(reason):
+            out.quote(Quoted("scontrol show nodes", f"{name} Reason", reason))
+    asked = "asks for" if snap.get("ReqNodeList") else "needs"
+    out.verdict = f"Job {snap.job_id} {asked} node {_names(parts) or 'that is unavailable'}."
+    return out
+
+
+def reservation(snap: Snapshot, commands: SlurmCommands) -> Explanation:
+    name = snap.get("Reservation")
+    record = next((r for r in snap.reservations if r.get("ReservationName") == name), {})
+    from wass_chat.slurm.live import slurm_time
+
+    start = slurm_time(record.get("StartTime"))
+    when = (
+        f", which starts at {clock(start, snap.now)} on {record.get('Nodes', '?')}"
+        if start and start > snap.now
+        else ""
+    )
+    out = Explanation(
+        f"Job {snap.job_id} runs in reservation {name}{when}; it waits for the reservation."
+    )
+    out.quote(snap.quote("Reason"), snap.quote("Reservation"))
+    if record:
+        out.quote(
+            Quoted("scontrol show reservations", f"{name} StartTime", record.get("StartTime", ""))
+        )
+    return out
+
+
+def _sacctmgr(
+    commands: SlurmCommands, argv: list[str], fields: tuple[str, ...]
+) -> list[dict[str, str]]:
+    try:
+        text = commands.run(["sacctmgr", "-n", "-P", *argv, "format=" + ",".join(fields)])
+    except SlurmCommandError:
+        return []
+    return parse_parsable(text, fields)
+
+
+def limit(snap: Snapshot, commands: SlurmCommands, qos: bool) -> Explanation:
+    """A QOS or association limit (set with sacctmgr) holds it back."""
+    code, user, account = snap.reason, snap.user, snap.get("Account")
+    mine = [j for j in snap.running if j.user == user]
+    if qos:
+        name = snap.get("QOS")
+        fields = (
+            "Name",
+            "MaxJobsPU",
+            "MaxSubmitPU",
+            "MaxTRESPU",
+            "MaxTRES",
+            "MaxWall",
+            "GrpTRES",
+            "GrpJobs",
+        )
+        rows = _sacctmgr(commands, ["show", "qos", name], fields)
+        mine = [j for j in mine if j.qos == name]
+        subject, command = f"QOS {name}", f"sacctmgr show qos {name}"
+    else:
+        fields = (
+            "Account",
+            "User",
+            "GrpTRES",
+            "GrpJobs",
+            "MaxJobs",
+            "MaxTRES",
+            "MaxWall",
+            "MaxSubmit",
+        )
+        rows = _sacctmgr(commands, ["show", "assoc", f"user={user}", f"account={account}"], fields)
+        subject = f"the association of user {user} in account {account}"
+        command = f"sacctmgr show assoc user={user} account={account}"
+    limits = {
+        k: v
+        for k, v in (rows[0] if rows else {}).items()
+        if v and k not in {"Name", "Account", "User"}
+    }
+    shown = ", ".join(f"{k}={v}" for k, v in limits.items()) or "a limit sacctmgr did not show"
+    running = (
+        f"; {len(mine)} of its jobs run now, holding {_cpus(sum(j.cpus for j in mine))}"
+        if mine
+        else "; none of its jobs run now"
+    )
+    out = Explanation(
+        f"Job {snap.job_id} waits for a limit of {subject} ({code}): {shown}"
+        f"{running}, and it asks for {_cpus(snap.cpus)}."
+    )
+    out.quote(snap.quote("Reason"), snap.quote("QOS" if qos else "Account"), snap.quote("TRES"))
+    out.quote(*(Quoted(command, k, v) for k, v in limits.items()))
+    out.quote(*(_running_line(j) for j in mine[:3]))
+    out.advice = _limit_advice(snap, limits, mine)
+    return out
+
+
+def _limit_advice(snap: Snapshot, limits: dict[str, str], mine: list[RunningJob]) -> list[Advice]:
+    """Advice checked against the limit's own value (sbatch --test-only ignores limits)."""
+    advice = []
+    cpu_cap = next(
+        (
+            int(m.group(1))
+            for k in ("GrpTRES", "MaxTRESPU", "MaxTRES")
+            if (m := re.search(r"cpu=(\d+)", limits.get(k, "")))
+        ),
+        None,
+    )
+    if cpu_cap is not None:
+        room = cpu_cap - sum(j.cpus for j in mine)
+        if 0 < room < snap.cpus:
+            advice.append(
+                Advice(
+                    f"ask for {_cpus(room)} instead of {snap.cpus}",
+                    None,
+                    True,
+                    f"fits the limit cpu={cpu_cap} next to the running jobs",
+                )
+            )
+    ending = sorted((j for j in mine if j.end), key=lambda j: j.end or snap.now)
+    if ending:
+        first = ending[0]
+        advice.append(
+            Advice(
+                f"wait for job {first.job_id} to end",
+                None,
+                None,
+                f"it ends at about {clock(first.end, snap.now)}, freeing "
+                f"{_cpus(first.cpus)} under the limit",
+            )
+        )
+    return advice
+
+
+def licenses(snap: Snapshot, commands: SlurmCommands) -> Explanation:
+    wanted = snap.get("Licenses")
+    parts, out = [], Explanation("")
+    out.quote(snap.quote("Reason"), snap.quote("Licenses"))
+    for item in wanted.split(","):
+        name, _, count = item.partition(":")
+        record = next((r for r in snap.licenses if r.get("LicenseName") == name), {})
+        holders = [j.job_id for j in snap.running if name in j.licenses]
+        parts.append(
+            f"licence {name}: it needs {count or 1} and {record.get('Used', '?')} of "
+            f"{record.get('Total', '?')} are in use"
+            + (f" (by job {', '.join(holders)})" if holders else "")
+        )
+        if record:
+            out.quote(
+                Quoted(
+                    "scontrol show licenses",
+                    f"{name} Used/Total",
+                    f"{record.get('Used')}/{record.get('Total')}",
+                )
+            )
+    out.verdict = f"Job {snap.job_id} waits for {'; '.join(parts) or 'licences'}."
+    return out
+
+
+def constraints(snap: Snapshot, commands: SlurmCommands) -> Explanation:
+    features = snap.get("Features")
+    offered = {n.get("NodeName", ""): n.get("ActiveFeatures", "") for n in snap.nodes}
+    out = Explanation(
+        f"Job {snap.job_id} can never start as submitted: no node of partition "
+        f"{snap.partition} satisfies its constraints ({features or snap.get('TRES')})."
+    )
+    out.quote(snap.quote("Reason"), snap.quote("Features"))
+    out.quote(
+        *(
+            Quoted("scontrol show nodes", f"{n} ActiveFeatures", f)
+            for n, f in list(offered.items())[:6]
+        )
+    )
+    return out
+
+
+def generic(snap: Snapshot, commands: SlurmCommands, entry: Reason) -> Explanation:
+    """A known code without a dedicated explainer, or an unknown one: quote, never invent."""
+    if entry.klass == "unknown":
+        text = (
+            f"Job {snap.job_id} is {snap.state.lower()} with reason {snap.reason!r}, a code "
+            f"wass-chat does not explain yet; the evidence below is what Slurm reports."
+        )
+    else:
+        text = f"Job {snap.job_id} is {snap.state.lower()}: {entry.meaning} ({snap.reason})."
+    out = Explanation(text)
+    out.quote(snap.quote("Reason"), snap.quote("JobState"), snap.quote("TRES"))
+    return out
+
+
+EXPLAINERS: dict[str, Callable[[Snapshot, SlurmCommands], Explanation]] = {
+    "resources": resources,
+    "priority": priority,
+    "dependency": dependency,
+    "dependency_never": lambda s, c: dependency(s, c, never=True),
+    "begin_time": begin_time,
+    "held_user": lambda s, c: held(s, c, admin=False),
+    "held_admin": lambda s, c: held(s, c, admin=True),
+    "launch_failure": lambda s, c: held(s, c, admin=True),
+    "partition_limit": partition_limit,
+    "node_unavailable": node_unavailable,
+    "reservation": reservation,
+    "qos_limit": lambda s, c: limit(s, c, qos=True),
+    "assoc_limit": lambda s, c: limit(s, c, qos=False),
+    "licenses": licenses,
+    "constraints": constraints,
+}
+"""Pending reason class -> explainer; classes without one use :func:`generic`."""

@@ -1,0 +1,204 @@
+"""The queue as a whole: what blocks the most pending jobs, which partition is congested, who
+waits longest right now (live), and who waited longest over a period (accounting).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import Any, TypedDict
+
+import polars as pl
+
+from wass_chat.slurm.commands import SlurmCommands, parse_parsable, parse_scontrol_record
+from wass_chat.slurm.explain.ended import duration
+from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.live import slurm_time
+from wass_chat.slurm.reasons import classify
+
+
+class QueueFacts(TypedDict):
+    """What ``queue_overview`` returns (kind ``queue``)."""
+
+    kind: str
+    verdict: str
+    partition: str | None
+    user: str | None
+    pending: int
+    running: int
+    reasons: list[dict[str, Any]]
+    partitions: list[dict[str, Any]]
+    longest: list[dict[str, Any]]
+    source: str
+
+
+def queue_overview(
+    commands: SlurmCommands,
+    partition: str | None = None,
+    user: str | None = None,
+    now: datetime | None = None,
+) -> QueueFacts:
+    """The pending queue grouped by reason and partition, with its longest waiters."""
+    now = now or datetime.now()
+    fields = ("id", "partition", "state", "reason", "submit", "cpus", "user", "name")
+    argv = ["squeue", "-h", "-t", "PD,R", "-o", "%i|%P|%T|%r|%V|%C|%u|%j"]
+    if partition:
+        argv += ["-p", partition]
+    if user:
+        argv += ["-u", user]
+    jobs = parse_parsable(commands.run(argv), fields)
+    pending = [j for j in jobs if j["state"] == "PENDING"]
+    running = [j for j in jobs if j["state"] == "RUNNING"]
+    counts = Counter(j["reason"] for j in pending)
+    reasons = [
+        {
+            "reason": code,
+            "jobs": n,
+            "class": classify(code).klass,
+            "meaning": classify(code).meaning,
+            "cpus": sum(int(j["cpus"] or 0) for j in pending if j["reason"] == code),
+        }
+        for code, n in counts.most_common()
+    ]
+    parts = _partitions(commands, pending)
+    if partition:
+        parts = [p for p in parts if p["partition"] == partition]
+
+    def age(job: dict[str, str]) -> float:
+        submitted = slurm_time(job["submit"])
+        return (now - submitted).total_seconds() if submitted else 0.0
+
+    longest = [
+        {
+            "job_id": j["id"],
+            "user": j["user"],
+            "partition": j["partition"],
+            "reason": j["reason"],
+            "age_s": age(j),
+            "cpus": int(j["cpus"] or 0),
+        }
+        for j in sorted(pending, key=age, reverse=True)[:5]
+    ]
+    return QueueFacts(
+        kind="queue",
+        verdict=_queue_verdict(pending, reasons, parts, longest),
+        partition=partition,
+        user=user,
+        pending=len(pending),
+        running=len(running),
+        reasons=reasons,
+        partitions=parts,
+        longest=longest,
+        source="squeue, scontrol",
+    )
+
+
+def _partitions(commands: SlurmCommands, pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per partition: CPUs in use against its usable total, drained nodes, pending demand."""
+    nodes = {r.get("NodeName", ""): r for r in _records(commands, "nodes")}
+    out = []
+    for record in _records(commands, "partitions"):
+        name = record.get("PartitionName", "")
+        members = [nodes[n] for n in expand(record.get("Nodes", "")) if n in nodes]
+        bad = [
+            n.get("NodeName", "")
+            for n in members
+            if any(s in n.get("State", "") for s in ("DRAIN", "DOWN", "FAIL"))
+        ]
+        waiting = [j for j in pending if name in j["partition"].split(",")]
+        out.append(
+            {
+                "partition": name,
+                "cpus_total": sum(int(n.get("CPUTot") or 0) for n in members),
+                "cpus_allocated": sum(int(n.get("CPUAlloc") or 0) for n in members),
+                "unavailable_nodes": bad,
+                "pending_jobs": len(waiting),
+                "pending_cpus": sum(int(j["cpus"] or 0) for j in waiting),
+            }
+        )
+    return sorted(out, key=lambda p: (-p["pending_cpus"], p["partition"]))
+
+
+def _records(commands: SlurmCommands, what: str) -> list[dict[str, str]]:
+    text = commands.run(["scontrol", "--oneliner", "show", what])
+    return [parse_scontrol_record(line) for line in text.splitlines() if line.strip()]
+
+
+def _queue_verdict(
+    pending: list[dict[str, Any]],
+    reasons: list[dict[str, Any]],
+    parts: list[dict[str, Any]],
+    longest: list[dict[str, Any]],
+) -> str:
+    if not pending:
+        return "No job is pending: nothing blocks the queue."
+    top = reasons[0]
+    verdict = (
+        f"{len(pending)} job{'s are' if len(pending) != 1 else ' is'} pending; the most "
+        f"common reason is {top['reason']} ({top['jobs']} job"
+        f"{'s' if top['jobs'] != 1 else ''}: {top['meaning']})."
+    )
+    busiest = parts[0] if parts and parts[0]["pending_jobs"] else None
+    if busiest:
+        verdict += (
+            f" Partition {busiest['partition']} is the most congested: "
+            f"{busiest['cpus_allocated']} of its {busiest['cpus_total']} CPUs are in use "
+            f"and its {busiest['pending_jobs']} pending jobs ask for "
+            f"{busiest['pending_cpus']} more."
+        )
+        if busiest["unavailable_nodes"]:
+            verdict += f" Unavailable there: {', '.join(busiest['unavailable_nodes'])}."
+    first = longest[0]
+    verdict += (
+        f" The longest wait so far is job {first['job_id']} of {first['user']}: "
+        f"{duration(first['age_s'])} ({first['reason']})."
+    )
+    return verdict
+
+
+class WaitersFacts(TypedDict):
+    """What ``top_waiters`` returns (kind ``waiters``)."""
+
+    kind: str
+    verdict: str
+    period: str
+    users: list[dict[str, Any]]
+    jobs: int
+    note: str
+
+
+def top_waiters(jobs: pl.DataFrame, period: str, count: int, note: str = "") -> WaitersFacts:
+    """Users ranked by median wait (eligible to start) over allocations that started."""
+    frame = jobs.filter(
+        ~pl.col("is_step") & pl.col("start").is_not_null() & pl.col("eligible").is_not_null()
+    )
+    frame = frame.with_columns(
+        ((pl.col("start") - pl.col("eligible")).dt.total_seconds().clip(lower_bound=0)).alias(
+            "wait_s"
+        )
+    )
+    ranked = (
+        frame.group_by("user")
+        .agg(
+            pl.len().alias("jobs"),
+            pl.col("wait_s").median().alias("median_wait_s"),
+            pl.col("wait_s").max().alias("max_wait_s"),
+            pl.col("job_id").sort_by("wait_s").last().alias("longest_job"),
+        )
+        .sort(["median_wait_s", "max_wait_s"], descending=True)
+        .head(count)
+    )
+    users = ranked.to_dicts()
+    if not users:
+        verdict = f"No job started in {period}, so nobody waited."
+    else:
+        top = users[0]
+        jobs = f"{top['jobs']} job" + ("" if top["jobs"] == 1 else "s")
+        verdict = (
+            f"Over {period}, {top['user']} waited longest: a median of "
+            f"{duration(top['median_wait_s'])} over {jobs} (longest: job "
+            f"{top['longest_job']}, {duration(top['max_wait_s'])})."
+        )
+    return WaitersFacts(
+        kind="waiters", verdict=verdict, period=period, users=users, jobs=frame.height, note=note
+    )

@@ -1,0 +1,399 @@
+"""What Slurm itself says about one job right now, gathered from its own commands.
+
+:func:`snapshot` asks, each through an argument list (user text is only ever an argv value):
+
+* ``scontrol --oneliner show job ID``: state, Reason, dependency, requested TRES, partition,
+  QOS, reservation, begin time, requested/excluded nodes, hold, time limit (the controller keeps
+  a finished job ``MinJobAge`` seconds);
+* ``squeue --start``: the scheduler's start estimate and the nodes it plans to use;
+* ``scontrol show nodes`` / ``show partitions`` / ``show licenses`` / ``show reservations``:
+  free CPUs and memory, drained or down nodes and their reason, partition limits;
+* ``squeue -t R`` (running jobs and their ends) and ``squeue -t PD`` (the pending queue);
+* ``sprio`` (priority factors) and ``sshare`` (fairshare), when the priority plugin offers them;
+* ``sacct`` for jobs the controller no longer holds (only the fields this sacct offers);
+* ``sdiag``: when the backfill scheduler last ran.
+
+Everything is kept as Slurm printed it (``key -> text``) next to the command it came from, so an
+explanation can quote its evidence. Parsing of Slurm's time and size formats lives here too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sim.errors import InputError
+from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_scontrol_record
+
+UNSET = frozenset({"", "(null)", "N/A", "Unknown", "None", "n/a"})
+ACCOUNTING_FIELDS = (
+    "JobID",
+    "JobName",
+    "User",
+    "Account",
+    "Partition",
+    "QOS",
+    "State",
+    "ExitCode",
+    "DerivedExitCode",
+    "Submit",
+    "Eligible",
+    "Start",
+    "End",
+    "Elapsed",
+    "Timelimit",
+    "NCPUS",
+    "NNodes",
+    "ReqMem",
+    "ReqTRES",
+    "NodeList",
+    "Flags",
+    "Reason",
+    "Reservation",
+    "Comment",
+    "MaxRSS",
+)
+"""sacct fields read for a finished job; those this sacct lacks are left out (22.05 has no
+``Dependency``, and asking for an unknown field fails the whole command)."""
+
+
+class UnknownJob(InputError):
+    """A job id Slurm knows neither in its queue nor in its accounting."""
+
+    kind = "job"
+
+    def one_line(self, limit: int = 5) -> str:
+        return "; ".join(self.problems[:limit])
+
+
+def is_set(value: str | None) -> bool:
+    return value is not None and value.strip() not in UNSET
+
+
+def slurm_time(value: str | None) -> datetime | None:
+    """``2026-11-23T23:04:08`` -> datetime; ``Unknown``/``N/A``/``None`` -> None."""
+    if not is_set(value):
+        return None
+    try:
+        return datetime.fromisoformat(str(value).strip())
+    except ValueError:
+        return None
+
+
+def slurm_duration(value: str | None) -> float | None:
+    """Seconds of ``[D-]HH:MM:SS``, ``MM:SS``, ``MM`` (minutes); None for UNLIMITED or unset."""
+    if not is_set(value) or str(value).upper() in {"UNLIMITED", "INFINITE", "PARTITION_LIMIT"}:
+        return None
+    text = str(value).strip()
+    days = 0
+    if "-" in text:
+        head, _, text = text.partition("-")
+        days = int(head)
+    parts = [float(p) for p in text.split(":")]
+    if len(parts) == 1:
+        seconds = parts[0] * 60.0  # a bare number is minutes, as in --time
+    elif len(parts) == 2:
+        seconds = parts[0] * 60.0 + parts[1]
+    else:
+        seconds = parts[0] * 3600.0 + parts[1] * 60.0 + parts[2]
+    return days * 86400.0 + seconds
+
+
+def memory_mb(value: str | None) -> float | None:
+    """``2000M``, ``4G``, ``512K``, ``1.5T``, ``100Mn``/``100Mc`` (per node/CPU) -> megabytes."""
+    if not is_set(value):
+        return None
+    match = re.fullmatch(r"([\d.]+)\s*([KMGT]?)[nc]?", str(value).strip(), re.I)
+    if not match:
+        return None
+    scale = {"": 1.0, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2}
+    return float(match.group(1)) * scale[match.group(2).upper()]
+
+
+def tres(value: str | None) -> dict[str, str]:
+    """``cpu=4,mem=2000M,node=1,gres/gpu=2`` -> {cpu: 4, mem: 2000M, node: 1, gres/gpu: 2}."""
+    if not is_set(value):
+        return {}
+    return dict(item.split("=", 1) for item in str(value).split(",") if "=" in item)
+
+
+def _set_or_empty(value: str) -> str:
+    return value if is_set(value) else ""
+
+
+def clock(when: datetime | None, now: datetime | None = None) -> str:
+    """``23:04`` today, ``Tue 23:04`` within a week, else ``2026-11-23 23:04``."""
+    if when is None:
+        return "an unknown time"
+    now = now or datetime.now()
+    if when.date() == now.date():
+        return when.strftime("%H:%M")
+    if abs(when - now) < timedelta(days=6):
+        return when.strftime("%a %H:%M")
+    return when.strftime("%Y-%m-%d %H:%M")
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """One value Slurm printed, the field it was in, and the command that printed it."""
+
+    command: str
+    field: str
+    value: str
+
+
+@dataclass(frozen=True)
+class RunningJob:
+    """A running job as ``squeue -t R`` shows it (the jobs that hold resources)."""
+
+    job_id: str
+    name: str
+    user: str
+    partition: str
+    nodes: str
+    cpus: int
+    end: datetime | None
+    qos: str = ""
+    licenses: str = ""
+
+
+@dataclass
+class Snapshot:
+    """Everything gathered about one job, with the commands that said it."""
+
+    job_id: str
+    now: datetime
+    job: dict[str, str] = field(default_factory=dict)
+    """``scontrol show job`` record (empty when the controller no longer holds the job)."""
+    accounting: dict[str, str] = field(default_factory=dict)
+    """``sacct`` row of the allocation (finished jobs), fields as Slurm names them."""
+    steps: list[dict[str, str]] = field(default_factory=list)
+    """``sacct`` rows of the job's steps (MaxRSS lives there)."""
+    start_estimate: datetime | None = None
+    planned_nodes: str = ""
+    nodes: list[dict[str, str]] = field(default_factory=list)
+    partitions: list[dict[str, str]] = field(default_factory=list)
+    running: list[RunningJob] = field(default_factory=list)
+    pending: list[dict[str, str]] = field(default_factory=list)
+    """The pending queue: job id, partition, priority, user, reason."""
+    priority: dict[str, str] = field(default_factory=dict)
+    fairshare: str = ""
+    backfill_last: str = ""
+    licenses: list[dict[str, str]] = field(default_factory=list)
+    reservations: list[dict[str, str]] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    """Every command run for this snapshot, in order."""
+
+    # --- the job's own fields, from whichever source holds them ---------------------------
+    def get(self, key: str) -> str:
+        """A field of the job: ``scontrol`` name first, then the sacct name."""
+        value = self.job.get(key)
+        if is_set(value):
+            return str(value)
+        sacct = _SACCT_NAME.get(key, key)
+        return str(self.accounting.get(sacct, "")) if is_set(self.accounting.get(sacct)) else ""
+
+    @property
+    def source_command(self) -> str:
+        return f"scontrol show job {self.job_id}" if self.job else f"sacct -j {self.job_id}"
+
+    def quote(self, key: str) -> Quoted:
+        """The job's field ``key`` as evidence, with the command it came from."""
+        if is_set(self.job.get(key)):
+            return Quoted(f"scontrol show job {self.job_id}", key, self.job[key])
+        sacct = _SACCT_NAME.get(key, key)
+        return Quoted(f"sacct -j {self.job_id}", sacct, self.accounting.get(sacct, ""))
+
+    @property
+    def state(self) -> str:
+        return (self.get("JobState") or "UNKNOWN").split()[0]
+
+    @property
+    def reason(self) -> str:
+        return (self.get("Reason") or "None").replace("_", " ")
+
+    @property
+    def user(self) -> str:
+        return self.get("UserId").split("(")[0]
+
+    @property
+    def num_nodes(self) -> str:
+        """``2`` for ``2`` and ``2-2``; ``1-4`` stays a range."""
+        low, _, high = self.get("NumNodes").partition("-")
+        return low if not high or high == low else f"{low}-{high}"
+
+    @property
+    def partition(self) -> str:
+        return self.get("Partition")
+
+    @property
+    def cpus(self) -> int:
+        return int(
+            tres(self.job.get("ReqTRES") or self.job.get("TRES")).get("cpu")
+            or self.get("NumCPUs")
+            or 1
+        )
+
+    def node(self, name: str) -> dict[str, str]:
+        return next((n for n in self.nodes if n.get("NodeName") == name), {})
+
+    def partition_record(self, name: str | None = None) -> dict[str, str]:
+        name = name or self.partition
+        return next((p for p in self.partitions if p.get("PartitionName") == name), {})
+
+
+_SACCT_NAME = {
+    "JobState": "State",
+    "UserId": "User",
+    "NumCPUs": "NCPUS",
+    "NumNodes": "NNodes",
+    "TimeLimit": "Timelimit",
+    "SubmitTime": "Submit",
+    "EligibleTime": "Eligible",
+    "StartTime": "Start",
+    "EndTime": "End",
+    "RunTime": "Elapsed",
+    "NodeList": "NodeList",
+    "JobName": "JobName",
+    "Account": "Account",
+    "QOS": "QOS",
+    "Partition": "Partition",
+    "ExitCode": "ExitCode",
+    "Reason": "Reason",
+    "Reservation": "Reservation",
+    "Comment": "Comment",
+}
+
+
+def snapshot(commands: SlurmCommands, job_id: str, now: datetime | None = None) -> Snapshot:
+    """Gather what Slurm says about ``job_id``; raise :class:`UnknownJob` if it knows nothing.
+
+    An unreachable controller raises :class:`~sim.errors.ServiceUnavailable` from the first
+    command. Optional sources (sprio without a multifactor plugin, sdiag) are skipped quietly.
+    """
+    snap = Snapshot(job_id=job_id, now=now or datetime.now())
+    run = _Recorder(commands, snap)
+    snap.job = _job_record(run, job_id)
+    if not snap.job or snap.state not in {"PENDING", "RUNNING", "SUSPENDED", "CONFIGURING"}:
+        snap.accounting, snap.steps = _accounting(run, job_id)
+    if not snap.job and not snap.accounting:
+        raise UnknownJob(
+            job_id, [f"Slurm knows no job {job_id}: it is neither queued nor in accounting"]
+        )
+    snap.nodes = _records(run.text(["scontrol", "--oneliner", "show", "nodes"]))
+    snap.partitions = _records(run.text(["scontrol", "--oneliner", "show", "partitions"]))
+    if snap.state in {"PENDING", "RUNNING", "SUSPENDED", "CONFIGURING"}:
+        _live_queue(run, snap)
+    return snap
+
+
+class _Recorder:
+    """Runs commands for a snapshot and notes each one (the evidence names its command)."""
+
+    def __init__(self, commands: SlurmCommands, snap: Snapshot) -> None:
+        self.commands = commands
+        self.snap = snap
+
+    def text(self, argv: list[str]) -> str:
+        self.snap.commands.append(" ".join(argv))
+        return self.commands.run(argv)
+
+    def optional(self, argv: list[str]) -> str:
+        """A source some sites lack (sprio needs priority/multifactor): '' when refused."""
+        try:
+            return self.text(argv)
+        except SlurmCommandError:
+            return ""
+
+
+def _records(text: str) -> list[dict[str, str]]:
+    return [parse_scontrol_record(line) for line in text.splitlines() if line.strip()]
+
+
+def _job_record(run: _Recorder, job_id: str) -> dict[str, str]:
+    try:
+        records = _records(run.text(["scontrol", "--oneliner", "show", "job", job_id]))
+    except SlurmCommandError as exc:
+        if "Invalid job id" in exc.one_line():
+            return {}
+        raise
+    return next(
+        (r for r in records if r.get("JobId") == job_id.split("_")[0]),
+        records[0] if records else {},
+    )
+
+
+def _accounting(run: _Recorder, job_id: str) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """The allocation's sacct row and its steps' rows, with the fields this sacct offers."""
+    offered = {w.lower() for w in run.text(["sacct", "--helpformat"]).split()}
+    fields = [f for f in ACCOUNTING_FIELDS if f.lower() in offered]
+    text = run.text(["sacct", "-P", "-n", "-j", job_id, "-o", ",".join(fields)])
+    rows = []
+    for line in text.splitlines():
+        parts = line.split("|")
+        if len(parts) >= len(fields):
+            head = parts[: len(fields) - 1]
+            rows.append(dict(zip(fields, [*head, "|".join(parts[len(fields) - 1 :])], strict=True)))
+    allocation = next((r for r in rows if r.get("JobID") == job_id), rows[0] if rows else {})
+    steps = [r for r in rows if r is not allocation]
+    return allocation, steps
+
+
+def _live_queue(run: _Recorder, snap: Snapshot) -> None:
+    """The scheduler's view: start estimate, running and pending jobs, priority, backfill."""
+    start = run.text(["squeue", "-h", "--start", "-j", snap.job_id, "-o", "%i|%S|%Y"])
+    for line in start.splitlines():
+        job, _, rest = line.partition("|")
+        if job.strip() == snap.job_id:
+            when, _, planned = rest.partition("|")
+            snap.start_estimate = slurm_time(when)
+            snap.planned_nodes = planned if is_set(planned) else ""
+    running = run.text(["squeue", "-h", "-t", "R", "-o", "%i|%u|%P|%N|%C|%e|%q|%W|%j"])
+    for line in running.splitlines():
+        parts = line.split("|", 8)
+        if len(parts) == 9:
+            job, user, part, nodes, cpus, end, qos, licenses, name = parts
+            cpu_count = int(cpus) if cpus.isdigit() else 0
+            snap.running.append(
+                RunningJob(
+                    job,
+                    name,
+                    user,
+                    part,
+                    nodes,
+                    cpu_count,
+                    slurm_time(end),
+                    qos,
+                    _set_or_empty(licenses),
+                )
+            )
+    for line in run.text(["squeue", "-h", "-t", "PD", "-o", "%i|%P|%Q|%u|%r"]).splitlines():
+        parts = line.split("|")
+        if len(parts) == 5:
+            keys = ("job_id", "partition", "priority", "user", "reason")
+            snap.pending.append(dict(zip(keys, parts, strict=True)))
+    if snap.state != "PENDING":
+        return
+    prio = run.optional(["sprio", "-h", "-j", snap.job_id, "-o", "%i|%Y|%A|%F|%J|%P|%Q"])
+    for line in prio.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) == 7 and parts[0] == snap.job_id:
+            factors = ("job", "priority", "age", "fairshare", "jobsize", "partition", "qos")
+            snap.priority = dict(zip(factors, parts, strict=True))
+    user, account = snap.user, snap.get("Account")
+    if user:
+        share = run.optional(["sshare", "-h", "-P", "-u", user, "-o", "Account,User,FairShare"])
+        for line in share.splitlines():
+            acct, who, value = ([*line.split("|"), "", ""])[:3]
+            if who.strip() == user and acct.strip() == account:
+                snap.fairshare = value.strip()
+    if "Licenses" in snap.job and is_set(snap.job["Licenses"]):
+        snap.licenses = _records(run.text(["scontrol", "--oneliner", "show", "licenses"]))
+    if is_set(snap.job.get("Reservation")) or snap.reason.startswith("ReqNodeNotAvail"):
+        snap.reservations = _records(
+            run.optional(["scontrol", "--oneliner", "show", "reservations"])
+        )
+    diag = run.optional(["sdiag"])
+    if match := re.search(r"Backfilling stats.*?Last cycle when:\s*(.+?)\s*\(", diag, re.S):
+        snap.backfill_last = match.group(1)
