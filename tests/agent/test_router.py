@@ -1,10 +1,109 @@
-"""The offline intent router: slash commands and plain-English patterns."""
+"""The offline router: every slash command and its arguments, plain English, refusals, ask-backs."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from wass_chat.agent.intents import INTENTS, slash_commands
 from wass_chat.agent.router import GREETING, HELP, route
+
+COMMAND_CASES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
+    "/explain": [
+        (
+            "/explain demo-x-heft t1 n2",
+            "explain_placement",
+            {"run": "demo-x-heft", "task": "t1", "node": "n2"},
+        ),
+        ("/explain merge_bams gpu02", "explain_placement", {"task": "merge_bams", "node": "gpu02"}),
+        ("/explain demo-x-heft task=t3", "explain_placement", {"run": "demo-x-heft", "task": "t3"}),
+    ],
+    "/cases": [
+        ("/cases montage-60 3", "similar_cases", {"workflow": "montage-60", "k": 3}),
+        ("/cases demo-a-heft", "similar_cases", {"run": "demo-a-heft", "k": 5}),
+    ],
+    "/simulate": [
+        ("/simulate montage-60 cpop", "simulate", {"workflow": "montage-60", "scheduler": "cpop"}),
+        (
+            "/simulate montage-60 scheduler=peft platform=demo",
+            "simulate",
+            {"workflow": "montage-60", "scheduler": "peft", "platform": "demo"},
+        ),
+        ("/simulate demo-a-heft", "simulate", {"run": "demo-a-heft"}),
+    ],
+    "/whatif": [
+        ("/whatif add 3 nodes with peft", "simulate", {"add_nodes": 3, "other_scheduler": "peft"}),
+        ("/whatif remove cpu01", "simulate", {"remove_nodes": ["cpu01"]}),
+        ("/whatif remove 2 nodes", "simulate", {"remove_count": 2}),
+        ("/whatif bandwidth 2", "simulate", {"bandwidth_factor": 2.0}),
+        ("/whatif scheduler cpop", "simulate", {"other_scheduler": "cpop"}),
+    ],
+    "/compare": [
+        (
+            "/compare montage-60 heft,cpop",
+            "compare_schedulers",
+            {"workflow": "montage-60", "schedulers": ["heft", "cpop"]},
+        ),
+        (
+            "/compare montage-60 heft peft",
+            "compare_schedulers",
+            {"workflow": "montage-60", "schedulers": ["heft", "peft"]},
+        ),
+    ],
+    "/submit": [
+        (
+            "/submit montage.json peft",
+            "submit_workflow",
+            {"workflow": "montage.json", "scheduler": "peft"},
+        ),
+        ("/submit genomics-49", "submit_workflow", {"workflow": "genomics-49"}),
+    ],
+    "/status": [
+        ("/status demo-a-heft", "run_status", {"run": "demo-a-heft"}),
+        ("/status", "cluster_status", {}),
+    ],
+    "/cluster": [("/cluster", "cluster_status", {}), ("/nodes", "cluster_status", {})],
+    "/why": [("/why 17", "job_why", {"jobid": "17"}), ("/why #42_3", "job_why", {"jobid": "42_3"})],
+    "/queue": [
+        ("/queue", "queue_overview", {}),
+        ("/queue gpu user=alice", "queue_overview", {"partition": "gpu", "user": "alice"}),
+    ],
+    "/waiters": [
+        ("/waiters", "top_waiters", {"period": "7d", "count": 5}),
+        ("/waiters 30d 3", "top_waiters", {"period": "30d", "count": 3}),
+    ],
+    "/sacct": [
+        ("/sacct 30d alice", "sacct_summary", {"period": "30d", "user": "alice"}),
+        ("/sacct", "sacct_summary", {"period": "7d"}),
+    ],
+    "/report": [
+        ("/report 30d md", "generate_report", {"period": "30d", "format": "md"}),
+        ("/report 2026-05", "generate_report", {"period": "2026-05", "format": "html"}),
+    ],
+    "/help": [("/help", "", {}), ("/h", "", {})],
+}
+
+
+def test_every_command_of_the_table_has_router_cases() -> None:
+    assert set(COMMAND_CASES) == {command.name for command, _spec in slash_commands()}
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "arguments"),
+    [case for cases in COMMAND_CASES.values() for case in cases],
+)
+def test_slash_commands_honour_every_argument(
+    text: str, tool: str, arguments: dict[str, Any]
+) -> None:
+    intent = route(text)
+    assert intent.tool == tool
+    assert intent.arguments == arguments
+
+
+def test_commands_without_required_arguments_say_how_to_use_them() -> None:
+    assert route("/submit").tool == "" and "/submit WORKFLOW" in route("/submit").reply
+    assert route("/why").tool == "" and "/why JOBID" in route("/why").reply
 
 
 @pytest.mark.parametrize(
@@ -15,49 +114,68 @@ from wass_chat.agent.router import GREETING, HELP, route
             "explain_placement",
             {"task": "merge_bams", "run": "demo-genomics-49-heft", "node": "gpu02"},
         ),
-        (
-            "/explain demo-x-heft t1 n2",
-            "explain_placement",
-            {"run": "demo-x-heft", "task": "t1", "node": "n2"},
-        ),
         ("what if I add 4 nodes?", "simulate", {"add_nodes": 4}),
         ("What if we remove two nodes", "simulate", {"remove_count": 2}),
         ("what if the bandwidth doubled?", "simulate", {"bandwidth_factor": 2.0}),
-        ("/whatif add 3 nodes with peft", "simulate", {"add_nodes": 3, "other_scheduler": "peft"}),
         ("submit montage.json", "submit_workflow", {"workflow": "montage.json"}),
         (
             "please submit workflow genomics-49 using cpop",
             "submit_workflow",
             {"workflow": "genomics-49", "scheduler": "cpop"},
         ),
-        (
-            "/submit montage.json peft",
-            "submit_workflow",
-            {"workflow": "montage.json", "scheduler": "peft"},
-        ),
         ("why did job 4242 wait so long?", "job_why", {"jobid": "4242"}),
-        ("/why 17", "job_why", {"jobid": "17"}),
-        ("/status demo-a-heft", "run_status", {"run": "demo-a-heft"}),
-        ("/status", "cluster_status", {}),
-        ("/cases montage-60 3", "similar_cases", {"workflow": "montage-60", "k": 3}),
+        ("why is 42 still waiting", "job_why", {"jobid": "42"}),
+        ("how busy was the cluster last week?", "sacct_summary", {"period": "7d"}),
+        ("which users waited the longest last week?", "top_waiters", {"period": "7d", "count": 5}),
+        ("what's blocking the queue?", "queue_overview", {}),
         (
-            "/compare montage-60 heft,cpop",
+            "is montage faster with cpop?",
             "compare_schedulers",
             {"workflow": "montage-60", "schedulers": ["heft", "cpop"]},
         ),
-        ("/sacct 30d alice", "sacct_summary", {"period": "30d", "user": "alice"}),
-        ("/report 30d md", "generate_report", {"period": "30d", "format": "md"}),
+        ("comapre schedulrs on montgae", "compare_schedulers", {"workflow": "montage-60"}),
     ],
 )
-def test_requests_route_to_tools(text: str, tool: str, arguments: dict[str, object]) -> None:
+def test_plain_english_routes_to_tools(text: str, tool: str, arguments: dict[str, Any]) -> None:
     intent = route(text)
     assert intent.tool == tool
-    assert {k: v for k, v in intent.arguments.items() if v is not None} == arguments
+    assert {k: v for k, v in intent.arguments.items() if v not in (None, [])} == arguments
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "montage-60 with cpop",
+        "plan montage-60 with heft",
+        "is genomics-49 ready to go",
+        "what would montage cost on the cluster",
+        "run status of montage",
+    ],
+)
+def test_no_submission_is_planned_unless_the_text_asks_for_one(text: str) -> None:
+    assert route(text).tool != "submit_workflow"
+
+
+@pytest.mark.parametrize("text", ["cancel job 42", "please kill all my jobs", "reboot gpu02"])
+def test_actions_the_assistant_cannot_take_are_refused_without_a_tool(text: str) -> None:
+    intent = route(text)
+    assert intent.tool == "" and "Nothing was done" in intent.reply
 
 
 def test_greetings_help_and_unknown_requests_get_replies_not_tools() -> None:
     assert route("hello!").reply == GREETING and route("hello!").tool == ""
     assert route("/help").reply == HELP
+    assert route("what can you do?").reply == HELP
     unknown = route("make me a sandwich")
     assert unknown.tool == "" and HELP in unknown.reply
     assert route("/frobnicate").tool == ""
+
+
+def test_help_lists_every_command_of_the_table() -> None:
+    for command, _spec in slash_commands():
+        assert command.usage in HELP
+    assert {spec.tool for spec in INTENTS if spec.tool} <= {
+        "explain_placement", "similar_cases", "simulate", "compare_schedulers",
+        "submit_workflow", "run_status", "cluster_status", "job_why", "queue_overview",
+        "top_waiters", "sacct_summary", "generate_report",
+    }  # fmt: skip

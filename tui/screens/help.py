@@ -9,6 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
 from tui.widgets.chat_input import SLASH_COMMANDS
+from wass_chat.agent.intents import INTENTS
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the message"),
@@ -30,11 +31,14 @@ def help_markdown() -> str:
     """The help text; built from the same tables the app binds, so it cannot drift."""
     keys = "\n".join(f"| `{key}` | {what} |" for key, what in KEYS)
     commands = "\n".join(f"| `{c.usage}` | {c.summary} |" for c in SLASH_COMMANDS)
+    asked = "\n".join(f"- {spec.examples[0]}" for spec in INTENTS if spec.tool)
     return (
         "# wass-chat\n\nAsk about placements, simulate what-ifs, submit workflows. "
         "Anything that acts on the cluster asks for your approval first.\n\n"
         f"## Keys\n\n| key | action |\n|---|---|\n{keys}\n\n"
-        f"## Slash commands\n\n| command | does |\n|---|---|\n{commands}\n"
+        f"## Slash commands\n\n| command | does |\n|---|---|\n{commands}\n\n"
+        "## Or ask in plain English (no slash, typos are fine)\n\n"
+        f"{asked}\n"
     )
 
 

@@ -8,6 +8,8 @@ from textual.binding import Binding
 from textual.suggester import Suggester
 from textual.widgets import Input
 
+from wass_chat.agent.intents import slash_commands
+
 
 @dataclass(frozen=True)
 class SlashCommand:
@@ -18,17 +20,10 @@ class SlashCommand:
     summary: str
 
 
-SLASH_COMMANDS: tuple[SlashCommand, ...] = (
-    SlashCommand("/explain", "/explain RUN TASK", "why a task of a run went to its node"),
-    SlashCommand("/simulate", "/simulate [WORKFLOW] [SCHEDULER]", "simulate a workflow"),
-    SlashCommand("/whatif", "/whatif add 4 nodes", "simulate a change to the platform"),
-    SlashCommand("/submit", "/submit WORKFLOW", "plan a submission (asks for approval)"),
-    SlashCommand("/status", "/status [RUN]", "cluster or run status"),
-    SlashCommand("/why", "/why JOBID", "why a job waited or was slow"),
-    SlashCommand("/report", "/report [PERIOD]", "write a scheduling report"),
-    SlashCommand("/cases", "/cases [WORKFLOW]", "similar past executions"),
-    SlashCommand("/help", "/help", "what the assistant can do"),
+SLASH_COMMANDS: tuple[SlashCommand, ...] = tuple(
+    SlashCommand(command.name, command.usage, spec.summary) for command, spec in slash_commands()
 )
+"""Derived from the router's one table (:data:`wass_chat.agent.intents.INTENTS`)."""
 
 
 class SlashCommandSuggester(Suggester):

@@ -14,26 +14,10 @@ from typing import Any
 
 from wass_chat.agent.render_cluster import CLUSTER_RENDERERS
 from wass_chat.agent.safety import literal as lit
+from wass_chat.agent.units import percent, seconds, size
+from wass_chat.agent.verdicts import verdict_sentences
 
 Facts = Mapping[str, Any]
-
-
-def seconds(value: float) -> str:
-    """``812.5 s`` (one decimal), the unit the simulator reports in."""
-    return f"{value:.1f} s"
-
-
-def size(value: float) -> str:
-    """Bytes in decimal units: ``1.23 GB``, ``512.0 kB`` (exact bytes under 1 kB)."""
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(value) >= scale:
-            return f"{value / scale:.2f} {unit}"
-    return f"{int(value)} B"
-
-
-def percent(value: float) -> str:
-    """A signed percentage with one decimal: ``+12.5%``."""
-    return f"{value:+.1f}%"
 
 
 def _later(delta: float) -> str:
@@ -55,11 +39,14 @@ def render_cases(cases: list[Mapping[str, Any]]) -> list[str]:
 
 
 def render_placement(f: Facts) -> str:
-    """Why a task went where it did: locality, counterfactual alternatives, similar cases."""
+    """Why a task went where it did: the verdict, then locality, counterfactuals, similar cases,
+    then the sources."""
     lines = [
-        f"**Task {lit(f['task'])} of run {lit(f['run_id'])} ran on {lit(f['chosen_node'])}** "
-        f"(scheduler {lit(f['scheduler'])}; workflow {lit(f['workflow'])}, "
-        f"simulated makespan {seconds(f['baseline_makespan_s'])}).",
+        verdict_sentences(f),
+        "",
+        f"**Evidence.** Task {lit(f['task'])} of run {lit(f['run_id'])} ran on "
+        f"{lit(f['chosen_node'])} (scheduler {lit(f['scheduler'])}; workflow "
+        f"{lit(f['workflow'])}, simulated makespan {seconds(f['baseline_makespan_s'])}).",
     ]
     asked = f.get("asked_node")
     if asked and asked != f["chosen_node"]:
@@ -88,12 +75,25 @@ def render_placement(f: Facts) -> str:
     for node in f.get("unfit_nodes", []):
         lines.append(f"- {lit(node)}: the task does not fit there")
     lines += ["", f"**Similar past cases** (top {len(f['cases'])}):", *render_cases(f["cases"])]
+    lines += ["", _sources(f)]
     return "\n".join(lines)
+
+
+def _sources(f: Facts) -> str:
+    """The run and the cases an answer rests on."""
+    parts = [f"run {lit(f['run_id'])} ({lit(f.get('run_source', 'decision log'))})"]
+    parts += [f"case {lit(c['case_id'])}" for c in f.get("cases", [])]
+    return "**Sources:** " + ", ".join(parts) + "."
 
 
 def render_cases_fact(f: Facts) -> str:
     return "\n".join(
-        [f"**Past cases most similar to {lit(f['subject'])}:**", *render_cases(f["cases"])]
+        [
+            verdict_sentences(f),
+            "",
+            f"**Past cases most similar to {lit(f['subject'])}:**",
+            *render_cases(f["cases"]),
+        ]
     )
 
 
@@ -112,7 +112,7 @@ def render_simulation(f: Facts) -> str:
         f"**{verb} {subject}** ({lit(f['workflow'])}, {lit(f['baseline']['scheduler'])}; "
         f"{f['network_model']} network model)"
     )
-    lines = [head, _outcome("baseline", f["baseline"])]
+    lines = [verdict_sentences(f), "", head, _outcome("baseline", f["baseline"])]
     variant = f.get("variant")
     if variant is not None:
         lines.append(_outcome("what-if (" + "; ".join(f["change_notes"]) + ")", variant))
@@ -134,7 +134,11 @@ def render_simulation(f: Facts) -> str:
 
 
 def render_comparison(f: Facts) -> str:
-    lines = [f"**Schedulers on {lit(f['workflow'])} / {lit(f['platform'])}** (simulated):"]
+    lines = [
+        verdict_sentences(f),
+        "",
+        f"**Schedulers on {lit(f['workflow'])} / {lit(f['platform'])}** (simulated):",
+    ]
     for r in f["results"]:
         lines.append(
             f"- {lit(r['scheduler'])}: makespan {seconds(r['makespan_s'])}, "

@@ -23,9 +23,11 @@ from pydantic import BaseModel, Field, ValidationError
 from sim.errors import UserFacingError
 from wass_chat.agent.approval import ApprovalGate
 from wass_chat.agent.events import ApprovalRequest, ToolResult
+from wass_chat.agent.intents import tool_examples
 from wass_chat.agent.parse import unknown_tool_error
 from wass_chat.agent.render import render
 from wass_chat.agent.safety import fence_data
+from wass_chat.agent.verdicts import with_verdict
 
 if TYPE_CHECKING:
     from wass_chat.agent.facts import Facts
@@ -141,7 +143,10 @@ class ToolSpec:
 
     @property
     def description(self) -> str:
-        return " ".join((self.schema.__doc__ or "").split())
+        """The schema's docstring, then how people ask for it (from the router's one table)."""
+        text = " ".join((self.schema.__doc__ or "").split())
+        examples = tool_examples(self.name)
+        return text + (" Asked as: " + "; ".join(f'"{e}"' for e in examples) if examples else "")
 
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
@@ -227,7 +232,7 @@ class Toolbox:
             )
             return _error(call_id, name, f"invalid arguments for {name}: {problems}")
         try:
-            facts = spec.call(self.facts, parsed.model_dump())
+            facts = with_verdict(spec.call(self.facts, parsed.model_dump()))
         except UserFacingError as exc:
             return _error(call_id, name, exc.one_line())
         if name in GATED_TOOLS:

@@ -18,6 +18,7 @@ from wass_chat.cli import (
     agent_cmds,
     bench_cmds,
     kb_cmds,
+    nlu_cmds,
     report_cmds,
     sim_cmds,
     slurm_cmds,
@@ -63,6 +64,7 @@ for _module in (
     train_cmds,
     report_cmds,
     agent_cmds,
+    nlu_cmds,
 ):
     _module.register(app)
 

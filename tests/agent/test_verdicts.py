@@ -1,0 +1,105 @@
+"""Verdict first: the leading sentences are computed from the facts and pass the verifier."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wass_chat.agent.render import render
+from wass_chat.agent.verdicts import with_verdict
+from wass_chat.agent.verify import verify_answer
+
+
+def _case(case_id: str, workflow: str, scheduler: str, makespan: float, sim: float) -> dict:
+    return {
+        "case_id": case_id,
+        "similarity": sim,
+        "scheduler": scheduler,
+        "makespan_s": makespan,
+        "workflow": workflow,
+        "platform": "demo-cluster",
+        "source": "simulated",
+        "outcome": f"{scheduler} achieved {makespan:.1f} s (simulated)",
+    }
+
+
+PLACEMENT: dict[str, Any] = {
+    "kind": "placement",
+    "run_id": "demo-genomics-49-heft",
+    "run_source": "planned",
+    "workflow": "genomics-49",
+    "platform": "demo-cluster",
+    "scheduler": "heft",
+    "task": "merge_bams",
+    "chosen_node": "gpu02",
+    "asked_node": "gpu02",
+    "baseline_makespan_s": 510.5,
+    "locality": {"input_bytes": 1000, "local_on_chosen_bytes": 250},
+    "alternatives": [
+        {
+            "node": "gpu01",
+            "makespan_s": 573.9,
+            "delta_s": 63.4,
+            "delta_pct": 12.42,
+            "moved_bytes": 900,
+            "largest_moved_file": {"file": "f1", "bytes": 600},
+        },
+        {
+            "node": "cpu06",
+            "makespan_s": 900.0,
+            "delta_s": 389.5,
+            "delta_pct": 76.3,
+            "moved_bytes": 900,
+            "largest_moved_file": {"file": "f1", "bytes": 600},
+        },
+    ],
+    "unfit_nodes": [],
+    "cases": [
+        _case("case-a", "genomics-49", "heft", 493.3, 1.0),
+        _case("case-b", "genomics-49", "cpop", 446.3, 0.99),
+        _case("case-c", "fork-join-20", "wass", 100.0, 0.5),
+    ],
+}
+
+
+def test_the_why_answer_starts_with_why_and_what_retrieval_adds() -> None:
+    facts = with_verdict(PLACEMENT)
+    text = render(facts)
+    first = text.split("\n\n")[0]
+    assert first.startswith("Task `merge_bams` ran on `gpu02` because every other node")
+    assert "`gpu01`" in first and "63.4 s later" in first
+    # the best case of the same workflow (not the faster case of another workflow), and by how much
+    assert "`case-b`" in first and "12.6% faster" in first and "446.3 s" in first
+    assert "`cpop` instead of `heft`" in first
+    assert text.index("**Evidence.**") < text.index("**Sources:**")
+    assert verify_answer(text, facts).ok, verify_answer(text, facts).reason()
+
+
+def test_a_better_node_is_said_plainly() -> None:
+    better = {
+        **PLACEMENT,
+        "alternatives": [{**PLACEMENT["alternatives"][0], "delta_s": -20.0, "delta_pct": -3.9}],
+    }
+    first = render(with_verdict(better)).split("\n\n")[0]
+    assert first.startswith("`gpu02` was not the best node for task `merge_bams`")
+    assert "20.0 s earlier" in first
+
+
+def test_a_comparison_names_the_winner_and_its_margin_first() -> None:
+    facts = with_verdict(
+        {
+            "kind": "comparison",
+            "workflow": "montage-60",
+            "platform": "demo-cluster",
+            "network_model": "fair",
+            "results": [
+                {"scheduler": "cpop", "makespan_s": 480.0, "cross_node_bytes": 10},
+                {"scheduler": "heft", "makespan_s": 500.0, "cross_node_bytes": 10},
+            ],
+            "best": "cpop",
+            "tied_best": ["cpop"],
+        }
+    )
+    text = render(facts)
+    assert text.startswith("`cpop` is the fastest on `montage-60` at 480.0 s; the next best")
+    assert "20.0 s (4.0%) slower" in text
+    assert verify_answer(text, facts).ok, verify_answer(text, facts).reason()

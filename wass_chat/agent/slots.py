@@ -1,0 +1,345 @@
+"""Deterministic slot parsers: job ids, runs, tasks, nodes, workflows, schedulers, periods, users,
+counts and what-if changes, read out of free text with typos and in any word order.
+
+The intent classifier (:mod:`wass_chat.agent.nlu`) says *what* is asked; these functions say
+*about what*. Known names come from their one source (demo workflows and the demo platform from
+:mod:`sim.demo`, schedulers from :mod:`policy.registry`) and are matched fuzzily, so
+``montgae`` finds ``montage-60`` and ``min-min`` finds ``minmin``. Periods come out in the forms
+:func:`wass_chat.agent.facts_cluster.parse_period` accepts (``7d``, ``24h``, ``2w``, ``2024-05``,
+``START..END``, ``all``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from functools import cache
+from typing import Any
+
+from wass_chat.agent.period_words import COUNT, MONTHS, count_word, find_count, find_period
+
+_RUN = re.compile(r"\b((?:demo|run)-[\w.-]*[\w])", re.I)
+_FILE = re.compile(r"(?<![\w/.-])([\w./-]+\.(?:json|ya?ml))\b", re.I)
+_JOB = re.compile(r"\bjob+(?:\s*id)?\s*(?:#|no\.?|number)?\s*(\d+(?:_\d+)?)\b", re.I)
+_BARE_JOB = re.compile(r"(?:#|\b)(\d+(?:_\d+)?)\b")
+
+
+@dataclass(frozen=True)
+class Slots:
+    """Everything the parsers found in one message (``None`` or empty: not mentioned)."""
+
+    jobid: str | None = None
+    run: str | None = None
+    task: str | None = None
+    node: str | None = None
+    workflow: str | None = None
+    schedulers: tuple[str, ...] = ()
+    period: str | None = None
+    user: str | None = None
+    count: int | None = None
+    partition: str | None = None
+    format: str | None = None
+    changes: dict[str, Any] = field(default_factory=dict)
+    """What-if changes: add_nodes, remove_count, remove_nodes, bandwidth_factor."""
+
+
+@cache
+def demo_workflows() -> tuple[str, ...]:
+    from sim.demo import demo_workflow_names
+
+    return demo_workflow_names()
+
+
+@cache
+def demo_nodes() -> tuple[str, ...]:
+    from sim.demo import demo_platform
+
+    return tuple(node.name for node in demo_platform().nodes)
+
+
+@cache
+def scheduler_aliases() -> dict[str, str]:
+    """Every name a scheduler answers to (lower case) -> its canonical registry name."""
+    from policy.registry import _ALIASES, scheduler_names
+
+    names = {name: name for name in scheduler_names()}
+    names.update(_ALIASES)
+    names.update({k.replace("-", "").replace("_", ""): v for k, v in list(names.items())})
+    return names
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w.-]*\w", text)
+
+
+def find_run(text: str) -> str | None:
+    """A run id (``demo-...`` or ``run-...``); a mistyped demo run id is repaired."""
+    match = _RUN.search(text)
+    if not match:
+        return None
+    run = match.group(1)
+    if run.lower().startswith("demo-"):
+        body, _, sched = run[5:].rpartition("-")
+        workflow = _fuzzy_workflow(body) if body else None
+        scheduler = scheduler_aliases().get(sched.lower()) or _fuzzy(sched, scheduler_aliases())
+        if workflow and scheduler:
+            return f"demo-{workflow}-{scheduler}"
+    return run
+
+
+def _fuzzy(word: str, choices: Any, cutoff: float = 0.8) -> str | None:
+    options = list(choices)
+    hit = difflib.get_close_matches(word.lower(), options, n=1, cutoff=cutoff)
+    if not hit:
+        return None
+    return choices[hit[0]] if isinstance(choices, dict) else hit[0]
+
+
+def _fuzzy_workflow(word: str) -> str | None:
+    """``montage``, ``montage-60``, ``montgae``, ``forkjoin`` -> the demo workflow they name."""
+    word = word.lower().strip(".-")
+    if len(word) < 4:
+        return None
+    for name in demo_workflows():
+        base = name.rsplit("-", 1)[0]
+        if word in {name, base, base.replace("-", "")}:
+            return name
+    bases = {name.rsplit("-", 1)[0]: name for name in demo_workflows()}
+    return _fuzzy(re.sub(r"-?\d+$", "", word), bases, cutoff=0.8)
+
+
+def find_workflow(text: str) -> str | None:
+    """A workflow file (``*.json``/``*.yaml``) as typed, or a demo workflow (fuzzy)."""
+    if match := _FILE.search(text):
+        return match.group(1)
+    without_runs = _RUN.sub(" ", text)
+    for word in _words(without_runs):
+        if found := _fuzzy_workflow(word):
+            return found
+    return None
+
+
+def find_schedulers(text: str) -> tuple[str, ...]:
+    """Scheduler names in order of mention (canonical, no repeats), typos within reason."""
+    aliases = scheduler_aliases()
+    found: dict[str, None] = {}
+    for word in _words(_RUN.sub(" ", _FILE.sub(" ", text))):
+        key = word.lower()
+        name = aliases.get(key) or aliases.get(key.replace("-", "").replace("_", ""))
+        if name is None and len(key) >= 5 and key not in _NOT_SCHEDULERS:
+            name = _fuzzy(key, aliases, cutoff=0.85)
+        if name is not None and key not in _NOT_SCHEDULERS:
+            found[name] = None
+    return tuple(found)
+
+
+_NOT_SCHEDULERS = frozenset({"random", "policy", "slurm", "rag", "guarded", "sjf", "ljf", "left"})
+"""Registry names that are everyday words here ("the slurm cluster", "random")."""
+
+
+def find_node(text: str) -> str | None:
+    """A node of the demo platform (``gpu02``, ``GPU 2``, ``cpu6``)."""
+    nodes = {n.lower(): n for n in demo_nodes()}
+    for match in re.finditer(r"\b([a-z]+)[ -]?0*(\d+)\b", text.lower()):
+        prefix, number = match.group(1), int(match.group(2))
+        for candidate in (f"{prefix}{number:02d}", f"{prefix}{number}"):
+            if candidate in nodes:
+                return nodes[candidate]
+    return None
+
+
+@cache
+def demo_task_ids() -> frozenset[str]:
+    from sim.demo import demo_workflow
+
+    return frozenset(t.id for name in demo_workflows() for t in demo_workflow(name).tasks)
+
+
+def find_task(text: str) -> str | None:
+    """A task id: after the word ``task``, a task of a demo workflow, or a ``name_123`` token."""
+    cleaned = _RUN.sub(" ", _FILE.sub(" ", text))
+    if match := re.search(r"\btask\s+([A-Za-z_][\w.-]*\w)", cleaned, re.I):
+        return match.group(1)
+    words = _words(cleaned)
+    for word in words:
+        if word in demo_task_ids() and re.search(r"[_\d]", word):
+            return word
+    for word in words:
+        if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*_\w+", word) and word.lower() not in _NOT_TASKS:
+            return word
+    return None
+
+
+_NOT_TASKS = frozenset({"wass_heuristic", "traditional_slurm", "min_min", "max_min"})
+
+
+def find_jobid(text: str, bare: bool = False) -> str | None:
+    """A Slurm job id after ``job``/``#``; with ``bare``, any lone number not part of a period."""
+    if match := _JOB.search(text):
+        return match.group(1)
+    if match := re.search(r"#(\d+(?:_\d+)?)\b", text):
+        return match.group(1)
+    if bare:
+        cleaned = _PERIOD_NUMBERS.sub(" ", text)
+        for match in _BARE_JOB.finditer(cleaned):
+            return match.group(1)
+    return None
+
+
+_PERIOD_NUMBERS = re.compile(
+    r"\b\d+\s*(?:d|h|w|days?|hours?|weeks?|months?|nodes?)\b|\b\d{4}-\d{2}(?:-\d{2})?\b", re.I
+)
+
+
+_USER_STOP = frozenset((
+    "the", "a", "an", "me", "us", "my", "our", "this", "that", "last", "past", "previous", "all",
+    "any", "every", "each", "cluster", "queue", "jobs", "job", "run", "runs", "week", "month",
+    "day", "year", "today", "yesterday", "users", "user", "partition", "node", "nodes",
+    "everyone", "it", "them", "him", "her", "you", "we", "now", "time", "times", "while", "wait",
+    "waits", "waiting", "gpu", "cpu", "days", "hours", "weeks", "months", "since", "summary",
+    "stats", "statistics", "usage", "accounting", "report", "sacct", "average", "mean", "median",
+    "total", "number", "count", "makespan", "default", "demo", "real", "example", "wait", "time",
+    "now",
+))  # fmt: skip
+"""Words after "for", "of" or "by" that are not user names."""
+
+
+def find_user(text: str) -> str | None:
+    """A user name: ``user alice``, ``for alice``, ``of bob``, ``by carol``, ``alice's``."""
+    lowered = _RUN.sub(" ", text.lower())
+    patterns = (
+        r"\buser\s+([a-z][\w.-]*)",
+        r"\b([a-z][\w.-]*)'s\s+(?:jobs?|usage|waits?|accounting)",
+        r"\b(?:for|of|by)\s+(?:user\s+)?([a-z][\w.-]*)",
+        r"^(?:sacct|accounting)\s+(?:\S+\s+)?([a-z][\w.-]*)\s*$",
+    )
+    for pattern in patterns:
+        for m in re.finditer(pattern, lowered):
+            name = m.group(1).strip(".-")
+            if _plausible_user(name):
+                return name
+    return None
+
+
+def _plausible_user(name: str) -> bool:
+    return (
+        len(name) >= 2
+        and name not in _USER_STOP
+        and not any(name.startswith(month[:3]) and len(name) <= len(month) for month in MONTHS)
+        and not re.fullmatch(r"\d+\w*", name)
+        and find_workflow(name) is None
+        and not find_schedulers(name)
+        and find_node(name) is None
+    )
+
+
+def find_partition(text: str) -> str | None:
+    """``partition gpu``, ``the gpu partition``."""
+    lowered = text.lower()
+    after = re.search(r"\bpartition\s+([a-z][\w-]*)", lowered)
+    if after and after.group(1) not in {"is", "are", "congested", "backed", "busy", "full"}:
+        return after.group(1)
+    before = re.search(r"\b([a-z][\w-]*)\s+partition\b", lowered)
+    if before and before.group(1) not in {"the", "a", "which", "what", "each", "every", "my"}:
+        return before.group(1)
+    return None
+
+
+def find_format(text: str) -> str | None:
+    lowered = text.lower()
+    if re.search(r"\b(md|markdown)\b", lowered):
+        return "md"
+    if re.search(r"\bhtml\b", lowered):
+        return "html"
+    return None
+
+
+def find_changes(text: str) -> dict[str, Any]:
+    """What-if changes: nodes added or removed (by count or name), a bandwidth factor."""
+    changes: dict[str, Any] = {}
+    lowered = text.lower()
+    node_words = r"(?:more\s+|extra\s+|new\s+|additional\s+)?(?:nodes?|machines?|servers?)"
+    if m := re.search(r"\b(?:add(?:ed|ing)?|had|have|with|plus)\s+" + COUNT + r"\s+" + node_words,
+                      lowered):  # fmt: skip
+        changes["add_nodes"] = count_word(m.group(1))
+    elif m := re.search(r"\badd\s+(\d+)\b", lowered):
+        changes["add_nodes"] = int(m.group(1))
+    remove = r"\b(?:remove|removed|drop|dropped|lose|lost|without|minus)\s+"
+    if m := re.search(remove + COUNT + r"\s+(?:nodes?|machines?)", lowered):
+        changes["remove_count"] = count_word(m.group(1))
+    elif node := _removed_node(lowered):
+        changes["remove_nodes"] = [node]
+    if re.search(r"\bdoubl\w*\b.*\bbandwidth|\bbandwidth\b.*\bdoubl", lowered):
+        changes["bandwidth_factor"] = 2.0
+    elif re.search(r"\bhal(?:f|ve|ved)\b.*\bbandwidth|\bbandwidth\b.*\bhal(?:f|ve|ved)\b", lowered):
+        changes["bandwidth_factor"] = 0.5
+    elif m := re.search(r"\b(?:bandwidth|bw)\s*(?:x|\*|by|factor|=|times)?\s*(\d+(?:\.\d+)?)",
+                        lowered):  # fmt: skip
+        changes["bandwidth_factor"] = float(m.group(1))
+    return changes
+
+
+def _removed_node(lowered: str) -> str | None:
+    """A named node taken away: ``without cpu01``, ``remove gpu02``, ``if gpu02 goes down``."""
+    patterns = (
+        r"\b(?:remove|removed|drop|dropped|lose|lost|without|minus)\s+(?:node\s+)?([a-z]+[ -]?\d+)",
+        r"\b(?:if|when)\s+(?:node\s+)?([a-z]+[ -]?\d+)\s+(?:goes|went|is|were|was)\s+"
+        r"(?:down|away|offline|missing|drained|dead)",
+    )
+    for pattern in patterns:
+        if m := re.search(pattern, lowered):
+            return find_node(m.group(1))
+    return None
+
+
+def parse_slots(text: str, today: date | None = None) -> Slots:
+    """Every slot found in ``text``."""
+    return Slots(
+        jobid=find_jobid(text),
+        run=find_run(text),
+        task=find_task(text),
+        node=find_node(text),
+        workflow=find_workflow(text),
+        schedulers=find_schedulers(text),
+        period=find_period(text, today),
+        user=find_user(text),
+        count=find_count(text),
+        partition=find_partition(text),
+        format=find_format(text),
+        changes=find_changes(text),
+    )
+
+
+def _looks_like_task(word: str) -> bool:
+    """A demo task id with ``_`` or a digit (plain words such as ``report`` stay words)."""
+    if word.lower() in _NOT_TASKS:
+        return False
+    if word in demo_task_ids() and re.search(r"[_\d]", word):
+        return True
+    return bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9]\w*", word))
+
+
+def delexicalise(text: str) -> str:
+    """``text`` with names replaced by what they are (``demo-x-heft`` -> ``the run``), so the
+    classifier compares wording, not the particular ids (which the slot parsers read)."""
+    text = re.sub(r"(?:\brun\s+)?" + _RUN.pattern, "the run", text, flags=re.I)
+    text = _FILE.sub("the workflow", text)
+    text = re.sub(r"\btask\s+[A-Za-z_][\w.-]*\w", "task", text, flags=re.I)
+    out = []
+    for token in re.split(r"(\s+|[,;:?!()])", text):
+        word = token.strip(".")
+        if not word or not re.fullmatch(r"[\w.-]+", word):
+            out.append(token)
+        elif _looks_like_task(word):
+            out.append("the task")
+        elif find_node(word) is not None and re.fullmatch(r"[a-z]+[ -]?\d+", word.lower()):
+            out.append("the node")
+        elif _fuzzy_workflow(word) is not None:
+            out.append("the workflow")
+        elif find_schedulers(word) and word.lower() not in {"wass"}:
+            out.append("scheduler")
+        else:
+            out.append(token)
+    return "".join(out)
