@@ -124,6 +124,10 @@ class WassChatApp(App[None]):
         )
         yield SystemCommand("Run detail", "The schedule in full screen (F3)", chat.action_open_run)
         yield SystemCommand("New conversation", "Start over (Ctrl+N)", chat.action_new_conversation)
+        yield SystemCommand("Find", "Find in the conversation (Ctrl+F)", chat.action_find)
+        yield SystemCommand(
+            "Copy answer", "Copy the last (or found) answer (Ctrl+Y)", chat.action_copy_answer
+        )
         yield SystemCommand(
             "Conversations",
             "Switch to, rename or delete a saved conversation (Ctrl+O)",

@@ -87,3 +87,29 @@ async def test_blocking_agent_work_never_freezes_the_ui(store: ConversationStore
         await settle(pilot)
         assert not chat_screen(pilot).answering
         assert chat_screen(pilot).query_one(AnswerMessage).text.strip() == "slow but done"
+
+
+async def test_find_in_the_conversation_and_copy_the_found_answer(
+    make_app: Callable[..., WassChatApp],
+) -> None:
+    from tui.widgets.search_bar import SearchBar
+
+    async with make_app().run_test(size=(100, 30)) as pilot:
+        await ask(pilot, "why did mAdd go to node-2?")
+        await ask(pilot, "/simulate montage-demo heft")
+        await pilot.press("ctrl+f", *"inputs were")
+        await settle(pilot)
+        screen = chat_screen(pilot)
+        bar = screen.query_one(SearchBar)
+        assert str(bar.query_one("#find-count").render()) == "1 of 1"
+        found = bar.current
+        assert isinstance(found, AnswerMessage) and found.has_class("-match")
+        assert "inputs were there" in found.text
+        await pilot.press("ctrl+y")
+        assert pilot.app.clipboard == found.text
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not bar.display and not found.has_class("-match")
+        await pilot.press("ctrl+y")  # no search: the last answer
+        last = list(screen.query(AnswerMessage))[-1]
+        assert pilot.app.clipboard == last.text and "montage-demo" in last.text

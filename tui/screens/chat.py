@@ -37,6 +37,7 @@ from tui.widgets.cases_table import CasesTable
 from tui.widgets.chat_input import ChatInput
 from tui.widgets.chat_log import AnswerMessage, ChatLog
 from tui.widgets.run_panel import RunPanel
+from tui.widgets.search_bar import SearchBar
 from tui.widgets.status_header import StatusHeader
 from tui.widgets.tool_call import ToolCallBlock
 from tui.widgets.welcome import Welcome
@@ -66,6 +67,8 @@ class ChatScreen(Screen[None]):
         Binding("f3", "open_run", "Run detail"),
         Binding("ctrl+n", "new_conversation", "New chat"),
         Binding("ctrl+o", "conversations", "Conversations"),
+        Binding("ctrl+f", "find", "Find"),
+        Binding("ctrl+y", "copy_answer", "Copy answer"),
     ]
 
     panel_open: reactive[bool] = reactive(False)
@@ -83,7 +86,11 @@ class ChatScreen(Screen[None]):
         yield StatusHeader()
         with Horizontal(id="main"):
             with Vertical(id="chat-column"):
-                yield ChatLog(id="chat-log")
+                log = ChatLog(id="chat-log")
+                yield log
+                search = SearchBar(log, id="search-bar")
+                search.display = False
+                yield search
                 yield ChatInput(
                     history=self.conversation.user_messages,
                     placeholder="Ask, or type / for commands (F1: help)",
@@ -290,6 +297,21 @@ class ChatScreen(Screen[None]):
     def on_cases_table_case_chosen(self, event: CasesTable.CaseChosen) -> None:
         self.app.push_screen(CaseDetailScreen(event.case))
 
+    def action_find(self) -> None:
+        """Ctrl+F: find in the conversation."""
+        self.query_one(SearchBar).open()
+
+    def action_copy_answer(self) -> None:
+        """Ctrl+Y: copy the answer found by the search, else the last answer, as Markdown."""
+        found = self.query_one(SearchBar).current
+        answers = list(self.query(AnswerMessage))
+        answer = found if isinstance(found, AnswerMessage) else (answers[-1] if answers else None)
+        if answer is None or not answer.text:
+            self.notify("No answer to copy yet.", severity="warning")
+            return
+        self.app.copy_to_clipboard(answer.text)
+        self.notify(f"Answer copied ({len(answer.text)} characters).", title="Copy")
+
     def action_new_conversation(self) -> None:
         self.open_conversation(Conversation.new())
 
@@ -341,27 +363,7 @@ class ChatScreen(Screen[None]):
     def _restore(self, conversation: Conversation) -> None:
         """Rebuild the screen of a resumed conversation (an empty one gets the greeting)."""
         self._welcome()
-        log = self.query_one(ChatLog)
-        for entry in conversation.entries:
-            if entry.role == "user":
-                log.add_user(entry.text)
-            elif entry.role == "assistant":
-                log.start_answer(entry.text)
-            elif entry.role == "tool" and entry.tool is not None:
-                tool = entry.tool
-                call_id, name = str(tool.get("call_id", "")), str(tool.get("name", "?"))
-                block = log.add_tool_call(ToolCall(call_id, name, tool.get("arguments") or {}))
-                block.complete(
-                    ToolResult(
-                        call_id,
-                        name,
-                        tool.get("summary", ""),
-                        tool.get("data") or {},
-                        tool.get("error"),
-                    )
-                )
-            else:
-                log.add_notice(entry.text)
+        self.query_one(ChatLog).replay(conversation.entries)
         if conversation.gantt:
             self.show_gantt(conversation.gantt, announce=False)
         if conversation.cases:

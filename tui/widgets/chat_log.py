@@ -6,6 +6,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from tui.conversation_store import Entry
 from tui.widgets.tool_call import ToolCallBlock
 from wass_chat.agent.events import ToolCall, ToolResult
 
@@ -91,3 +92,19 @@ class ChatLog(VerticalScroll):
 
     def clear(self) -> None:
         self.remove_children()
+
+    def replay(self, entries: list[Entry]) -> None:
+        """Show a saved conversation's items as they were shown when it was live."""
+        for entry in entries:
+            if entry.role == "user":
+                self.add_user(entry.text)
+            elif entry.role == "assistant":
+                self.start_answer(entry.text)
+            elif entry.role == "tool" and entry.tool is not None:
+                tool = entry.tool
+                call_id, name = str(tool.get("call_id", "")), str(tool.get("name", "?"))
+                block = self.add_tool_call(ToolCall(call_id, name, tool.get("arguments") or {}))
+                summary, data = tool.get("summary", ""), tool.get("data") or {}
+                block.complete(ToolResult(call_id, name, summary, data, tool.get("error")))
+            else:
+                self.add_notice(entry.text)
