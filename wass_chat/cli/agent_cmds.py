@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import statistics
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -24,6 +26,13 @@ def ask(
     yes: bool = typer.Option(
         False, "--yes", help="Approve a submission the answer proposes (otherwise: ask on a TTY)."
     ),
+    repeat: int = typer.Option(
+        1,
+        "--repeat",
+        min=1,
+        max=100,
+        help="Benchmark: answer N times in one session and print the latencies (first, warm).",
+    ),
 ) -> None:
     """Ask the assistant one question; a proposed submission needs your explicit approval.
 
@@ -34,7 +43,16 @@ def ask(
     from wass_chat.config import settings
 
     session = open_session(settings(), offline=True if offline else None)
-    result = asyncio.run(_answer(session, question, yes=yes, interactive=not as_json))
+    latencies = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = asyncio.run(_answer(session, question, yes=yes, interactive=not as_json))
+        latencies.append(time.perf_counter() - started)
+    if repeat > 1:
+        warm = statistics.median(latencies[1:])
+        result["latency_s"] = {"first": latencies[0], "warm_median": warm}
+        line = f"answer latency: first {latencies[0]:.2f} s, warm median {warm:.2f} s"
+        print(f"{line} over {repeat - 1}", file=sys.stderr)
     from wass_chat.cli.output import emit
 
     emit(result, as_json, _render)

@@ -178,8 +178,7 @@ def judge(
         text,
         result,
         False,
-        f"no sooner: Slurm would start it {where}, "
-        f"not before its current estimate of {clock(baseline, now)}",
+        f"Slurm would start it {where}, not before its current estimate of {clock(baseline, now)}",
     )
 
 

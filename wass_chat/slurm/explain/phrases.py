@@ -1,0 +1,27 @@
+"""Small phrasing helpers the explainers share: lists of names, durations, a running job."""
+
+from __future__ import annotations
+
+from wass_chat.slurm.live import Quoted, RunningJob
+
+
+def names(names: list[str]) -> str:
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def minutes(seconds: float | None) -> str:
+    if seconds is None:
+        return "no limit"
+    if seconds < 3600:
+        return f"{seconds / 60:g} min"
+    return f"{seconds / 3600:g} h"
+
+
+def running_line(job: RunningJob) -> Quoted:
+    return Quoted(
+        "squeue -t R",
+        f"job {job.job_id}",
+        f"{job.cpus} CPUs on {job.nodes}, ends {job.end.isoformat() if job.end else 'Unknown'}",
+    )
