@@ -56,7 +56,19 @@ def test_bad_options_exit_2(home, capsys):
 
 
 def test_report_bench_small(home, capsys):
-    result = run_json(capsys, "report", "bench", "--jobs", "2000", "--workdir", str(home / "bench"))
+    result = run_json(
+        capsys,
+        "report",
+        "bench",
+        "--jobs",
+        "2000",
+        "--draws",
+        "0",
+        "--workdir",
+        str(home / "bench"),
+    )
     assert result["rows_imported"] == 2000 and result["malformed"] == 0
     assert result["import_plus_report_s"] == pytest.approx(result["import_s"] + result["report_s"])
-    assert (home / "bench" / "report.html").stat().st_size > 4_000_000  # plotly.js inline
+    page = (home / "bench" / "report.html").stat().st_size
+    assert 1_500_000 < page < 2_600_000  # plotly.js inline, packed (4.8 MB unpacked)
+    assert result["html_mb"] == pytest.approx(page / 2**20)

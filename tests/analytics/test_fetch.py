@@ -37,7 +37,6 @@ def test_only_fields_this_sacct_offers_are_requested():
     assert set(fields) == set(FIELD_NAMES) - {"Dependency"}
 
 
-
 def test_missing_sacct_is_service_unavailable(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ServiceUnavailable, match="not installed"):

@@ -28,6 +28,9 @@ CHART_IDS = (
     "chart-top-users",
     "chart-top-accounts",
     "chart-rates",
+    "chart-wait-by-partition",
+    "chart-pending-reasons",
+    "chart-backfill",
 )
 
 

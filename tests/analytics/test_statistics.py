@@ -14,9 +14,15 @@ from wass_chat.analytics.anomalies import (
     over_requesters,
     rarely_used_nodes,
 )
+from wass_chat.analytics.capacity import fallback_capacity
 from wass_chat.analytics.period import Period, load_period
 from wass_chat.analytics.summary import summarize
-from wass_chat.analytics.utilisation import busy_integral, node_usage, utilisation_over_time
+from wass_chat.analytics.utilisation import (
+    busy_integral,
+    node_intervals,
+    node_usage,
+    utilisation_over_time,
+)
 
 PERIOD = Period(at(0), at(24))
 FAILURE = {"FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL"}
@@ -127,7 +133,8 @@ def test_node_usage_and_utilisation(loaded):
     assert usage["n02"]["busy_hours"] == pytest.approx(1 + 15 / 60) and usage["n02"]["jobs"] == 3
     assert usage["n05"]["busy_hours"] == pytest.approx(0.5 + 1 / 60)  # dave clipped to the period
     assert usage["n04"]["busy_hours"] == pytest.approx(2.0)  # TIMEOUT 1 h + RUNNING 1 h so far
-    series = utilisation_over_time(loaded, PERIOD, nodes_seen=len(usage))
+    capacity = fallback_capacity(len(usage))
+    series = utilisation_over_time(loaded, PERIOD, capacity, node_intervals(loaded))
     assert series.height == 24
     hour0 = series.row(0, named=True)
     # 00:00-01:00: dave 0.5 h x 1 node, alice#1 50 min x 1, alice#2 10 min x 2 nodes

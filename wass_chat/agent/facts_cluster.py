@@ -338,7 +338,7 @@ def sacct_summary(facts: Facts, period: str, user: str | None) -> dict[str, Any]
 
 def generate_report(facts: Facts, period: str, format: str, output: str | None) -> dict[str, Any]:
     """Write the audit report of a period (the report area builds it from the sacct cache)."""
-    from wass_chat.cli.report_cmds import write_report
+    from wass_chat.report.write import write_report
 
     start, end = parse_period(period)
     suffix = "html" if format == "html" else "md"

@@ -1,12 +1,7 @@
 """Things an administrator should look at, each found by a stated, deterministic rule.
 
-* **Long waits**: started jobs whose queue wait exceeds ``max(p99 of waits, 6 h)``.
-* **Users with high failure rates**: at least 20 finished jobs and a failure rate of at least
-  ``max(2 x the overall rate, overall + 10 points)``.
-* **Heavy walltime over-requesters**: at least 20 measured jobs and a median requested/used
-  ratio of 5 or more; ranked by reserved-but-unused node-hours.
-* **Rarely used nodes**: nodes seen in the period whose busy hours are below 10 % of the median
-  node's (nodes never allocated do not appear in accounting data at all).
+The rules are :data:`RULES` (plain text: the report shows them as written). Each anomaly keeps
+its full table; the report lists the first rows and writes every row to CSV.
 """
 
 from __future__ import annotations
@@ -25,17 +20,41 @@ FAILURE_MARGIN = 0.10
 OVER_REQUEST_MEDIAN = 5.0
 RARE_NODE_SHARE = 0.10
 LISTED = 10
+RULES: tuple[tuple[str, str], ...] = (
+    ("Long waits", "started jobs whose queue wait exceeds max(p99 of waits, 6 h)."),
+    (
+        "Users with high failure rates",
+        "at least 20 finished jobs and a failure rate of at least max(2 x the overall rate, "
+        "overall + 10 points).",
+    ),
+    (
+        "Heavy walltime over-requesters",
+        "at least 20 measured jobs and a median requested/used ratio of 5 or more; ranked by "
+        "reserved-but-unused node-hours.",
+    ),
+    (
+        "Rarely used nodes",
+        "nodes seen in the period whose busy hours are below 10% of the median node's (nodes "
+        "never allocated do not appear in accounting data at all).",
+    ),
+)
 
 
 @dataclass(frozen=True)
 class Anomaly:
-    """One kind of anomaly: the rule, how many cases matched, and the worst ones as a table."""
+    """One kind of anomaly: the rule, how many cases matched, and every case as a table."""
 
     kind: str
     title: str
     rule: str
     count: int
-    examples: pl.DataFrame
+    table: pl.DataFrame
+    """Every matching case, worst first (the report's CSV)."""
+
+    @property
+    def examples(self) -> pl.DataFrame:
+        """The worst :data:`LISTED` cases, as the report's page shows them."""
+        return self.table.head(LISTED)
 
 
 def find_anomalies(
@@ -57,7 +76,7 @@ def long_waits(loaded: pl.DataFrame) -> Anomaly:
     hits = started.filter(pl.col("wait_s") > threshold).sort(
         ["wait_s", "job_id"], descending=[True, False]
     )
-    table = hits.head(LISTED).select(
+    table = hits.select(
         "job_id",
         "user",
         "partition",
@@ -92,9 +111,15 @@ def failing_users(loaded: pl.DataFrame, overall_rate: float) -> Anomaly:
         "failing_users",
         "Users with high failure rates",
         f">= {MIN_JOBS_PER_USER} finished jobs and failure rate >= "
-        f"max({FAILURE_FACTOR:g} x overall, overall + {FAILURE_MARGIN:.0%}) = {threshold:.1%}",
+        f"max({FAILURE_FACTOR:g} x overall, overall + {100 * FAILURE_MARGIN:.0f} points) = "
+        f"{100 * threshold:.1f}%",
         hits.height,
-        hits.head(LISTED).with_columns(pl.col("failure_rate").round(3)),
+        hits.select(
+            "user",
+            "finished",
+            "failed",
+            (100 * pl.col("failure_rate")).round(1).alias("failure_pct"),
+        ),
     )
 
 
@@ -118,9 +143,7 @@ def over_requesters(loaded: pl.DataFrame) -> Anomaly:
         f">= {MIN_JOBS_PER_USER} completed jobs and median requested/used "
         f">= {OVER_REQUEST_MEDIAN:g}",
         hits.height,
-        hits.head(LISTED).with_columns(
-            pl.col("median_ratio").round(2), pl.col("unused_node_hours").round(1)
-        ),
+        hits.with_columns(pl.col("median_ratio").round(2), pl.col("unused_node_hours").round(1)),
     )
 
 
@@ -131,7 +154,7 @@ def rarely_used_nodes(nodes: pl.DataFrame) -> Anomaly:
     return Anomaly(
         "rare_nodes",
         "Rarely used nodes",
-        f"busy hours < {RARE_NODE_SHARE:.0%} of the median node's = {threshold:.1f} h",
+        f"busy hours < {100 * RARE_NODE_SHARE:.0f}% of the median node's = {threshold:.1f} h",
         hits.height,
-        hits.head(LISTED).with_columns(pl.col("busy_hours").round(2)),
+        hits.with_columns(pl.col("busy_hours").round(2)),
     )

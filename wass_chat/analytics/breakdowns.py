@@ -13,7 +13,7 @@ from wass_chat.analytics.summary import WAIT_QUANTILE_METHOD, over_request_jobs
 
 TOP_USERS = 15
 TOP_ENTITIES = 10
-SCATTER_SAMPLE = 4000
+SCATTER_SAMPLE = 2000
 SAMPLE_SEED = 20240101
 OTHERS = "(others)"
 
@@ -112,6 +112,24 @@ def rates_over_time(loaded: pl.DataFrame, period: Period) -> pl.DataFrame:
             state.is_in(FAILURE_STATES).mean().alias("failure_rate"),
             (state == "TIMEOUT").mean().alias("timeout_rate"),
             (state == "CANCELLED").mean().alias("cancel_rate"),
+        )
+        .sort("bucket")
+    )
+
+
+def backfill_over_time(loaded: pl.DataFrame, period: Period) -> pl.DataFrame:
+    """Per start bucket: jobs started in the period and the share (%) the backfill scheduler
+    started (per partition, the share is a column of the wait-by-partition table)."""
+    started = loaded.filter(
+        pl.col("start").is_not_null()
+        & (pl.col("start") >= period.start)
+        & (pl.col("start") < period.end)
+    )
+    return (
+        started.group_by(pl.col("start").dt.truncate(period.bucket).alias("bucket"))
+        .agg(
+            pl.len().alias("started"),
+            (100 * pl.col("backfilled").cast(pl.Float64).mean()).alias("backfill_pct"),
         )
         .sort("bucket")
     )

@@ -56,6 +56,10 @@ class ChartSpec:
     log_x: bool = False
     log_y: bool = False
     horizontal: bool = False
+    y_from_zero: bool = False
+    """Start the value axis at 0 (rates and shares: an axis from 3% exaggerates changes)."""
+    y_max: float | None = None
+    """Fix the top of the value axis (100 for percentages of a capacity)."""
     extra: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.summary import PeriodSummary
 
 
@@ -41,17 +42,84 @@ def states_insight(table: pl.DataFrame, summary: PeriodSummary) -> str:
     )
 
 
+MIN_GROUP_JOBS = 30
+"""A group (state, partition, bucket) needs this many jobs before it is called the worst."""
+
+
+def large_groups(table: pl.DataFrame, column: str) -> pl.DataFrame:
+    """Rows whose ``column`` count is large enough to single out: at least ``MIN_GROUP_JOBS``
+    (or half the total, on tiny data) and at least 1% of the total."""
+    total = int(table[column].sum())
+    floor = max(min(MIN_GROUP_JOBS, max(1, total // 2)), max(1, total // 100))
+    return table.filter(pl.col(column) >= floor)
+
+
 def wait_insight(table: pl.DataFrame, summary: PeriodSummary) -> str:
     if table.is_empty():
         return "No job started in this period, so there are no queue waits."
-    worst = table.sort(["median_s", "state"], descending=[True, False]).row(0, named=True)
-    return (
+    text = (
         f"Over {summary.started:,} started jobs the queue wait was "
-        f"{human_duration(summary.wait_median_s)} "
-        f"at the median, {human_duration(summary.wait_p90_s)} at p90 and "
-        f"{human_duration(summary.wait_mean_s)} on average; {worst['state']} jobs waited longest "
-        f"(median {human_duration(worst['median_s'])})."
+        f"{human_duration(summary.wait_median_s)} at the median, "
+        f"{human_duration(summary.wait_p90_s)} at p90 and "
+        f"{human_duration(summary.wait_mean_s)} on average; the longest wait was "
+        f"{human_duration(summary.wait_max_s)}"
     )
+    longest = table.sort(["max_s", "state"], descending=[True, False]).row(0, named=True)
+    text += f" (a {longest['state']} job)."
+    large = large_groups(table, "jobs")
+    if large.height > 1:
+        worst = large.sort(["median_s", "state"], descending=[True, False]).row(0, named=True)
+        text += (
+            f" Among states with at least {MIN_GROUP_JOBS} jobs, {worst['state']} jobs "
+            f"({worst['jobs']:,}) waited longest at the median "
+            f"({human_duration(worst['median_s'])})."
+        )
+    return text
+
+
+def wait_by_partition_insight(table: pl.DataFrame) -> str:
+    if table.is_empty():
+        return "No job started in this period."
+    large = large_groups(table, "jobs")
+    pool = large if large.height else table
+    worst = pool.sort(["median_wait_h", "partition"], descending=[True, False]).row(0, named=True)
+    longest = table.sort(["max_wait_h", "partition"], descending=[True, False]).row(0, named=True)
+    return (
+        f"{worst['partition']} had the longest median wait "
+        f"({human_duration(worst['median_wait_h'] * 3600)} over {worst['jobs']:,} jobs, p90 "
+        f"{human_duration(worst['p90_wait_h'] * 3600)}); the longest single wait was in "
+        f"{longest['partition']} ({human_duration(longest['max_wait_h'] * 3600)})."
+    )
+
+
+def pending_insight(table: pl.DataFrame, pending: int) -> str:
+    if table.is_empty():
+        return "No job submitted in this period was still pending at its end."
+    top = table.row(0, named=True)
+    oldest = table.sort(["max_age_h", "reason"], descending=[True, False]).row(0, named=True)
+    return (
+        f"{pending:,} jobs were still pending at the end of the period; {top['reason']} held "
+        f"{top['jobs']:,} of them ({top['share_pct']:.1f}%). The oldest had waited "
+        f"{human_duration(oldest['max_age_h'] * 3600)} ({oldest['reason']})."
+    )
+
+
+def backfill_insight(series: pl.DataFrame) -> str:
+    if series.is_empty():
+        return "No job started in this period."
+    total = int(series["started"].sum())
+    share = float((series["started"] * series["backfill_pct"]).sum() / total) if total else 0.0
+    large = series.filter(pl.col("started") >= MIN_GROUP_JOBS)
+    text = f"The backfill scheduler started {share:.1f}% of the {total:,} jobs started."
+    if large.height > 1:
+        low = large.sort(["backfill_pct", "bucket"]).row(0, named=True)
+        high = large.sort(["backfill_pct", "bucket"], descending=[True, False]).row(0, named=True)
+        text += (
+            f" Per interval with at least {MIN_GROUP_JOBS} starts it ranged from "
+            f"{low['backfill_pct']:.1f}% ({low['bucket']:%Y-%m-%d %H:%M}) to "
+            f"{high['backfill_pct']:.1f}% ({high['bucket']:%Y-%m-%d %H:%M})."
+        )
+    return text
 
 
 def walltime_insight(summary: PeriodSummary, sample: int) -> str:
@@ -78,16 +146,24 @@ def nodes_insight(points: pl.DataFrame, population: int) -> str:
     )
 
 
-def utilisation_insight(series: pl.DataFrame, nodes_seen: int) -> str:
-    if series.is_empty() or not nodes_seen:
+def utilisation_insight(series: pl.DataFrame, capacity: Capacity) -> str:
+    if series.is_empty() or float(series["busy_nodes"].sum()) == 0:
         return "No node was allocated in this period."
+    basis = "allocated CPUs" if capacity.cpus else "busy nodes"
     mean = float(series["utilisation"].mean() or 0.0)  # type: ignore[arg-type]
     peak = series.sort(["utilisation", "bucket"], descending=[True, False]).row(0, named=True)
-    return (
-        f"On average {percent(mean)} of the {nodes_seen:,} nodes seen were busy; "
-        "the busiest interval "
-        f"started {peak['bucket']:%Y-%m-%d %H:%M} at {percent(peak['utilisation'])}."
+    text = (
+        f"On average {percent(mean)} of the capacity, {capacity.label()}, was in use "
+        f"({basis}); the busiest interval started {peak['bucket']:%Y-%m-%d %H:%M} at "
+        f"{percent(peak['utilisation'])}."
     )
+    capped = int(series["capped"].sum())
+    if capped:
+        text += (
+            f" In {capped:,} intervals accounting shows more CPUs allocated than the capacity: "
+            "shown as 100%; check the stated capacity."
+        )
+    return text
 
 
 def top_insight(table: pl.DataFrame, column: str, total_node_hours: float) -> str:
@@ -106,8 +182,11 @@ def top_insight(table: pl.DataFrame, column: str, total_node_hours: float) -> st
 def rates_insight(series: pl.DataFrame) -> str:
     if series.is_empty():
         return "No job finished in this period."
-    worst = series.sort(["failure_rate", "bucket"], descending=[True, False]).row(0, named=True)
+    large = large_groups(series, "finished")
+    pool = large if large.height else series
+    worst = pool.sort(["failure_rate", "bucket"], descending=[True, False]).row(0, named=True)
     return (
         f"The failure rate peaked at {percent(worst['failure_rate'])} for jobs submitted in the "
-        f"interval starting {worst['bucket']:%Y-%m-%d %H:%M} ({worst['finished']:,} finished jobs)."
+        f"interval starting {worst['bucket']:%Y-%m-%d %H:%M} ({worst['finished']:,} finished "
+        f"jobs; intervals with fewer than {MIN_GROUP_JOBS} finished jobs are not singled out)."
     )

@@ -25,6 +25,8 @@ class Period:
 
     start: datetime
     end: datetime
+    origin: str = "as requested"
+    """How the bounds were chosen, stated in the report (defaults come from the data)."""
 
     @property
     def seconds(self) -> int:
@@ -47,32 +49,68 @@ class Period:
     def label(self) -> str:
         return f"{self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M}"
 
+    def previous(self) -> Period:
+        """The period of the same length just before this one (for the comparison table)."""
+        length = self.end - self.start
+        return Period(self.start - length, self.start, "the same length just before")
+
 
 def period_of(jobs: pl.LazyFrame, start: datetime | None, end: datetime | None) -> Period:
-    """The requested period, with missing bounds taken from the data (first submit, last event)."""
+    """The requested period; missing bounds come from the span of submissions.
+
+    The default runs from the first submission to just after the last submission or start,
+    not to the last end: the days in which only the last jobs finish would otherwise pull
+    every mean (utilisation above all) towards zero.
+    """
     if start is not None and end is not None:
         return Period(start, end)
-    bounds = jobs.select(
-        pl.col("submit").min().alias("first"),
-        pl.max_horizontal(pl.col("submit").max(), pl.col("end").max()).alias("last"),
-    ).collect()
+    bounds = (
+        jobs.filter(~pl.col("is_step"))
+        .select(
+            pl.col("submit").min().alias("first"),
+            pl.max_horizontal(pl.col("submit").max(), pl.col("start").max()).alias("last"),
+        )
+        .collect()
+    )
     first, last = bounds.row(0)
+    origin = "default: from the first submission to the last submission or start"
+    if start is not None:
+        origin = "--start as given; end: the last submission or start"
+    elif end is not None:
+        origin = "start: the first submission; --end as given"
     first = start or first or datetime(1970, 1, 1)
     last = end or ((last + timedelta(seconds=1)) if last else first + timedelta(days=1))
-    return Period(first, max(last, first + timedelta(seconds=1)))
+    return Period(first, max(last, first + timedelta(seconds=1)), origin)
 
 
-def load_period(jobs: pl.LazyFrame, period: Period, user: str | None = None) -> pl.DataFrame:
+def submission_span(jobs: pl.LazyFrame) -> tuple[datetime | None, datetime | None, int]:
+    """First and last submission and the number of allocations in ``jobs`` (the whole cache)."""
+    row = (
+        jobs.filter(~pl.col("is_step"))
+        .select(
+            pl.col("submit").min().alias("first"), pl.col("submit").max().alias("last"), pl.len()
+        )
+        .collect()
+        .row(0)
+    )
+    return row[0], row[1], int(row[2])
+
+
+def load_period(
+    jobs: pl.LazyFrame, period: Period, user: str | None = None, **filters: str | None
+) -> pl.DataFrame:
     """Allocations (no steps) submitted in, or running during, ``period``, plus derived columns.
 
-    Derived columns: ``in_period`` (submitted in the period), ``finished`` (has an end and an
+    ``user`` and ``filters`` (``account=``, ``partition=``) keep only matching jobs. Derived
+    columns: ``in_period`` (submitted in the period), ``finished`` (has an end and an
     end state), ``wait_s`` (start - eligible, for started jobs), ``run_start``/``run_end``
     (the busy interval clipped to the period, as seconds from its start) and ``node_seconds``
     (busy seconds inside the period x nodes).
     """
     allocations = jobs.filter(~pl.col("is_step"))
-    if user is not None:
-        allocations = allocations.filter(pl.col("user") == user)
+    for column, value in {"user": user, **filters}.items():
+        if value is not None:
+            allocations = allocations.filter(pl.col(column) == value)
     run_end_time = pl.coalesce(
         pl.col("end"), pl.col("start") + pl.duration(seconds=pl.col("elapsed_s").fill_null(0))
     )

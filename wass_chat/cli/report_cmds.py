@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from wass_chat.cli.output import console, emit, err_console, write_atomic
+from wass_chat.cli.output import console, emit, err_console
 
 sacct_app = typer.Typer(
     help="Slurm accounting: import into the local cache, synthesize, summarize."
@@ -23,6 +23,8 @@ report_app = typer.Typer(
     invoke_without_command=True,
 )
 
+CAP_NODES = "Configured nodes (default: from scontrol or $SLURM_CONF; else nodes seen, labelled)."
+CAP_CPUS = "Configured CPUs; utilisation is then allocated CPUs over this."
 START_HELP = "Period start (YYYY-MM-DD[THH:MM[:SS]], cluster local time)."
 END_HELP = "Period end, exclusive."
 
@@ -53,6 +55,13 @@ def _period(start: str | None, end: str | None) -> tuple[datetime | None, dateti
     if begin is not None and finish is not None and finish <= begin:
         raise InputError("options", [f"--end ({finish}) must be after --start ({begin})"])
     return begin, finish
+
+
+def _capacity(nodes: int | None, cpus: int | None) -> Any:
+    """The stated capacity, else the one the live cluster or $SLURM_CONF gives, else None."""
+    from wass_chat.analytics.capacity import discover_capacity, stated_capacity
+
+    return stated_capacity(nodes, cpus) or discover_capacity()
 
 
 def _settings() -> Any:
@@ -172,9 +181,17 @@ def synth_command(
 
 @sacct_app.command("summary")
 def summary_command(
-    start: str | None = typer.Option(None, "--start", help=START_HELP + " Default: first job."),
-    end: str | None = typer.Option(None, "--end", help=END_HELP + " Default: after the last job."),
+    start: str | None = typer.Option(
+        None, "--start", help=START_HELP + " Default: first submission."
+    ),
+    end: str | None = typer.Option(
+        None, "--end", help=END_HELP + " Default: last submission or start."
+    ),
     user: str | None = typer.Option(None, "--user", help="Only this user's jobs."),
+    account: str | None = typer.Option(None, "--account", help="Only this account's jobs."),
+    partition: str | None = typer.Option(None, "--partition", help="Only this partition's jobs."),
+    capacity_nodes: int | None = typer.Option(None, "--capacity-nodes", min=1, help=CAP_NODES),
+    capacity_cpus: int | None = typer.Option(None, "--capacity-cpus", min=1, help=CAP_CPUS),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Headline statistics and per-chart insights of a period, from the cache."""
@@ -182,7 +199,15 @@ def summary_command(
     from wass_chat.sacct.cache import SacctCache
 
     begin, finish = _period(start, end)
-    analysis = analyze(SacctCache(_settings().sacct_dir).scan(until=finish), begin, finish, user)
+    analysis = analyze(
+        SacctCache(_settings().sacct_dir).scan(until=finish),
+        begin,
+        finish,
+        user,
+        account=account,
+        partition=partition,
+        capacity=_capacity(capacity_nodes, capacity_cpus),
+    )
     data = {
         "period": {
             "start": analysis.period.start.isoformat(),
@@ -190,6 +215,8 @@ def summary_command(
         },
         "summary": analysis.summary.to_dict(),
         "nodes_seen": analysis.nodes_seen,
+        "capacity": analysis.capacity.label(),
+        "findings": [f.text + " " + f.recommendation for f in analysis.findings],
         "insights": {c.id: c.insight for c in analysis.charts},
         "anomalies": {a.kind: a.count for a in analysis.anomalies},
     }
@@ -214,14 +241,28 @@ def _render_summary(analysis: Any) -> None:
 @report_app.callback()
 def report_command(
     ctx: typer.Context,
-    start: str | None = typer.Option(None, "--start", help=START_HELP + " Default: first job."),
-    end: str | None = typer.Option(None, "--end", help=END_HELP + " Default: after the last job."),
+    start: str | None = typer.Option(
+        None, "--start", help=START_HELP + " Default: first submission."
+    ),
+    end: str | None = typer.Option(
+        None, "--end", help=END_HELP + " Default: after the last submission or start."
+    ),
     fmt: str = typer.Option("html", "--format", help="html or md."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Report file to write."),
+    user: str | None = typer.Option(None, "--user", help="Only this user's jobs."),
+    account: str | None = typer.Option(None, "--account", help="Only this account's jobs."),
+    partition: str | None = typer.Option(None, "--partition", help="Only this partition's jobs."),
+    capacity_nodes: int | None = typer.Option(None, "--capacity-nodes", min=1, help=CAP_NODES),
+    capacity_cpus: int | None = typer.Option(None, "--capacity-cpus", min=1, help=CAP_CPUS),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Write the scheduling audit report of a period (from the sacct cache and decision log)."""
+    """Write the scheduling audit report of a period (from the sacct cache and decision log).
+
+    Without --start/--end the period is the span of submissions. Full anomaly and view tables
+    are written as CSV to FILE's stem + ``_tables/``.
+    """
     from sim.errors import InputError
+    from wass_chat.report.write import write_report
 
     if ctx.invoked_subcommand is not None:
         return
@@ -236,40 +277,24 @@ def report_command(
     begin, finish = _period(start, end)
     cfg = _settings()
     began = time.perf_counter()
-    files = write_report(cfg.sacct_dir, cfg.runs_dir, output, fmt, begin, finish)
+    files = write_report(
+        cfg.sacct_dir,
+        cfg.runs_dir,
+        output,
+        fmt,
+        begin,
+        finish,
+        user=user,
+        account=account,
+        partition=partition,
+        capacity=_capacity(capacity_nodes, capacity_cpus),
+    )
     result = {
         "output": str(output),
         "files": files,
         "seconds": round(time.perf_counter() - began, 2),
     }
     emit(result, as_json, lambda r: console.print(f"wrote {r['output']} in {r['seconds']:.1f} s"))
-
-
-def write_report(
-    sacct_dir: Path,
-    runs_dir: Path,
-    output: Path,
-    fmt: str,
-    start: datetime | None = None,
-    end: datetime | None = None,
-) -> list[str]:
-    """Build the report from the cache and write it (plus PNG assets for Markdown)."""
-    from wass_chat.report.build import build_report_from_cache
-    from wass_chat.report.html import render_html
-    from wass_chat.report.markdown import render_markdown
-
-    report = build_report_from_cache(sacct_dir, runs_dir, start, end)
-    if fmt == "html":
-        write_atomic(output, render_html(report))
-        return [str(output)]
-    assets = output.with_name(f"{output.stem}_assets")
-    text, images = render_markdown(report, assets)
-    written = []
-    for name, data in images.items():
-        write_atomic(assets / name, data)
-        written.append(str(assets / name))
-    write_atomic(output, text)
-    return [str(output), *written]
 
 
 @report_app.command("bench")
@@ -279,18 +304,22 @@ def bench_command(
     workdir: Path | None = typer.Option(
         None, "--workdir", help="Keep the files here (default: temp)."
     ),
+    draws: int = typer.Option(
+        3, "--draws", min=0, help="Open the page this many times in headless Chromium (0: skip)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Time import (sacct -P text -> cache) plus the full HTML report on synthetic jobs."""
+    """Time import (sacct -P text -> cache) plus the full HTML report on synthetic jobs, and
+    the page's size and time to draw in headless Chromium."""
     import tempfile
 
     from wass_chat.report.benchmark import run_benchmark
 
     if workdir is not None:
-        result = run_benchmark(jobs, seed, workdir)
+        result = run_benchmark(jobs, seed, workdir, draws)
     else:
         with tempfile.TemporaryDirectory(prefix="wass-report-bench-") as tmp:
-            result = run_benchmark(jobs, seed, Path(tmp))
+            result = run_benchmark(jobs, seed, Path(tmp), draws)
     emit(result, as_json, _render_bench)
 
 
@@ -305,4 +334,14 @@ def _render_bench(r: dict[str, Any]) -> None:
         f"[bold]{r['import_plus_report_s']:.1f} s[/bold] wall (CPU {r['import_cpu_s']:.1f} + "
         f"{r['report_cpu_s']:.1f} s; HTML {r['html_mb']:.1f} MB, "
         f"{r['malformed']} malformed lines, {r['cpus']} CPUs)"
+    )
+    console.print(
+        f"page {r['html_mb']:.2f} MB (plotly.js packed {r['plotly_js_mb']:.2f} MB, figures "
+        f"{r['figures_kb']:.0f} kB); "
+        + (
+            f"drawn in {r['draw_ms_median'] / 1000:.2f} s in headless Chromium (median of "
+            f"{len(r['draw_ms'])}: {', '.join(f'{t / 1000:.2f}' for t in r['draw_ms'])} s)"
+            if r["draw_ms"]
+            else "draw time not measured (no Chromium, or --draws 0)"
+        )
     )

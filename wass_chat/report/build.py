@@ -8,7 +8,10 @@ from pathlib import Path
 
 import polars as pl
 
+from sim.errors import InputError
 from wass_chat.analytics.analysis import Analysis, analyze
+from wass_chat.analytics.capacity import Capacity
+from wass_chat.analytics.period import submission_span
 from wass_chat.report.runs import RunsReport, collect_runs
 from wass_chat.sacct.cache import ImportRecord, SacctCache
 
@@ -42,9 +45,24 @@ def build_report(
     start: datetime | None = None,
     end: datetime | None = None,
     user: str | None = None,
+    *,
+    account: str | None = None,
+    partition: str | None = None,
+    capacity: Capacity | None = None,
+    whole_cache: pl.LazyFrame | None = None,
 ) -> ReportData:
-    """The report over ``jobs`` (a lazy frame with the parsed schema) for ``[start, end)``."""
-    analysis = analyze(jobs, start, end, user)
+    """The report over ``jobs`` (a lazy frame with the parsed schema) for ``[start, end)``.
+
+    Raises :class:`EmptyPeriodError` when no job of the period matches: a report of "n/a"
+    helps nobody, the span the cache covers (from ``whole_cache``, default ``jobs``) does.
+    """
+    analysis = analyze(
+        jobs, start, end, user, account=account, partition=partition, capacity=capacity
+    )
+    if analysis.summary.jobs == 0:
+        raise EmptyPeriodError(
+            analysis, whole_cache if whole_cache is not None else jobs, start, end
+        )
     runs = collect_runs(runs_dir, analysis.period.start, analysis.period.end)
     return ReportData(
         title=f"Scheduling audit, {analysis.period.label()}",
@@ -55,16 +73,57 @@ def build_report(
     )
 
 
+class EmptyPeriodError(InputError):
+    """No job was submitted in the period (with the filters): names the span the cache covers."""
+
+    def __init__(
+        self,
+        analysis: Analysis,
+        cache: pl.LazyFrame,
+        start: datetime | None = None,
+        end: datetime | None = None,
+    ) -> None:
+        first, last, count = submission_span(cache)
+        where = f"in {analysis.period.label()}"
+        if (start is None) != (end is None):  # one bound given: say what was asked
+            where = f"from {start:%Y-%m-%d %H:%M} on" if start else f"before {end:%Y-%m-%d %H:%M}"
+        if analysis.filters:
+            where += " with " + ", ".join(f"{k}={v}" for k, v in analysis.filters.items())
+        if count and first is not None and last is not None:
+            held = (
+                f"the cache holds {count:,} jobs submitted {first:%Y-%m-%d %H:%M} to "
+                f"{last:%Y-%m-%d %H:%M}"
+            )
+        else:
+            held = "the cache is empty: run `wass-chat sacct import` first"
+        super().__init__("period", [f"no job was submitted {where}; {held}"])
+
+
 def build_report_from_cache(
     sacct_dir: Path,
     runs_dir: Path,
     start: datetime | None = None,
     end: datetime | None = None,
     user: str | None = None,
+    *,
+    account: str | None = None,
+    partition: str | None = None,
+    capacity: Capacity | None = None,
 ) -> ReportData:
     """The report from the sacct cache at ``sacct_dir`` and the decision log at ``runs_dir``."""
     cache = SacctCache(sacct_dir)
-    return build_report(cache.scan(until=end), runs_dir, cache.imports(), start, end, user)
+    return build_report(
+        cache.scan(until=end),
+        runs_dir,
+        cache.imports(),
+        start,
+        end,
+        user,
+        account=account,
+        partition=partition,
+        capacity=capacity,
+        whole_cache=cache.scan(),
+    )
 
 
 def data_quality(imports: list[ImportRecord]) -> DataQuality:

@@ -7,13 +7,15 @@ from pathlib import Path
 import polars as pl
 
 from wass_chat.analytics.render_png import png_bytes
-from wass_chat.report import tables
+from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.html import SECTIONS
 from wass_chat.report.methods import METHODS
 
 
-def render_markdown(report: ReportData, assets_dir: Path | None) -> tuple[str, dict[str, bytes]]:
+def render_markdown(
+    report: ReportData, assets_dir: Path | None, csv_links: dict[str, str] | None = None
+) -> tuple[str, dict[str, bytes]]:
     """The Markdown text and the PNG files it links to (name -> bytes, relative to ``assets_dir``).
 
     With ``assets_dir`` None the charts are left out (only their insights are written).
@@ -21,8 +23,15 @@ def render_markdown(report: ReportData, assets_dir: Path | None) -> tuple[str, d
     titles = dict(SECTIONS)
     a = report.analysis
     out = [f"# {report.title}", "", f"Generated {report.generated} by wass-chat.", ""]
-    out += [f"## {titles['summary']}", "", f"Period: {a.period.label()}.", ""]
-    out += _table(["statistic", "value"], tables.summary_rows(a.summary, a.nodes_seen))
+    out += [f"## {titles['summary']}", "", f"Period: {a.period.label()} ({a.period.origin}).", ""]
+    if a.filters:
+        out += ["Only jobs with " + ", ".join(f"{k} = {v}" for k, v in a.filters.items()) + ".", ""]
+    out += [f"Capacity: {a.capacity.label()}.", ""]
+    header = ["statistic", "this period"] + (["previous period"] if a.previous else [])
+    out += _table(header, tables.summary_rows(a.summary, a.nodes_seen, a.previous))
+    out += [f"## {titles['findings']}", ""]
+    out += [f"{i}. **{f.text}** {f.recommendation}" for i, f in enumerate(a.findings, 1)]
+    out += [""] if a.findings else ["No rule fired: nothing stands out in this period.", ""]
     out += [f"## {titles['analytics']}", ""]
     images: dict[str, bytes] = {}
     for chart in a.charts:
@@ -32,6 +41,11 @@ def render_markdown(report: ReportData, assets_dir: Path | None) -> tuple[str, d
             images[name] = png_bytes(chart)
             out += [f"![{chart.title}]({assets_dir.name}/{name})", ""]
         out += [f"> {chart.insight}", ""]
+    for section, made in (("queue", views.queue_views(a)), ("resources", views.resources_views(a))):
+        out += [f"## {titles[section]}", ""]
+        for view in made:
+            out += [f"### {view.title}", ""] + ([view.note, ""] if view.note else [])
+            out += _frame(view.table) if view.table.height else [view.empty, ""]
     out += [f"## {titles['runs']}", ""]
     out += [f"_{p}_" for p in report.runs.not_wired]
     if not report.runs.runs:
@@ -48,6 +62,9 @@ def render_markdown(report: ReportData, assets_dir: Path | None) -> tuple[str, d
     for anomaly in a.anomalies:
         out += [f"### {anomaly.title}: {anomaly.count:,}", "", f"Rule: {anomaly.rule}", ""]
         if anomaly.count:
+            link = (csv_links or {}).get(anomaly.kind)
+            more = f" [All {anomaly.count:,} rows as CSV]({link})." if link else ""
+            out += [f"The first {anomaly.examples.height:,} of {anomaly.count:,}.{more}", ""]
             out += _frame(anomaly.examples)
     out += [f"## {titles['data-quality']}", ""]
     out += _table(["measure", "count"], tables.data_quality_rows(report))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from wass_chat.analytics.anomalies import __doc__ as _anomaly_rules
+from wass_chat.analytics.anomalies import RULES as _ANOMALY_RULES
+from wass_chat.analytics.resources import EFFICIENCY_FIELDS
 
 METHODS: tuple[tuple[str, str], ...] = (
     (
@@ -16,8 +17,11 @@ METHODS: tuple[tuple[str, str], ...] = (
         "Period membership",
         "A job belongs to the period [start, end) when it was submitted in it, so "
         "each job is counted in exactly one period. Jobs submitted earlier that ran during the "
-        "period "
-        "count only towards utilisation and node usage (their busy time inside the period).",
+        "period count only towards utilisation and node usage (their busy time inside the "
+        "period). Without --start/--end the period is the span of submissions: from the first "
+        "submission to just after the last submission or start (not the last end, whose empty "
+        "tail would pull every mean down). --user, --account and --partition keep only "
+        "matching jobs.",
     ),
     (
         "Finished jobs",
@@ -49,21 +53,60 @@ METHODS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Utilisation",
-        "Busy node-seconds inside each time bucket (each job's [start, end) clipped to "
-        "the period, weighted by NNodes) / (bucket length x nodes seen). Nodes seen: distinct "
-        "nodes in the NodeList of jobs that ran during the period (Slurm hostlists "
-        "expanded). Buckets are hourly up to 2 days, daily up to 92 days, weekly beyond.",
+        "Allocated CPUs (the sum of NCPUS of the jobs running, each job's [start, end) clipped "
+        "to the period) over the configured CPUs when those are known; otherwise busy distinct "
+        "nodes over the configured nodes: each job's NodeList is expanded, and per node the "
+        "busy intervals of its jobs are merged, so a node shared by several jobs at once counts "
+        "once. Capacity comes from --capacity-cpus/--capacity-nodes, else the live controller "
+        "(scontrol show nodes/partitions), else $SLURM_CONF; when none is available the "
+        "distinct nodes seen in accounting stand in, and the report says FALLBACK. Utilisation "
+        "never exceeds 100%: CPU intervals above the capacity are shown as 100% and counted. "
+        "Per partition, the same over the partition's configured nodes/CPUs.",
+    ),
+    (
+        "Waits by partition, QOS and size",
+        "Started jobs submitted in the period, grouped by Partition, QOS or NNodes class "
+        "(1, 2-4, 5-16, 17-64, >64); jobs, median, p90 and maximum wait in hours, backfill "
+        "share in percent. An insight names a group as the worst only when it holds at least "
+        "30 jobs (half the jobs on tiny data) and 1% of them.",
+    ),
+    (
+        "Pending queue",
+        "Jobs submitted in the period that had neither started nor ended at its end; their "
+        "age is end - submit. Reason is the last reason Slurm recorded for the job.",
+    ),
+    (
+        "GPU-hours and efficiency",
+        "GPU-hours: Elapsed x the GPUs in AllocTRES (gres/gpu=N, else gres/gpu:type=N) / 3600. "
+        "CPU and memory efficiency (as jobstats/reportseff compute them) need the sacct fields "
+        + ", ".join(EFFICIENCY_FIELDS)
+        + ", which the importer does not fetch; the report does not estimate them.",
+    ),
+    (
+        "Previous period",
+        "The same summary over the period of equal length just before this one.",
+    ),
+    (
+        "Findings and recommendations",
+        "Deterministic rules over the tables above (wass_chat.analytics.findings); every "
+        "number they quote is taken from those tables.",
+    ),
+    (
+        "Units",
+        "Shares and rates are percentages everywhere; durations are in hours in tables and "
+        "in s/min/h/d in sentences.",
     ),
     (
         "Charts",
         "Bar and line charts are drawn from aggregates of all qualifying jobs. The two "
         "scatter plots show a deterministic sample (fixed seed over the cache's stable row "
-        "order) whose size "
-        "is stated on the chart.",
+        "order) whose size is stated on the chart. Logarithmic axes say so in their title "
+        "and tick only at powers of ten.",
     ),
     (
         "Anomalies",
-        " ".join(line.strip() for line in (_anomaly_rules or "").splitlines()[2:]).strip(),
+        " ".join(f"{name}: {rule}" for name, rule in _ANOMALY_RULES)
+        + " Every matching row is written to a CSV file next to the report.",
     ),
     (
         "Malformed lines",

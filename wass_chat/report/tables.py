@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from wass_chat.analytics.insights import human_duration, percent
 from wass_chat.analytics.summary import PeriodSummary
 from wass_chat.report.build import ReportData
@@ -10,34 +12,57 @@ from wass_chat.report.runs import RunSection
 Rows = list[tuple[str, ...]]
 
 
-def summary_rows(s: PeriodSummary, nodes_seen: int) -> Rows:
-    """Label/value pairs of the period summary."""
+def summary_rows(s: PeriodSummary, nodes_seen: int, previous: PeriodSummary | None = None) -> Rows:
+    """Label/value pairs of the period summary; with ``previous``, a third column for it."""
+    rows: Rows = [(label, value(s)) for label, value in _SUMMARY]
+    rows.append(("Nodes seen", f"{nodes_seen:,}"))
+    if previous is None:
+        return rows
     return [
-        ("Jobs submitted", f"{s.jobs:,}"),
-        ("Users / accounts / partitions", f"{s.users:,} / {s.accounts:,} / {s.partitions:,}"),
-        ("Finished / running / pending", f"{s.finished:,} / {s.running:,} / {s.pending:,}"),
-        (
-            "Failure / timeout / cancellation rate",
-            f"{percent(s.failure_rate)} / {percent(s.timeout_rate)} / {percent(s.cancel_rate)}",
-        ),
-        (
-            "Queue wait mean / median / p90 / max",
-            " / ".join(
-                human_duration(v)
-                for v in (s.wait_mean_s, s.wait_median_s, s.wait_p90_s, s.wait_max_s)
-            ),
-        ),
-        (
-            "Walltime requested / used (sum, median job)",
-            f"{_ratio(s.over_request_ratio)} / {_ratio(s.over_request_median)} "
-            f"over {s.over_request_jobs:,} completed jobs",
-        ),
-        ("Used less than half of the request", percent(s.under_half_share)),
-        ("Backfill share of started jobs", percent(s.backfill_share)),
-        ("Node-hours / core-hours", f"{s.node_hours:,.0f} / {s.core_hours:,.0f}"),
-        ("Nodes seen", f"{nodes_seen:,}"),
-        ("Final states", ", ".join(f"{k} {v:,}" for k, v in s.state_counts.items()) or "none"),
+        (label, value, _SUMMARY_BY_LABEL[label](previous) if label in _SUMMARY_BY_LABEL else "")
+        for label, value in rows
     ]
+
+
+def _waits(s: PeriodSummary) -> str:
+    return " / ".join(
+        human_duration(v) for v in (s.wait_mean_s, s.wait_median_s, s.wait_p90_s, s.wait_max_s)
+    )
+
+
+_SUMMARY: tuple[tuple[str, Callable[[PeriodSummary], str]], ...] = (
+    ("Jobs submitted", lambda s: f"{s.jobs:,}"),
+    (
+        "Users / accounts / partitions",
+        lambda s: f"{s.users:,} / {s.accounts:,} / {s.partitions:,}",
+    ),
+    (
+        "Finished / running / pending",
+        lambda s: f"{s.finished:,} / {s.running:,} / {s.pending:,}",
+    ),
+    (
+        "Failure / timeout / cancellation rate",
+        lambda s: (
+            f"{percent(s.failure_rate)} / {percent(s.timeout_rate)} / {percent(s.cancel_rate)}"
+        ),
+    ),
+    ("Queue wait mean / median / p90 / max", _waits),
+    (
+        "Walltime requested / used (sum, median job)",
+        lambda s: (
+            f"{_ratio(s.over_request_ratio)} / {_ratio(s.over_request_median)} "
+            f"over {s.over_request_jobs:,} completed jobs"
+        ),
+    ),
+    ("Used less than half of the request", lambda s: percent(s.under_half_share)),
+    ("Backfill share of started jobs", lambda s: percent(s.backfill_share)),
+    ("Node-hours / core-hours", lambda s: f"{s.node_hours:,.0f} / {s.core_hours:,.0f}"),
+    (
+        "Final states",
+        lambda s: ", ".join(f"{k} {v:,}" for k, v in s.state_counts.items()) or "none",
+    ),
+)
+_SUMMARY_BY_LABEL = dict(_SUMMARY)
 
 
 def comparison_rows(runs: tuple[RunSection, ...]) -> tuple[list[str], Rows]:

@@ -1,0 +1,112 @@
+"""What the written report shows: text not markup, readable axes, percent units, full CSV tables,
+an empty period refused, and a page much lighter than plotly.js itself."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import datetime, timedelta
+from itertools import pairwise
+
+import pytest
+
+from tests.analytics.test_report import make_home
+from wass_chat.analytics.charts import ChartSpec, Trace
+from wass_chat.analytics.render_plotly import figure_dict
+from wass_chat.cli import main
+from wass_chat.config import settings
+from wass_chat.report.build import build_report_from_cache
+from wass_chat.report.html import render_html
+from wass_chat.report.write import write_report
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    return make_home(tmp_path_factory.mktemp("report-output"), with_run=False)
+
+
+@pytest.fixture(scope="module")
+def page(home):
+    return render_html(build_report_from_cache(*home))
+
+
+def test_methods_are_text_not_markdown(page):
+    methods = page.split('id="methods"', 1)[1]
+    assert "**" not in methods and "``" not in methods
+    assert "Long waits: started jobs whose queue wait exceeds" in methods
+
+
+def test_page_is_one_light_file(page):
+    assert "<script src" not in page and "cdn.plot.ly" not in page
+    assert len(page.encode()) < 2_600_000  # plotly.js alone is 4.8 MB
+    assert page.count('id="plotly-gz"') == 1 and "DecompressionStream" in page
+    figures = json.loads(
+        page.split('id="figures" type="application/json">', 1)[1].split("</script>")[0]
+    )
+    assert all(len(t["x"]) <= 2000 for f in figures for t in f["data"])
+    states = next(f for f in figures if f["id"] == "chart-states-per-user")
+    assert all("(others)" not in t["x"] for t in states["data"])
+    assert "other" in states["layout"]["title"]["text"]
+
+
+def test_axes_rates_from_zero_and_log_ticks_at_decades():
+    rates = ChartSpec("r", "rates", "x", "%", (Trace("f", ("a", "b"), (3.0, 4.0), "line"),), "",
+                      y_from_zero=True)  # fmt: skip
+    assert figure_dict(rates)["layout"]["yaxis"]["rangemode"] == "tozero"
+    log = ChartSpec("l", "log", "x", "y", (Trace("p", (0.01, 100.0), (1.0, 2.0), "scatter"),), "",
+                    log_x=True)  # fmt: skip
+    axis = figure_dict(log)["layout"]["xaxis"]
+    assert (axis["type"], axis["dtick"], axis["exponentformat"]) == ("log", 1, "none")
+
+
+def test_png_date_labels_do_not_overlap_and_log_ticks_are_decades():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from wass_chat.analytics.render_png import draw
+
+    days = tuple(datetime(2024, 1, 1) + timedelta(days=i) for i in range(90))
+    spec = ChartSpec("u", "util", "time", "%", (Trace("u", days, tuple(range(90)), "line"),), "")
+    fig = draw(spec)
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in fig.axes[0].get_xticklabels() if t.get_text()]
+    assert len(boxes) >= 3
+    assert all(a.x1 <= b.x0 for a, b in pairwise(boxes))
+    log = ChartSpec("l", "log", "x", "y", (Trace("p", (0.01, 100.0), (1.0, 2.0), "scatter"),), "",
+                    log_x=True)  # fmt: skip
+    fig = draw(log)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels() if t.get_text()]
+    assert set(labels) <= {"0.001", "0.01", "0.1", "1", "10", "100", "1000"}
+
+
+def test_anomaly_tables_written_in_full_as_csv(home, tmp_path):
+    sacct_dir, runs_dir = home
+    files = write_report(sacct_dir, runs_dir, tmp_path / "r.html", "html")
+    report = build_report_from_cache(sacct_dir, runs_dir)
+    largest = max(report.analysis.anomalies, key=lambda a: a.count)
+    assert largest.count > 10 == largest.examples.height  # more than the page lists
+    path = tmp_path / "r_tables" / f"anomaly-{largest.kind}.csv"
+    assert str(path) in files
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    assert len(rows) == largest.count
+    assert f'href="r_tables/anomaly-{largest.kind}.csv"' in (tmp_path / "r.html").read_text()
+
+
+def test_empty_period_is_refused_and_nothing_written(home, tmp_path, monkeypatch, capsys):
+    sacct_dir, _ = home
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "none.toml"))
+    settings.cache_clear()
+    try:
+        (tmp_path / "home").mkdir()
+        (tmp_path / "home" / "sacct").symlink_to(sacct_dir, target_is_directory=True)
+        out = tmp_path / "r.html"
+        code = main(["report", "--start", "2025-01-01", "--capacity-nodes", "10", "-o", str(out)])
+        err = capsys.readouterr().err
+    finally:
+        settings.cache_clear()
+    assert code == 2 and not out.exists() and not (tmp_path / "r_tables").exists()
+    assert len(err.strip().splitlines()) == 1
+    assert "no job was submitted from 2025-01-01 00:00 on" in err and "submitted 2024-01-01" in err

@@ -1,0 +1,107 @@
+"""How long a report page takes to draw in headless Chromium, on the real clock.
+
+``--virtual-time-budget`` (what ``--dump-dom`` tests use) runs page clocks on virtual time, so
+the page's own timings mean little there. This drives Chromium over the DevTools protocol on a
+pipe (``--remote-debugging-pipe``: file descriptors 3 and 4, NUL-separated JSON), navigates to
+the page, and polls until the page says every chart is drawn (the report's script stamps
+``document.body.dataset.drawnMs``, or sets nothing when it has no charts: then the load event
+counts). Times are wall-clock milliseconds from navigation, as ``performance.now()`` counts them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1280,1000",
+    "--remote-debugging-pipe",
+)
+_PROBE = "document.readyState === 'complete' && (document.body.dataset.drawnMs || "
+_PROBE += "(document.getElementById('figures') ? '' : String(Math.round(performance.now()))))"
+
+
+class _Pipe:
+    """One DevTools session over Chromium's debugging pipe."""
+
+    def __init__(self, to_browser: int, from_browser: int) -> None:
+        self.out, self.inp, self.next_id, self.buffer = to_browser, from_browser, 0, b""
+
+    def send(self, method: str, session: str | None = None, **params: Any) -> None:
+        """Send a command without waiting for its reply."""
+        self.next_id += 1
+        message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(self.out, json.dumps(message).encode() + b"\0")
+
+    def call(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
+        """Send a command and return its result (events arriving meanwhile are skipped)."""
+        self.send(method, session, **params)
+        while True:
+            reply = self._read()
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return dict(reply.get("result", {}))
+
+    def _read(self) -> dict[str, Any]:
+        while b"\0" not in self.buffer:
+            chunk = os.read(self.inp, 1 << 16)
+            if not chunk:
+                raise RuntimeError("Chromium closed the debugging pipe")
+            self.buffer += chunk
+        raw, self.buffer = self.buffer.split(b"\0", 1)
+        return dict(json.loads(raw))
+
+
+def draw_time_ms(binary: str, page: Path, timeout_s: float = 120.0) -> float:
+    """Milliseconds from navigation until ``page`` has drawn every chart, in a fresh Chromium."""
+    # Chromium reads commands on fd 3 and writes replies on fd 4: a POSIX shell moves our
+    # stdin/stdout pipes there (the arguments pass through "$@", never parsed by the shell).
+    redirect = 'exec "$@" 3<&0 4>&1 0</dev/null 1>/dev/null'
+    with tempfile.TemporaryDirectory(prefix="wass-draw-") as profile:
+        process = subprocess.Popen(
+            ["sh", "-c", redirect, "sh", binary, *FLAGS, f"--user-data-dir={profile}"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            pipe = _Pipe(process.stdin.fileno(), process.stdout.fileno())
+            target = pipe.call("Target.createTarget", url="about:blank")["targetId"]
+            session = pipe.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+            pipe.call("Page.navigate", session, url=page.resolve().as_uri())
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                value = pipe.call(
+                    "Runtime.evaluate", session, expression=_PROBE, returnByValue=True
+                )
+                drawn = value.get("result", {}).get("value")
+                if drawn:
+                    pipe.send("Browser.close")
+                    return float(drawn)
+                time.sleep(0.05)
+            raise RuntimeError(f"{page} was not drawn within {timeout_s:.0f} s")
+        finally:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            process.wait(timeout=30)
+            process.stdin.close()
+            process.stdout.close()

@@ -1,0 +1,108 @@
+"""The report's table views (waits, pending queue, partitions, GPUs), shared by HTML and Markdown.
+
+Each :class:`View` is a titled table straight from :attr:`Analysis.tables` plus a note saying
+what it counts; the renderers only lay them out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+import polars as pl
+
+from wass_chat.analytics.analysis import Analysis
+from wass_chat.analytics.resources import missing_efficiency_fields
+from wass_chat.report.html_table import frame_html
+
+
+@dataclass(frozen=True)
+class View:
+    """One table of the report with its title and a sentence on what it counts."""
+
+    title: str
+    table: pl.DataFrame
+    note: str
+    empty: str = "No job qualifies in this period."
+
+
+def queue_views(a: Analysis) -> list[View]:
+    """Waits by partition, QOS and job size; the pending queue's reasons and ages."""
+    pending = (
+        int(a.tables["pending_reasons"]["jobs"].sum()) if a.tables["pending_reasons"].height else 0
+    )
+    return [
+        View(
+            "Queue wait by partition",
+            a.tables["wait_by_partition"],
+            "Started jobs submitted in the period; waits in hours, backfill share in percent.",
+        ),
+        View("Queue wait by QOS", a.tables["wait_by_qos"], "As above, per QOS."),
+        View(
+            "Queue wait by job size",
+            a.tables["wait_by_size"],
+            "As above, per class of allocated nodes.",
+        ),
+        View(
+            "Pending reasons at the end of the period",
+            a.tables["pending_reasons"],
+            f"{pending:,} jobs submitted in the period had not started by its end; ages in hours.",
+            "No job was pending at the end of the period.",
+        ),
+        View(
+            "Age of the pending queue",
+            a.tables["queue_age"],
+            "The same pending jobs by time since submission.",
+            "No job was pending at the end of the period.",
+        ),
+    ]
+
+
+def resources_views(a: Analysis) -> list[View]:
+    """Per-partition utilisation against capacity, GPU-hours, and the efficiency note."""
+    missing = missing_efficiency_fields()
+    return [
+        View(
+            "Utilisation per partition",
+            a.tables["partition_utilisation"],
+            f"Mean busy distinct nodes and allocated CPUs over the period; utilisation_pct is "
+            f"against the partition's configured CPUs, else nodes (capacity: "
+            f"{a.capacity.label()}).",
+        ),
+        View(
+            "GPU-hours by partition",
+            a.tables["gpu_by_partition"],
+            "Jobs submitted in the period with GPUs in AllocTRES.",
+            "No job was allocated a GPU in this period.",
+        ),
+        View(
+            "GPU-hours, top users",
+            a.tables["gpu_by_user"],
+            "share_pct is of all GPU-hours in the period.",
+            "No job was allocated a GPU in this period.",
+        ),
+        View(
+            "CPU and memory efficiency",
+            pl.DataFrame(),
+            "Not measured: it needs the sacct fields "
+            + ", ".join(missing)
+            + ", which the importer does not fetch (see Methods).",
+            "Not available from the imported fields.",
+        )
+        if missing
+        else View("CPU and memory efficiency", pl.DataFrame(), "", "Not computed."),
+    ]
+
+
+def _view_html(view: View) -> str:
+    table = frame_html(view.table) if view.table.height else f"<p>{escape(view.empty)}</p>"
+    note = f'<p class="note">{escape(view.note)}</p>' if view.note else ""
+    return f"<h3>{escape(view.title)}</h3>{note}{table}"
+
+
+def queue_html(a: Analysis) -> str:
+    return "\n".join(_view_html(v) for v in queue_views(a))
+
+
+def resources_html(a: Analysis) -> str:
+    return "\n".join(_view_html(v) for v in resources_views(a))

@@ -1,0 +1,83 @@
+"""Build a report from the cache and write it: the page (or Markdown + PNGs) and its CSV tables.
+
+Used by the CLI (``wass-chat report``) and the agent (``generate_report``). Everything is
+built in memory first; files are then written each to a temporary name and renamed, the page
+last, so a failure (an empty period, a full disk) leaves no half-written report behind.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+
+from wass_chat.analytics.capacity import Capacity
+from wass_chat.report.build import ReportData, build_report_from_cache
+from wass_chat.sacct.cache import replace_atomically
+
+
+def csv_tables(report: ReportData) -> dict[str, bytes]:
+    """File name -> CSV bytes: every anomaly's full table and the views' tables."""
+    a = report.analysis
+    files = {f"anomaly-{x.kind}.csv": x.table.write_csv().encode() for x in a.anomalies}
+    for name in (
+        "wait_by_partition",
+        "wait_by_qos",
+        "wait_by_size",
+        "pending_reasons",
+        "partition_utilisation",
+        "gpu_by_partition",
+    ):
+        files[f"{name}.csv"] = a.tables[name].write_csv().encode()
+    return files
+
+
+def _write_bytes(data: bytes, path: str) -> None:
+    Path(path).write_bytes(data)
+
+
+def write_report(
+    sacct_dir: Path,
+    runs_dir: Path,
+    output: Path,
+    fmt: str,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    *,
+    user: str | None = None,
+    account: str | None = None,
+    partition: str | None = None,
+    capacity: Capacity | None = None,
+) -> list[str]:
+    """Build the report from the cache and write it; returns the files written (page first).
+
+    CSV tables go to ``<stem>_tables/`` next to the page, PNG charts of the Markdown format to
+    ``<stem>_assets/``.
+    """
+    from wass_chat.report.html import render_html
+    from wass_chat.report.markdown import render_markdown
+
+    report = build_report_from_cache(
+        sacct_dir,
+        runs_dir,
+        start,
+        end,
+        user,
+        account=account,
+        partition=partition,
+        capacity=capacity,
+    )
+    tables_dir = output.with_name(f"{output.stem}_tables")
+    csvs = csv_tables(report)
+    links = {x.kind: f"{tables_dir.name}/anomaly-{x.kind}.csv" for x in report.analysis.anomalies}
+    extra: dict[Path, bytes] = {tables_dir / name: data for name, data in csvs.items()}
+    if fmt == "html":
+        page = render_html(report, links)
+    else:
+        assets = output.with_name(f"{output.stem}_assets")
+        page, images = render_markdown(report, assets, links)
+        extra |= {assets / name: data for name, data in images.items()}
+    for path, data in extra.items():
+        replace_atomically(path, partial(_write_bytes, data))
+    replace_atomically(output, partial(_write_bytes, page.encode()))
+    return [str(output), *(str(p) for p in extra)]
