@@ -270,8 +270,9 @@ def node_intervals(loaded: pl.DataFrame) -> NodeIntervals:
 
 
 def merge_intervals(rows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    """Union of [run_start, run_end) per ``by`` (``key``, optionally with ``partition``): overlapping
-    or touching intervals become one, so concurrent jobs on a shared node count it once.
+    """Union of [run_start, run_end) per ``by`` (``key``, optionally with ``partition``):
+    overlapping or touching intervals become one, so concurrent jobs on a shared node count
+    it once.
 
     Sorted by (group, start), a running maximum of the ends tells where a new piece begins
     (its start lies after every earlier end of its group). Shifting each group's times by
