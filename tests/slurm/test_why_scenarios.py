@@ -447,3 +447,29 @@ async def test_hostile_job_fields_reach_the_model_only_as_data(
     assert any(isinstance(e, ApprovalRequest) for e in events)  # proposed, never executed
     assert session.gate.executed == []
     assert run(["squeue", "-h", "-o", "%i"]).split() == before
+
+
+def test_history_questions_import_their_period_first(
+    scenarios: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an empty cache, 'how busy was the cluster last week?' and 'which users waited the
+    longest?' import the week from sacct before answering (they used to answer '0 jobs')."""
+    from wass_chat.config import settings
+
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    settings.cache_clear()
+    try:
+        since = run(["sacct", "-a", "-X", "-n", "-P", "-S", "now-7days", "-o", "JobID,User"])
+        rows = [line.split("|") for line in since.splitlines() if line]
+        busy = ask_offline("how busy was the cluster last week?")
+        assert busy["tools"] == ["sacct_summary"]
+        assert busy["facts"]["jobs"] > 0 and busy["facts"]["note"].startswith("imported ")
+        waiters = ask_offline("which users waited the longest?")
+        assert waiters["tools"] == ["top_waiters"]
+        users = {u["user"] for u in waiters["facts"]["users"]}
+        assert users and users <= {user for _, user in rows}
+        assert ALICE in {user for _, user in rows}
+        again = ask_offline("how busy was the cluster last week?")
+        assert again["facts"]["jobs"] >= busy["facts"]["jobs"]
+    finally:
+        settings.cache_clear()
