@@ -111,3 +111,24 @@ def test_numbers_from_the_question_are_allowed_and_citations_found() -> None:
     assert verdict.ok
     assert set(verdict.cited_ids) == {"case-ab12", "demo-genomics-49-heft"}
     assert citable_ids(FACTS)[0] == "demo-genomics-49-heft"
+
+
+def test_numbers_of_computed_sentences_ground_an_answer_but_outside_text_does_not() -> None:
+    """A model repeating a job's verdict ('until about 23:44') is grounded; a number only a job
+    name carries, or one nobody computed, is not."""
+    facts = {
+        "kind": "job_why",
+        "job_id": "82",
+        "job_name": "makespan 77 s",
+        "verdict": "Job 82 waits for CPUs: job 80 of user root holds all 8 CPUs of n4 until "
+        "about 23:44; it needs 8 CPUs on one node.",
+        "advice": [{"text": "ask for 4 CPUs instead of 8", "outcome": "Slurm would start it "
+                    "at about 23:35 on n3, instead of about 23:44", "helps": True}],
+    }  # fmt: skip
+    faithful = (
+        "Job 82 waits for CPUs: job 80 holds all 8 CPUs of n4 until about 23:44. Asking for 4 "
+        "CPUs would let it start at about 23:35 on n3."
+    )
+    assert verify_answer(faithful, facts).ok
+    assert not verify_answer("It starts at 23:50 once 16 CPUs free up.", facts).ok
+    assert not verify_answer("The job takes 77 s.", facts).ok

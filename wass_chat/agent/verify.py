@@ -157,7 +157,13 @@ def verify_answer(text: str, facts: Mapping[str, Any], question: str = "") -> Ve
     )
 
 
-def _walk(value: Any, numbers: list[float], strings: list[str]) -> None:
+COMPUTED_TEXT = frozenset({"verdict", "outcome", "expected_start_note", "text", "meaning"})
+"""Keys whose strings we compute from the facts (a job's verdict, an advice's outcome): their
+numbers ("until about 23:44", "asks for 8 CPUs") ground an answer that repeats them. Strings
+from outside (job names, comments) never ground numbers."""
+
+
+def _walk(value: Any, numbers: list[float], strings: list[str], key: str = "") -> None:
     if isinstance(value, bool) or value is None:
         return
     if isinstance(value, int | float):
@@ -165,10 +171,12 @@ def _walk(value: Any, numbers: list[float], strings: list[str]) -> None:
             numbers.append(float(value))
     elif isinstance(value, str):
         strings.append(value)
+        if key in COMPUTED_TEXT:
+            numbers += [number for number, _unit, _raw in _numbers_in(_ID.sub(" ", value))]
     elif isinstance(value, Mapping):
-        for key, item in value.items():
-            strings.append(str(key))
-            _walk(item, numbers, strings)
+        for name, item in value.items():
+            strings.append(str(name))
+            _walk(item, numbers, strings, str(name))
     elif isinstance(value, list | tuple | set | frozenset):
         numbers.append(float(len(value)))
         for item in value:
