@@ -7,7 +7,8 @@ own session factory, the real one comes from ``wass_chat.agent.session.open_sess
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual.app import App, SystemCommand
@@ -18,6 +19,7 @@ from textual.worker import Worker, WorkerState
 from tui.conversation_store import Conversation, ConversationStore
 from tui.screens.chat import ChatScreen
 from tui.screens.help import HelpScreen
+from tui.screens.model_choice import ModelChoiceScreen, ModelLister
 from tui.screens.report_export import ReportExportScreen
 from tui.session_bridge import SessionBridge, SessionFactory
 from tui.transcript_report import render_conversation_report
@@ -35,6 +37,14 @@ def open_default_session() -> ChatSession:
     return open_session()
 
 
+@dataclass(frozen=True)
+class ModelSessions:
+    """How the app lists Ollama's models and opens a session on one of them (F4)."""
+
+    list_models: ModelLister
+    open: Callable[[str], ChatSession]
+
+
 class WassChatApp(App[None]):
     """Chat with the scheduler; see schedules and cases; approve what touches the cluster."""
 
@@ -45,6 +55,7 @@ class WassChatApp(App[None]):
         Binding("question_mark", "help", "Help", show=False),
         Binding("ctrl+t", "toggle_theme", "Theme"),
         Binding("ctrl+s", "export_report", "Export"),
+        Binding("f4", "choose_model", "Model"),
     ]
 
     def __init__(
@@ -54,9 +65,12 @@ class WassChatApp(App[None]):
         conversation: Conversation | None = None,
         reports_dir: Path | None = None,
         list_conversations: bool = False,
+        model_sessions: ModelSessions | None = None,
     ) -> None:
         super().__init__()
         self.bridge = SessionBridge(session_factory)
+        self.model_sessions = model_sessions
+        self.model: str | None = None
         self.store = store
         self.initial_conversation = conversation or Conversation.new()
         self.reports_dir = reports_dir or store.directory.parent / "reports"
@@ -81,6 +95,29 @@ class WassChatApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_choose_model(self) -> None:
+        """F4: pick the Ollama model that answers; a new session opens on it."""
+        if self.model_sessions is None:
+            self.notify("This app was started without model choice.", severity="warning")
+            return
+        if self.chat.answering:
+            self.notify("Still answering: Escape cancels it first.", severity="warning")
+            return
+        chosen = self.model_sessions
+
+        def picked(model: str | None) -> None:
+            if model is not None and model != self.model:
+                self.switch_session(lambda: chosen.open(model), model)
+
+        self.push_screen(ModelChoiceScreen(chosen.list_models, self.model), picked)
+
+    def switch_session(self, factory: SessionFactory, model: str) -> None:
+        """Answer from now on with a session opened by ``factory`` (on model ``model``)."""
+        old, self.bridge = self.bridge, SessionBridge(factory)
+        self.model = model
+        self.chat.use_bridge(self.bridge, f"Model: {model} (it has not seen the earlier turns).")
+        old.close()
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT_THEME if self.theme == DARK_THEME else DARK_THEME
@@ -124,6 +161,7 @@ class WassChatApp(App[None]):
         )
         yield SystemCommand("Run detail", "The schedule in full screen (F3)", chat.action_open_run)
         yield SystemCommand("New conversation", "Start over (Ctrl+N)", chat.action_new_conversation)
+        yield SystemCommand("Model", "Choose the model that answers (F4)", self.action_choose_model)
         yield SystemCommand("Find", "Find in the conversation (Ctrl+F)", chat.action_find)
         yield SystemCommand(
             "Copy answer", "Copy the last (or found) answer (Ctrl+Y)", chat.action_copy_answer
@@ -151,4 +189,20 @@ def run_app(resume: bool = False, session_factory: SessionFactory | None = None)
         conversation,
         reports_dir=settings().home / "reports",
         list_conversations=resume and conversation is not None,
+        model_sessions=ModelSessions(_list_models, _open_on_model),
     ).run()
+
+
+def _list_models() -> list[str]:
+    from wass_chat.agent.session import ollama_models
+    from wass_chat.config import settings
+
+    return ollama_models(settings())
+
+
+def _open_on_model(model: str) -> ChatSession:
+    """A session on ``model`` (fails, saying why, when Ollama does not serve it)."""
+    from wass_chat.agent.session import open_session
+    from wass_chat.config import settings
+
+    return open_session(settings().model_copy(update={"ollama_model": model}), offline=False)

@@ -109,7 +109,15 @@ class ChatScreen(Screen[None]):
             self.query_one(ChatLog).mount(Welcome())
 
     # --- session ------------------------------------------------------------------------
-    @work(group="connect")
+    def use_bridge(self, bridge: SessionBridge, notice: str) -> None:
+        """Answer through another session from now on (another model was chosen)."""
+        self.bridge = bridge
+        header = self.query_one(StatusHeader)
+        header.mode, header.detail = "connecting", ""
+        self._notice(notice)
+        self.connect()
+
+    @work(group="connect", exclusive=True)
     async def connect(self) -> None:
         """Wait for the session to open (it may probe Ollama) and show its mode."""
         header = self.query_one(StatusHeader)
@@ -119,6 +127,7 @@ class ChatScreen(Screen[None]):
             header.mode = "unavailable"
             self._notice(f"The agent could not start: {type(exc).__name__}: {exc}", "error")
             return
+        header.detail = str(getattr(session, "detail", "") or "")
         header.mode = session.mode
 
     @property

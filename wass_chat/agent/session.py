@@ -277,17 +277,37 @@ class ProbeResult:
     detail: str
 
 
+def _ollama_url(settings: Settings) -> str:
+    url = settings.ollama_host.rstrip("/")
+    return url if "://" in url else "http://" + url
+
+
+def _ollama_tags(settings: Settings) -> list[str]:
+    """The names of the models Ollama has (raises what httpx raises when it does not answer)."""
+    import httpx
+
+    response = httpx.get(f"{_ollama_url(settings)}/api/tags", timeout=settings.ollama_timeout)
+    response.raise_for_status()
+    return sorted({m.get("name", "") for m in response.json().get("models", [])} - {""})
+
+
+def ollama_models(settings: Settings) -> list[str]:
+    """The models the app can switch to: Ollama's, or none when it does not answer in time."""
+    import httpx
+
+    try:
+        return _ollama_tags(settings)
+    except (httpx.HTTPError, ConnectionError, OSError, ValueError):
+        return []
+
+
 def probe_ollama(settings: Settings) -> ProbeResult:
     """Ask Ollama for its models within ``settings.ollama_timeout`` seconds."""
     import httpx
 
-    url = settings.ollama_host.rstrip("/")
-    if "://" not in url:
-        url = "http://" + url
+    url = _ollama_url(settings)
     try:
-        response = httpx.get(f"{url}/api/tags", timeout=settings.ollama_timeout)
-        response.raise_for_status()
-        models = {m.get("name", "") for m in response.json().get("models", [])}
+        models = set(_ollama_tags(settings))
     except (httpx.HTTPError, ConnectionError, OSError, ValueError) as exc:
         return ProbeResult(False, f"no Ollama server at {url} ({type(exc).__name__}); offline mode")
     wanted = settings.ollama_model
