@@ -473,3 +473,28 @@ def test_history_questions_import_their_period_first(
         assert again["facts"]["jobs"] >= busy["facts"]["jobs"]
     finally:
         settings.cache_clear()
+
+
+def test_with_slurm_unreachable_a_cached_job_is_still_explained(
+    scenarios: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/why on a job the cache holds, with the controller gone: answered from the cache, saying
+    so and why, instead of an error."""
+    from wass_chat.config import settings
+
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    settings.cache_clear()
+    try:
+        assert ask_offline("how busy was the cluster last week?")["facts"]["jobs"] > 0
+        dead = tmp_path / "slurm.conf"
+        conf = Path(os.environ["SLURM_CONF"]).read_text()
+        dead.write_text(conf.replace("SlurmctldPort=", "SlurmctldPort=1"))
+        monkeypatch.setenv("SLURM_CONF", str(dead))
+        answer = ask_offline(f"/why {scenarios['failed']}")
+        facts = answer["facts"]
+        assert facts["source"] == "cache" and facts["reason_class"] == "failed"
+        assert "exited with status 3" in facts["verdict"]
+        assert "accounting cache imported" in facts["note"] and "unreachable" in facts["note"]
+        assert "Answered from the accounting cache" in answer["text"]
+    finally:
+        settings.cache_clear()

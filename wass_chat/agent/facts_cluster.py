@@ -230,7 +230,29 @@ def job_why(facts: Facts, jobid: str) -> dict[str, Any]:
     from wass_chat.slurm.commands import SlurmCommands
     from wass_chat.slurm.explain import explain_job
 
-    return dict(explain_job(SlurmCommands(timeout=15), jobid))
+    try:
+        return dict(explain_job(SlurmCommands(timeout=15), jobid))
+    except ServiceUnavailable as exc:
+        cached = _cached_job(facts, jobid.strip(), exc.one_line())
+        if cached is None:
+            raise
+        return cached
+
+
+def _cached_job(facts: Facts, jobid: str, why: str) -> dict[str, Any] | None:
+    """The job as the imported accounting cache holds it, when Slurm does not answer."""
+    import polars as pl
+
+    from wass_chat.sacct.cache import SacctCache
+    from wass_chat.slurm.explain.cached import explain_cached
+
+    cache = SacctCache(facts.settings.sacct_dir)
+    rows = cache.scan().filter(pl.col("job_id") == jobid).collect().to_dicts()
+    if not rows:
+        return None
+    imports = cache.imports()
+    imported = imports[-1].imported_at if imports else ""
+    return dict(explain_cached(rows[-1], imported, why))
 
 
 def queue_overview(

@@ -54,6 +54,8 @@ def render_job_why(f: Facts) -> str:
     note = f.get("expected_start_note")
     if f.get("state") == "PENDING" and note:
         lines += ["", f"**Expected start:** {plain(note)}."]
+    if f.get("note"):
+        lines += ["", f"_Answered {plain(f['note'])}._"]
     if f.get("comment"):
         lines.append(f"- comment: {lit(f['comment'])}")
     if f.get("run_id"):

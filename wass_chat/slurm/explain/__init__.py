@@ -29,7 +29,7 @@ from wass_chat.slurm.explain.pending import EXPLAINERS, generic
 from wass_chat.slurm.live import Snapshot, clock, memory_mb, slurm_duration, snapshot
 from wass_chat.slurm.reasons import classify
 
-__all__ = ["JobWhyFacts", "NotYourJob", "explain_job"]
+__all__ = ["JobWhyFacts", "NotYourJob", "explain_job", "facts_of"]
 
 _JOB_ID = re.compile(r"\d+(_\d+)?")
 _COMMENT_TOKEN = re.compile(r"wass:v1:(?P<body>\S+)")
@@ -105,7 +105,7 @@ def explain_job(
     if restarts.isdigit() and int(restarts) > 0:
         out.verdict += f" Slurm has requeued it {restarts} time{'s' if restarts != '1' else ''}."
         out.quote(snap.quote("Restarts"))
-    return _facts(snap, code, entry.klass, entry.meaning, out)
+    return facts_of(snap, code, entry.klass, entry.meaning, out)
 
 
 def killed_for_memory(snap: Snapshot) -> bool:
@@ -199,7 +199,8 @@ def _expected_start(out: Explanation, snap: Snapshot, klass: str) -> None:
         out.expected_start_note = note
 
 
-def _facts(snap: Snapshot, code: str, klass: str, meaning: str, out: Explanation) -> JobWhyFacts:
+def facts_of(snap: Snapshot, code: str, klass: str, meaning: str, out: Explanation) -> JobWhyFacts:
+    """The facts of an explanation (what every mode renders and the verifier checks)."""
     comment = snap.get("Comment")
     run_id, task = _run_link(comment)
     wait = waited(snap)

@@ -122,8 +122,9 @@ def _requested_mem_mb(snap: Snapshot) -> float | None:
     return memory_mb(text)
 
 
-def finished(snap: Snapshot, commands: SlurmCommands, klass: str) -> Explanation:
-    """A job that ended: how, why, and how its wait compares with similar jobs."""
+def finished(snap: Snapshot, commands: SlurmCommands | None, klass: str) -> Explanation:
+    """A job that ended: how, why, and how its wait compares with similar jobs (asked of
+    sacct; without ``commands``, as from the cache, the comparison is left out)."""
     jid, state = snap.job_id, snap.state
     elapsed = slurm_duration(snap.get("RunTime")) or slurm_duration(snap.accounting.get("Elapsed"))
     exit_code = snap.get("ExitCode") or "0:0"
@@ -192,7 +193,7 @@ def finished(snap: Snapshot, commands: SlurmCommands, klass: str) -> Explanation
     else:
         out.verdict = f"Job {jid} ended in state {state} after running {duration(elapsed)}."
     wait = waited(snap)
-    median, count = comparable_wait(commands, snap)
+    median, count = comparable_wait(commands, snap) if commands else (None, 0)
     if wait is not None:
         extra = f" It waited {duration(wait)} from eligible to start"
         if median is not None:

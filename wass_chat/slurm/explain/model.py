@@ -52,6 +52,7 @@ class JobWhyFacts(TypedDict, total=False):
     run_id: str | None
     task: str | None
     source: str
+    note: str
     commands: list[str]
 
 
