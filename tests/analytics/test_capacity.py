@@ -101,3 +101,12 @@ def test_slurm_conf_capacity_and_partitions(jobs):
 
 def test_capacity_label():
     assert Capacity(4, 32, "scontrol").label() == "4 nodes / 32 CPUs (scontrol)"
+
+
+def test_partition_filter_measures_against_that_partition(jobs):
+    capacity = parse_slurm_conf(SLURM_CONF.replace("Nodes=ALL", "Nodes=n02"), "slurm.conf test")
+    analysis = analyze(jobs, START, END, partition="batch", capacity=capacity)
+    assert (analysis.capacity.nodes, analysis.capacity.cpus) == (1, 8)
+    assert "partition batch" in analysis.capacity.label()
+    # all 16 allocated CPUs of the second hour against batch's 8: capped at 100%, counted
+    assert hourly(analysis) == [100.0, 100.0]

@@ -70,7 +70,7 @@ def analyze(
     intervals = node_intervals(loaded)
     nodes = intervals.per_node
     nodes_seen = nodes.height
-    capacity = capacity or fallback_capacity(nodes_seen)
+    capacity = _partition_capacity(capacity, partition) or fallback_capacity(nodes_seen)
     pending = waits.pending_at_end(loaded, period)
     tables: dict[str, pl.DataFrame] = {
         "states_per_user": bd.states_per_user(loaded),
@@ -125,3 +125,11 @@ def analyze(
         previous,
         findings,
     )
+
+
+def _partition_capacity(capacity: Capacity | None, partition: str | None) -> Capacity | None:
+    """With a partition filter, that partition's configured size when the capacity knows it."""
+    part = capacity.partition(partition) if capacity and partition else None
+    if capacity is None or part is None:
+        return capacity
+    return Capacity(part.nodes, part.cpus, f"{capacity.source}, partition {part.name}", (part,))
