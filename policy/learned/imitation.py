@@ -11,19 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from torch import nn
 
+from policy.learned.config import TrainConfig
 from policy.learned.features import InstanceContext, build_graph
 from policy.learned.instances import InstanceSpec, materialize
 from policy.learned.model import PolicyNet
 from policy.learned.rollout import Episode
-
-if TYPE_CHECKING:
-    from policy.learned.train import TrainConfig
 
 
 def episode_logits(net: PolicyNet, ep: Episode) -> tuple[torch.Tensor, ...]:

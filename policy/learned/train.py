@@ -13,78 +13,21 @@ from __future__ import annotations
 import json
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
+from policy.learned.config import TrainConfig
 from policy.learned.imitation import episode_logits, expert_iteration
-from policy.learned.instances import ALL_RECIPES, InstanceSpec, sample_specs
-from policy.learned.model import NetConfig, PolicyNet, load_checkpoint, save_checkpoint
+from policy.learned.instances import InstanceSpec, sample_specs
+from policy.learned.model import PolicyNet, load_checkpoint, save_checkpoint
 from policy.learned.rollout import Episode, collect
 from policy.learned.teacher import KnowledgeGuidedTeacher
-from sim.schedule import NetworkModel
 
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Everything one training run depends on."""
-
-    seed: int = 0
-    """Seeds the network, the instance draw and action sampling."""
-    recipes: tuple[str, ...] = ALL_RECIPES
-    """Recipes trained on (hold some out for the generalisation split)."""
-    tasks: tuple[int, int] = (50, 200)
-    """Range of workflow sizes."""
-    nodes: tuple[int, ...] = (8, 16, 32)
-    """Platform sizes (heterogeneous nodes)."""
-    ccrs: tuple[float, ...] = (0.0, 1.0)
-    """Data regimes, cycled: 0 keeps WfCommons' own (tiny) file sizes, 1.0 is data-intensive."""
-    train_instances: int = 64
-    """Distinct training instances (cycled through)."""
-    network_model: NetworkModel = "fair"
-    bc_epochs: int = 0
-    """Imitation warm-start epochs on HEFT's placements (0: start from scratch)."""
-    expert_iterations: int = 0
-    """Rounds of expert iteration before PPO: the lookahead expert (over the current network)
-    labels ``expert_instances`` training instances, the network imitates every label so far."""
-    expert_instances: int = 12
-    expert_k: int = 3
-    """Candidates the lookahead tries per decision."""
-    expert_epochs: int = 4
-    """Passes over the aggregated labels after each round."""
-    updates: int = 30
-    """PPO updates (each collects ``instances_per_update * samples_per_instance`` episodes)."""
-    instances_per_update: int = 4
-    samples_per_instance: int = 4
-    """Episodes of the same instance form a group whose mean reward is the baseline."""
-    ppo_epochs: int = 4
-    minibatch_episodes: int = 4
-    learning_rate: float = 3e-4
-    clip: float = 0.2
-    entropy_coef: float = 0.001
-    value_coef: float = 0.5
-    gae_lambda: float = 0.95
-    max_grad_norm: float = 0.5
-    use_rag: bool = True
-    """Add the Knowledge-Guided Teacher's per-decision reward (False: sparse reward only)."""
-    rag_coef: float = 1.0
-    workers: int = 2
-    """Rollout processes (0: in process)."""
-    budget_minutes: float = 60.0
-    """Stop expert iteration and PPO early when the wall-clock budget (from the start) is spent."""
-    validation_instances: int = 12
-    """Instances (training seeds, none of the training instances) the greedy policy is scored
-    on before training and every ``validate_every`` updates; the best-scoring weights are the
-    checkpoint (0: keep the last weights)."""
-    validate_every: int = 4
-    net: NetConfig = field(default_factory=NetConfig)
-    init: str | None = None
-    """Start from this checkpoint's weights (say, a run of expert iteration alone) instead of a
-    fresh network; ``net`` is then taken from the checkpoint."""
-    out_dir: str = "out/train"
+__all__ = ["TrainConfig", "TrainResult", "advantages", "ppo_update", "train"]
 
 
 @dataclass
@@ -152,6 +95,56 @@ def advantages(episodes: list[Episode], lam: float) -> tuple[np.ndarray, np.ndar
     # One scale for the whole batch, not one per group: on an instance where every sample ties
     # (HEFT-like compute-bound cases) a per-group scale would blow pure noise up to unit size.
     return adv / (float(np.std(adv)) + 1e-8), np.concatenate(all_ret)
+
+
+def ppo_update(
+    net: PolicyNet,
+    opt: torch.optim.Optimizer,
+    episodes: list[Episode],
+    b_adv: np.ndarray,
+    b_ret: np.ndarray,
+    cfg: TrainConfig,
+    rng: np.random.Generator,
+) -> dict[str, float]:
+    """``cfg.ppo_epochs`` passes of clipped PPO over minibatches of whole episodes.
+
+    Returns the last minibatch's losses and, over every minibatch, the mean approximate KL
+    between the old and new policies (``(r - 1) - log r``, CleanRL's estimator) and the
+    fraction of decisions whose probability ratio was clipped: the two signs that an update
+    moved the policy too far (or not at all).
+    """
+    b_logp_old = np.concatenate([ep.trajectory.logps for ep in episodes])
+    offsets = np.cumsum([0] + [len(ep.trajectory) for ep in episodes])
+    approx_kls, clipfracs = [], []
+    net.train()
+    for _ in range(cfg.ppo_epochs):
+        order = rng.permutation(len(episodes))
+        for k in range(0, len(order), cfg.minibatch_episodes):
+            mb = [int(i) for i in order[k : k + cfg.minibatch_episodes]]
+            mb_idx = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in mb])
+            logp, ent, value = _decisions(net, [episodes[i] for i in mb])
+            mb_adv = torch.from_numpy(b_adv[mb_idx]).float()
+            logratio = logp - torch.from_numpy(b_logp_old[mb_idx]).float()
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kls.append(float(((ratio - 1) - logratio).mean()))
+                clipfracs.append(float(((ratio - 1.0).abs() > cfg.clip).float().mean()))
+            pg_loss = torch.max(
+                -mb_adv * ratio, -mb_adv * ratio.clamp(1 - cfg.clip, 1 + cfg.clip)
+            ).mean()
+            v_loss = 0.5 * ((value - torch.from_numpy(b_ret[mb_idx]).float()) ** 2).mean()
+            loss = pg_loss + cfg.value_coef * v_loss - cfg.entropy_coef * ent.mean()
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            opt.step()
+    return {
+        "ppo/pg_loss": float(pg_loss.detach()),
+        "ppo/value_loss": float(v_loss.detach()),
+        "ppo/entropy": float(ent.detach().mean()),
+        "ppo/approx_kl": float(np.mean(approx_kls)),
+        "ppo/clipfrac": float(np.mean(clipfracs)),
+    }
 
 
 def behaviour_cloning(
@@ -269,33 +262,12 @@ def train(
                 for ep in episodes:
                     teacher.shape(ep, cfg.rag_coef)
             b_adv, b_ret = advantages(episodes, cfg.gae_lambda)
-            b_logp_old = np.concatenate([ep.trajectory.logps for ep in episodes])
-            offsets = np.cumsum([0] + [len(ep.trajectory) for ep in episodes])
-            net.train()
-            for _ in range(cfg.ppo_epochs):
-                order = rng.permutation(len(episodes))
-                for k in range(0, len(order), cfg.minibatch_episodes):
-                    mb = [int(i) for i in order[k : k + cfg.minibatch_episodes]]
-                    idx = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in mb])
-                    logp, ent, value = _decisions(net, [episodes[i] for i in mb])
-                    mb_adv = torch.from_numpy(b_adv[idx]).float()
-                    ratio = (logp - torch.from_numpy(b_logp_old[idx]).float()).exp()
-                    pg = torch.max(
-                        -mb_adv * ratio, -mb_adv * ratio.clamp(1 - cfg.clip, 1 + cfg.clip)
-                    ).mean()
-                    v_loss = 0.5 * ((value - torch.from_numpy(b_ret[idx]).float()) ** 2).mean()
-                    loss = pg + cfg.value_coef * v_loss - cfg.entropy_coef * ent.mean()
-                    opt.zero_grad()
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-                    opt.step()
+            losses = ppo_update(net, opt, episodes, b_adv, b_ret, cfg, rng)
             ratio_gm = float(np.exp(np.mean([np.log(ep.ratio) for ep in episodes])))
             row = {
                 "ppo/update": update,
                 "ppo/ratio_to_heft_gm": ratio_gm,
-                "ppo/pg_loss": float(pg.detach()),
-                "ppo/value_loss": float(v_loss.detach()),
-                "ppo/entropy": float(ent.detach().mean()),
+                **losses,
                 "time/minutes": (time.monotonic() - start) / 60,
             }
             metrics.write(json.dumps(row) + "\n")
@@ -303,7 +275,8 @@ def train(
             if progress:
                 print(
                     f"update {update:3d}  makespan/HEFT {ratio_gm:.4f}  "
-                    f"entropy {row['ppo/entropy']:.3f}  {row['time/minutes']:.1f} min",
+                    f"entropy {row['ppo/entropy']:.3f}  approx-KL {row['ppo/approx_kl']:.4f}  "
+                    f"clipped {row['ppo/clipfrac']:.1%}  {row['time/minutes']:.1f} min",
                     flush=True,
                 )
             done = update + 1

@@ -219,6 +219,9 @@ def test_a_tiny_training_run_keeps_the_best_validated_weights(tmp_path: Path) ->
     result = train(cfg, progress=False)
     rows = [json.loads(r) for r in result.metrics_path.read_text().splitlines()]
     assert sum("ppo/ratio_to_heft_gm" in r for r in rows) == 2
+    ppo = [r for r in rows if "ppo/update" in r]
+    # approx-KL is >= 0 up to rounding; one epoch starts at the old policy, so it stays small
+    assert all(-1e-6 <= r["ppo/approx_kl"] < 1.0 and 0.0 <= r["ppo/clipfrac"] <= 1.0 for r in ppo)
     scores = {r["val/update"]: r["val/ratio_to_heft_gm"] for r in rows if "val/update" in r}
     assert sorted(scores) == [0, 1, 2]  # the untrained network, then after each update
     assert result.best_update == min(scores, key=lambda u: (scores[u], u))
