@@ -12,27 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from wass_chat.agent.render_cluster import CLUSTER_RENDERERS
 from wass_chat.agent.safety import literal as lit
+from wass_chat.agent.units import percent, seconds, size
+from wass_chat.agent.verdicts import verdict_sentences
 
 Facts = Mapping[str, Any]
-
-
-def seconds(value: float) -> str:
-    """``812.5 s`` (one decimal), the unit the simulator reports in."""
-    return f"{value:.1f} s"
-
-
-def size(value: float) -> str:
-    """Bytes in decimal units: ``1.23 GB``, ``512.0 kB`` (exact bytes under 1 kB)."""
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(value) >= scale:
-            return f"{value / scale:.2f} {unit}"
-    return f"{int(value)} B"
-
-
-def percent(value: float) -> str:
-    """A signed percentage with one decimal: ``+12.5%``."""
-    return f"{value:+.1f}%"
 
 
 def _later(delta: float) -> str:
@@ -54,11 +39,14 @@ def render_cases(cases: list[Mapping[str, Any]]) -> list[str]:
 
 
 def render_placement(f: Facts) -> str:
-    """Why a task went where it did: locality, counterfactual alternatives, similar cases."""
+    """Why a task went where it did: the verdict, then locality, counterfactuals, similar cases,
+    then the sources."""
     lines = [
-        f"**Task {lit(f['task'])} of run {lit(f['run_id'])} ran on {lit(f['chosen_node'])}** "
-        f"(scheduler {lit(f['scheduler'])}; workflow {lit(f['workflow'])}, "
-        f"simulated makespan {seconds(f['baseline_makespan_s'])}).",
+        verdict_sentences(f),
+        "",
+        f"**Evidence.** Task {lit(f['task'])} of run {lit(f['run_id'])} ran on "
+        f"{lit(f['chosen_node'])} (scheduler {lit(f['scheduler'])}; workflow "
+        f"{lit(f['workflow'])}, simulated makespan {seconds(f['baseline_makespan_s'])}).",
     ]
     asked = f.get("asked_node")
     if asked and asked != f["chosen_node"]:
@@ -87,12 +75,25 @@ def render_placement(f: Facts) -> str:
     for node in f.get("unfit_nodes", []):
         lines.append(f"- {lit(node)}: the task does not fit there")
     lines += ["", f"**Similar past cases** (top {len(f['cases'])}):", *render_cases(f["cases"])]
+    lines += ["", _sources(f)]
     return "\n".join(lines)
+
+
+def _sources(f: Facts) -> str:
+    """The run and the cases an answer rests on."""
+    parts = [f"run {lit(f['run_id'])} ({lit(f.get('run_source', 'decision log'))})"]
+    parts += [f"case {lit(c['case_id'])}" for c in f.get("cases", [])]
+    return "**Sources:** " + ", ".join(parts) + "."
 
 
 def render_cases_fact(f: Facts) -> str:
     return "\n".join(
-        [f"**Past cases most similar to {lit(f['subject'])}:**", *render_cases(f["cases"])]
+        [
+            verdict_sentences(f),
+            "",
+            f"**Past cases most similar to {lit(f['subject'])}:**",
+            *render_cases(f["cases"]),
+        ]
     )
 
 
@@ -110,7 +111,7 @@ def render_simulation(f: Facts) -> str:
         f"**Simulation of {subject}** ({lit(f['workflow'])}, {lit(f['baseline']['scheduler'])}; "
         f"{f['network_model']} network model)"
     )
-    lines = [head, _outcome("baseline", f["baseline"])]
+    lines = [verdict_sentences(f), "", head, _outcome("baseline", f["baseline"])]
     variant = f.get("variant")
     if variant is not None:
         lines.append(_outcome("what-if (" + "; ".join(f["change_notes"]) + ")", variant))
@@ -132,7 +133,11 @@ def render_simulation(f: Facts) -> str:
 
 
 def render_comparison(f: Facts) -> str:
-    lines = [f"**Schedulers on {lit(f['workflow'])} / {lit(f['platform'])}** (simulated):"]
+    lines = [
+        verdict_sentences(f),
+        "",
+        f"**Schedulers on {lit(f['workflow'])} / {lit(f['platform'])}** (simulated):",
+    ]
     for r in f["results"]:
         lines.append(
             f"- {lit(r['scheduler'])}: makespan {seconds(r['makespan_s'])}, "
@@ -194,45 +199,6 @@ def render_run_status(f: Facts) -> str:
     return "\n".join(lines)
 
 
-def render_cluster(f: Facts) -> str:
-    lines = [f"**Cluster** ({lit(f['source'])}): {len(f['nodes'])} nodes."]
-    for n in f["nodes"]:
-        lines.append(f"- {lit(n['name'])}: {lit(n['state'])}, {n['cores']} cores")
-    return "\n".join(lines)
-
-
-def render_job_why(f: Facts) -> str:
-    backfill = "yes" if f["backfill"] else "no"
-    lines = [
-        f"**Job {lit(f['job_id'])}** ({lit(f['job_name'])}, user {lit(f['user'])}): "
-        f"state {lit(f['state'])}, reason {lit(f['reason'])}.",
-        f"- waited {seconds(f['wait_s'])} from eligible to start; ran {seconds(f['elapsed_s'])}",
-        f"- started by the backfill scheduler: {backfill}",
-        f"- placement: {lit(f['nodes'])}",
-    ]
-    if f.get("comment"):
-        lines.append(f"- comment: {lit(f['comment'])}")
-    if f.get("run_id"):
-        lines.append(f"- part of wass-chat run {lit(f['run_id'])}, task {lit(f['task'])}")
-    return "\n".join(lines)
-
-
-def render_sacct_summary(f: Facts) -> str:
-    lines = [
-        f"**Accounting summary** ({lit(f['period'])}"
-        + (f", user {lit(f['user'])}" if f.get("user") else "")
-        + f"): {f['jobs']} jobs."
-    ]
-    states = ", ".join(f"{n} {lit(state)}" for state, n in f.get("state_counts", {}).items())
-    if states:
-        lines.append(f"- states: {states}")
-    for key, value in f["statistics"].items():
-        shown = seconds(value) if key.endswith("_s") else f"{value:.3g}"
-        lines.append(f"- {key.removesuffix('_s').replace('_', ' ')}: {shown}")
-    lines += [f"- {insight}" for insight in f.get("insights", [])]
-    return "\n".join(lines)
-
-
 def render_report(f: Facts) -> str:
     return f"Report written to {lit(f['path'])} ({f['format']}, period {lit(f['period'])})."
 
@@ -253,9 +219,6 @@ RENDERERS: dict[str, Callable[[Facts], str]] = {
     "submission_plan": render_submission_plan,
     "submission_outcome": render_submission_outcome,
     "run_status": render_run_status,
-    "cluster": render_cluster,
-    "job_why": render_job_why,
-    "sacct_summary": render_sacct_summary,
     "report": render_report,
     "help": render_help,
     "error": render_error,
@@ -268,6 +231,7 @@ def render_results(f: Facts) -> str:
 
 
 RENDERERS["results"] = render_results
+RENDERERS.update(CLUSTER_RENDERERS)
 
 
 def render(facts: Facts) -> str:
