@@ -14,6 +14,7 @@ from typing import Any
 
 from kb.decisions import DecisionOutcome, DecisionRecord, DecisionState
 from kb.records import CaseMetrics, CaseRecord
+from sim.model import Workflow
 from sim.platforms import platform_from_dict, platform_to_dict
 from sim.wfformat import workflow_from_dict, workflow_to_dict
 
@@ -54,12 +55,22 @@ def case_to_bytes(case: CaseRecord, workflow_document: dict[str, Any] | None = N
     )
 
 
-def case_from_bytes(body: bytes) -> CaseRecord:
-    """The :class:`CaseRecord` stored as ``body``."""
+def case_from_bytes(body: bytes, workflows: dict[str, Workflow] | None = None) -> CaseRecord:
+    """The :class:`CaseRecord` stored as ``body``.
+
+    ``workflows`` (workflow key -> workflow), when given, is filled and reused: cases of one
+    seed job share their workflow, and parsing it once per job saves most of the decoding.
+    """
     doc = _unpack(body)
+    key = doc["workflow_key"] if workflows is not None else ""  # "": no key, no sharing
+    workflow = workflows.get(key) if workflows is not None and key else None
+    if workflow is None:
+        workflow = workflow_from_dict(doc["workflow"], doc["case_id"])
+        if workflows is not None and key:
+            workflows[key] = workflow
     return CaseRecord(
         case_id=doc["case_id"],
-        workflow=workflow_from_dict(doc["workflow"], doc["case_id"]),
+        workflow=workflow,
         platform=platform_from_dict(doc["platform"], doc["case_id"]),
         scheduler=doc["scheduler"],
         placements=doc["placements"],
