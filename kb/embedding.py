@@ -8,7 +8,7 @@ and L2-normalised for cosine search. The constants are part of the embedder's ch
 change of features can never silently mix two spaces in one collection.
 
 v1 (``gnn-v1``, :mod:`kb.embedding_gnn`) pools the learned policy's GNN encoder; it loads torch
-when built, so it is imported only by :func:`embedder_by_name`.
+when built, so it is imported only by :func:`kb.embedders.embedder_by_name`.
 """
 
 from __future__ import annotations
@@ -222,27 +222,3 @@ class StructuralEmbedder:
             return np.zeros((0, self.decision_dim), dtype=np.float32)
         raw = np.array([s.features for s in states], dtype=np.float64)
         return _unit_rows(np.tanh((raw - _DECISION_CENTRE) / _DECISION_SCALE), self.decision_dim)
-
-
-def embedder_by_name(name: str) -> Embedder:
-    """The embedder registered under ``name``: ``structural-v0``, ``gnn-v1`` (the shipped
-    policy checkpoint's encoder) or ``gnn-v1:<checkpoint path>`` (another trained network)."""
-    from sim.errors import InputError
-
-    if name == StructuralEmbedder.name:
-        return StructuralEmbedder()
-    base, _, checkpoint = name.partition(":")
-    if base == "gnn-v1":
-        from kb.embedding_gnn import GnnEmbedder
-
-        return GnnEmbedder(checkpoint or None)
-    known = f"{StructuralEmbedder.name}, gnn-v1, gnn-v1:<checkpoint.pt>"
-    raise InputError("embedder", [f"unknown embedder {name!r}; known: {known}"])
-
-
-def registry_name(embedder: Embedder) -> str:
-    """The name :func:`embedder_by_name` rebuilds ``embedder`` from (its name, plus the
-    checkpoint path of a GNN embedder on a network other than the shipped one)."""
-    from kb.embedding_gnn import GnnEmbedder
-
-    return embedder.registry_name if isinstance(embedder, GnnEmbedder) else embedder.name

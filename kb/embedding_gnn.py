@@ -70,7 +70,7 @@ class GnnEmbedder:
 
     @property
     def registry_name(self) -> str:
-        """What :func:`kb.embedding.embedder_by_name` rebuilds this embedder from."""
+        """What :func:`kb.embedders.embedder_by_name` rebuilds this embedder from."""
         if self.shipped:
             return self.name
         return f"{self.name}:{self.checkpoint}"

@@ -101,7 +101,7 @@ def _in_chunks(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, list[
 @dataclass(frozen=True, slots=True)
 class ActiveEmbedder:
     """Which embedder filled the store's collections, as :meth:`Sidecar.active_embedder` reads
-    it back: the name ``kb.embedding.embedder_by_name`` rebuilds it from, and its checksum."""
+    it back: the name ``kb.embedders.embedder_by_name`` rebuilds it from, and its checksum."""
 
     name: str
     checksum: str

@@ -28,7 +28,8 @@ import numpy as np
 from kb.chroma_client import HnswSettings, chroma_client
 from kb.codec import case_from_bytes, case_to_bytes, decision_from_bytes
 from kb.decisions import DecisionRecord, DecisionState
-from kb.embedding import Embedder, StructuralEmbedder, embedder_by_name, registry_name
+from kb.embedders import embedder_by_name, registry_name
+from kb.embedding import Embedder, StructuralEmbedder
 from kb.records import CaseRecord
 from kb.retrieve import RetrievedCase, RetrievedDecision, rank_cases, rank_decisions, tie_cut
 from kb.shards import CaseShards, platform_family

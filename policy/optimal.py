@@ -15,10 +15,8 @@ Meant for about 10 tasks on 3 nodes; larger instances hit ``time_limit`` (status
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass
 
-from policy.base import StaticScheduler
 from policy.costs import compute_time, shared_fs_read_time, transfer_time
 from sim.model import Platform, Workflow, check_fits, node_fits
 from sim.schedule import StaticSchedule
@@ -143,15 +141,3 @@ def solve_optimal(
         lower_bound=max(solver.best_objective_bound * resolution - slack, 0.0),
         proven_optimal=status == cp_model.OPTIMAL,
     )
-
-
-@dataclass(frozen=True)
-class Optimal(StaticScheduler):
-    """The CP-SAT optimum as a scheduler (small instances only)."""
-
-    name: str = "optimal"
-    description: ClassVar[str] = "Exact minimum makespan by CP-SAT (ideal model, small instances)"
-    time_limit: float = field(default=30.0)
-
-    def schedule(self, workflow: Workflow, platform: Platform) -> StaticSchedule:
-        return solve_optimal(workflow, platform, self.time_limit).schedule

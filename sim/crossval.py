@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
@@ -131,19 +130,6 @@ def run_case(case: CrossCheckCase, repeats: int = 3) -> CrossCheckRow:
         wall_ratio=simgrid.wall_seconds / native_seconds if native_seconds > 0 else float("inf"),
         within_target=deviation <= TARGETS[case.network_model],
     )
-
-
-def run_all(
-    selected: Iterable[CrossCheckCase],
-    progress: Callable[[CrossCheckCase], None] | None = None,
-) -> list[CrossCheckRow]:
-    """Run every case in order, calling ``progress`` before each."""
-    rows = []
-    for case in selected:
-        if progress is not None:
-            progress(case)
-        rows.append(run_case(case))
-    return rows
 
 
 def summarize(rows: list[CrossCheckRow]) -> dict[str, Any]:

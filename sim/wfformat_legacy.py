@@ -14,7 +14,7 @@ from typing import Any
 
 from sim.json_fields import FieldChecker
 from sim.model import File, Task, Workflow
-from sim.wfformat import build_workflow, explicit_parents, read_run
+from sim.wfformat_tasks import build_workflow, explicit_parents, read_run
 
 
 def workflow_from_v14(doc: Mapping[str, Any], subject: str) -> Workflow:

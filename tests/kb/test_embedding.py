@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kb.embedding import FEATURE_NAMES, StructuralEmbedder, embedder_by_name, raw_features
+from kb.embedders import embedder_by_name
+from kb.embedding import FEATURE_NAMES, StructuralEmbedder, raw_features
 from kb.records import make_case_id, platform_hash, workflow_hash
 from sim.errors import InputError
 from tests.kb.conftest import layered_workflow, small_platform

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from kb.decisions import decisions_from_case
-from kb.embedding import StructuralEmbedder, embedder_by_name, registry_name
+from kb.embedders import embedder_by_name, registry_name
+from kb.embedding import StructuralEmbedder
 from kb.embedding_gnn import GnnEmbedder
 from kb.records import workflow_hash
 from kb.seed import SeedConfig, resolve_platform, seed_knowledge_base

@@ -194,7 +194,7 @@ def query_command(
 def stats_command(kb_dir: Path | None = KB_DIR, as_json: bool = JSON) -> None:
     """What the knowledge base holds, and which embedder its vectors come from."""
     from kb.curate import kb_stats
-    from kb.embedding import registry_name
+    from kb.embedders import registry_name
 
     kb = open_kb(kb_dir)
     try:
@@ -267,7 +267,7 @@ def reembed_command(
     as_json: bool = JSON,
 ) -> None:
     """Re-embed every stored case and decision with EMBEDDER; later opens then use it."""
-    from kb.embedding import embedder_by_name
+    from kb.embedders import embedder_by_name
     from sim.errors import InputError
 
     if checkpoint is not None:
@@ -294,7 +294,7 @@ def reembed_store(location: Path | Settings | None, target: Embedder) -> dict[st
     """
     import time
 
-    from kb.embedding import registry_name
+    from kb.embedders import registry_name
 
     kb = open_kb(location, embedder=target, repair=False)
     try:

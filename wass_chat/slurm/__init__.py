@@ -1,7 +1,8 @@
 """Slurm integration: the commands backend, platforms from Slurm, submission plans, runs, plugin.
 
-Modules: ``commands`` (sbatch/scontrol/squeue/sacct/scancel as argv lists), ``backend`` (pyslurm
-detection), ``nodes`` (``platform_from_slurm``), ``submission`` (workflow + scheduler -> sbatch
-argv), ``runs`` (submit all-or-nothing, status, cancel),
-``plugin`` (job_submit.lua, policy head export).
+Modules: ``commands`` (sbatch/scontrol/squeue/sacct/scancel as argv lists), ``live`` (what Slurm
+says about one job now), ``reasons`` (the pending-reason table), ``advice`` (changes checked
+with ``sbatch --test-only``), ``explain`` (why a job waits, runs or ended as it did; the queue),
+``nodes`` (``platform_from_slurm``), ``submission`` (workflow + scheduler -> sbatch argv),
+``runs`` (submit all-or-nothing, status, cancel), ``plugin`` (job_submit.lua, policy head export).
 """

@@ -1,0 +1,126 @@
+"""Tasks and workflows built from WfFormat records, shared by every schema version's reader.
+
+:mod:`sim.wfformat` reads 1.5/1.6 and dispatches 1.4 to :mod:`sim.wfformat_legacy`; both build
+their tasks here, so neither reader imports the other.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from sim.errors import WorkflowError
+from sim.json_fields import FieldChecker
+from sim.model import REFERENCE_SPEED, File, Task, Workflow
+
+
+def read_run(
+    check: FieldChecker,
+    raw: Mapping[str, Any],
+    where: str,
+    *,
+    runtime_keys: tuple[str, ...],
+    cores_key: str,
+) -> dict[str, Any]:
+    """Runtime, cores, memory, GPUs and command of one task, as ``Task`` keyword arguments.
+
+    ``runtime_keys`` lists accepted spellings, newest first (1.4 files may say ``runtime``).
+    Unusable values are recorded in ``check`` and replaced by neutral ones (zero work, one
+    core) so the rest of the file can still be checked.
+    """
+    key = next((k for k in runtime_keys if k in raw), runtime_keys[0])
+    runtime = check.get(raw, key, "number", where, default=0.0)
+    core_count = check.get(raw, cores_key, "number", where, required=False, default=1)
+    memory = check.get(raw, "memoryInBytes", "number", where, required=False, default=0)
+    gpus = check.get(raw, "gpuCount", "int", where, required=False, default=0)
+    exact_work = check.get(raw, "workInFlop", "number", where, required=False)
+    command = _read_command(check, raw.get("command"), where)
+    if core_count < 1:
+        check.add(f"{where}: {cores_key!r} must be at least 1, got {core_count}")
+        core_count = 1
+    work = runtime * (core_count * REFERENCE_SPEED)
+    if exact_work is not None and math.isclose(exact_work, work, rel_tol=1e-9, abs_tol=1e-6):
+        work = exact_work  # the writer's exact value, still consistent with the runtime
+    return {
+        "work": work,
+        "cores": math.ceil(core_count),
+        "memory": round(memory),
+        "gpus": gpus,
+        "command": command,
+    }
+
+
+def _read_command(check: FieldChecker, raw: Any, where: str) -> str | None:
+    if raw is None:
+        return None
+    if isinstance(raw, str):  # some hand-written files give the command line directly
+        return raw
+    if not isinstance(raw, Mapping):
+        check.add(f"{where}: 'command' must be an object with 'program' and 'arguments'")
+        return None
+    program = check.get(raw, "program", "str", f"{where} command", required=False)
+    arguments = check.get(
+        raw, "arguments", "str-list", f"{where} command", required=False, default=[]
+    )
+    words = ([program] if program is not None else []) + arguments
+    return " ".join(words) if words or program is not None else None
+
+
+def explicit_parents(
+    check: FieldChecker, declared: list[tuple[Task, list[str], list[str]]]
+) -> list[Task]:
+    """Tasks whose ``parents`` keep only dependencies that their files do not already imply.
+
+    ``declared`` pairs each task with the parents and children its file lists; a dependency
+    may be declared on either end. A child naming an unknown task is recorded as a problem
+    (unknown parents are reported by the model).
+    """
+    producer = {f: t.id for t, _, _ in declared for f in t.outputs}
+    known = {t.id for t, _, _ in declared}
+    from_children: dict[str, list[str]] = {}
+    for task, _, children in declared:
+        for child in children:
+            if child not in known:
+                check.add(f"task {task.id!r} has unknown child {child!r}")
+            else:
+                from_children.setdefault(child, []).append(task.id)
+    result = []
+    for task, parents, _ in declared:
+        implied = {producer[f] for f in task.inputs if f in producer}
+        keep = dict.fromkeys(
+            p
+            for p in [*parents, *from_children.get(task.id, [])]
+            if p not in implied or p == task.id
+        )
+        result.append(_with_parents(task, tuple(keep)))
+    return result
+
+
+def _with_parents(task: Task, parents: tuple[str, ...]) -> Task:
+    from dataclasses import replace
+
+    return replace(task, parents=parents)
+
+
+def build_workflow(
+    subject: str,
+    check: FieldChecker,
+    name: str,
+    tasks: list[Task],
+    files: list[File],
+    description: str,
+    meta: Mapping[str, str],
+) -> Workflow:
+    """The model, or one :class:`WorkflowError` under ``subject`` listing the reader's problems
+    followed by the model's own (cycles, dangling references, negative sizes...)."""
+    try:
+        wf = Workflow(name, tuple(tasks), tuple(files), description, dict(meta))
+    except WorkflowError as exc:
+        raise WorkflowError(subject, [*check.problems, *exc.problems]) from exc
+    if check.problems:
+        raise WorkflowError(subject, check.problems)
+    return wf
+
+
+# --- writing ------------------------------------------------------------------------------
