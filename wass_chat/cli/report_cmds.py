@@ -228,12 +228,15 @@ def _render_summary(analysis: Any) -> None:
 
     from wass_chat.report.tables import summary_rows
 
-    table = Table(title=f"Accounting summary, {analysis.period.label()}")
+    table = Table(title=f"Accounting summary, {analysis.period.label()} ({analysis.period.origin})")
     table.add_column("statistic")
     table.add_column("value")
     for label, value in summary_rows(analysis.summary, analysis.nodes_seen):
         table.add_row(label, value)
     console.print(table)
+    console.print(f"Capacity: {analysis.capacity.label()}", markup=False)
+    for finding in analysis.findings:
+        console.print(f"* {finding.text} {finding.recommendation}", markup=False)
     for chart in analysis.charts:
         console.print(f"- {chart.title}: {chart.insight}", markup=False)
 
