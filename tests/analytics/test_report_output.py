@@ -110,3 +110,13 @@ def test_empty_period_is_refused_and_nothing_written(home, tmp_path, monkeypatch
     assert code == 2 and not out.exists() and not (tmp_path / "r_tables").exists()
     assert len(err.strip().splitlines()) == 1
     assert "no job was submitted from 2025-01-01 00:00 on" in err and "submitted 2024-01-01" in err
+
+
+def test_unwritable_output_is_one_line_error(home, tmp_path):
+    from wass_chat.report.write import ReportWriteError
+
+    blocked = tmp_path / "file"
+    blocked.write_text("in the way")
+    with pytest.raises(ReportWriteError, match="cannot write"):
+        write_report(*home, blocked / "r.html", "html")
+    assert not (blocked.parent / "r.html").exists()

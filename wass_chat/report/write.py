@@ -11,6 +11,7 @@ from datetime import datetime
 from functools import partial
 from pathlib import Path
 
+from sim.errors import UserFacingError
 from wass_chat.analytics.capacity import Capacity
 from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.sacct.cache import replace_atomically
@@ -32,8 +33,24 @@ def csv_tables(report: ReportData) -> dict[str, bytes]:
     return files
 
 
+class ReportWriteError(UserFacingError):
+    """A report file that cannot be written (a read-only or missing directory, a full disk)."""
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        super().__init__(f"cannot write {path}: {cause.strerror or cause}")
+
+
 def _write_bytes(data: bytes, path: str) -> None:
     Path(path).write_bytes(data)
+
+
+def _write_all(files: dict[Path, bytes]) -> None:
+    """Write each file atomically, in order; an OS error becomes one :class:`ReportWriteError`."""
+    for path, data in files.items():
+        try:
+            replace_atomically(path, partial(_write_bytes, data))
+        except OSError as exc:
+            raise ReportWriteError(path, exc) from exc
 
 
 def write_report(
@@ -77,7 +94,5 @@ def write_report(
         assets = output.with_name(f"{output.stem}_assets")
         page, images = render_markdown(report, assets, links)
         extra |= {assets / name: data for name, data in images.items()}
-    for path, data in extra.items():
-        replace_atomically(path, partial(_write_bytes, data))
-    replace_atomically(output, partial(_write_bytes, page.encode()))
+    _write_all({**extra, output: page.encode()})  # the page last
     return [str(output), *(str(p) for p in extra)]
