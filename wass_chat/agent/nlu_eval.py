@@ -97,7 +97,7 @@ def normalise(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def evaluate(split: str = "dev") -> Report:
+def evaluate(split: str = "dev", limit: int | None = None) -> Report:
     """Route every question of ``split`` and count what came out right."""
     from wass_chat.agent.nlu import load_times, shared_classifier
     from wass_chat.agent.router import route
@@ -105,6 +105,7 @@ def evaluate(split: str = "dev") -> Report:
     if split not in (*SPLITS, "all"):
         raise ValueError(f"unknown split {split!r}; use dev, heldout or all")
     questions, reference = load_questions(split)
+    questions = questions[:limit] if limit else questions
     shared_classifier()
     times = load_times()
     report = Report(split, len(questions))

