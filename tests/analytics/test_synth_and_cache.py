@@ -71,3 +71,13 @@ def test_ingest_file_logs_malformed_counts(tmp_path):
     assert [r.malformed for r in cache.imports()] == [3, 3]
     assert cache.scan().collect().height == 11
     assert cache.months() == ["2024-03"]  # unreadable Submit: filed by its Eligible time
+
+
+def test_pending_jobs_wait_for_several_reasons():
+    """The pending-reasons view needs more than Priority and Dependency to show anything."""
+    from wass_chat.sacct.synth import PENDING_REASONS, synthesize
+
+    pending = synthesize(200_000, seed=3).filter(pl.col("state") == "PENDING")
+    reasons = set(pending["reason"].drop_nulls())
+    assert {"Priority", "Resources", "Dependency"} <= reasons
+    assert reasons <= {name for name, _ in PENDING_REASONS} | {"Dependency"}

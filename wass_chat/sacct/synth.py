@@ -81,6 +81,14 @@ OTHER_END_STATES = (
     ("PREEMPTED", 0.005),
 )
 """Shares of the end states other than COMPLETED, FAILED (per user) and TIMEOUT (from limits)."""
+PENDING_REASONS = (
+    ("Priority", 0.50),
+    ("Resources", 0.35),
+    ("QOSMaxJobsPerUserLimit", 0.08),
+    ("ReqNodeNotAvail", 0.04),
+    ("AssocGrpCPUMinutesLimit", 0.03),
+)
+"""Reasons of jobs still pending at the window's end (held jobs wait on a Dependency)."""
 ACCOUNT_PREFIXES = ("csc", "bif", "chm", "phy", "geo", "mat", "cli", "nuc")
 
 
@@ -222,11 +230,21 @@ def synthesize_config(cfg: SynthConfig) -> pl.DataFrame:
         "immediate": immediate & ~never_started,
         "held": held,
         "priority": rng.integers(1000, 100000, n),
+        "reason_u": rng.random(n),  # drawn last: earlier columns stay as they were per seed
     }
     table = _assemble(pl.DataFrame(columns))
     if cfg.with_steps:
         table = with_job_steps(table)
     return table
+
+
+def _pending_reason_bounds() -> list[tuple[str, float]]:
+    """(reason, cumulative share) pairs, last first, for a chain of ``when`` over one draw."""
+    bounds, total = [], 0.0
+    for name, share in PENDING_REASONS:
+        total += share
+        bounds.append((name, total))
+    return bounds[::-1]
 
 
 def _submission_offsets(rng: np.random.Generator, n: int, window: int) -> np.ndarray:
@@ -291,9 +309,12 @@ def _assemble(c: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("low"))
         .otherwise(pl.lit("normal"))
     )
+    waiting = pl.lit(None, pl.String)
+    for name, upper in _pending_reason_bounds():
+        waiting = pl.when(pl.col("reason_u") < upper).then(pl.lit(name)).otherwise(waiting)
     reason = (
         pl.when(pl.col("state") == "PENDING")
-        .then(pl.when(pl.col("held")).then(pl.lit("Dependency")).otherwise(pl.lit("Priority")))
+        .then(pl.when(pl.col("held")).then(pl.lit("Dependency")).otherwise(waiting))
         .when(~pl.col("started"))
         .then(pl.lit("Resources"))
     )
