@@ -109,9 +109,10 @@ class _Dispatcher:
         self.platform = platform
         self.view: EngineView | None = None
 
-    def choose(self, state: ClusterState, task: int) -> int:
+    def choose(self, run: _Run, task: int) -> int:
+        state = run.state
         if self.view is None:
-            self.view = EngineView(state, self.workflow, self.platform)
+            self.view = EngineView(state, self.workflow, self.platform, run)
         task_id = state.wf.task_ids[task]
         node = self.scheduler.choose_node(task_id, self.view)
         index = state.pf.node_index.get(node)
@@ -138,6 +139,7 @@ class _Run:
         dispatcher: _Dispatcher | None,
     ) -> None:
         self.wf, self.pf = wf, pf
+        self.network_model: NetworkModel = network_model
         self.state = ClusterState.initial(wf, pf)
         self.network: Network = FairNetwork(pf) if network_model == "fair" else IdealNetwork(pf)
         self.dispatcher = dispatcher
@@ -145,6 +147,8 @@ class _Run:
         self.started: list[int] = []  # tasks in start order
         self.dirty_nodes: set[int] = set(range(pf.n_nodes))
         self.ready_batch: list[int] = []
+        self.deciding: tuple[list[int], int] = ([], 0)
+        """Dynamic mode: the batch being placed and the position of the task being decided."""
         self.eager_destinations: list[list[int]] = [[] for _ in wf.file_ids]
         # Per transfer: file, source (node or FROM_SHARED_FS), destination, start, end.
         self.t_file: list[int] = []
@@ -156,11 +160,21 @@ class _Run:
     # --- set-up ------------------------------------------------------------------------------
     def load_static(self, schedule: StaticSchedule) -> None:
         """Place every task, queue it in schedule order, and list where each file must go."""
-        s, wf, n_nodes = self.state, self.wf, self.pf.n_nodes
+        s, wf = self.state, self.wf
         for task_id, node_name in schedule.assignment.items():
             s.node_of[wf.task_index[task_id]] = self.pf.node_index[node_name]
         for node_name, ordered in schedule.order.items():
             s.queues[self.pf.node_index[node_name]] = [wf.task_index[t] for t in ordered]
+        self._list_copies()
+
+    def load_plan(self, node_of: list[int], queues: list[list[int]]) -> None:
+        """:meth:`load_static` for a plan already in index form (trusted: not re-checked)."""
+        self.state.node_of = node_of[:]
+        self.state.queues = queues
+        self._list_copies()
+
+    def _list_copies(self) -> None:
+        s, wf, n_nodes = self.state, self.wf, self.pf.n_nodes
         for task in range(wf.n_tasks):
             node = s.node_of[task]
             for f in wf.inputs[task]:
@@ -178,7 +192,7 @@ class _Run:
 
     # --- event loop --------------------------------------------------------------------------
     def run(self) -> None:
-        s, network, heap = self.state, self.network, self.task_heap
+        s = self.state
         if self.dispatcher is None:
             for f, producer in enumerate(self.wf.producer):
                 if producer < 0:
@@ -186,6 +200,11 @@ class _Run:
                         self._start_transfer(f, FROM_SHARED_FS, node)
         else:
             self.ready_batch = [t for t in range(self.wf.n_tasks) if s.parents_left[t] == 0]
+        self.resume()
+
+    def resume(self) -> None:
+        """Finish the current instant, then process events until none is left."""
+        s, network, heap = self.state, self.network, self.task_heap
         self._settle_instant()
         while True:
             next_task = heap[0][0] if heap else math.inf
@@ -215,7 +234,7 @@ class _Run:
         self.network.settle(self.state.now)
 
     def _finish_task(self, task: int) -> None:
-        s, wf, n_nodes = self.state, self.wf, self.pf.n_nodes
+        s, wf = self.state, self.wf
         node = s.node_of[task]
         s.free_cores[node] += wf.cores[task]
         s.free_memory[node] += wf.memory[task]
@@ -224,7 +243,7 @@ class _Run:
         s.node_version[node] += 1
         self.dirty_nodes.add(node)
         for f in wf.outputs[task]:
-            s.present.add(f * n_nodes + node)
+            s.add_present(f, node)
             for destination in self.eager_destinations[f]:
                 self._start_transfer(f, node, destination)
         now = s.now
@@ -242,8 +261,9 @@ class _Run:
         s = self.state
         self.t_end[transfer] = s.now
         node = self.t_destination[transfer]
-        key = self.t_file[transfer] * self.pf.n_nodes + node
-        s.present.add(key)
+        file = self.t_file[transfer]
+        key = file * self.pf.n_nodes + node
+        s.add_present(file, node)
         del s.in_flight[key]
         s.node_version[node] += 1
         for task in s.waiters.pop(key):
@@ -275,8 +295,9 @@ class _Run:
             priority = self.dispatcher.scheduler.priority
             ids, rank = wf.task_ids, wf.topo_rank
             batch.sort(key=lambda t: (-priority(ids[t]), rank[t]))
-        for task in batch:
-            node = self.dispatcher.choose(s, task)
+        for position, task in enumerate(batch):
+            self.deciding = (batch, position)
+            node = self.dispatcher.choose(self, task)
             s.node_of[task] = node
             s.queues[node].append(task)
             s.node_version[node] += 1
@@ -344,7 +365,11 @@ class _Run:
                 end,
             )
             for f, src, dst, start, end in zip(
-                self.t_file, self.t_source, self.t_destination, self.t_start, self.t_end,
+                self.t_file,
+                self.t_source,
+                self.t_destination,
+                self.t_start,
+                self.t_end,
                 strict=True,
             )
         )

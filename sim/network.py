@@ -50,6 +50,10 @@ class Network(Protocol):
         """Recompute bandwidth shares after this instant's starts and ends."""
         ...
 
+    def copy(self) -> Network:
+        """An independent copy in the same state (a forked run continues on it)."""
+        ...
+
 
 def uncontended_duration(
     platform: CompiledPlatform, size: int, source: int, destination: int
@@ -82,6 +86,11 @@ class IdealNetwork:
     def settle(self, now: float) -> None:
         """Nothing to share."""
 
+    def copy(self) -> IdealNetwork:
+        twin = IdealNetwork(self._platform)
+        twin._heap = self._heap[:]
+        return twin
+
 
 class _FlowGroup:
     """Active flows sharing one (uplink, downlink) pair: max-min gives them one common rate.
@@ -108,6 +117,12 @@ class _FlowGroup:
         self.served += self.rate * (now - self.last)
         self.last = now
 
+    def copy(self) -> _FlowGroup:
+        twin = _FlowGroup(self.up, self.down)
+        twin.count, twin.rate, twin.served = self.count, self.rate, self.served
+        twin.last, twin.version, twin.targets = self.last, self.version, self.targets[:]
+        return twin
+
 
 class FairNetwork:
     """Max-min fair sharing of NIC uplinks, downlinks and the shared-filesystem link."""
@@ -129,6 +144,32 @@ class FairNetwork:
         self._active = [0] * len(self._capacity)  # flows in bandwidth phase, per resource
         self._cap_left = [0.0] * len(self._capacity)
         self._unfrozen = [0] * len(self._capacity)
+
+    def copy(self) -> FairNetwork:
+        """Same flows, groups, rates and pending events, sharing nothing mutable.
+
+        Iteration order over the copied group sets may differ from the original's; it never
+        changes a result: each group on a resource has its own other end, and events at one
+        instant are order-independent (docs/simulator.md, determinism).
+        """
+        twin = FairNetwork.__new__(FairNetwork)
+        twin._n_nodes, twin._fs, twin._latency = self._n_nodes, self._fs, self._latency
+        twin._capacity = self._capacity
+        twin._groups = {key: group.copy() for key, group in self._groups.items()}
+        width = len(self._capacity)
+        same = {
+            group: twin._groups[group.up * width + group.down] for group in self._groups.values()
+        }
+        twin._groups_on = [{same[g] for g in on} for on in self._groups_on]
+        twin._active_groups = {same[g] for g in self._active_groups}
+        twin._dirty = self._dirty.copy()
+        twin._pending = self._pending.copy()
+        twin._heap = self._heap[:]
+        twin._seq = self._seq
+        twin._active = self._active[:]
+        twin._cap_left = self._cap_left[:]
+        twin._unfrozen = self._unfrozen[:]
+        return twin
 
     def start(self, transfer: int, size: int, source: int, destination: int, now: float) -> None:
         up = self._fs if source == FROM_SHARED_FS else source

@@ -35,12 +35,13 @@ class EarliestFinishPlacement:
 
     def __init__(self) -> None:
         self._rank: dict[str, float] = {}
-        self._candidates: dict[str, tuple[str, ...]] = {}
+        self._candidates: dict[str, tuple[tuple[int, str], ...]] = {}
 
     def reset(self, workflow: Workflow, platform: Platform) -> None:
         self._rank = upward_rank(workflow, platform)
         self._candidates = {
-            t.id: tuple(n.name for n in platform.nodes if node_fits(t, n)) for t in workflow.tasks
+            t.id: tuple((i, n.name) for i, n in enumerate(platform.nodes) if node_fits(t, n))
+            for t in workflow.tasks
         }
 
     def priority(self, task: str) -> float:
@@ -48,8 +49,9 @@ class EarliestFinishPlacement:
 
     def choose_node(self, task: str, view: ClusterView) -> str:
         best, best_finish = "", float("inf")
-        for node in self._candidates[task]:
-            finish = view.estimate_finish(task, node)
+        finishes = view.estimate_finish_all(task)
+        for index, node in self._candidates[task]:
+            finish = finishes[index]
             if finish < best_finish:
                 best, best_finish = node, finish
         return best

@@ -69,9 +69,7 @@ class StaticSchedule:
                 problems.append(f"schedule names unknown task {task!r}")
             if node not in nodes:
                 problems.append(f"task {task!r} is placed on unknown node {node!r}")
-        problems += [
-            f"task {t!r} is not placed" for t in tasks if t not in self.assignment
-        ]
+        problems += [f"task {t!r} is not placed" for t in tasks if t not in self.assignment]
         for node, ordered in self.order.items():
             if node not in nodes:
                 problems.append(f"order given for unknown node {node!r}")
@@ -130,6 +128,11 @@ class ClusterView(Protocol):
 
     def estimate_finish(self, task: str, node: str) -> float:
         """Estimated finish time of ``task`` if placed on ``node`` now (data + queue + compute)."""
+        ...
+
+    def estimate_finish_all(self, task: str) -> list[float]:
+        """:meth:`estimate_finish` on every node, in platform order, in one call (the same
+        values; what a scheduler comparing all nodes should call)."""
         ...
 
 

@@ -47,6 +47,8 @@ class ClusterState:
     """Per node, bumped on every change a scheduler's estimate depends on."""
     present: set[int] = field(default_factory=set)
     """Keys ``file * n_nodes + node`` of files present on a node."""
+    located: list[list[int]] = field(default_factory=list)
+    """Per file, the nodes it is present on (``present`` by file, in arrival order)."""
     waiters: dict[int, list[int]] = field(default_factory=dict)
     """Key ``file * n_nodes + node`` of a copy in flight -> tasks on that node waiting for it."""
     in_flight: dict[int, int] = field(default_factory=dict)
@@ -73,12 +75,49 @@ class ClusterState:
             heads=[0] * nodes,
             running=[{} for _ in range(nodes)],
             node_version=[0] * nodes,
+            located=[[] for _ in wf.file_ids],
         )
 
-    input_groups: dict[int, list[tuple[int, list[tuple[int, int]]]]] = field(
-        default_factory=dict
-    )
+    def add_present(self, file: int, node: int) -> None:
+        """Record that ``file`` is now on ``node``."""
+        key = file * self.pf.n_nodes + node
+        if key not in self.present:
+            self.present.add(key)
+            self.located[file].append(node)
+
+    input_groups: dict[int, list[tuple[int, list[tuple[int, int]]]]] = field(default_factory=dict)
     """Per task whose producers are all placed: (source, [(size, file)] largest first)."""
+
+    def copy(self) -> ClusterState:
+        """An independent copy (what a forked run continues from); compiled data is shared.
+
+        ``input_groups`` entries are shared: one is written only once every producer of its
+        task is placed, and placements never change, so both copies would compute the same.
+        """
+        return ClusterState(
+            wf=self.wf,
+            pf=self.pf,
+            now=self.now,
+            node_of=self.node_of[:],
+            parents_left=self.parents_left[:],
+            missing_inputs=self.missing_inputs[:],
+            ready=self.ready[:],
+            start=self.start[:],
+            end=self.end[:],
+            free_cores=self.free_cores[:],
+            free_memory=self.free_memory[:],
+            free_gpus=self.free_gpus[:],
+            queues=[q[:] for q in self.queues],
+            heads=self.heads[:],
+            running=[r.copy() for r in self.running],
+            node_version=self.node_version[:],
+            present=self.present.copy(),
+            located=[nodes[:] for nodes in self.located],
+            waiters={key: tasks[:] for key, tasks in self.waiters.items()},
+            in_flight=self.in_flight.copy(),
+            transfer_estimate=self.transfer_estimate[:],
+            input_groups=self.input_groups.copy(),
+        )
 
     def source_of(self, file: int) -> int:
         """Where a missing copy of ``file`` is fetched from: its producer's node, or the FS."""
@@ -137,6 +176,39 @@ class ClusterState:
                 break
         return ready
 
+    def input_ready_estimates(self, task: int) -> list[float]:
+        """:meth:`input_ready_estimate` on every node, in one pass (the same values)."""
+        n_nodes = self.pf.n_nodes
+        groups = self._groups(task)
+        if groups is None:
+            return [self._partial_input_estimate(task, node) for node in range(n_nodes)]
+        pf, now = self.pf, self.now
+        present, in_flight, estimate = self.present, self.in_flight, self.transfer_estimate
+        latency = pf.latency
+        ready = [now] * n_nodes
+        for source, files in groups:
+            link = pf.link_bandwidth[source]
+            for node in range(n_nodes):
+                if source == node:
+                    continue
+                r = ready[node]
+                for size, f in files:
+                    key = f * n_nodes + node
+                    if key in present:
+                        continue
+                    transfer = in_flight.get(key)
+                    if transfer is not None:
+                        arrival = estimate[transfer]
+                        if arrival > r:
+                            r = arrival
+                        continue
+                    arrival = now + (latency + size / link[node])
+                    if arrival > r:
+                        r = arrival
+                    break
+                ready[node] = r
+        return ready
+
     def _partial_input_estimate(self, task: int, node: int) -> float:
         pf, wf, now = self.pf, self.wf, self.now
         ready = now
@@ -167,11 +239,16 @@ class NodeProjection:
 class EngineView:
     """Read-only :class:`sim.schedule.ClusterView` over a running simulation."""
 
-    def __init__(self, state: ClusterState, workflow: Workflow, platform: Platform) -> None:
+    def __init__(
+        self, state: ClusterState, workflow: Workflow, platform: Platform, run: object = None
+    ) -> None:
         self._state = state
         self._workflow = workflow
         self._platform = platform
         self._cache: dict[int, tuple[int, float, NodeProjection]] = {}
+        self._every: tuple[float, list[int], list[NodeProjection]] | None = None
+        self.run = run
+        """The engine's run this view looks into (what :func:`sim.fork.continue_from` copies)."""
 
     @property
     def now(self) -> float:
@@ -251,6 +328,49 @@ class EngineView:
             start = projection.last_start
         return start + s.wf.work[i] / (s.pf.speed[n] * cores)
 
+    def estimate_finish_all(self, task: str) -> list[float]:
+        """:meth:`estimate_finish` on every node, in platform order (one call per decision)."""
+        s = self._state
+        i = self._task(task)
+        ready = s.input_ready_estimates(i)
+        cores, work, speed = s.wf.cores[i], s.wf.work[i], s.pf.speed
+        finishes = []
+        for n, projection in enumerate(self._projections()):
+            core_free = projection.core_free
+            start = ready[n]
+            cores_free_at = core_free[min(cores, len(core_free)) - 1]
+            if cores_free_at > start:
+                start = cores_free_at
+            if projection.last_start > start:
+                start = projection.last_start
+            finishes.append(start + work / (speed[n] * cores))
+        return finishes
+
+    def available_times(self) -> list[float]:
+        """:meth:`available_time` of every node, in platform order."""
+        now = self._state.now
+        return [max(now, projection.core_free[-1]) for projection in self._projections()]
+
+    def _projections(self) -> list[NodeProjection]:
+        """Every node's projection; one list per instant and cluster state, reused by the
+        batch estimates of one decision."""
+        s = self._state
+        every = self._every
+        if every is not None and every[0] == s.now and every[1] == s.node_version:
+            return every[2]
+        projections = [self.projection(n) for n in range(s.pf.n_nodes)]
+        self._every = (s.now, s.node_version[:], projections)
+        return projections
+
+    def free_cores_all(self) -> list[int]:
+        """:meth:`free_cores` of every node, in platform order."""
+        return self._state.free_cores[:]
+
+    @property
+    def located(self) -> list[list[int]]:
+        """Per file index, the indices of the compute nodes holding it (read only)."""
+        return self._state.located
+
     def projection(self, node: int) -> NodeProjection:
         """The node's list-scheduled future, cached until the node changes or time moves."""
         s = self._state
@@ -272,7 +392,7 @@ def _project(s: ClusterState, node: int) -> NodeProjection:
     last_start = now
     queue = s.queues[node]
     speed = s.pf.speed[node]
-    for task in queue[s.heads[node]:]:
+    for task in queue[s.heads[node] :]:
         c = wf.cores[task]
         start = max(last_start, core_free[c - 1], s.input_ready_estimate(task, node))
         finish = start + wf.work[task] / (speed * c)
