@@ -26,14 +26,21 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from policy.learned.agent import LearnedPolicy
-from policy.learned.features import candidate_features
+from policy.learned.features import (
+    CANDIDATE_FEATURES,
+    PRIOR_COST_TO_GO,
+    PRIOR_GAP,
+    candidate_features,
+)
 from policy.learned.instances import InstanceSpec, materialize
 from policy.learned.model import NetConfig, PolicyNet
 from policy.learned.planner import LearnedPlanner
 from policy.learned.rollout import Episode, reference_makespan, replayed_makespan
 from sim.errors import InputError
+from sim.fork import Rollout, continue_from
 from sim.model import Platform, Workflow, check_fits
 from sim.schedule import ClusterView, NetworkModel, StaticSchedule
 
@@ -58,6 +65,70 @@ class _Prefix(LearnedPolicy):
             return super().choose_node(task, view)
         self._placed += 1
         return node
+
+
+class _GreedyHead:
+    """The greedy network's decision, bit for bit, at a fraction of the per-call cost.
+
+    :meth:`PolicyNet.logits` builds ``[task emb, node emb, features]`` with ``torch.cat`` and
+    runs the head through ``nn.Module`` calls; the two matrix products are the only steps whose
+    rounding depends on the library. Here they are the very same ``F.linear`` calls on a tensor
+    of the same shape, layout and values (a reused buffer), and the prior, the subtraction and
+    the mask are float32 element-wise operations, which round identically in NumPy. The argmax
+    takes the first maximum, as ``torch.argmax`` does: the decisions are the network's.
+    """
+
+    def __init__(self, net: PolicyNet, emb: dict[str, torch.Tensor]) -> None:
+        h = net.cfg.hidden
+        self.task_emb = emb["task"].numpy()
+        nodes = emb["compute"].numpy()
+        self.buffer = np.empty((1, nodes.shape[0], 2 * h + CANDIDATE_FEATURES), np.float32)
+        self.buffer[0, :, h : 2 * h] = nodes
+        self.input = torch.from_numpy(self.buffer)
+        self.h = h
+        first, last = net.head[0], net.head[2]
+        # Detached: the same values and kernels, without autograd bookkeeping per call.
+        self.w1, self.b1 = first.weight.detach(), first.bias.detach()
+        self.w2, self.b2 = last.weight.detach(), last.bias.detach()
+        self.eft_prior = np.float32(net.eft_prior.item())
+        self.lookahead_weight = np.float32(net.lookahead_weight.item())
+
+    def choose(self, t_idx: int, feats: np.ndarray, mask: np.ndarray) -> int:
+        h, buffer = self.h, self.buffer
+        buffer[0, :, :h] = self.task_emb[t_idx]
+        buffer[0, :, 2 * h :] = feats
+        raw = F.linear(torch.relu(F.linear(self.input, self.w1, self.b1)), self.w2, self.b2)
+        prior = self.eft_prior * (
+            feats[:, PRIOR_GAP] + self.lookahead_weight * feats[:, PRIOR_COST_TO_GO]
+        )
+        logits = raw.numpy()[0, :, 0] - prior
+        logits[~mask] = np.finfo(np.float32).min
+        return int(np.argmax(logits))
+
+
+class _Continuation(LearnedPolicy):
+    """The base policy of a forked rollout: ``task`` on ``node``, then the greedy network.
+
+    Shares the lookahead's instance context, embeddings and head instead of encoding the
+    workflow again (the encoding is a function of the instance and the weights only).
+    """
+
+    def __init__(self, parent: LookaheadPolicy, task: str, node: str) -> None:
+        super().__init__(parent.net, mode="greedy")
+        self.parent, self.task, self.node = parent, task, node
+
+    def reset(self, workflow: Workflow, platform: Platform) -> None:
+        self._ctx, self._emb = self.parent._ctx, self.parent._emb
+        self._placed = self.parent._placed
+
+    def choose_node(self, task: str, view: ClusterView) -> str:
+        self._placed += 1
+        if task == self.task:
+            return self.node
+        ctx = self.context
+        feats, mask = candidate_features(ctx, task, view)
+        action = self.parent.head.choose(ctx.task_index[task], feats, mask)
+        return ctx.platform.nodes[action].name
 
 
 class LookaheadPolicy(LearnedPolicy):
@@ -86,18 +157,44 @@ class LookaheadPolicy(LearnedPolicy):
         self.simulations = 0
         self.changed = 0
         """Decisions where the lookahead overruled the network's greedy choice."""
+        self.fork = True
+        """Continue a copy of the running simulation for each candidate (exact, fast); False
+        re-simulates every candidate from t=0 with the decisions so far pinned (the reference
+        the fork is tested against)."""
+        self._base: tuple[Rollout, float] | None = None
+        """The rollout of the decisions so far followed by the greedy network, and its replayed
+        makespan: its node for the next task is the greedy choice there, whose completion it is."""
+        self.head: _GreedyHead
 
     def reset(self, workflow: Workflow, platform: Platform) -> None:
         super().reset(workflow, platform)
         self.decided = {}
+        self._base = None
+        self.head = _GreedyHead(self.net, self._emb)
 
-    def _completion(self, task: str, action: int) -> float:
+    def _completion(self, task: str, action: int, view: ClusterView) -> float:
         """Replayed makespan of the decisions so far, ``task`` on ``action``, then greedy."""
-        fixed = {**self.decided, task: self.context.platform.nodes[action].name}
+        node = self.context.platform.nodes[action].name
+        base = self._base
+        if base is not None and base[0].node(task) == node:
+            return base[1]  # the greedy continuation already made this choice
         self.simulations += 1
-        return replayed_makespan(
-            self.workflow, self.platform, _Prefix(self.net, fixed), self.network_model
-        )[0]
+        if not self.fork or getattr(view, "run", None) is None:
+            fixed = {**self.decided, task: node}
+            return replayed_makespan(
+                self.workflow, self.platform, _Prefix(self.net, fixed), self.network_model
+            )[0]
+        rollout = continue_from(view, _Continuation(self, task, node))
+        span = rollout.replayed_makespan()
+        self._rollouts[action] = (rollout, span)
+        return span
+
+    def _keep_base(self, task: str, choice: int) -> None:
+        """After deciding ``task``: the rollout that continues the decisions now taken."""
+        node = self.context.platform.nodes[choice].name
+        if self._base is not None and self._base[0].node(task) == node:
+            return
+        self._base = self._rollouts.get(choice)
 
     def choose_node(self, task: str, view: ClusterView) -> str:
         ctx = self.context
@@ -113,14 +210,17 @@ class LookaheadPolicy(LearnedPolicy):
         choice = candidates[0]
         best = np.zeros(len(mask), dtype=bool)
         best[choice] = True
+        self._rollouts: dict[int, tuple[Rollout, float]] = {}
         if len(candidates) > 1:
-            spans = [self._completion(task, action) for action in candidates]
+            spans = [self._completion(task, action, view) for action in candidates]
             shortest = min(spans)
             if shortest < spans[0] * (1 - 1e-9):  # strictly better, or keep the network's choice
                 choice = candidates[spans.index(shortest)]
             for action, span in zip(candidates, spans, strict=True):
                 best[action] = span <= shortest * (1 + 1e-9)
         self.changed += choice != candidates[0]
+        if self.fork:
+            self._keep_base(task, choice)
         tr = self.trajectory
         tr.best.append(best)
         tr.task_idx.append(t_idx)
@@ -209,3 +309,26 @@ class LookaheadPlanner(LearnedPlanner):
         expert = LookaheadPolicy(self.net, workflow, platform, self.network_model, self.k)
         makespan, plan = replayed_makespan(workflow, platform, expert, self.network_model)
         return StaticSchedule(plan.assignment, plan.order, self.name, makespan)
+
+
+LOOKAHEAD_TARGET_S = 2.0
+"""Issue #18's goal for planning a 200-task workflow with ``policy-lookahead``."""
+
+
+def time_plan(
+    net: PolicyNet, workflow: Workflow, platform: Platform, network_model: NetworkModel = "fair"
+) -> dict[str, float | int]:
+    """Wall and CPU seconds of one ``policy-lookahead`` plan (``wass-chat train bench``)."""
+    import time
+
+    torch.set_num_threads(1)
+    expert = LookaheadPolicy(net, workflow, platform, network_model)
+    start, start_cpu = time.perf_counter(), time.process_time()
+    makespan, _ = replayed_makespan(workflow, platform, expert, network_model)
+    return {
+        "lookahead_s": time.perf_counter() - start,
+        "lookahead_cpu_s": time.process_time() - start_cpu,
+        "lookahead_makespan": makespan,
+        "lookahead_simulations": expert.simulations,
+        "lookahead_target_s": LOOKAHEAD_TARGET_S,
+    }
