@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -165,9 +165,7 @@ def train_predictor(
     specs = sample_specs(
         _recipes(recipes), instances, seed + 17, (50, 200), (8, 16, 32), ccrs=_ccrs(ccrs)
     )
-    built = build_teacher(
-        KnowledgeBase(kb_dir or settings().kb_dir), specs, "fair", seed, samples
-    )
+    built = build_teacher(KnowledgeBase(kb_dir or settings().kb_dir), specs, "fair", seed, samples)
     if out is not None:
         import io
 
@@ -176,11 +174,15 @@ def train_predictor(
         write_atomic(out, buffer.getvalue())
     data = {**asdict(built.fit), "episodes": built.episodes, "instances": instances,
             "saved": str(out) if out else None}  # fmt: skip
-    emit(data, as_json, lambda d: console.print(
-        f"predictor on {d['test_rows']} decisions of held-out episodes ({d['episodes']} "
-        f"episodes in all): R^2 {d['r2_log_makespan']:.3f} on log(makespan), {d['r2']:.3f} on "
-        f"log(makespan / time unit); MAPE {d['mape']:.1%}"
-    ))
+    emit(
+        data,
+        as_json,
+        lambda d: console.print(
+            f"predictor on {d['test_rows']} decisions of held-out episodes ({d['episodes']} "
+            f"episodes in all): R^2 {d['r2_log_makespan']:.3f} on log(makespan), {d['r2']:.3f} on "
+            f"log(makespan / time unit); MAPE {d['mape']:.1%}"
+        ),
+    )
 
 
 @train_app.command("evaluate")
@@ -270,7 +272,7 @@ def _ratios(path: Path, split: str) -> dict[str, dict[str, float]]:
 
     try:
         text = path.read_text()
-        data = json.loads(text[text.find("{"):])  # a progress line may precede the JSON
+        data = json.loads(text[text.find("{") :])  # a progress line may precede the JSON
         regimes = data.get(split, data)
         out = {
             r: {str(k): float(v) for k, v in ev["per_instance"].items()}
@@ -290,9 +292,14 @@ def _ratios(path: Path, split: str) -> dict[str, dict[str, float]]:
 def train_bench(
     workflow: str = typer.Option("demo:genomics-49", help="Workflow file or demo:<name>."),
     kb_dir: Path = typer.Option(None, "--kb", help="Knowledge base (default: WASS_HOME/kb)."),
+    lookahead_recipe: str = typer.Option("montage", help="Recipe of the lookahead's workflow."),
+    lookahead_tasks: int = typer.Option(
+        200, help="Tasks of the workflow policy-lookahead plans (seed 0); 0 skips it."
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Inference latency: per decision, and client-side encode + retrieve per workflow."""
+    """Inference latency: per decision, client-side encode + retrieve per workflow, and the
+    time policy-lookahead takes to plan a 200-task workflow (wall and CPU seconds)."""
     import time
 
     import numpy as np
@@ -300,12 +307,21 @@ def train_bench(
     from kb.demo import ensure_demo_kb
     from kb.store import KnowledgeBase
     from policy.learned.latency import measure_latency
+    from policy.learned.lookahead import time_plan
     from policy.learned.planner import load_policy_net
     from sim.demo import demo_platform, resolve_workflow
+    from sim.errors import InputError
+    from sim.generators import generate_workflow
     from wass_chat.config import settings
 
+    if lookahead_tasks < 0:
+        raise InputError("--lookahead-tasks", ["give a task count, or 0 to skip the lookahead"])
     wf, pf = resolve_workflow(workflow), demo_platform()
-    report = measure_latency(load_policy_net(), wf, pf)
+    net = load_policy_net()
+    searched = None
+    if lookahead_tasks:
+        searched = generate_workflow(lookahead_recipe, lookahead_tasks, seed=0)
+    report = measure_latency(net, wf, pf)
     directory = kb_dir or settings().kb_dir
     ensure_demo_kb(directory)
     kb = KnowledgeBase(directory)
@@ -315,7 +331,7 @@ def train_bench(
         start = time.perf_counter()
         kb.query(wf, pf, 5)
         retrieve.append(time.perf_counter() - start)
-    data = {
+    data: dict[str, Any] = {
         **asdict(report),
         "workflow": wf.name,
         "tasks": len(wf),
@@ -323,16 +339,27 @@ def train_bench(
         "retrieve_p50_ms": float(np.median(retrieve) * 1e3),
         "encode_plus_retrieve_ms": report.encode_ms + float(np.median(retrieve) * 1e3),
     }
-    emit(
-        data,
-        as_json,
-        lambda d: console.print(
-            f"{d['workflow']} ({d['tasks']} tasks, {d['nodes']} nodes): per decision p50 "
-            f"{d['decision_p50_ms']:.3f} ms (p95 {d['decision_p95_ms']:.3f}), head alone "
-            f"{d['head_p50_ms']:.3f} ms; encode {d['encode_ms']:.1f} ms + retrieve "
-            f"{d['retrieve_p50_ms']:.1f} ms = {d['encode_plus_retrieve_ms']:.1f} ms"
-        ),
+    if searched is not None:
+        data["lookahead_workflow"] = searched.name
+        data["lookahead_tasks"] = len(searched)
+        data.update(time_plan(net, searched, pf))
+    emit(data, as_json, _render_train_bench)
+
+
+def _render_train_bench(d: dict[str, Any]) -> None:
+    console.print(
+        f"{d['workflow']} ({d['tasks']} tasks, {d['nodes']} nodes): per decision p50 "
+        f"{d['decision_p50_ms']:.3f} ms (p95 {d['decision_p95_ms']:.3f}), head alone "
+        f"{d['head_p50_ms']:.3f} ms; encode {d['encode_ms']:.1f} ms + retrieve "
+        f"{d['retrieve_p50_ms']:.1f} ms = {d['encode_plus_retrieve_ms']:.1f} ms"
     )
+    if "lookahead_s" in d:
+        console.print(
+            f"policy-lookahead plan, {d['lookahead_workflow']} ({d['lookahead_tasks']} tasks, "
+            f"{d['nodes']} nodes, {d['lookahead_simulations']} rollouts): "
+            f"{d['lookahead_s']:.2f} s wall, {d['lookahead_cpu_s']:.2f} s CPU "
+            f"(goal {d['lookahead_target_s']:.0f} s)"
+        )
 
 
 def _reembed_kb(checkpoint: Path) -> dict[str, object]:
