@@ -120,3 +120,12 @@ def test_unwritable_output_is_one_line_error(home, tmp_path):
     with pytest.raises(ReportWriteError, match="cannot write"):
         write_report(*home, blocked / "r.html", "html")
     assert not (blocked.parent / "r.html").exists()
+
+
+def test_filters_reach_the_written_report(home, tmp_path):
+    from wass_chat.analytics.period import JobFilter
+
+    write_report(*home, tmp_path / "g.md", "md", only=JobFilter(partition="gpu"))
+    text = (tmp_path / "g.md").read_text()
+    assert "Only jobs with partition = gpu." in text
+    assert "| Users / accounts / partitions |" in text and " / 1 |" in text

@@ -14,7 +14,7 @@ from wass_chat.analytics.anomalies import Anomaly, find_anomalies
 from wass_chat.analytics.capacity import Capacity, fallback_capacity
 from wass_chat.analytics.charts import ChartSpec
 from wass_chat.analytics.findings import Finding, find_findings
-from wass_chat.analytics.period import Period, load_period, period_of
+from wass_chat.analytics.period import JobFilter, Period, load_period, period_of
 from wass_chat.analytics.summary import PeriodSummary, summarize
 from wass_chat.analytics.utilisation import (
     node_intervals,
@@ -62,8 +62,8 @@ def analyze(
     the distinct nodes seen in accounting and the report says so. ``compare`` adds the previous
     period's summary (one more pass over the cache).
     """
-    filters = {k: v for k, v in (("user", user), ("account", account), ("partition", partition))}
-    applied = {k: v for k, v in filters.items() if v is not None}
+    only = JobFilter(user, account, partition)
+    filters = vars(only)
     period = period_of(jobs, start, end)
     loaded = load_period(jobs, period, **filters)
     summary = summarize(loaded)
@@ -121,7 +121,7 @@ def analyze(
         nodes,
         tables,
         capacity,
-        applied,
+        only.applied(),
         previous,
         findings,
     )

@@ -20,6 +20,19 @@ FAILURE_STATES = ("FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL")
 
 
 @dataclass(frozen=True)
+class JobFilter:
+    """Keep only the jobs of this user, account and/or partition (None: any)."""
+
+    user: str | None = None
+    account: str | None = None
+    partition: str | None = None
+
+    def applied(self) -> dict[str, str]:
+        """The filters in use, by column name."""
+        return {k: v for k, v in vars(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
 class Period:
     """A half-open reporting window ``[start, end)`` in the cluster's local time."""
 

@@ -265,6 +265,7 @@ def report_command(
     are written as CSV to FILE's stem + ``_tables/``.
     """
     from sim.errors import InputError
+    from wass_chat.analytics.period import JobFilter
     from wass_chat.report.write import write_report
 
     if ctx.invoked_subcommand is not None:
@@ -287,9 +288,7 @@ def report_command(
         fmt,
         begin,
         finish,
-        user=user,
-        account=account,
-        partition=partition,
+        only=JobFilter(user, account, partition),
         capacity=_capacity(capacity_nodes, capacity_cpus),
     )
     result = {

@@ -11,7 +11,7 @@ import polars as pl
 from sim.errors import InputError
 from wass_chat.analytics.analysis import Analysis, analyze
 from wass_chat.analytics.capacity import Capacity
-from wass_chat.analytics.period import submission_span
+from wass_chat.analytics.period import JobFilter, submission_span
 from wass_chat.report.runs import RunsReport, collect_runs
 from wass_chat.sacct.cache import ImportRecord, SacctCache
 
@@ -44,10 +44,8 @@ def build_report(
     imports: list[ImportRecord],
     start: datetime | None = None,
     end: datetime | None = None,
-    user: str | None = None,
     *,
-    account: str | None = None,
-    partition: str | None = None,
+    only: JobFilter = JobFilter(),
     capacity: Capacity | None = None,
     whole_cache: pl.LazyFrame | None = None,
 ) -> ReportData:
@@ -57,7 +55,13 @@ def build_report(
     helps nobody, the span the cache covers (from ``whole_cache``, default ``jobs``) does.
     """
     analysis = analyze(
-        jobs, start, end, user, account=account, partition=partition, capacity=capacity
+        jobs,
+        start,
+        end,
+        only.user,
+        account=only.account,
+        partition=only.partition,
+        capacity=capacity,
     )
     if analysis.summary.jobs == 0:
         raise EmptyPeriodError(
@@ -104,10 +108,8 @@ def build_report_from_cache(
     runs_dir: Path,
     start: datetime | None = None,
     end: datetime | None = None,
-    user: str | None = None,
     *,
-    account: str | None = None,
-    partition: str | None = None,
+    only: JobFilter = JobFilter(),
     capacity: Capacity | None = None,
 ) -> ReportData:
     """The report from the sacct cache at ``sacct_dir`` and the decision log at ``runs_dir``."""
@@ -118,9 +120,7 @@ def build_report_from_cache(
         cache.imports(),
         start,
         end,
-        user,
-        account=account,
-        partition=partition,
+        only=only,
         capacity=capacity,
         whole_cache=cache.scan(),
     )

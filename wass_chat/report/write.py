@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sim.errors import UserFacingError
 from wass_chat.analytics.capacity import Capacity
+from wass_chat.analytics.period import JobFilter
 from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.sacct.cache import replace_atomically
 
@@ -61,9 +62,7 @@ def write_report(
     start: datetime | None = None,
     end: datetime | None = None,
     *,
-    user: str | None = None,
-    account: str | None = None,
-    partition: str | None = None,
+    only: JobFilter = JobFilter(),
     capacity: Capacity | None = None,
 ) -> list[str]:
     """Build the report from the cache and write it; returns the files written (page first).
@@ -74,16 +73,7 @@ def write_report(
     from wass_chat.report.html import render_html
     from wass_chat.report.markdown import render_markdown
 
-    report = build_report_from_cache(
-        sacct_dir,
-        runs_dir,
-        start,
-        end,
-        user,
-        account=account,
-        partition=partition,
-        capacity=capacity,
-    )
+    report = build_report_from_cache(sacct_dir, runs_dir, start, end, only=only, capacity=capacity)
     tables_dir = output.with_name(f"{output.stem}_tables")
     csvs = csv_tables(report)
     links = {x.kind: f"{tables_dir.name}/anomaly-{x.kind}.csv" for x in report.analysis.anomalies}
