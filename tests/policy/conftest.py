@@ -55,3 +55,15 @@ ZOO = [(w, p) for w in zoo_workflows() for p in zoo_platforms()]
 @pytest.fixture(params=ZOO, ids=[f"{w.name}@{p.name}" for w, p in ZOO])
 def instance(request: pytest.FixtureRequest) -> tuple[Workflow, Platform]:
     return request.param
+
+
+LEARNED_VARIANTS = (
+    "policy-norag", "policy-sample", "policy-lookahead", "rag-guarded", "rag-guarded-lookahead",
+)  # fmt: skip
+"""Schedulers built on the learned planner of ``policy`` (other weights, sampling, lookahead,
+guards): seconds per instance even on this zoo, ~80% of tests/policy's time when they ran over
+all of it. ``policy`` itself runs over the whole zoo; these over VARIANT_ZOO."""
+
+_VARIANT_CASES = ("multicore-diamond@hetero-4x2", "diamond@homo-3x2")
+VARIANT_ZOO = [(w, p) for w, p in ZOO if f"{w.name}@{p.name}" in _VARIANT_CASES]
+"""Multi-core tasks on a heterogeneous platform, and a diamond with inputs on a homogeneous one."""

@@ -20,16 +20,21 @@ def _require_ortools() -> None:
     require(found, "OR-Tools (the bench extra) is not installed")
 
 
+CLASSIC = tuple(n for n in scheduler_names() if not n.startswith(("policy", "rag-guarded")))
+"""The list schedulers (milliseconds each); the learned ones take seconds."""
+
+
 @pytest.mark.slow
 def test_optimum_is_at_most_every_scheduler() -> None:
     _require_ortools()
-    for workflow, platform in small_instances(5, seed=9):
+    for k, (workflow, platform) in enumerate(small_instances(5, seed=9)):
         solution = solve_optimal(workflow, platform)
         assert solution.proven_optimal
         replayed = simulate(workflow, platform, solution.schedule, "ideal")
         assert validate_schedule(workflow, platform, replayed) == []
         assert solution.lower_bound <= replayed.makespan <= solution.makespan + 1e-9
-        for name in scheduler_names():
+        # The learned schedulers (seconds each) on the first instance; the classic ones on all.
+        for name in scheduler_names() if k == 0 else CLASSIC:
             result = plan_and_simulate(get_scheduler(name, seed=0), workflow, platform, "ideal")
             assert solution.lower_bound <= result.makespan + 1e-9
 

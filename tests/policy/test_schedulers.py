@@ -12,18 +12,36 @@ from policy.registry import get_scheduler, scheduler_names
 from policy.validate import validate_schedule
 from sim.engine import simulate
 from sim.model import Platform, Workflow
+from tests.policy.conftest import LEARNED_VARIANTS, VARIANT_ZOO
 
 
-@pytest.mark.parametrize("name", scheduler_names())
-@pytest.mark.parametrize("network_model", ["ideal", "fair"])
-def test_every_scheduler_passes_the_validator(
-    name: str, network_model: str, instance: tuple[Workflow, Platform]
-) -> None:
-    workflow, platform = instance
+def _assert_valid(name: str, network_model: str, workflow: Workflow, platform: Platform) -> None:
     scheduler = get_scheduler(name, seed=1)
     result = plan_and_simulate(scheduler, workflow, platform, network_model)  # type: ignore[arg-type]
     assert validate_schedule(workflow, platform, result) == []
     assert {r.task for r in result.tasks} == {t.id for t in workflow.tasks}
+
+
+@pytest.mark.parametrize("name", [n for n in scheduler_names() if n not in LEARNED_VARIANTS])
+@pytest.mark.parametrize("network_model", ["ideal", "fair"])
+def test_every_scheduler_passes_the_validator(
+    name: str, network_model: str, instance: tuple[Workflow, Platform]
+) -> None:
+    _assert_valid(name, network_model, *instance)
+
+
+@pytest.mark.parametrize("name", LEARNED_VARIANTS)
+@pytest.mark.parametrize("network_model", ["ideal", "fair"])
+@pytest.mark.parametrize("case", VARIANT_ZOO, ids=[f"{w.name}@{p.name}" for w, p in VARIANT_ZOO])
+def test_every_learned_variant_passes_the_validator(
+    name: str, network_model: str, case: tuple[Workflow, Platform]
+) -> None:
+    _assert_valid(name, network_model, *case)
+
+
+def test_the_learned_variants_are_registered() -> None:
+    """A renamed variant must not drop out of both validator tests unnoticed."""
+    assert set(LEARNED_VARIANTS) <= set(scheduler_names()) and len(VARIANT_ZOO) == 2
 
 
 LIST_SCHEDULERS = [n for n in scheduler_names() if isinstance(get_scheduler(n), ListScheduler)]
