@@ -138,3 +138,23 @@ def test_previous_period_and_findings_quote_the_tables():
     )
     assert f"over {slow['jobs']:,} jobs" in found["partitions"].text
     assert "in slow waited 30.0 h at the median" in found["partitions"].text
+
+
+def test_every_finding_quotes_its_table():
+    """On synthetic data where several rules fire, each finding's numbers are the tables'."""
+    from wass_chat.analytics.insights import human_duration, percent
+    from wass_chat.sacct.synth import synthesize
+
+    analysis = analyze(synthesize(20_000, seed=5).lazy())
+    s, found = analysis.summary, {f.topic: f.text for f in analysis.findings}
+    assert {"capacity", "walltime", "pending", "failures"} <= set(found)
+    assert f"{analysis.nodes_seen:,} nodes seen" in found["capacity"]
+    assert f"{s.over_request_median:.1f}x" in found["walltime"]
+    assert percent(s.under_half_share) in found["walltime"]
+    top = analysis.tables["pending_reasons"].row(0, named=True)
+    assert f"{top['jobs']:,} pending jobs ({top['share_pct']:.1f}%)" in found["pending"]
+    assert human_duration(top["max_age_h"] * 3600) in found["pending"]
+    failing = next(a for a in analysis.anomalies if a.kind == "failing_users")
+    worst = failing.examples.row(0, named=True)
+    assert f"{failing.count:,} users" in found["failures"]
+    assert f"{worst['failure_pct']:.1f}% of {worst['finished']:,}" in found["failures"]
