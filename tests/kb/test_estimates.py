@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from sim.model import REFERENCE_SPEED, File, Task, Workflow
 from sim.platforms import ClusterSpec, generate_platform
 from sim.uncertainty import UncertaintyConfig, class_slowdown
 from sim.wfformat import write_workflow
+from wass_chat.cli import main
 
 RUNTIMES = {"prep": 30.0, "align": 200.0, "merge": 60.0}
 
@@ -108,3 +110,20 @@ def test_kb_estimates_beat_user_requests_on_held_out_instances(tmp_path: Path) -
     errors = estimate_errors(bench, cfg, predictions)
     assert errors["kb"]["mape"] < 0.5 < errors["user"]["mape"]
     assert errors["user"]["bias"]["value"] > 1.5
+
+
+def test_estimates_commands_seed_a_history_and_report_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "staged.json"
+    write_workflow(staged_workflow(), path)
+    kb = str(tmp_path / "kb")
+    common = ["--workflows", str(path), "--platforms", "hetero:8", "--print-json"]
+    assert main(["estimates", "seed", "--kb", kb, "--seeds", "3", *common]) == 0
+    assert json.loads(capsys.readouterr().out)["added"] == 3
+    assert main(["estimates", "error", "--kb", kb, "--seeds", "1", *common]) == 0
+    errors = json.loads(capsys.readouterr().out)
+    assert errors["instances"] == 1
+    assert errors["kb"]["mape"] < errors["user"]["mape"]
+    assert main(["estimates", "error", "--kb", str(tmp_path / "missing"), *common]) == 2
+    assert "estimates seed" in capsys.readouterr().err

@@ -28,10 +28,11 @@ estimates_app = typer.Typer(
 _RECIPES = "montage:60,genome:60,epigenomics:50"
 
 
-def _matrix(recipes: str, platforms: str, seeds: int) -> list[Instance]:
-    from policy.bench.matrix import build_matrix, parse_platforms, parse_recipes
+def _sources(workflows: list[str], recipes: str) -> list[Any]:
+    """Workflow files/directories and recipes (the default recipes when neither is given)."""
+    from policy.bench.matrix import parse_recipes, parse_workflow_files
 
-    return build_matrix(parse_recipes(recipes), parse_platforms(platforms), seeds)
+    return parse_workflow_files(workflows) + parse_recipes(recipes or _RECIPES * (not workflows))
 
 
 def _config(noise: float, uncertainty_seed: int) -> Any:
@@ -62,7 +63,8 @@ def predictions_for(
 @estimates_app.command("seed")
 def seed(
     kb_dir: Path = typer.Option(..., "--kb", help="Knowledge base directory (created if new)."),
-    recipes: str = typer.Option(_RECIPES, "--recipes", help="Recipes with task budgets."),
+    workflows: list[str] = typer.Option([], "--workflows", help="WfFormat files or directories."),
+    recipes: str = typer.Option("", "--recipes", help=f"Recipes with task budgets ({_RECIPES})."),
     platforms: str = typer.Option("hetero:8", "--platforms", help="KIND:NODES specs."),
     seeds: int = typer.Option(10, "--seeds", min=1, help="History seeds per recipe/platform."),
     first_seed: int = typer.Option(1000, "--first-seed", min=0, help="First history seed."),
@@ -73,9 +75,10 @@ def seed(
     """Store realised executions (HEFT on user requests, replayed on noisy values)."""
     from kb.estimate_bench import fill_history, history_matrix
     from kb.store import KnowledgeBase
-    from policy.bench.matrix import parse_platforms, parse_recipes
+    from policy.bench.matrix import parse_platforms
 
-    history = history_matrix(parse_recipes(recipes), parse_platforms(platforms), seeds, first_seed)
+    sources = _sources(workflows, recipes)
+    history = history_matrix(sources, parse_platforms(platforms), seeds, first_seed)
     kb = KnowledgeBase(kb_dir)
     try:
         added = fill_history(kb, history, _config(noise, uncertainty_seed))
@@ -92,7 +95,8 @@ def seed(
 @estimates_app.command("error")
 def error(
     kb_dir: Path = typer.Option(..., "--kb", help="Knowledge base filled by `estimates seed`."),
-    recipes: str = typer.Option(_RECIPES, "--recipes", help="Recipes with task budgets."),
+    workflows: list[str] = typer.Option([], "--workflows", help="WfFormat files or directories."),
+    recipes: str = typer.Option("", "--recipes", help=f"Recipes with task budgets ({_RECIPES})."),
     platforms: str = typer.Option("hetero:8", "--platforms", help="KIND:NODES specs."),
     seeds: int = typer.Option(3, "--seeds", min=1, help="Bench seeds 0..N-1."),
     noise: float = typer.Option(1.0, "--noise", min=0.0, help="Scale of realised spreads."),
@@ -108,7 +112,9 @@ def error(
         raise BenchSpecError(
             "--kb", [f"no knowledge base at {str(kb_dir)!r}: run `wass-chat estimates seed` first"]
         )
-    instances = _matrix(recipes, platforms, seeds)
+    from policy.bench.matrix import build_matrix, parse_platforms
+
+    instances = build_matrix(_sources(workflows, recipes), parse_platforms(platforms), seeds)
     predictions = predictions_for(kb_dir, instances, noise, uncertainty_seed, k)
     summary = estimate_errors(instances, _config(noise, uncertainty_seed), predictions)
     emit(summary, as_json, _render)
