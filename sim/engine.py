@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from itertools import pairwise
 
 from sim.compiled import CompiledPlatform, CompiledWorkflow, compile_platform, compile_workflow
 from sim.errors import ScheduleError
@@ -50,6 +49,7 @@ from sim.schedule import (
     StaticSchedule,
     TaskRecord,
     TransferRecord,
+    check_order_is_feasible,
 )
 from sim.state import ClusterState, EngineView
 
@@ -89,7 +89,7 @@ def check_static_input(
     """Everything checked before replaying ``schedule``: fits, placements, deadlock-free order."""
     _check_common_input(workflow, platform, network_model)
     schedule.check(workflow, platform)
-    _check_order_is_feasible(schedule, compile_workflow(workflow))
+    check_order_is_feasible(schedule, compile_workflow(workflow))
 
 
 def _check_common_input(workflow: Workflow, platform: Platform, network_model: str) -> None:
@@ -376,35 +376,3 @@ class _Run:
         return SimResult.from_records(
             workflow, platform, scheduler, network_model, records, transfers, backend="native"
         )
-
-
-def _check_order_is_feasible(schedule: StaticSchedule, wf: CompiledWorkflow) -> None:
-    """Reject per-node orders that put a task before one of its ancestors (a certain deadlock)."""
-    n = wf.n_tasks
-    successors: list[list[int]] = [list(c) for c in wf.children]
-    indegree = [len(p) for p in wf.parents]
-    for ordered in schedule.order.values():
-        for before, after in pairwise(ordered):
-            b, a = wf.task_index[before], wf.task_index[after]
-            successors[b].append(a)
-            indegree[a] += 1
-    stack = [t for t in range(n) if indegree[t] == 0]
-    seen = 0
-    while stack:
-        t = stack.pop()
-        seen += 1
-        for c in successors[t]:
-            indegree[c] -= 1
-            if indegree[c] == 0:
-                stack.append(c)
-    if seen == n:
-        return
-    problems = []
-    for node, ordered in schedule.order.items():
-        blocked = [t for t in ordered if indegree[wf.task_index[t]] > 0]
-        if blocked:
-            problems.append(
-                f"on node {node!r} task {blocked[0]!r} could never start: the per-node orders "
-                "put some task before one of its ancestors (the schedule would deadlock)"
-            )
-    raise ScheduleError(schedule.scheduler or "schedule", problems)

@@ -18,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import pairwise
 from typing import Literal, Protocol, runtime_checkable
 
+from sim.compiled import CompiledWorkflow
 from sim.errors import ScheduleError, raise_if
 from sim.model import Platform, Workflow, node_fits
 
@@ -261,3 +263,35 @@ class SimResult:
         return StaticSchedule.from_priorities(
             self.placements, starts, self.scheduler, self.makespan, tie_break=record_order
         )
+
+
+def check_order_is_feasible(schedule: StaticSchedule, wf: CompiledWorkflow) -> None:
+    """Reject per-node orders that put a task before one of its ancestors (a certain deadlock)."""
+    n = wf.n_tasks
+    successors: list[list[int]] = [list(c) for c in wf.children]
+    indegree = [len(p) for p in wf.parents]
+    for ordered in schedule.order.values():
+        for before, after in pairwise(ordered):
+            b, a = wf.task_index[before], wf.task_index[after]
+            successors[b].append(a)
+            indegree[a] += 1
+    stack = [t for t in range(n) if indegree[t] == 0]
+    seen = 0
+    while stack:
+        t = stack.pop()
+        seen += 1
+        for c in successors[t]:
+            indegree[c] -= 1
+            if indegree[c] == 0:
+                stack.append(c)
+    if seen == n:
+        return
+    problems = []
+    for node, ordered in schedule.order.items():
+        blocked = [t for t in ordered if indegree[wf.task_index[t]] > 0]
+        if blocked:
+            problems.append(
+                f"on node {node!r} task {blocked[0]!r} could never start: the per-node orders "
+                "put some task before one of its ancestors (the schedule would deadlock)"
+            )
+    raise ScheduleError(schedule.scheduler or "schedule", problems)

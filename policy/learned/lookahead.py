@@ -11,10 +11,13 @@ PPO's terminal reward is spread over 50-200 decisions).
 
 Training imitates it (expert iteration, Anthony et al. 2017: the network learns to reproduce
 the search's choices without the search, then the improved network is the next search's base);
-``policy-lookahead`` runs it at planning time. It costs ``k`` full simulations per decision:
-about 18 s per 50-200-task instance on average (36 held-out instances in 5.3-5.7 min on 2
-workers), against 0.1-0.2 s for the greedy rollout. Measured: the network imitates it poorly
-(docs/learned.md), so the search is worth running at planning time.
+``policy-lookahead`` runs it at planning time. Each candidate's rollout continues a copy of
+the running simulation from the decision (:func:`sim.fork.continue_from`) rather than
+re-simulating from t=0, the greedy candidate's completion is the rollout kept at the previous
+decision, and rollouts share the encoding and an exact fast head: the plans are those of the
+from-scratch search (tested), still quadratic in the task count (``wass-chat train bench``
+times a 200-task plan). Measured: the network imitates it poorly (docs/learned.md), so the
+search is worth running at planning time.
 """
 
 from __future__ import annotations
