@@ -150,10 +150,19 @@ def test_plain_english_routes_to_tools(text: str, tool: str, arguments: dict[str
         "is genomics-49 ready to go",
         "what would montage cost on the cluster",
         "run status of montage",
+        "do not submit genomics-49",
+        "dont submit montage yet, just simulate it",
     ],
 )
 def test_no_submission_is_planned_unless_the_text_asks_for_one(text: str) -> None:
-    assert route(text).tool != "submit_workflow"
+    intent = route(text)
+    assert intent.tool != "submit_workflow" and "submit_workflow" not in intent.readings
+
+
+def test_a_report_file_is_written_only_when_a_report_is_named() -> None:
+    assert route("last week").tool != "generate_report"
+    assert route("usage last week").tool == "sacct_summary"
+    assert route("report last week").tool == "generate_report"
 
 
 @pytest.mark.parametrize("text", ["cancel job 42", "please kill all my jobs", "reboot gpu02"])

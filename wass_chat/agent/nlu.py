@@ -27,6 +27,7 @@ import numpy as np
 
 from wass_chat.agent.intents import INTENTS
 from wass_chat.agent.nlu_exemplars import EXEMPLARS
+from wass_chat.agent.slots import delexicalise
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ _COMMON = (
     "the", "a", "an", "is", "are", "was", "were", "my", "our", "me", "please", "pls", "now",
     "still", "so", "long", "what", "why", "who", "which", "how", "when", "for", "in", "on",
     "of", "to", "with", "and", "or", "last", "week", "month", "yesterday", "today", "time",
+    "whatif", "dont", "don't", "cant", "can't", "isnt", "hasnt", "didnt", "wont",
 )  # fmt: skip
 
 
@@ -117,18 +119,23 @@ def texts_digest(texts: list[str]) -> str:
     """What the shipped vectors were computed from (exemplar texts and the model's package)."""
     from wass_chat.agent.minilm import MODEL_PACKAGE
 
-    return hashlib.sha256("\n".join([MODEL_PACKAGE, *texts]).encode()).hexdigest()
+    return hashlib.sha256("\n".join([MODEL_PACKAGE, DELEXICALISED, *texts]).encode()).hexdigest()
+
+
+DELEXICALISED = "delexicalised-1"
+"""Exemplars are embedded with their names and periods replaced, as messages are (bump this
+when :func:`~wass_chat.agent.slots.delexicalise` changes)."""
 
 
 def exemplar_vectors(encoder: Encoder, texts: list[str]) -> np.ndarray:
-    """The shipped vectors when they match ``texts``; otherwise embedded now (slower start)."""
+    """The shipped vectors of ``texts`` (delexicalised) when they match; else embedded now."""
     path = Path(__file__).with_name(VECTORS_FILE)
     if path.is_file() and getattr(encoder, "shippable", False):
         with np.load(path) as data:
             if str(data["digest"]) == texts_digest(texts):
                 return np.asarray(data["vectors"], dtype=np.float32)
         log.info("exemplar vectors are stale (exemplars changed); embedding them now")
-    return encoder.encode(texts)
+    return encoder.encode([delexicalise(t) for t in texts])
 
 
 def write_exemplar_vectors(encoder: Encoder | None = None) -> Path:
@@ -138,7 +145,8 @@ def write_exemplar_vectors(encoder: Encoder | None = None) -> Path:
     encoder = encoder or shared_model()
     texts = [text for group in exemplars().values() for text in group]
     path = Path(__file__).with_name(VECTORS_FILE)
-    np.savez_compressed(path, vectors=encoder.encode(texts), digest=np.array(texts_digest(texts)))
+    vectors = encoder.encode([delexicalise(t) for t in texts])
+    np.savez_compressed(path, vectors=vectors, digest=np.array(texts_digest(texts)))
     return path
 
 

@@ -59,6 +59,13 @@ SUBMIT_CUE = re.compile(
     re.I,
 )
 """Wording that clearly asks to submit; without it no submission is ever planned."""
+_NEGATED_SUBMIT = re.compile(
+    r"\b(?:don'?t|do\s+not|never|no\s+need\s+to|not\s+yet|without)\s+(?:\w+\s+){0,2}?"
+    r"(?:submit\w*|launch\w*|sbatch|queue\s+up)",
+    re.I,
+)
+REPORT_CUE = re.compile(r"\b(report\w*|audit|export|write[\s-]?up)\b", re.I)
+"""``generate_report`` writes a file: only chosen when the text names a report."""
 _HELP_CUE = re.compile(
     r"^\s*(what\s+can\s+you\s+do|help(\s+me)?|show\s+help|commands|usage)\s*[?!.]*\s*$", re.I
 )
@@ -95,9 +102,10 @@ def route(
 def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> list[Reading]:
     """Unambiguous wording that overrides the embedding's order (documented, deterministic)."""
     boost: dict[str, float] = {}
-    lowered = fixed.lower()
-    if find_jobid(text) and re.search(r"\b(why|what|reason|explain|happened|wrong)\b", lowered):
-        boost["job_why"] = 0.2
+    lowered = f"{fixed} \n {text}".lower()  # a cue counts as typed or as corrected
+    if find_jobid(text):
+        why = re.search(r"\b(why|what|reason|explain|happened|wrong)\b", lowered)
+        boost["job_why"] = 0.2 if why else 0.1
     if slots.task and re.search(
         r"\b(why|explain\w*|placement|placed|put|go|went|land\w*)\b", lowered
     ):
@@ -130,9 +138,16 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
         return Intent(reply=HELP, name="help")
     if top.intent == "smalltalk":
         return Intent(reply=GREETING, name="smalltalk")
+    gated = _gated(text, fixed)
+    if top.intent in gated:
+        rest = [r for r in readings if r.intent not in gated]
+        if not rest:
+            return _not_understood(readings)
+        if top.intent == "submit_workflow":
+            return _ask_back(rest, text)
+        return decide(text, fixed, rest, slots)
     spec = SPEC_BY_NAME[top.intent]
-    if spec.side_effecting and not SUBMIT_CUE.search(fixed):
-        return _ask_back([r for r in readings if r.intent != top.intent], text)
+    readings = [r for r in readings if r.intent not in gated]
     rivals = [
         r
         for r in readings[1:3]
@@ -150,6 +165,18 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
         )
     arguments = {k: v for k, v in spec.arguments(slots).items() if v is not None}
     return Intent(spec.tool, arguments, name=spec.name)
+
+
+def _gated(text: str, fixed: str) -> set[str]:
+    """Intents the wording does not license: a submission not asked for (or refused), a report
+    file not named."""
+    gated = set()
+    refused = _NEGATED_SUBMIT.search(text) or _NEGATED_SUBMIT.search(fixed)
+    if not SUBMIT_CUE.search(fixed) or refused:
+        gated |= {spec.name for spec in INTENTS if spec.side_effecting}
+    if not REPORT_CUE.search(fixed):
+        gated.add("generate_report")
+    return gated
 
 
 def _slots_decide(intent: str, slots: Slots) -> bool:
@@ -180,7 +207,13 @@ def _ask_back(readings: list[Reading], text: str) -> Intent:
 
 
 def _not_understood(readings: list[Reading]) -> Intent:
-    tools = [r for r in readings if r.intent in SPEC_BY_NAME and SPEC_BY_NAME[r.intent].tool][:2]
+    tools = [
+        r
+        for r in readings
+        if r.intent in SPEC_BY_NAME
+        and SPEC_BY_NAME[r.intent].tool
+        and not SPEC_BY_NAME[r.intent].side_effecting
+    ][:2]
     hint = "; ".join(_describe(r.intent) for r in tools)
     reply = "I did not recognise that request."
     if hint:

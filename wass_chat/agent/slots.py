@@ -150,26 +150,13 @@ def find_node(text: str) -> str | None:
     return None
 
 
-@cache
-def demo_task_ids() -> frozenset[str]:
-    from sim.demo import demo_workflow
-
-    return frozenset(t.id for name in demo_workflows() for t in demo_workflow(name).tasks)
-
-
 def find_task(text: str) -> str | None:
-    """A task id: after the word ``task``, a task of a demo workflow, or a ``name_123`` token."""
+    """A task id: after the word ``task``, or a ``name_123`` / ``merge_bams`` token (every task
+    id of the demo workflows has that shape; loading them to check costs a second)."""
     cleaned = _RUN.sub(" ", _FILE.sub(" ", text))
     if match := re.search(r"\btask\s+([A-Za-z_][\w.-]*\w)", cleaned, re.I):
         return match.group(1)
-    words = _words(cleaned)
-    for word in words:
-        if word in demo_task_ids() and re.search(r"[_\d]", word):
-            return word
-    for word in words:
-        if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*_\w+", word) and word.lower() not in _NOT_TASKS:
-            return word
-    return None
+    return next((word for word in _words(cleaned) if _looks_like_task(word)), None)
 
 
 _NOT_TASKS = frozenset({"wass_heuristic", "traditional_slurm", "min_min", "max_min"})
@@ -312,12 +299,19 @@ def parse_slots(text: str, today: date | None = None) -> Slots:
     )
 
 
+_PERIOD_WORDS = re.compile(
+    r"\b(?:(?:in|over|during|for|of|since)\s+)?(?:the\s+)?(?:(?:last|past|previous|this)\s+"
+    r"(?:\d+\s+|\w+\s+)?(?:hours?|days?|weeks?|months?|years?|fortnight)|yesterday|today|"
+    r"all[\s-]time|\d+\s*[dhw]|\d{4}-\d{2}(?:-\d{2})?(?:\.\.(?:\d{4}-\d{2}-\d{2})?)?)\b",
+    re.I,
+)
+"""Period phrases, so "last week" in an example does not pull every "last week" question."""
+
+
 def _looks_like_task(word: str) -> bool:
-    """A demo task id with ``_`` or a digit (plain words such as ``report`` stay words)."""
+    """``name_123`` or ``merge_bams``, not a scheduler alias (plain words stay words)."""
     if word.lower() in _NOT_TASKS:
         return False
-    if word in demo_task_ids() and re.search(r"[_\d]", word):
-        return True
     return bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9]\w*", word))
 
 
@@ -325,6 +319,7 @@ def delexicalise(text: str) -> str:
     """``text`` with names replaced by what they are (``demo-x-heft`` -> ``the run``), so the
     classifier compares wording, not the particular ids (which the slot parsers read)."""
     text = re.sub(r"(?:\brun\s+)?" + _RUN.pattern, "the run", text, flags=re.I)
+    text = _PERIOD_WORDS.sub("over a period", text)
     text = _FILE.sub("the workflow", text)
     text = re.sub(r"\btask\s+[A-Za-z_][\w.-]*\w", "task", text, flags=re.I)
     out = []
