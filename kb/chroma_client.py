@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
 from sim.errors import ServiceUnavailable
 
-if TYPE_CHECKING:
-    from wass_chat.config import Settings
+
+@dataclass(frozen=True, slots=True)
+class ChromaTarget:
+    """Where a knowledge base lives: an embedded store under ``directory``, or a Chroma
+    server (``mode="http"``) with the sidecar still under ``directory``."""
+
+    directory: Path
+    mode: Literal["embedded", "http"] = "embedded"
+    host: str = "localhost"
+    port: int = 8000
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,24 +48,21 @@ class HnswSettings:
         }
 
 
-def chroma_client(location: Path | Settings) -> tuple[Any, Path]:
+def chroma_client(location: Path | ChromaTarget) -> tuple[Any, Path]:
     """A Chroma client for ``location`` and the directory holding the sidecar."""
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
     chroma_settings = ChromaSettings(anonymized_telemetry=False)
-    if isinstance(location, Path):
-        return chromadb.PersistentClient(str(location / "chroma"), chroma_settings), location
-    if location.chroma_mode == "http":
+    target = location if isinstance(location, ChromaTarget) else ChromaTarget(location)
+    if target.mode == "http":
         try:
-            client = chromadb.HttpClient(
-                location.chroma_host, location.chroma_port, settings=chroma_settings
-            )
+            client = chromadb.HttpClient(target.host, target.port, settings=chroma_settings)
             client.heartbeat()
         except Exception as exc:  # chromadb raises several unrelated types for a dead server
-            where = f"{location.chroma_host}:{location.chroma_port}"
+            where = f"{target.host}:{target.port}"
             raise ServiceUnavailable(f"Chroma server at {where} does not answer: {exc}") from exc
-        return client, location.kb_dir
-    return chromadb.PersistentClient(str(location.kb_dir / "chroma"), chroma_settings), (
-        location.kb_dir
+        return client, target.directory
+    return chromadb.PersistentClient(str(target.directory / "chroma"), chroma_settings), (
+        target.directory
     )

@@ -1,7 +1,8 @@
 """The knowledge base: Chroma vectors for retrieval, a SQLite sidecar for the full records.
 
-Layout under the kb directory: ``chroma/`` (Chroma's persistent client, or a Chroma server when
-``Settings.chroma_mode == "http"``) and ``cases.sqlite`` (the sidecar, see :mod:`kb.sidecar`).
+Layout under the kb directory: ``chroma/`` (Chroma's persistent client, or a Chroma server
+for a :class:`~kb.chroma_client.ChromaTarget` with ``mode="http"``) and ``cases.sqlite`` (the
+sidecar, see :mod:`kb.sidecar`).
 Chroma holds the cases and the decisions *per embedder*; each collection's metadata names the
 embedder and its checksum, so vectors from two embedders are never mixed. Cases are further
 split into one collection per platform family (:mod:`kb.shards`), so a query loads only the
@@ -21,11 +22,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from kb.chroma_client import HnswSettings, chroma_client
+from kb.chroma_client import ChromaTarget, HnswSettings, chroma_client
 from kb.codec import case_from_bytes, case_to_bytes, decision_from_bytes
 from kb.decisions import DecisionRecord, DecisionState
 from kb.embedders import embedder_by_name, registry_name
@@ -36,9 +37,6 @@ from kb.shards import CaseShards, platform_family
 from kb.sidecar import ActiveEmbedder, Sidecar
 from sim.errors import InputError
 from sim.model import Platform, Workflow
-
-if TYPE_CHECKING:
-    from wass_chat.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +54,8 @@ Progress = Callable[[int], None]
 
 
 class KnowledgeBase:
-    """Past executions, searchable by similarity. Open with a directory or the Settings.
+    """Past executions, searchable by similarity. Open with a directory or a
+    :class:`~kb.chroma_client.ChromaTarget` (a Chroma server).
 
     ``embedder=None`` opens with the embedder the store records as active (see :meth:`reembed`);
     an explicit one reads and fills that embedder's collections without changing the record.
@@ -64,7 +63,7 @@ class KnowledgeBase:
 
     def __init__(
         self,
-        location: Path | str | Settings,
+        location: Path | str | ChromaTarget,
         embedder: Embedder | None = None,
         hnsw: HnswSettings | None = None,
         repair: bool = True,

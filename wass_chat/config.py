@@ -11,12 +11,15 @@ import os
 import tomllib
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sim.errors import ConfigError
+
+if TYPE_CHECKING:
+    from kb.chroma_client import ChromaTarget
 
 
 def _xdg(var: str, fallback: str) -> Path:
@@ -63,6 +66,12 @@ class Settings(BaseSettings):
     @property
     def kb_dir(self) -> Path:
         return self.home / "kb"
+
+    def kb_target(self) -> ChromaTarget:
+        """Where the knowledge base lives: embedded under ``kb_dir`` or on a Chroma server."""
+        from kb.chroma_client import ChromaTarget
+
+        return ChromaTarget(self.kb_dir, self.chroma_mode, self.chroma_host, self.chroma_port)
 
     @property
     def models_dir(self) -> Path:

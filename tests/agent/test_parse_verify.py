@@ -132,3 +132,12 @@ def test_numbers_of_computed_sentences_ground_an_answer_but_outside_text_does_no
     assert verify_answer(faithful, facts).ok
     assert not verify_answer("It starts at 23:50 once 16 CPUs free up.", facts).ok
     assert not verify_answer("The job takes 77 s.", facts).ok
+
+
+def test_a_gantt_trace_grounds_nothing() -> None:
+    """The simulate facts carry every task's start and end for the app's chart; a model that
+    quotes a task time from it has not been told it, and is not believed."""
+    gantt = {"tasks": [{"task": "merge_bams", "start": 123.4, "end": 456.7}]}
+    facts = {"kind": "simulation", "baseline": {"makespan_s": 510.5}, "gantt": gantt}
+    assert verify_answer("The makespan is 510.5 s.", facts).ok
+    assert not verify_answer("merge_bams starts at 123.4 s.", facts).ok

@@ -3,8 +3,9 @@
 Every answer the assistant gives, online or offline, rests on these dicts: the LLM's tools return
 them (fenced as data), the offline router renders them with templates, and the verifier checks
 the model's text against them. Each dict has a ``kind`` naming its rendering
-(:mod:`wass_chat.agent.render`). Nothing here acts on the cluster: :meth:`Facts.plan_submission`
-only plans; :meth:`Facts.execute_submission` is reachable only through the approval gate.
+(:mod:`wass_chat.agent.render`). :class:`Facts` answers from the simulator and the knowledge
+base; what reaches the cluster, and the gated submission, is
+:class:`~wass_chat.agent.facts_cluster.ClusterFacts`.
 """
 
 from __future__ import annotations
@@ -210,65 +211,6 @@ class Facts:
         if best_run is not None:
             facts["run_id"] = best_run
         return facts
-
-    # --- cluster actions and state (see facts_cluster) ---------------------------------------
-    def plan_submission(
-        self, workflow: str, scheduler: str = "heft", platform: str | None = None
-    ) -> dict[str, Any]:
-        from wass_chat.agent.facts_cluster import plan_submission
-
-        return plan_submission(self, workflow, scheduler, platform)
-
-    def execute_submission(self, plan: dict[str, Any]) -> dict[str, Any]:
-        from wass_chat.agent.facts_cluster import execute_submission
-
-        return execute_submission(self, plan)
-
-    def validate_plan_edit(
-        self, original: dict[str, Any], edited: dict[str, Any]
-    ) -> dict[str, Any]:
-        from wass_chat.agent.facts_cluster import validate_plan_edit
-
-        return validate_plan_edit(self, original, edited)
-
-    def run_status(self, run: str | None = None) -> dict[str, Any]:
-        from wass_chat.agent.facts_cluster import run_status
-
-        return run_status(self, run)
-
-    def cluster_status(self) -> dict[str, Any]:
-        from wass_chat.agent.facts_cluster import cluster_status
-
-        return cluster_status(self)
-
-    def sacct_summary(self, period: str = "7d", user: str | None = None) -> dict[str, Any]:
-        from wass_chat.agent.facts_cluster import sacct_summary
-
-        return sacct_summary(self, period, user)
-
-    def job_why(self, jobid: str) -> dict[str, Any]:
-        from wass_chat.agent.facts_cluster import job_why
-
-        return job_why(self, jobid)
-
-    def queue_overview(
-        self, partition: str | None = None, user: str | None = None
-    ) -> dict[str, Any]:
-        from wass_chat.agent.facts_cluster import queue_overview
-
-        return queue_overview(self, partition, user)
-
-    def top_waiters(self, period: str = "7d", count: int = 5) -> dict[str, Any]:
-        from wass_chat.agent.facts_cluster import top_waiters
-
-        return top_waiters(self, period, count)
-
-    def generate_report(
-        self, period: str = "7d", format: str = "html", output: str | None = None
-    ) -> dict[str, Any]:
-        from wass_chat.agent.facts_cluster import generate_report
-
-        return generate_report(self, period, format, output)
 
 
 def _heaviest_reader(run: RecordedRun) -> str:

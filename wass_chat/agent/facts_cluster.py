@@ -13,272 +13,331 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sim.errors import InputError, ServiceUnavailable
 from sim.model import node_fits
-from wass_chat.agent.sources import _optional
-
-if TYPE_CHECKING:
-    from wass_chat.agent.facts import Facts
-
-
-def _cluster_platform(facts: Facts, ref: str | None) -> tuple[Any, str]:
-    """The platform to plan on and a note: the cluster's nodes, else the demo platform."""
-    if ref is not None:
-        return facts.sources.platform(ref), ""
-    try:
-        return facts.sources.platform("slurm"), ""
-    except (ServiceUnavailable, InputError) as exc:
-        note = f"planned on the demo platform: the cluster is unavailable ({exc.one_line()})"
-        return facts.sources.platform("demo"), note
+from sim.schedule import NetworkModel
+from wass_chat.agent.sources import Sources
+from wass_chat.config import Settings
 
 
-def _slurm_plan(facts: Facts, workflow: Any, platform: Any, scheduler: str, run_id: str) -> Any:
-    """The Slurm area's submission plan (jobs with their exact sbatch arguments)."""
-    submission = _optional("wass_chat.slurm.submission")
-    return submission.plan_submission(
-        workflow,
-        platform,
-        scheduler,
-        run_id,
-        facts.settings.runs_dir / run_id,
-        partition=facts.settings.slurm_partition,
-        network_model=facts.network_model,
-    )
+class ClusterFacts:
+    """The assistant's knowledge of the cluster and its accounting, and the gated submission.
 
-
-def plan_submission(
-    facts: Facts, workflow: str, scheduler: str, platform: str | None
-) -> dict[str, Any]:
-    """The jobs a submission would create (task, node, cores, dependencies); submits nothing."""
-    from wass_chat.runlog import new_run_id
-
-    wf = facts.sources.workflow(workflow)
-    pf, note = _cluster_platform(facts, platform)
-    run_id = new_run_id()
-    plan = _slurm_plan(facts, wf, pf, scheduler, run_id)
-    records = plan.predicted.record_by_task
-    jobs = [
-        {
-            "task": job.task,
-            "node": job.node,
-            "cores": job.cores,
-            "memory_mb": job.memory_mb,
-            "after": list(job.parents),
-            "planned_start_s": records[job.task].start,
-        }
-        for job in plan.jobs
-    ]
-    return {
-        "kind": "submission_plan",
-        "planned_run_id": run_id,
-        "workflow": wf.name,
-        "workflow_ref": workflow,
-        "scheduler": plan.scheduler,
-        "platform": pf.name,
-        "platform_ref": platform or ("demo" if note else "slurm"),
-        "predicted_makespan_s": plan.planned_makespan,
-        "jobs": jobs,
-        "note": note,
-    }
-
-
-def validate_plan_edit(
-    facts: Facts, original: dict[str, Any], edited: dict[str, Any]
-) -> dict[str, Any]:
-    """Accept an edited plan that changes the scheduler or moves jobs between existing nodes.
-
-    The workflow cannot be swapped by an edit; a new scheduler re-plans; moved jobs must name a
-    node of the platform that can host the task. Every problem is reported at once.
+    Bound to the same :class:`~wass_chat.agent.sources.Sources` as
+    :class:`~wass_chat.agent.facts.Facts`, so a workflow or run name means the same in both.
     """
-    problems: list[str] = []
-    if edited.get("workflow_ref", original["workflow_ref"]) != original["workflow_ref"]:
-        problems.append("an edit cannot change the workflow; reject and submit the other one")
-    if problems:
-        raise InputError("edited plan", problems)
-    scheduler = str(edited.get("scheduler") or original["scheduler"])
-    if scheduler != original["scheduler"]:
-        replanned = plan_submission(
-            facts, original["workflow_ref"], scheduler, original.get("platform_ref")
+
+    def __init__(self, settings: Settings, sources: Sources) -> None:
+        self.settings = settings
+        self.sources = sources
+        self.network_model: NetworkModel = settings.network_model
+
+    def _cluster_platform(self, ref: str | None) -> tuple[Any, str]:
+        """The platform to plan on and a note: the cluster's nodes, else the demo platform."""
+        if ref is not None:
+            return self.sources.platform(ref), ""
+        try:
+            return self.sources.platform("slurm"), ""
+        except (ServiceUnavailable, InputError) as exc:
+            note = f"planned on the demo platform: the cluster is unavailable ({exc.one_line()})"
+            return self.sources.platform("demo"), note
+
+    def _slurm_plan(self, workflow: Any, platform: Any, scheduler: str, run_id: str) -> Any:
+        """The Slurm area's submission plan (jobs with their exact sbatch arguments)."""
+        from wass_chat.slurm import submission
+
+        return submission.plan_submission(
+            workflow,
+            platform,
+            scheduler,
+            run_id,
+            self.settings.runs_dir / run_id,
+            partition=self.settings.slurm_partition,
+            network_model=self.network_model,
         )
-        return {**replanned, "planned_run_id": original["planned_run_id"], "edited": True}
-    wf = facts.sources.workflow(original["workflow_ref"])
-    pf = facts.sources.platform(original.get("platform_ref"))
-    moved = {str(j.get("task")): str(j.get("node")) for j in edited.get("jobs", [])}
-    planned = {j["task"]: j for j in original["jobs"]}
-    for task, node in moved.items():
-        if task not in planned:
-            problems.append(f"the plan has no task {task!r}")
-        elif node not in pf.node_by_name:
-            problems.append(f"task {task!r}: platform {pf.name!r} has no node {node!r}")
-        elif not node_fits(wf.task_by_id[task], pf.node_by_name[node]):
-            problems.append(f"task {task!r} does not fit on node {node!r}")
-    if problems:
-        raise InputError("edited plan", problems)
-    jobs = [{**job, "node": moved.get(job["task"], job["node"])} for job in original["jobs"]]
-    return {**original, "jobs": jobs, "edited": True}
 
+    def plan_submission(
+        self, workflow: str, scheduler: str, platform: str | None
+    ) -> dict[str, Any]:
+        """The jobs a submission would create (task, node, cores, dependencies); submits nothing."""
+        from wass_chat.runlog import new_run_id
 
-def execute_submission(facts: Facts, plan: dict[str, Any]) -> dict[str, Any]:
-    """Submit an approved plan: exactly its placements, through the Slurm area's submitter."""
-    from dataclasses import replace
-
-    from wass_chat.runlog import RunLog
-
-    submission = _optional("wass_chat.slurm.submission")
-    runs = _optional("wass_chat.slurm.runs")
-    commands = _optional("wass_chat.slurm.commands")
-    wf = facts.sources.workflow(plan["workflow_ref"])
-    pf = facts.sources.platform(plan["platform_ref"])
-    run_id = plan["planned_run_id"]
-    slurm_plan = _slurm_plan(facts, wf, pf, plan["scheduler"], run_id)
-    approved = {job["task"]: job["node"] for job in plan["jobs"]}
-    jobs = tuple(
-        job
-        if job.node == approved[job.task]
-        else replace(
-            job,
-            node=approved[job.task],
-            comment=submission.decision_token(run_id, job.task, approved[job.task]),
-        )
-        for job in slurm_plan.jobs
-    )
-    decisions = tuple(replace(d, node=approved[d.task]) for d in slurm_plan.decisions)
-    slurm_plan = replace(slurm_plan, jobs=jobs, decisions=decisions)
-    (facts.settings.runs_dir / run_id).mkdir(parents=True, exist_ok=True)
-    record = runs.submit_plan(slurm_plan, commands.SlurmCommands(), RunLog(facts.settings.runs_dir))
-    return {"run_id": record.run_id, "job_ids": list(record.job_ids), "state": record.state}
-
-
-def run_status(facts: Facts, run: str | None) -> dict[str, Any]:
-    """Per-task state of a run, from the decision log (or the demo run's plan)."""
-    recorded = facts.sources.run(run)
-    log = facts.sources.run_log
-    decisions: dict[str, Any] = {}
-    note = ""
-    if log is not None and (log.runs_dir / f"{recorded.run_id}.json").is_file():
-        record = log.get(recorded.run_id)
-        if record.job_ids:
-            note = _refresh_from_slurm(record, log)
-            record = log.get(recorded.run_id)
-        decisions = {d.task: d for d in record.decisions}
-    tasks: list[dict[str, Any]] = []
-    for task_id in recorded.workflow.topological_order:
-        d = decisions.get(task_id)
-        tasks.append(
+        wf = self.sources.workflow(workflow)
+        pf, note = self._cluster_platform(platform)
+        run_id = new_run_id()
+        plan = self._slurm_plan(wf, pf, scheduler, run_id)
+        records = plan.predicted.record_by_task
+        jobs = [
             {
-                "task": task_id,
-                "node": (d.real_node or d.node) if d else recorded.placements[task_id],
-                "state": d.state if d else "SIMULATED",
-                "job_id": d.job_id if d else None,
+                "task": job.task,
+                "node": job.node,
+                "cores": job.cores,
+                "memory_mb": job.memory_mb,
+                "after": list(job.parents),
+                "planned_start_s": records[job.task].start,
             }
+            for job in plan.jobs
+        ]
+        return {
+            "kind": "submission_plan",
+            "planned_run_id": run_id,
+            "workflow": wf.name,
+            "workflow_ref": workflow,
+            "scheduler": plan.scheduler,
+            "platform": pf.name,
+            "platform_ref": platform or ("demo" if note else "slurm"),
+            "predicted_makespan_s": plan.planned_makespan,
+            "jobs": jobs,
+            "note": note,
+        }
+
+    def validate_plan_edit(
+        self, original: dict[str, Any], edited: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Accept an edited plan that changes the scheduler or moves jobs between existing nodes.
+
+        The workflow cannot be swapped by an edit; a new scheduler re-plans; moved jobs must name a
+        node of the platform that can host the task. Every problem is reported at once.
+        """
+        problems: list[str] = []
+        if edited.get("workflow_ref", original["workflow_ref"]) != original["workflow_ref"]:
+            problems.append("an edit cannot change the workflow; reject and submit the other one")
+        if problems:
+            raise InputError("edited plan", problems)
+        scheduler = str(edited.get("scheduler") or original["scheduler"])
+        if scheduler != original["scheduler"]:
+            replanned = self.plan_submission(
+                original["workflow_ref"], scheduler, original.get("platform_ref")
+            )
+            return {**replanned, "planned_run_id": original["planned_run_id"], "edited": True}
+        wf = self.sources.workflow(original["workflow_ref"])
+        pf = self.sources.platform(original.get("platform_ref"))
+        moved = {str(j.get("task")): str(j.get("node")) for j in edited.get("jobs", [])}
+        planned = {j["task"]: j for j in original["jobs"]}
+        for task, node in moved.items():
+            if task not in planned:
+                problems.append(f"the plan has no task {task!r}")
+            elif node not in pf.node_by_name:
+                problems.append(f"task {task!r}: platform {pf.name!r} has no node {node!r}")
+            elif not node_fits(wf.task_by_id[task], pf.node_by_name[node]):
+                problems.append(f"task {task!r} does not fit on node {node!r}")
+        if problems:
+            raise InputError("edited plan", problems)
+        jobs = [{**job, "node": moved.get(job["task"], job["node"])} for job in original["jobs"]]
+        return {**original, "jobs": jobs, "edited": True}
+
+    def execute_submission(self, plan: dict[str, Any]) -> dict[str, Any]:
+        """Submit an approved plan: exactly its placements, through the Slurm area's submitter."""
+        from dataclasses import replace
+
+        from wass_chat.runlog import RunLog
+        from wass_chat.slurm import commands, runs, submission
+
+        wf = self.sources.workflow(plan["workflow_ref"])
+        pf = self.sources.platform(plan["platform_ref"])
+        run_id = plan["planned_run_id"]
+        slurm_plan = self._slurm_plan(wf, pf, plan["scheduler"], run_id)
+        approved = {job["task"]: job["node"] for job in plan["jobs"]}
+        jobs = tuple(
+            job
+            if job.node == approved[job.task]
+            else replace(
+                job,
+                node=approved[job.task],
+                comment=submission.decision_token(run_id, job.task, approved[job.task]),
+            )
+            for job in slurm_plan.jobs
         )
-    counts: dict[str, int] = {}
-    for t in tasks:
-        counts[str(t["state"])] = counts.get(str(t["state"]), 0) + 1
-    return {
-        "kind": "run_status",
-        "run_id": recorded.run_id,
-        "workflow": recorded.workflow.name,
-        "scheduler": recorded.scheduler,
-        "state_counts": counts,
-        "tasks": tasks,
-        "note": note,
-    }
+        decisions = tuple(replace(d, node=approved[d.task]) for d in slurm_plan.decisions)
+        slurm_plan = replace(slurm_plan, jobs=jobs, decisions=decisions)
+        (self.settings.runs_dir / run_id).mkdir(parents=True, exist_ok=True)
+        record = runs.submit_plan(
+            slurm_plan, commands.SlurmCommands(), RunLog(self.settings.runs_dir)
+        )
+        return {"run_id": record.run_id, "job_ids": list(record.job_ids), "state": record.state}
+
+    def run_status(self, run: str | None) -> dict[str, Any]:
+        """Per-task state of a run, from the decision log (or the demo run's plan)."""
+        recorded = self.sources.run(run)
+        log = self.sources.run_log
+        decisions: dict[str, Any] = {}
+        note = ""
+        if log is not None and (log.runs_dir / f"{recorded.run_id}.json").is_file():
+            record = log.get(recorded.run_id)
+            if record.job_ids:
+                note = _refresh_from_slurm(record, log)
+                record = log.get(recorded.run_id)
+            decisions = {d.task: d for d in record.decisions}
+        tasks: list[dict[str, Any]] = []
+        for task_id in recorded.workflow.topological_order:
+            d = decisions.get(task_id)
+            tasks.append(
+                {
+                    "task": task_id,
+                    "node": (d.real_node or d.node) if d else recorded.placements[task_id],
+                    "state": d.state if d else "SIMULATED",
+                    "job_id": d.job_id if d else None,
+                }
+            )
+        counts: dict[str, int] = {}
+        for t in tasks:
+            counts[str(t["state"])] = counts.get(str(t["state"]), 0) + 1
+        return {
+            "kind": "run_status",
+            "run_id": recorded.run_id,
+            "workflow": recorded.workflow.name,
+            "scheduler": recorded.scheduler,
+            "state_counts": counts,
+            "tasks": tasks,
+            "note": note,
+        }
+
+    def cluster_status(self) -> dict[str, Any]:
+        """The cluster's nodes (``scontrol show nodes``); the demo platform without Slurm."""
+        from wass_chat.slurm import commands
+
+        try:
+            records = commands.SlurmCommands(timeout=10).show_nodes()
+        except ServiceUnavailable as exc:
+            platform = self.sources.platform("demo")
+            nodes = [
+                {"name": n.name, "state": "SIMULATED", "cores": n.cores} for n in platform.nodes
+            ]
+            return {
+                "kind": "cluster",
+                "source": f"demo platform (Slurm: {exc.one_line()})",
+                "nodes": nodes,
+            }
+        nodes = [
+            {
+                "name": r.get("NodeName", "?"),
+                "state": r.get("State", "?"),
+                "cores": int(r.get("CPUTot", "0") or 0),
+                "allocated_cores": int(r.get("CPUAlloc", "0") or 0),
+            }
+            for r in records
+        ]
+        return {"kind": "cluster", "source": "slurm", "nodes": nodes}
+
+    def job_why(self, jobid: str) -> dict[str, Any]:
+        """Why a job waits, runs or ended as it did, from Slurm's own sources (verdict first, then
+        the quoted evidence, advice checked with ``sbatch --test-only``, the expected start)."""
+        from wass_chat.slurm.commands import SlurmCommands
+        from wass_chat.slurm.explain import explain_job
+
+        try:
+            return dict(explain_job(SlurmCommands(timeout=15), jobid))
+        except ServiceUnavailable as exc:
+            cached = self._cached_job(jobid.strip(), exc.one_line())
+            if cached is None:
+                raise
+            return cached
+
+    def _cached_job(self, jobid: str, why: str) -> dict[str, Any] | None:
+        """The job as the imported accounting cache holds it, when Slurm does not answer."""
+        import polars as pl
+
+        from wass_chat.sacct.cache import SacctCache
+        from wass_chat.slurm.explain.cached import explain_cached
+
+        cache = SacctCache(self.settings.sacct_dir)
+        rows = cache.scan().filter(pl.col("job_id") == jobid).collect().to_dicts()
+        if not rows:
+            return None
+        imports = cache.imports()
+        imported = imports[-1].imported_at if imports else ""
+        return dict(explain_cached(rows[-1], imported, why))
+
+    def queue_overview(
+        self, partition: str | None = None, user: str | None = None
+    ) -> dict[str, Any]:
+        """What blocks the pending queue, which partition is congested, who waits longest now."""
+        from wass_chat.slurm.commands import SlurmCommands
+        from wass_chat.slurm.explain.queue import queue_overview as overview
+
+        return dict(overview(SlurmCommands(timeout=15), partition, user))
+
+    def top_waiters(self, period: str = "7d", count: int = 5) -> dict[str, Any]:
+        """Users who waited longest over a period, from the cache brought up to date first."""
+        from wass_chat.sacct.cache import SacctCache
+        from wass_chat.slurm.explain.queue import top_waiters as waiters
+
+        start, end = parse_period(period)
+        cache = SacctCache(self.settings.sacct_dir)
+        note = _refresh(cache, start, end)
+        jobs = cache.scan(until=end).collect()
+        if start is not None:
+            jobs = jobs.filter(jobs["submit"] >= start)
+        if end is not None:
+            jobs = jobs.filter(jobs["submit"] < end)
+        return dict(waiters(jobs, _period_words(period), count, note))
+
+    def sacct_summary(self, period: str, user: str | None) -> dict[str, Any]:
+        """Accounting statistics of a period from the local sacct cache (analytics area)."""
+        from wass_chat.analytics import analysis as analysis_module
+        from wass_chat.sacct import cache as cache_module
+
+        start, end = parse_period(period)
+        cache = cache_module.SacctCache(self.settings.sacct_dir)
+        note = _refresh(cache, start, end)
+        analysis = analysis_module.analyze(cache.scan(until=end), start, end, user)
+        summary = analysis.summary.to_dict()
+        statistics = {
+            k: v
+            for k, v in summary.items()
+            if isinstance(v, int | float) and not isinstance(v, bool) and k != "jobs"
+        }
+        return {
+            "kind": "sacct_summary",
+            "period": analysis.period.label(),
+            "user": user,
+            "jobs": summary["jobs"],
+            "state_counts": summary["state_counts"],
+            "statistics": statistics,
+            "insights": [chart.insight for chart in analysis.charts],
+            "note": note,
+        }
+
+    def generate_report(self, period: str, format: str, output: str | None) -> dict[str, Any]:
+        """Write the audit report of a period (the report area builds it from the sacct cache)."""
+        from wass_chat.report.write import write_report
+
+        start, end = parse_period(period)
+        suffix = "html" if format == "html" else "md"
+        stem = re.sub(r"[^\w.-]", "_", period) or "all"
+        name = output or f"report-{stem}.{suffix}"
+        if not re.fullmatch(r"[\w][\w.-]*\.(html|md)", name):
+            raise InputError(
+                name,
+                [
+                    "a report is written under the data home's reports/ folder: give "
+                    "a plain file name ending in .html or .md, not a path"
+                ],
+            )
+        path = self.settings.home / "reports" / name
+        files = write_report(
+            self.settings.sacct_dir, self.settings.runs_dir, path, format, start, end
+        )
+        return {
+            "kind": "report",
+            "path": str(path),
+            "files": files,
+            "format": format,
+            "period": period,
+        }
 
 
 def _refresh_from_slurm(record: Any, log: Any) -> str:
     """Update a submitted run's task states from squeue/sacct; a note if Slurm is away."""
-    runs = _optional("wass_chat.slurm.runs")
-    commands = _optional("wass_chat.slurm.commands")
+    from wass_chat.slurm import commands, runs
+
     try:
         runs.run_status(record, commands.SlurmCommands(timeout=10), log)
     except ServiceUnavailable as exc:
         return f"states as last logged: {exc.one_line()}"
     return ""
-
-
-def cluster_status(facts: Facts) -> dict[str, Any]:
-    """The cluster's nodes (``scontrol show nodes``), or the demo platform when Slurm is absent."""
-    commands = _optional("wass_chat.slurm.commands")
-    try:
-        records = commands.SlurmCommands(timeout=10).show_nodes()
-    except ServiceUnavailable as exc:
-        platform = facts.sources.platform("demo")
-        nodes = [{"name": n.name, "state": "SIMULATED", "cores": n.cores} for n in platform.nodes]
-        return {
-            "kind": "cluster",
-            "source": f"demo platform (Slurm: {exc.one_line()})",
-            "nodes": nodes,
-        }
-    nodes = [
-        {
-            "name": r.get("NodeName", "?"),
-            "state": r.get("State", "?"),
-            "cores": int(r.get("CPUTot", "0") or 0),
-            "allocated_cores": int(r.get("CPUAlloc", "0") or 0),
-        }
-        for r in records
-    ]
-    return {"kind": "cluster", "source": "slurm", "nodes": nodes}
-
-
-def job_why(facts: Facts, jobid: str) -> dict[str, Any]:
-    """Why a job waits, runs or ended as it did, from Slurm's own sources (verdict first, then
-    the quoted evidence, advice checked with ``sbatch --test-only``, the expected start)."""
-    from wass_chat.slurm.commands import SlurmCommands
-    from wass_chat.slurm.explain import explain_job
-
-    try:
-        return dict(explain_job(SlurmCommands(timeout=15), jobid))
-    except ServiceUnavailable as exc:
-        cached = _cached_job(facts, jobid.strip(), exc.one_line())
-        if cached is None:
-            raise
-        return cached
-
-
-def _cached_job(facts: Facts, jobid: str, why: str) -> dict[str, Any] | None:
-    """The job as the imported accounting cache holds it, when Slurm does not answer."""
-    import polars as pl
-
-    from wass_chat.sacct.cache import SacctCache
-    from wass_chat.slurm.explain.cached import explain_cached
-
-    cache = SacctCache(facts.settings.sacct_dir)
-    rows = cache.scan().filter(pl.col("job_id") == jobid).collect().to_dicts()
-    if not rows:
-        return None
-    imports = cache.imports()
-    imported = imports[-1].imported_at if imports else ""
-    return dict(explain_cached(rows[-1], imported, why))
-
-
-def queue_overview(
-    facts: Facts, partition: str | None = None, user: str | None = None
-) -> dict[str, Any]:
-    """What blocks the pending queue, which partition is congested, who waits longest now."""
-    from wass_chat.slurm.commands import SlurmCommands
-    from wass_chat.slurm.explain.queue import queue_overview as overview
-
-    return dict(overview(SlurmCommands(timeout=15), partition, user))
-
-
-def top_waiters(facts: Facts, period: str = "7d", count: int = 5) -> dict[str, Any]:
-    """Users who waited longest over a period, from the cache brought up to date first."""
-    from wass_chat.sacct.cache import SacctCache
-    from wass_chat.slurm.explain.queue import top_waiters as waiters
-
-    start, end = parse_period(period)
-    cache = SacctCache(facts.settings.sacct_dir)
-    note = _refresh(cache, start, end)
-    jobs = cache.scan(until=end).collect()
-    if start is not None:
-        jobs = jobs.filter(jobs["submit"] >= start)
-    if end is not None:
-        jobs = jobs.filter(jobs["submit"] < end)
-    return dict(waiters(jobs, _period_words(period), count, note))
 
 
 def _refresh(cache: Any, start: datetime | None, end: datetime | None) -> str:
@@ -330,52 +389,3 @@ def parse_period(
     except ValueError as exc:
         raise InputError(period, [f"unreadable period: {exc}"]) from exc
     raise InputError(period, ["use 7d, 24h, 2w, 2024-05, START..END (ISO dates) or all"])
-
-
-def sacct_summary(facts: Facts, period: str, user: str | None) -> dict[str, Any]:
-    """Accounting statistics of a period from the local sacct cache (analytics area)."""
-    analysis_module = _optional("wass_chat.analytics.analysis")
-    cache_module = _optional("wass_chat.sacct.cache")
-    start, end = parse_period(period)
-    cache = cache_module.SacctCache(facts.settings.sacct_dir)
-    note = _refresh(cache, start, end)
-    analysis = analysis_module.analyze(cache.scan(until=end), start, end, user)
-    summary = analysis.summary.to_dict()
-    statistics = {
-        k: v
-        for k, v in summary.items()
-        if isinstance(v, int | float) and not isinstance(v, bool) and k != "jobs"
-    }
-    return {
-        "kind": "sacct_summary",
-        "period": analysis.period.label(),
-        "user": user,
-        "jobs": summary["jobs"],
-        "state_counts": summary["state_counts"],
-        "statistics": statistics,
-        "insights": [chart.insight for chart in analysis.charts],
-        "note": note,
-    }
-
-
-def generate_report(facts: Facts, period: str, format: str, output: str | None) -> dict[str, Any]:
-    """Write the audit report of a period (the report area builds it from the sacct cache)."""
-    from wass_chat.report.write import write_report
-
-    start, end = parse_period(period)
-    suffix = "html" if format == "html" else "md"
-    stem = re.sub(r"[^\w.-]", "_", period) or "all"
-    name = output or f"report-{stem}.{suffix}"
-    if not re.fullmatch(r"[\w][\w.-]*\.(html|md)", name):
-        raise InputError(
-            name,
-            [
-                "a report is written under the data home's reports/ folder: give "
-                "a plain file name ending in .html or .md, not a path"
-            ],
-        )
-    path = facts.settings.home / "reports" / name
-    files = write_report(
-        facts.settings.sacct_dir, facts.settings.runs_dir, path, format, start, end
-    )
-    return {"kind": "report", "path": str(path), "files": files, "format": format, "period": period}

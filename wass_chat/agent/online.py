@@ -35,7 +35,7 @@ from wass_chat.agent.prompt import SYSTEM_PROMPT
 from wass_chat.agent.render import render
 from wass_chat.agent.router import GREETING
 from wass_chat.agent.safety import literal
-from wass_chat.agent.session import SessionBase
+from wass_chat.agent.session_base import SessionBase
 from wass_chat.agent.tools import langchain_tools
 from wass_chat.agent.verify import verify_answer
 

@@ -12,18 +12,18 @@ into model objects, so every tool and both chat modes agree on what a name means
 
 from __future__ import annotations
 
-import importlib
 import threading
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from sim.errors import InputError, ServiceUnavailable
+from sim.errors import InputError
 from sim.model import Platform, Workflow
 from wass_chat.agent.cancellation import current_work
 from wass_chat.agent.counterfactual import RecordedRun
 from wass_chat.agent.kb_build import build_demo_kb, stored_cases
 from wass_chat.config import Settings
+from wass_chat.runlog import RunLog
 
 DEMO_RUN_PREFIX = "demo-"
 DEMO_SCHEDULER = "heft"
@@ -33,16 +33,6 @@ class UnknownReference(InputError):
     """A workflow, platform or run name that resolves to nothing."""
 
     kind = "reference"
-
-
-def _optional(module: str) -> Any:
-    """Import a sibling area's module, or say which one is missing (it may not be installed)."""
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name and module.startswith(exc.name):
-            raise ServiceUnavailable(f"{module} is not available in this installation") from exc
-        raise
 
 
 class Sources:
@@ -56,7 +46,7 @@ class Sources:
 
     # --- workflows and platforms ---------------------------------------------------------
     def demo_workflow_names(self) -> tuple[str, ...]:
-        demo = _optional("sim.demo")
+        from sim import demo
         names: tuple[str, ...] = demo.demo_workflow_names()
         return names
 
@@ -74,7 +64,7 @@ class Sources:
         names = self.demo_workflow_names()
         matches = [n for n in names if n == stem] or [n for n in names if n.startswith(stem + "-")]
         if matches:
-            demo = _optional("sim.demo")
+            from sim import demo
             workflow: Workflow = demo.demo_workflow(matches[0])
             return workflow
         known = ", ".join(names)
@@ -83,12 +73,11 @@ class Sources:
     def platform(self, ref: str | None = None) -> Platform:
         """``demo`` (default), a platform file, or ``slurm`` for the cluster's own nodes."""
         if ref is None or ref.strip().lower() in {"", "demo"}:
-            demo = _optional("sim.demo")
+            from sim import demo
             platform: Platform = demo.demo_platform()
             return platform
         if ref.strip().lower() in {"slurm", "from-slurm", "cluster"}:
-            nodes = _optional("wass_chat.slurm.nodes")
-            commands = _optional("wass_chat.slurm.commands")
+            from wass_chat.slurm import commands, nodes
             found = nodes.platform_from_slurm(
                 commands.SlurmCommands(timeout=10), self.settings.slurm_partition
             )
@@ -103,13 +92,9 @@ class Sources:
 
     # --- runs ------------------------------------------------------------------------------
     @cached_property
-    def run_log(self) -> Any | None:
-        """The decision log, or None when this installation has none."""
-        try:
-            runlog = importlib.import_module("wass_chat.runlog")
-        except ModuleNotFoundError:
-            return None
-        return runlog.RunLog(self.settings.runs_dir)
+    def run_log(self) -> RunLog:
+        """The decision log of submitted runs."""
+        return RunLog(self.settings.runs_dir)
 
     def run(self, run_id: str | None = None) -> RecordedRun:
         """The run ``run_id`` (default: the most recent one; the demo run if there is none)."""
@@ -118,7 +103,7 @@ class Sources:
         if run_id in self._runs:
             return self._runs[run_id]
         record = None
-        if self.run_log is not None and self.run_log.path(run_id).is_file():
+        if self.run_log.path(run_id).is_file():
             record = self.run_log.get(run_id)
         if record is not None:
             run = run_from_record(record)
@@ -130,11 +115,11 @@ class Sources:
         return run
 
     def latest_run_id(self) -> str:
-        if self.run_log is not None:
-            runs = self.run_log.list_runs() if self.run_log.runs_dir.is_dir() else []
-            real = [r for r in runs if not r.run_id.startswith(DEMO_RUN_PREFIX)]
-            if real:
-                return str(max(real, key=lambda r: (r.created, r.run_id)).run_id)
+        """The most recent submitted run, else the first demo run."""
+        runs = self.run_log.list_runs() if self.run_log.runs_dir.is_dir() else []
+        real = [r for r in runs if not r.run_id.startswith(DEMO_RUN_PREFIX)]
+        if real:
+            return str(max(real, key=lambda r: (r.created, r.run_id)).run_id)
         return demo_run_id(self.demo_workflow_names()[0], DEMO_SCHEDULER)
 
     def _demo_run(self, run_id: str) -> RecordedRun:
@@ -174,7 +159,7 @@ class Sources:
             work.check()
         try:
             if self._kb is None:
-                store = _optional("kb.store")
+                from kb import store
                 if stored_cases(self.settings.kb_dir) == 0:
                     build_demo_kb(self.settings.kb_dir, work)
                 self._kb = store.KnowledgeBase(self.settings.kb_dir)

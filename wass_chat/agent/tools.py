@@ -1,7 +1,8 @@
 """The agent's tools: one typed, documented entry per question the assistant can answer.
 
-A :class:`Toolbox` binds each tool name to a method of the :class:`~wass_chat.agent.facts.Facts`
-layer (plain functions returning JSON-able dicts) through a pydantic argument schema. The same
+A :class:`Toolbox` binds each tool name to a method (returning a JSON-able dict) of
+:class:`~wass_chat.agent.facts.Facts` or :class:`~wass_chat.agent.facts_cluster.ClusterFacts`
+through a pydantic argument schema. The same
 toolbox serves the LLM (as LangChain tools, :func:`langchain_tools`), the offline router and the
 verifier, so both modes compute identical facts.
 
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,9 +28,11 @@ from wass_chat.agent.parse import unknown_tool_error
 from wass_chat.agent.render import render
 from wass_chat.agent.safety import fence_data
 from wass_chat.agent.verdicts import with_verdict
+from wass_chat.agent.verify import VIEW_ONLY
 
 if TYPE_CHECKING:
     from wass_chat.agent.facts import Facts
+    from wass_chat.agent.facts_cluster import ClusterFacts
 
 
 class ExplainPlacementArgs(BaseModel):
@@ -139,7 +141,11 @@ class ToolSpec:
 
     name: str
     schema: type[BaseModel]
-    call: Callable[[Facts, dict[str, Any]], dict[str, Any]]
+    owner: Literal["facts", "cluster"]
+    """Which layer answers: :class:`Facts` (simulator, knowledge base) or
+    :class:`ClusterFacts` (Slurm, accounting, submission)."""
+    method: str
+    """The owner's method called with the validated arguments."""
 
     @property
     def description(self) -> str:
@@ -150,18 +156,18 @@ class ToolSpec:
 
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
-    ToolSpec("explain_placement", ExplainPlacementArgs, lambda f, a: f.explain_placement(**a)),
-    ToolSpec("similar_cases", SimilarCasesArgs, lambda f, a: f.similar_cases(**a)),
-    ToolSpec("simulate", SimulateArgs, lambda f, a: f.simulate(**a)),
-    ToolSpec("compare_schedulers", CompareSchedulersArgs, lambda f, a: f.compare_schedulers(**a)),
-    ToolSpec("submit_workflow", SubmitWorkflowArgs, lambda f, a: f.plan_submission(**a)),
-    ToolSpec("run_status", RunStatusArgs, lambda f, a: f.run_status(**a)),
-    ToolSpec("cluster_status", ClusterStatusArgs, lambda f, a: f.cluster_status()),
-    ToolSpec("sacct_summary", SacctSummaryArgs, lambda f, a: f.sacct_summary(**a)),
-    ToolSpec("job_why", JobWhyArgs, lambda f, a: f.job_why(**a)),
-    ToolSpec("queue_overview", QueueOverviewArgs, lambda f, a: f.queue_overview(**a)),
-    ToolSpec("top_waiters", TopWaitersArgs, lambda f, a: f.top_waiters(**a)),
-    ToolSpec("generate_report", GenerateReportArgs, lambda f, a: f.generate_report(**a)),
+    ToolSpec("explain_placement", ExplainPlacementArgs, "facts", "explain_placement"),
+    ToolSpec("similar_cases", SimilarCasesArgs, "facts", "similar_cases"),
+    ToolSpec("simulate", SimulateArgs, "facts", "simulate"),
+    ToolSpec("compare_schedulers", CompareSchedulersArgs, "facts", "compare_schedulers"),
+    ToolSpec("submit_workflow", SubmitWorkflowArgs, "cluster", "plan_submission"),
+    ToolSpec("run_status", RunStatusArgs, "cluster", "run_status"),
+    ToolSpec("cluster_status", ClusterStatusArgs, "cluster", "cluster_status"),
+    ToolSpec("sacct_summary", SacctSummaryArgs, "cluster", "sacct_summary"),
+    ToolSpec("job_why", JobWhyArgs, "cluster", "job_why"),
+    ToolSpec("queue_overview", QueueOverviewArgs, "cluster", "queue_overview"),
+    ToolSpec("top_waiters", TopWaitersArgs, "cluster", "top_waiters"),
+    ToolSpec("generate_report", GenerateReportArgs, "cluster", "generate_report"),
 )
 TOOL_NAMES = tuple(spec.name for spec in TOOL_SPECS)
 GATED_TOOLS = frozenset({"submit_workflow"})
@@ -194,7 +200,7 @@ class ToolOutcome:
 
 def _trim(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _trim(v) for k, v in value.items()}
+        return {k: _trim(v) for k, v in value.items() if k not in VIEW_ONLY}
     if isinstance(value, list):
         return [_trim(v) for v in value[:MODEL_LIST_LIMIT]]
     return value
@@ -206,9 +212,10 @@ class Cancelled(Exception):
 
 @dataclass
 class Toolbox:
-    """Runs tools by name against the facts layer; gated tools go through the approval gate."""
+    """Runs tools by name against their layer; gated tools go through the approval gate."""
 
     facts: Facts
+    cluster: ClusterFacts
     gate: ApprovalGate
 
     def __post_init__(self) -> None:
@@ -232,7 +239,8 @@ class Toolbox:
             )
             return _error(call_id, name, f"invalid arguments for {name}: {problems}")
         try:
-            facts = with_verdict(spec.call(self.facts, parsed.model_dump()))
+            owner = self.facts if spec.owner == "facts" else self.cluster
+            facts = with_verdict(getattr(owner, spec.method)(**parsed.model_dump()))
         except UserFacingError as exc:
             return _error(call_id, name, exc.one_line())
         if name in GATED_TOOLS:

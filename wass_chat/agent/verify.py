@@ -163,6 +163,11 @@ numbers ("until about 23:44", "asks for 8 CPUs") ground an answer that repeats t
 from outside (job names, comments) never ground numbers."""
 
 
+VIEW_ONLY = frozenset({"gantt"})
+"""Keys holding data for the app's views (every task's start and end in a Gantt trace): shown to
+no model and grounding nothing, or any task time a model invented would pass."""
+
+
 def _walk(value: Any, numbers: list[float], strings: list[str], key: str = "") -> None:
     if isinstance(value, bool) or value is None:
         return
@@ -175,6 +180,8 @@ def _walk(value: Any, numbers: list[float], strings: list[str], key: str = "") -
             numbers += [number for number, _unit, _raw in _numbers_in(_ID.sub(" ", value))]
     elif isinstance(value, Mapping):
         for name, item in value.items():
+            if name in VIEW_ONLY:
+                continue
             strings.append(str(name))
             _walk(item, numbers, strings, str(name))
     elif isinstance(value, list | tuple | set | frozenset):

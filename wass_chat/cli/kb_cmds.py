@@ -27,11 +27,15 @@ def _split(text: str) -> tuple[str, ...]:
 
 
 def open_kb(location: Path | Settings | None, **kwargs: Any) -> KnowledgeBase:
-    """The knowledge base at ``location`` (a directory or Settings), or the settings' one."""
+    """The knowledge base at ``location`` (a directory), or the given or process settings' one
+    (embedded, or on the Chroma server the settings name)."""
     from kb.store import KnowledgeBase
+    from wass_chat.config import Settings as SettingsType
     from wass_chat.config import settings
 
-    return KnowledgeBase(location if location is not None else settings(), **kwargs)
+    if location is None or isinstance(location, SettingsType):
+        return KnowledgeBase((location or settings()).kb_target(), **kwargs)
+    return KnowledgeBase(location, **kwargs)
 
 
 def _progress() -> Any:
