@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from policy.learned.evaluate import pool_runs
-from tests.test_cli import run_cli
+from wass_chat.cli import main
 
 
 def test_pooling_takes_every_instance_once_and_pairs_by_label() -> None:
@@ -33,26 +33,38 @@ def test_pooling_takes_every_instance_once_and_pairs_by_label() -> None:
     assert everything.ratio_gm == pytest.approx(math.exp(math.log(0.9 * 1.1 * 0.5) / 5))
 
 
-def test_pool_reads_what_train_evaluate_wrote(tmp_path: Path) -> None:
-    out = run_cli("train", "evaluate", "--untrained", "--instances", "2", "--recipes",
-                  "srasearch", "--ccrs", "1", "--json")  # fmt: skip
-    assert out.returncode == 0, out.stderr
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """One command run in-process (a subprocess would import torch again: ~10 s under load)."""
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_pool_reads_what_train_evaluate_wrote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, stdout, err = cli(capsys, "train", "evaluate", "--untrained", "--instances", "2",
+                            "--recipes", "srasearch", "--ccrs", "1", "--json")  # fmt: skip
+    assert code == 0, err
     result = tmp_path / "untrained.json"
-    result.write_text(out.stdout)
-    evaluated = json.loads(out.stdout)["ccr1"]
-    pooled = run_cli("train", "pool", str(result), "--baseline", str(result), "--json")
-    assert pooled.returncode == 0, pooled.stderr
-    data = json.loads(pooled.stdout)["ccr1"]
+    result.write_text(stdout)
+    evaluated = json.loads(stdout)["ccr1"]
+    code, stdout, err = cli(capsys, "train", "pool", str(result), "--baseline", str(result),
+                            "--json")  # fmt: skip
+    assert code == 0, err
+    data = json.loads(stdout)["ccr1"]
     assert data["instances"] == evaluated["instances"] == 2
     assert data["ratio_gm"] == pytest.approx(evaluated["ratio_gm"])
     assert data["paired"] == pytest.approx([1.0, 1.0, 1.0])  # against itself
 
 
-def test_a_result_without_per_instance_ratios_is_one_line_and_exit_2(tmp_path: Path) -> None:
+def test_a_result_without_per_instance_ratios_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     summary = tmp_path / "summary.json"
     summary.write_text(json.dumps({"native": {"ratio_gm": 1.0}}))
     for bad in (summary, tmp_path / "missing.json"):
-        out = run_cli("train", "pool", str(bad))
-        assert out.returncode == 2, out.stderr
-        lines = [line for line in out.stderr.splitlines() if line.strip()]
-        assert len(lines) == 1 and lines[0].startswith("error: invalid input"), out.stderr
+        code, _, err = cli(capsys, "train", "pool", str(bad))
+        assert code == 2, err
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: invalid input"), err
