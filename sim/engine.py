@@ -16,7 +16,7 @@ Execution model (docs/simulator.md has the long form):
   consumer; workflow inputs start moving from the shared filesystem at t=0.
 * **Dynamic mode** (:class:`DynamicScheduler`). When a task becomes ready (all parents finished;
   entry tasks at t=0) the scheduler picks its node through a read-only
-  :class:`~sim.state.EngineView`. Tasks ready at the same instant are placed by descending
+  :class:`~sim.view.EngineView`. Tasks ready at the same instant are placed by descending
   ``priority``, ties by topological order. The task joins the node's FIFO queue and its missing
   inputs start moving at once (from the producer's node, or the shared filesystem); the node
   starts queued tasks in queue order under the static-mode rules.
@@ -51,7 +51,8 @@ from sim.schedule import (
     TransferRecord,
     check_order_is_feasible,
 )
-from sim.state import ClusterState, EngineView
+from sim.state import ClusterState
+from sim.view import EngineView
 
 
 def simulate(

@@ -18,7 +18,7 @@ from sim.engine import _Dispatcher, _Run
 from sim.errors import ScheduleError
 from sim.model import Platform, Workflow
 from sim.schedule import ClusterView, DynamicScheduler, NetworkModel, StaticSchedule
-from sim.state import EngineView
+from sim.view import EngineView
 
 
 @dataclass(frozen=True)

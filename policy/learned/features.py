@@ -32,7 +32,7 @@ from policy.costs import hosts
 from policy.ranks import mean_compute_time, optimistic_cost_table, upward_rank
 from sim.model import REFERENCE_SPEED, Platform, Workflow
 from sim.schedule import SHARED_FS, ClusterView
-from sim.state import EngineView
+from sim.view import EngineView
 
 TASK_FEATURES = 8
 NODE_FEATURES = 6
