@@ -110,3 +110,11 @@ def test_the_answer_leads_with_the_verdict_and_escapes_markdown() -> None:
     assert "`[click](http://evil)`" in text  # outside text only ever as a literal
     assert text.index("Evidence") < text.index("start sooner") < text.index("Expected start")
     assert plain("a_b|c") == "a\\_b\\|c"
+
+
+def test_array_tasks_are_found_by_array_and_task_id() -> None:
+    from wass_chat.slurm.live import _is_job
+
+    task = {"JobId": "107", "ArrayJobId": "105", "ArrayTaskId": "2"}
+    assert _is_job(task, "105_2") and not _is_job(task, "105_1") and not _is_job(task, "105")
+    assert _is_job({"JobId": "42"}, "42")

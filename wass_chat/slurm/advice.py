@@ -316,9 +316,3 @@ def advise(
         advice,
         key=lambda a: (not a.helps, a.check.start if a.check and a.check.start else datetime.max),
     )
-
-
-def as_is(commands: SlurmCommands, request: JobRequest) -> Check:
-    """``sbatch --test-only`` of the request unchanged: when it could start once released,
-    undelayed or its dependency removed."""
-    return check(commands, request)

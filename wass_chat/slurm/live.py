@@ -229,11 +229,8 @@ class Snapshot:
 
     @property
     def cpus(self) -> int:
-        return int(
-            tres(self.job.get("ReqTRES") or self.job.get("TRES")).get("cpu")
-            or self.get("NumCPUs")
-            or 1
-        )
+        """CPUs asked for (scontrol's TRES, else NumCPUs or sacct's NCPUS)."""
+        return int(tres(self.job.get("TRES")).get("cpu") or self.get("NumCPUs") or 1)
 
     def node(self, name: str) -> dict[str, str]:
         return next((n for n in self.nodes if n.get("NodeName") == name), {})
@@ -318,10 +315,16 @@ def _job_record(run: _Recorder, job_id: str) -> dict[str, str]:
         if "Invalid job id" in exc.one_line():
             return {}
         raise
-    return next(
-        (r for r in records if r.get("JobId") == job_id.split("_")[0]),
-        records[0] if records else {},
-    )
+    return next((r for r in records if _is_job(r, job_id)), records[0] if records else {})
+
+
+def _is_job(record: dict[str, str], job_id: str) -> bool:
+    """``42`` is JobId 42; ``42_3`` is task 3 of array 42 (scontrol gives each task its own
+    JobId, with ArrayJobId and ArrayTaskId)."""
+    array, _, task = job_id.partition("_")
+    if task:
+        return record.get("ArrayJobId") == array and record.get("ArrayTaskId") == task
+    return record.get("JobId") == job_id
 
 
 def _accounting(run: _Recorder, job_id: str) -> tuple[dict[str, str], list[dict[str, str]]]:
