@@ -13,8 +13,8 @@ import pytest
 from wass_chat.agent.render_cluster import plain, render_job_why
 from wass_chat.slurm.advice import JobRequest, _option
 from wass_chat.slurm.commands import _why
+from wass_chat.slurm.formats import clock, memory_mb, slurm_duration, tres
 from wass_chat.slurm.hostlist import expand
-from wass_chat.slurm.live import clock, memory_mb, slurm_duration, tres
 from wass_chat.slurm.reasons import REASONS, classify, markdown_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "slurm.md"

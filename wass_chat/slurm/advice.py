@@ -21,7 +21,15 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from wass_chat.slurm.commands import SlurmCommands
-from wass_chat.slurm.live import Snapshot, clock, is_set, memory_mb, slurm_duration, slurm_time
+from wass_chat.slurm.formats import (
+    clock,
+    is_set,
+    memory_mb,
+    set_or_empty,
+    slurm_duration,
+    slurm_time,
+)
+from wass_chat.slurm.live import Snapshot
 
 _TEST_ONLY = re.compile(
     r"to start at (?P<start>\S+) using (?P<cpus>\d+) processors on nodes (?P<nodes>\S+)"
@@ -91,17 +99,13 @@ def request_of(snap: Snapshot, submit_line: str = "") -> JobRequest:
         time_min=None if time_s is None else max(1, math.ceil(time_s / 60)),
         mem=mem_node if (memory_mb(mem_node) or 0) > 0 else "",
         mem_per_cpu=mem_cpu if (memory_mb(mem_cpu) or 0) > 0 else "",
-        nodelist=_set(job.get("ReqNodeList")),
-        exclude=_set(job.get("ExcNodeList")),
-        constraint=_set(job.get("Features")),
-        licenses=_set(job.get("Licenses")),
+        nodelist=set_or_empty(job.get("ReqNodeList")),
+        exclude=set_or_empty(job.get("ExcNodeList")),
+        constraint=set_or_empty(job.get("Features")),
+        licenses=set_or_empty(job.get("Licenses")),
         gres=gres if is_set(gres) else "",
-        reservation=_set(job.get("Reservation")),
+        reservation=set_or_empty(job.get("Reservation")),
     )
-
-
-def _set(value: str | None) -> str:
-    return str(value) if is_set(value) else ""
 
 
 def _option(submit_line: str, short: str, long: str) -> str:

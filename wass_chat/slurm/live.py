@@ -13,20 +13,20 @@
 * ``sacct`` for jobs the controller no longer holds (only the fields this sacct offers);
 * ``sdiag``: when the backfill scheduler last ran.
 
-Everything is kept as Slurm printed it (``key -> text``) next to the command it came from, so an
-explanation can quote its evidence. Parsing of Slurm's time and size formats lives here too.
+Everything is kept as Slurm printed it next to the command it came from, so an explanation can
+quote its evidence; Slurm's time and size formats are parsed here too.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sim.errors import InputError
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_scontrol_record
+from wass_chat.slurm.formats import is_set, memory_mb, set_or_empty, slurm_time, tres
 
-UNSET = frozenset({"", "(null)", "N/A", "Unknown", "None", "n/a"})
 ACCOUNTING_FIELDS = (
     "JobID",
     "JobName",
@@ -65,73 +65,6 @@ class UnknownJob(InputError):
 
     def one_line(self, limit: int = 5) -> str:
         return "; ".join(self.problems[:limit])
-
-
-def is_set(value: str | None) -> bool:
-    return value is not None and value.strip() not in UNSET
-
-
-def slurm_time(value: str | None) -> datetime | None:
-    """``2026-11-23T23:04:08`` -> datetime; ``Unknown``/``N/A``/``None`` -> None."""
-    if not is_set(value):
-        return None
-    try:
-        return datetime.fromisoformat(str(value).strip())
-    except ValueError:
-        return None
-
-
-def slurm_duration(value: str | None) -> float | None:
-    """Seconds of ``[D-]HH:MM:SS``, ``MM:SS``, ``MM`` (minutes); None for UNLIMITED or unset."""
-    if not is_set(value) or str(value).upper() in {"UNLIMITED", "INFINITE", "PARTITION_LIMIT"}:
-        return None
-    text = str(value).strip()
-    days = 0
-    if "-" in text:
-        head, _, text = text.partition("-")
-        days = int(head)
-    parts = [float(p) for p in text.split(":")]
-    if len(parts) == 1:
-        seconds = parts[0] * 60.0  # a bare number is minutes, as in --time
-    elif len(parts) == 2:
-        seconds = parts[0] * 60.0 + parts[1]
-    else:
-        seconds = parts[0] * 3600.0 + parts[1] * 60.0 + parts[2]
-    return days * 86400.0 + seconds
-
-
-def memory_mb(value: str | None) -> float | None:
-    """``2000M``, ``4G``, ``512K``, ``1.5T``, ``100Mn``/``100Mc`` (per node/CPU) -> megabytes."""
-    if not is_set(value):
-        return None
-    match = re.fullmatch(r"([\d.]+)\s*([KMGT]?)[nc]?", str(value).strip(), re.I)
-    if not match:
-        return None
-    scale = {"": 1.0, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2}
-    return float(match.group(1)) * scale[match.group(2).upper()]
-
-
-def tres(value: str | None) -> dict[str, str]:
-    """``cpu=4,mem=2000M,node=1,gres/gpu=2`` -> {cpu: 4, mem: 2000M, node: 1, gres/gpu: 2}."""
-    if not is_set(value):
-        return {}
-    return dict(item.split("=", 1) for item in str(value).split(",") if "=" in item)
-
-
-def _set_or_empty(value: str) -> str:
-    return value if is_set(value) else ""
-
-
-def clock(when: datetime | None, now: datetime | None = None) -> str:
-    """``23:04`` today, ``Tue 23:04`` within a week, else ``2026-11-23 23:04``."""
-    if when is None:
-        return "an unknown time"
-    now = now or datetime.now()
-    if when.date() == now.date():
-        return when.strftime("%H:%M")
-    if abs(when - now) < timedelta(days=6):
-        return when.strftime("%a %H:%M")
-    return when.strftime("%Y-%m-%d %H:%M")
 
 
 @dataclass(frozen=True)
@@ -194,10 +127,6 @@ class Snapshot:
         sacct = _SACCT_NAME.get(key, key)
         return str(self.accounting.get(sacct, "")) if is_set(self.accounting.get(sacct)) else ""
 
-    @property
-    def source_command(self) -> str:
-        return f"scontrol show job {self.job_id}" if self.job else f"sacct -j {self.job_id}"
-
     def quote(self, key: str) -> Quoted:
         """The job's field ``key`` as evidence, with the command it came from."""
         if is_set(self.job.get(key)):
@@ -231,6 +160,12 @@ class Snapshot:
     def cpus(self) -> int:
         """CPUs asked for (scontrol's TRES, else NumCPUs or sacct's NCPUS)."""
         return int(tres(self.job.get("TRES")).get("cpu") or self.get("NumCPUs") or 1)
+
+    def peak_memory_mb(self) -> tuple[float, str]:
+        """The largest ``MaxRSS`` over the job's steps, in MB, and that step (0 and '' when
+        no step recorded one)."""
+        peaks = [(memory_mb(s.get("MaxRSS")) or 0.0, s.get("JobID", "")) for s in self.steps]
+        return max(peaks, default=(0.0, ""))
 
     def node(self, name: str) -> dict[str, str]:
         return next((n for n in self.nodes if n.get("NodeName") == name), {})
@@ -368,7 +303,7 @@ def _live_queue(run: _Recorder, snap: Snapshot) -> None:
                     cpu_count,
                     slurm_time(end),
                     qos,
-                    _set_or_empty(licenses),
+                    set_or_empty(licenses),
                 )
             )
     for line in run.text(["squeue", "-h", "-t", "PD", "-o", "%i|%P|%Q|%u|%r"]).splitlines():

@@ -26,7 +26,8 @@ from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
 from wass_chat.slurm.explain.ended import finished, running, scheduler_of, waited
 from wass_chat.slurm.explain.model import Explanation, JobWhyFacts
 from wass_chat.slurm.explain.pending import EXPLAINERS, generic
-from wass_chat.slurm.live import Snapshot, clock, memory_mb, slurm_duration, snapshot
+from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
+from wass_chat.slurm.live import Snapshot, snapshot
 from wass_chat.slurm.reasons import classify
 
 __all__ = ["JobWhyFacts", "NotYourJob", "explain_job", "facts_of"]
@@ -117,8 +118,7 @@ def killed_for_memory(snap: Snapshot) -> bool:
     if snap.state not in {"FAILED", "CANCELLED"} or not snap.get("ExitCode").endswith(":9"):
         return False
     asked = memory_mb(snap.accounting.get("ReqMem")) or 0.0
-    peaks = [memory_mb(s.get("MaxRSS")) or 0.0 for s in snap.steps]
-    return asked > 0 and max(peaks, default=0.0) > asked
+    return asked > 0 and snap.peak_memory_mb()[0] > asked
 
 
 def _pending_advice(commands: SlurmCommands, snap: Snapshot, klass: str) -> list[Advice]:
@@ -159,9 +159,8 @@ def _ended_advice(commands: SlurmCommands, snap: Snapshot, klass: str) -> list[A
             replace(base, time_min=minutes),
         )
     elif klass == "out_of_memory":
-        peaks = [memory_mb(s.get("MaxRSS")) or 0.0 for s in snap.steps]
         asked = memory_mb(snap.accounting.get("ReqMem")) or 0.0
-        mem = max(64, math.ceil(1.5 * max([*peaks, asked])))
+        mem = max(64, math.ceil(1.5 * max(snap.peak_memory_mb()[0], asked)))
         text, changed = (
             f"ask for --mem={mem}M (1.5 times its peak or request)",
             replace(base, mem=f"{mem}M", mem_per_cpu=""),

@@ -8,7 +8,8 @@ from datetime import timedelta
 
 from wass_chat.slurm.commands import SlurmCommands, parse_parsable
 from wass_chat.slurm.explain.model import Explanation
-from wass_chat.slurm.live import Quoted, Snapshot, clock, memory_mb, slurm_duration, slurm_time
+from wass_chat.slurm.formats import clock, memory_mb, slurm_duration, slurm_time
+from wass_chat.slurm.live import Quoted, Snapshot
 
 COMPARABLE_DAYS = 7
 
@@ -111,12 +112,6 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _peak_rss_mb(snap: Snapshot) -> tuple[float | None, str]:
-    peaks = [(memory_mb(s.get("MaxRSS")) or 0.0, s.get("JobID", "")) for s in snap.steps]
-    peaks = [p for p in peaks if p[0] > 0]
-    return max(peaks) if peaks else (None, "")
-
-
 def _requested_mem_mb(snap: Snapshot) -> float | None:
     text = snap.accounting.get("ReqMem", "") or snap.job.get("MinMemoryNode", "")
     return memory_mb(text)
@@ -141,7 +136,7 @@ def finished(snap: Snapshot, commands: SlurmCommands | None, klass: str) -> Expl
         )
         out.quote(snap.quote("TimeLimit"))
     elif klass == "out_of_memory":
-        peak, step = _peak_rss_mb(snap)
+        peak, step = snap.peak_memory_mb()
         asked = _requested_mem_mb(snap)
         peak_text = (
             f"its peak was {peak:.0f} MB (MaxRSS of step {step})"

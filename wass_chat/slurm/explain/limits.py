@@ -12,7 +12,8 @@ from wass_chat.slurm.advice import cpus as _cpus
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_parsable
 from wass_chat.slurm.explain.model import Explanation
 from wass_chat.slurm.explain.phrases import running_line
-from wass_chat.slurm.live import Quoted, RunningJob, Snapshot, clock
+from wass_chat.slurm.formats import clock
+from wass_chat.slurm.live import Quoted, RunningJob, Snapshot
 
 
 def _sacctmgr(

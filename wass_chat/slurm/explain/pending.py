@@ -15,15 +15,9 @@ from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_par
 from wass_chat.slurm.explain.limits import constraints, licenses, limit
 from wass_chat.slurm.explain.model import Explanation
 from wass_chat.slurm.explain.phrases import minutes, names, running_line
+from wass_chat.slurm.formats import clock, is_set, memory_mb, slurm_duration
 from wass_chat.slurm.hostlist import expand
-from wass_chat.slurm.live import (
-    Quoted,
-    Snapshot,
-    clock,
-    is_set,
-    memory_mb,
-    slurm_duration,
-)
+from wass_chat.slurm.live import Quoted, Snapshot
 from wass_chat.slurm.reasons import Reason
 
 

@@ -12,8 +12,8 @@ import polars as pl
 
 from wass_chat.slurm.commands import SlurmCommands, parse_parsable, parse_scontrol_record
 from wass_chat.slurm.explain.ended import duration
+from wass_chat.slurm.formats import slurm_time
 from wass_chat.slurm.hostlist import expand
-from wass_chat.slurm.live import slurm_time
 from wass_chat.slurm.reasons import classify
 
 
