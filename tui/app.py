@@ -24,7 +24,7 @@ from tui.screens.report_export import ReportExportScreen
 from tui.session_bridge import SessionBridge, SessionFactory
 from tui.transcript_report import render_conversation_report
 from wass_chat.agent.events import ChatSession
-from wass_chat.cli.output import write_atomic
+from wass_chat.atomic_files import write_atomic
 
 DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"

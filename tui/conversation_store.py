@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sim.errors import InputError
-from wass_chat.cli.output import write_atomic
+from wass_chat.atomic_files import write_atomic
 
 Role = Literal["user", "assistant", "tool", "notice"]
 

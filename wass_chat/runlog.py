@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.errors import InputError
-from wass_chat.cli.output import write_atomic
+from wass_chat.atomic_files import write_atomic
 
 RUNLOG_VERSION = 1
 

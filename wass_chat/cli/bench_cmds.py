@@ -8,7 +8,8 @@ from typing import Any
 
 import typer
 
-from wass_chat.cli.output import console, emit, write_atomic
+from wass_chat.atomic_files import write_atomic
+from wass_chat.cli.output import console, emit
 
 DEFAULT_RECIPES = "montage:60,genome:60,epigenomics:50"
 DEFAULT_SCHEDULERS = "heft,cpop,peft,minmin,maxmin,sjf,ljf,slurm,wass,random"

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from wass_chat.cli.output import console, emit, err_console, write_atomic
+from wass_chat.atomic_files import write_atomic
+from wass_chat.cli.output import console, emit, err_console
 
 if TYPE_CHECKING:
     from sim.model import Platform, Workflow

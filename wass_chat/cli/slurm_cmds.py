@@ -15,7 +15,8 @@ from typing import Any
 import typer
 
 from sim.errors import InputError
-from wass_chat.cli.output import console, emit, err_console, write_atomic
+from wass_chat.atomic_files import write_atomic
+from wass_chat.cli.output import console, emit, err_console
 
 platform_app = typer.Typer(
     help="Generate, inspect and export cluster platforms, or read the live Slurm cluster's.",

@@ -158,7 +158,7 @@ def train_predictor(
 
     from kb.store import KnowledgeBase
     from policy.learned.instances import sample_specs
-    from wass_chat.cli.output import write_atomic
+    from wass_chat.atomic_files import write_atomic
     from wass_chat.config import settings
     from wass_chat.learning import build_teacher
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import typer
 
-from wass_chat.cli.output import console, emit, err_console, write_atomic
+from wass_chat.atomic_files import write_atomic
+from wass_chat.cli.output import console, emit, err_console
 
 workflow_app = typer.Typer(help="Generate, inspect and validate workflows (WfFormat JSON).",
                            no_args_is_help=True)

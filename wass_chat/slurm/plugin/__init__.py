@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sim.errors import InputError
 from sim.model import Platform
-from wass_chat.cli.output import write_atomic
+from wass_chat.atomic_files import write_atomic
 from wass_chat.slurm.plugin.head import PolicyHead, head_to_lua
 
 HEAD_MARKER = "local POLICY_HEAD = nil -- @WASS_POLICY_HEAD@"
