@@ -16,16 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from tests.support import require
+from wass_chat.report.draw_time import HEADLESS_FLAGS
 
 CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
+    *HEADLESS_FLAGS,
     "--enable-logging=stderr",
     "--v=0",
     "--virtual-time-budget=8000",

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-FLAGS = (
+HEADLESS_FLAGS = (
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
@@ -27,9 +27,10 @@ FLAGS = (
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    "--window-size=1280,1000",
-    "--remote-debugging-pipe",
 )
+"""Debian's Chromium, headless as root and quiet on a machine without internet (the tests use
+the same set)."""
+FLAGS = (*HEADLESS_FLAGS, "--window-size=1280,1000", "--remote-debugging-pipe")
 _PROBE = "document.readyState === 'complete' && (document.body.dataset.drawnMs || "
 _PROBE += "(document.getElementById('figures') ? '' : String(Math.round(performance.now()))))"
 
