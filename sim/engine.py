@@ -41,6 +41,7 @@ from sim.compiled import CompiledPlatform, CompiledWorkflow, compile_platform, c
 from sim.errors import ScheduleError
 from sim.model import Platform, Workflow, check_fits, node_fits
 from sim.network import FROM_SHARED_FS, FairNetwork, IdealNetwork, Network, uncontended_duration
+from sim.occupancy import Occupancy
 from sim.schedule import (
     SHARED_FS,
     DynamicScheduler,
@@ -60,13 +61,20 @@ def simulate(
     platform: Platform,
     scheduler: StaticSchedule | DynamicScheduler,
     network_model: NetworkModel = "fair",
+    occupancy: Occupancy | None = None,
 ) -> SimResult:
     """Simulate ``workflow`` on ``platform`` under a static schedule or a dynamic scheduler.
 
+    ``occupancy``: cores other jobs hold from time 0 until their ends (:mod:`sim.occupancy`);
+    None or empty: an idle cluster.
+
     Bad input (a task no node can host, a schedule naming an unknown node or task, per-node orders
-    that contradict the dependencies) raises an :class:`~sim.errors.InputError` before any
-    simulation. A dynamic scheduler choosing an impossible node raises :class:`ScheduleError`.
+    that contradict the dependencies, holds that do not fit) raises an
+    :class:`~sim.errors.InputError` before any simulation. A dynamic scheduler choosing an
+    impossible node raises :class:`ScheduleError`.
     """
+    if occupancy:
+        occupancy.check(platform)
     if isinstance(scheduler, StaticSchedule):
         check_static_input(workflow, platform, scheduler, network_model)
     else:
@@ -74,11 +82,13 @@ def simulate(
     wf, pf = compile_workflow(workflow), compile_platform(platform)
     if isinstance(scheduler, StaticSchedule):
         run = _Run(wf, pf, network_model, None)
+        run.hold(occupancy)
         run.load_static(scheduler)
         name = scheduler.scheduler or "static"
     else:
         scheduler.reset(workflow, platform)
         run = _Run(wf, pf, network_model, _Dispatcher(scheduler, workflow, platform))
+        run.hold(occupancy)
         name = scheduler.name
     run.run()
     return run.result(workflow, platform, name, network_model)
@@ -159,6 +169,12 @@ class _Run:
         self.t_end: list[float] = []
 
     # --- set-up ------------------------------------------------------------------------------
+    def hold(self, occupancy: Occupancy | None) -> None:
+        """Take other jobs' cores at time 0; each hold's end is a task-heap event with start
+        sequence -1 (before task ends at equal times) and task ``-1 - node``."""
+        for until, node in self.state.hold(occupancy.active() if occupancy else ()):
+            heapq.heappush(self.task_heap, (until, -1, -1 - node))
+
     def load_static(self, schedule: StaticSchedule) -> None:
         """Place every task, queue it in schedule order, and list where each file must go."""
         s, wf = self.state, self.wf
@@ -215,7 +231,11 @@ class _Run:
                 break
             s.now = now
             while heap and heap[0][0] <= now:
-                self._finish_task(heapq.heappop(heap)[2])
+                task = heapq.heappop(heap)[2]
+                if task >= 0:
+                    self._finish_task(task)
+                else:
+                    self.dirty_nodes.add(s.release(-1 - task))
             for transfer in network.pop_finished(now):
                 self._finish_transfer(transfer)
             self._settle_instant()

@@ -7,10 +7,12 @@ dynamic schedulers get of it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sim.compiled import CompiledPlatform, CompiledWorkflow
 from sim.network import FROM_SHARED_FS, uncontended_duration
+from sim.occupancy import Hold
 
 
 @dataclass(slots=True)
@@ -35,6 +37,8 @@ class ClusterState:
     """Per node, the position in ``queues`` of the next task to start."""
     running: list[dict[int, float]] = field(default_factory=list)
     """Per node, running task -> its end time."""
+    held: list[list[tuple[float, int]]] = field(default_factory=list)
+    """Per node, (end, cores) of other jobs' holds not yet freed (:mod:`sim.occupancy`)."""
     node_version: list[int] = field(default_factory=list)
     """Per node, bumped on every change a scheduler's estimate depends on."""
     present: set[int] = field(default_factory=set)
@@ -66,6 +70,7 @@ class ClusterState:
             queues=[[] for _ in range(nodes)],
             heads=[0] * nodes,
             running=[{} for _ in range(nodes)],
+            held=[[] for _ in range(nodes)],
             node_version=[0] * nodes,
             located=[[] for _ in wf.file_ids],
         )
@@ -76,6 +81,28 @@ class ClusterState:
         if key not in self.present:
             self.present.add(key)
             self.located[file].append(node)
+
+    def hold(self, holds: Iterable[Hold]) -> list[tuple[float, int]]:
+        """Take the cores of other jobs' ``holds`` now; (end, node index) of each, to free later."""
+        ends = []
+        for h in holds:
+            node = self.pf.node_index[h.node]
+            self.free_cores[node] -= h.cores
+            self.held[node].append((h.until, h.cores))
+            ends.append((h.until, node))
+        return ends
+
+    def release(self, node: int) -> int:
+        """Free the cores of ``node``'s holds that have ended; returns ``node``."""
+        kept = []
+        for until, cores in self.held[node]:
+            if until <= self.now:
+                self.free_cores[node] += cores
+            else:
+                kept.append((until, cores))
+        self.held[node] = kept
+        self.node_version[node] += 1
+        return node
 
     input_groups: dict[int, list[tuple[int, list[tuple[int, int]]]]] = field(default_factory=dict)
     """Per task whose producers are all placed: (source, [(size, file)] largest first)."""
@@ -102,6 +129,7 @@ class ClusterState:
             queues=[q[:] for q in self.queues],
             heads=self.heads[:],
             running=[r.copy() for r in self.running],
+            held=[h[:] for h in self.held],
             node_version=self.node_version[:],
             present=self.present.copy(),
             located=[nodes[:] for nodes in self.located],

@@ -181,12 +181,14 @@ class EngineView:
 
 
 def _running_ends(s: ClusterState, node: int) -> list[float]:
-    """End time of each core the node's running tasks hold, sorted (changes only with the node,
-    not with time, so the projections of later instants reuse it)."""
+    """End time of each core the node's running tasks and other jobs' holds take, sorted
+    (changes only with the node, not with time, so the projections of later instants reuse it)."""
     wf = s.wf
     ends: list[float] = []
     for task, end in s.running[node].items():
         ends.extend([end] * wf.cores[task])
+    for end, cores in s.held[node]:
+        ends.extend([end] * cores)
     ends.sort()
     return ends
 
