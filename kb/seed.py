@@ -252,7 +252,7 @@ def pending_jobs(kb: KnowledgeBase, jobs: Sequence[SeedJob]) -> list[SeedJob]:
     return [job for job in jobs if not set(ids[job]) <= stored]
 
 
-def _results(config: SeedConfig, jobs: Sequence[SeedJob]) -> Iterator[list[SeededJob]]:
+def seeded_chunks(config: SeedConfig, jobs: Sequence[SeedJob]) -> Iterator[list[SeededJob]]:
     """Finished jobs as they complete: in this process for ``jobs == 1``, else in workers."""
     chunk = 4
     chunks = [list(jobs[i : i + chunk]) for i in range(0, len(jobs), chunk)]
@@ -313,7 +313,7 @@ def run_seed_jobs(
             progress(len(cases))
         buffer.clear()
 
-    for finished in _results(config, todo):
+    for finished in seeded_chunks(config, todo):
         buffer += finished
         if sum(len(job.cases) for job in buffer) >= min(config.batch, 5000):
             flush()

@@ -74,6 +74,17 @@ _INSERT_CASE = (
 )
 
 
+def case_row(case: CaseRecord, body: bytes) -> tuple[object, ...]:
+    """The ``cases`` row of ``case`` (values in :data:`CASE_COLUMNS` order), ``body`` its
+    encoded record: what :meth:`Sidecar.put_cases` stores, and what seeding shards carry."""
+    c = case
+    return (
+        c.case_id, c.workflow_hash, c.workflow_key, c.platform.name, c.platform_hash,
+        c.scheduler, c.metrics.makespan, c.placement_hash, ",".join(c.nodes_used),
+        c.weight, c.source, c.recorded_at, body, c.workflow.name,
+    )  # fmt: skip
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -177,15 +188,7 @@ class Sidecar:
     def put_cases(self, cases: Sequence[CaseRecord], bodies: Sequence[bytes] | None = None) -> None:
         """Insert or replace ``cases`` (bodies encoded here unless given) atomically."""
         encoded = bodies if bodies is not None else [case_to_bytes(c) for c in cases]
-        rows = [
-            (
-                c.case_id, c.workflow_hash, c.workflow_key, c.platform.name, c.platform_hash,
-                c.scheduler, c.metrics.makespan, c.placement_hash, ",".join(c.nodes_used),
-                c.weight, c.source, c.recorded_at, body, c.workflow.name,
-            )
-            for c, body in zip(cases, encoded, strict=True)
-        ]  # fmt: skip
-        self.insert_case_rows(rows)
+        self.insert_case_rows([case_row(c, b) for c, b in zip(cases, encoded, strict=True)])
 
     @_serialised
     def insert_case_rows(self, rows: Sequence[tuple[object, ...]]) -> None:

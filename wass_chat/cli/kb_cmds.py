@@ -1,4 +1,5 @@
-"""`wass-chat kb ...`: seed, query, stats, prune, reembed and bench the knowledge base."""
+"""`wass-chat kb ...`: query, stats, prune, reembed and bench the knowledge base (seed and merge:
+:mod:`wass_chat.cli.kb_seed_cmds`)."""
 
 from __future__ import annotations
 
@@ -88,70 +89,6 @@ def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None
     """One progress bar on stderr; yields an ``advance(n)`` callback."""
     with _progress() as progress:
         yield _stage_callback(progress)(label, total or 0)
-
-
-@kb_app.command("seed")
-def seed_command(
-    count: int = typer.Option(1000, "--count", help="Cases to plan (all schedulers count)."),
-    recipes: str = typer.Option(
-        "montage,epigenomics,genome,seismology,soykb,srasearch,blast,bwa,cycles",
-        "--recipes",
-        help="WfCommons recipes (sizes below a recipe's minimum are raised to it).",
-    ),
-    shapes: str = typer.Option("chain,fan-out,fan-in,fork-join,layered,genomics", "--shapes"),
-    platforms: str = typer.Option(
-        "demo",
-        "--platforms",
-        help="demo, homo-N, hetero-N, hetero-N@SEED, hetero-N@A..B (seeds A to B) or platform"
-        " files, comma-separated.",
-    ),
-    schedulers: str = typer.Option("heft,wass,slurm,random", "--schedulers"),
-    sizes: str = typer.Option("50,100,200", "--sizes", help="Task counts to draw from."),
-    jobs: int = typer.Option(2, "--jobs", "-j", help="Worker processes."),
-    seed: int = typer.Option(0, "--seed"),
-    batch: int = typer.Option(1000, "--batch", help="Cases per insert (<= 5000)."),
-    decisions: int = typer.Option(4, "--decisions", help="Decision records kept per case."),
-    network_model: str = typer.Option("fair", "--network-model"),
-    kb_dir: Path | None = KB_DIR,
-    as_json: bool = JSON,
-) -> None:
-    """Stage 1: simulate workflows under several schedulers and store the cases (resumable)."""
-    from kb.seed import SeedConfig, expand_platforms, pending_jobs, plan_seed, run_seed_jobs
-    from policy.registry import canonical_name
-    from sim.errors import InputError
-
-    if network_model not in ("fair", "ideal"):
-        raise InputError("--network-model", [f"{network_model!r}: use fair or ideal"])
-    size_list = _integers("--sizes", sizes)
-    config = SeedConfig(
-        count=count, recipes=_split(recipes), shapes=_split(shapes),
-        platforms=expand_platforms(_split(platforms)),
-        schedulers=tuple(canonical_name(s) for s in _split(schedulers)), sizes=size_list,
-        seed=seed, jobs=jobs, network_model=network_model,  # type: ignore[arg-type]
-        decisions_per_case=decisions, batch=max(1, min(batch, 5000)),
-    )  # fmt: skip
-    kb = open_kb(kb_dir)
-    try:
-        plan = plan_seed(config)
-        todo = sum(len(j.schedulers) for j in pending_jobs(kb, plan))
-        with progress_bar("seeding cases", todo) as advance:
-            report = run_seed_jobs(kb, plan, config, advance)
-        stored = kb.count()
-    finally:
-        kb.close()
-    data = {
-        "planned": report.planned, "skipped_existing": report.skipped, "added": report.added,
-        "seconds": round(report.seconds, 2), "cases_per_second": round(report.rate, 1),
-        "stored": stored, "jobs": jobs,
-    }  # fmt: skip
-    emit(
-        data,
-        as_json,
-        lambda d: console.print(
-            f"added {d['added']} cases ({d['skipped_existing']} already stored) in {d['seconds']} s"
-            f" = {d['cases_per_second']} cases/s; {d['stored']} stored"
-        ),
-    )
 
 
 @kb_app.command("query")

@@ -1,0 +1,275 @@
+"""Seeding split into independent tasks, each writing its own shard file, merged once at the end.
+
+Why: one machine seeds ~19 cases/s; a site's cluster runs many such tasks at once, and a Slurm
+job array (submitted by :mod:`wass_chat.slurm.seed_array`) is the engine that runs them. This
+module is the part that runs on the nodes, and the merge; it knows nothing about Slurm.
+
+An *array directory* holds ``plan.json`` (the :class:`~kb.seed.SeedConfig` and the number of
+tasks), ``shard-KKKKK.sqlite`` for each finished task K and, while task K runs,
+``shard-KKKKK.sqlite.partial``. Task K takes the K-th contiguous block of the deterministic plan
+(so each block holds every recipe in turn), writes its partial file one transaction per finished
+chunk, then closes, fsyncs and renames it: a task killed at any instant leaves at most a
+``.partial`` file, which the merge never reads and a rerun of the task deletes first.
+
+A shard carries each case's sidecar row, its Chroma metadata and its v0 embedding, so merging
+into a v0 store inserts rows and vectors without decoding a record (a store with another
+embedder decodes and re-embeds). The merge skips case ids already stored, and case ids are
+fixed by the plan, so merging twice, or merging a re-run task's shard, adds nothing twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kb.codec import case_from_bytes, decision_from_bytes, decision_to_bytes
+from kb.embedding import StructuralEmbedder
+from kb.seed import SeedConfig, SeededJob, SeedJob, plan_seed, seeded_chunks
+from kb.sidecar import CASE_COLUMNS, case_row
+from kb.store import MAX_BATCH, KnowledgeBase, case_metadata
+from sim.errors import InputError
+
+PLAN_FILE = "plan.json"
+_BODY = CASE_COLUMNS.index("body")
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE cases (
+    id TEXT PRIMARY KEY, columns TEXT NOT NULL, body BLOB NOT NULL, metadata TEXT NOT NULL,
+    embedding BLOB NOT NULL
+);
+CREATE TABLE decisions (id TEXT PRIMARY KEY, case_id TEXT NOT NULL, body BLOB NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class ArrayPlan:
+    """A seed plan split into ``tasks`` array tasks."""
+
+    config: SeedConfig
+    tasks: int
+
+    def to_json(self) -> str:
+        return json.dumps({"config": asdict(self.config), "tasks": self.tasks}, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> ArrayPlan:
+        doc = json.loads(text)
+        fields: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in doc["config"].items()
+        }
+        return cls(SeedConfig(**fields), int(doc["tasks"]))
+
+    @property
+    def digest(self) -> str:
+        """Names the plan: what is seeded and how it is split (not the workers per task)."""
+        what = {k: v for k, v in asdict(self.config).items() if k not in ("jobs", "batch")}
+        payload = json.dumps({"config": what, "tasks": self.tasks}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def task_jobs(self, task: int, plan: Sequence[SeedJob] | None = None) -> list[SeedJob]:
+        """Task ``task``'s contiguous block of the plan (blocks differ in size by at most 1)."""
+        if not 0 <= task < self.tasks:
+            raise InputError("array task", [f"{task} is outside 0..{self.tasks - 1}"])
+        jobs = plan if plan is not None else plan_seed(self.config)
+        return list(jobs[task * len(jobs) // self.tasks : (task + 1) * len(jobs) // self.tasks])
+
+
+def write_plan(directory: Path, plan: ArrayPlan) -> None:
+    """Write ``plan`` into ``directory`` (atomically); a directory holding another plan is an
+    InputError, so shards of two plans never mix."""
+    if plan.tasks < 1:
+        raise InputError("--slurm-array", [f"{plan.tasks}: need at least 1 task"])
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / PLAN_FILE
+    if path.exists():
+        held = read_plan(directory)
+        if held.digest != plan.digest:
+            raise InputError(str(directory), ["holds the shards of another seed plan"])
+        if held == plan:
+            return
+    partial = path.with_suffix(".partial")
+    partial.write_text(plan.to_json())
+    os.replace(partial, path)
+
+
+def read_plan(directory: Path) -> ArrayPlan:
+    path = directory / PLAN_FILE
+    if not path.exists():
+        raise InputError(str(directory), [f"no {PLAN_FILE}: not a seed array directory"])
+    return ArrayPlan.from_json(path.read_text())
+
+
+def shard_path(directory: Path, task: int) -> Path:
+    return directory / f"shard-{task:05d}.sqlite"
+
+
+def finished_tasks(directory: Path, plan: ArrayPlan) -> set[int]:
+    """The tasks whose shard is complete (renamed into place)."""
+    return {k for k in range(plan.tasks) if shard_path(directory, k).exists()}
+
+
+# --- one task ----------------------------------------------------------------------------------
+class ShardWriter:
+    """A task's ``.partial`` shard: one transaction per chunk, renamed when complete."""
+
+    def __init__(self, final: Path, plan: ArrayPlan, task: int) -> None:
+        self.final = final
+        self.partial = final.with_name(final.name + ".partial")
+        for leftover in (self.partial, self.partial.with_name(self.partial.name + "-journal")):
+            leftover.unlink(missing_ok=True)  # a killed earlier run of this task
+        self._db = sqlite3.connect(self.partial)
+        self._db.executescript(_SCHEMA)
+        embedder = StructuralEmbedder()
+        meta = {
+            "plan": plan.digest, "task": str(task), "pid": str(os.getpid()),
+            "embedder": embedder.name, "checksum": embedder.checksum,
+        }  # fmt: skip
+        with self._db:
+            self._db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+
+    def add(self, finished: Sequence[SeededJob]) -> int:
+        """Store finished jobs' cases and decisions in one transaction; returns cases added."""
+        rows, decisions = [], []
+        for job in finished:
+            for case, body, vector in zip(job.cases, job.bodies, job.embeddings, strict=True):
+                columns = list(case_row(case, body))
+                del columns[_BODY]
+                rows.append((case.case_id, json.dumps(columns), body,
+                             json.dumps(case_metadata(case)),
+                             np.asarray(vector, dtype=np.float32).tobytes()))  # fmt: skip
+            decisions += [(d.decision_id, d.case_id, decision_to_bytes(d)) for d in job.decisions]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO cases VALUES (?,?,?,?,?)", rows)
+            self._db.executemany("INSERT OR REPLACE INTO decisions VALUES (?,?,?)", decisions)
+        return len(rows)
+
+    def finish(self) -> Path:
+        """Close, flush to disk and move into place: only now can a merge see the shard."""
+        self._db.close()
+        with open(self.partial, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(self.partial, self.final)
+        directory = os.open(self.final.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+        return self.final
+
+
+def run_task(directory: Path, task: int) -> Path:
+    """Run array task ``task`` of the plan in ``directory`` into its shard; returns its path.
+
+    A task whose shard already exists does nothing (a re-submitted finished task)."""
+    plan = read_plan(directory)
+    final = shard_path(directory, task)
+    if final.exists():
+        return final
+    writer = ShardWriter(final, plan, task)
+    for finished in seeded_chunks(plan.config, plan.task_jobs(task)):
+        writer.add(finished)
+    return writer.finish()
+
+
+# --- the merge ---------------------------------------------------------------------------------
+@dataclass
+class MergeReport:
+    """What a merge found and added."""
+
+    tasks: int
+    shards: int = 0
+    cases_in_shards: int = 0
+    added: int = 0
+    seconds: float = 0.0
+    missing_tasks: list[int] = field(default_factory=list)
+    """Tasks without a finished shard (failed, killed, or still running)."""
+
+
+def merge_shards(
+    kb: KnowledgeBase, directory: Path, progress: Callable[[int], None] | None = None
+) -> MergeReport:
+    """Add every finished shard of ``directory`` to ``kb``, skipping cases already stored."""
+    plan = read_plan(directory)
+    report = MergeReport(tasks=plan.tasks)
+    started = time.perf_counter()
+    for task in range(plan.tasks):
+        path = shard_path(directory, task)
+        if not path.exists():
+            report.missing_tasks.append(task)
+            continue
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            if meta.get("plan") != plan.digest:
+                raise InputError(str(path), ["belongs to another seed plan"])
+            fast = (meta["embedder"], meta["checksum"]) == (kb.embedder.name, kb.embedder.checksum)
+            query = "SELECT id, columns, body, metadata, embedding FROM cases ORDER BY id"
+            cursor = db.execute(query)
+            while batch := cursor.fetchmany(MAX_BATCH):
+                report.cases_in_shards += len(batch)
+                report.added += _merge_batch(kb, db, batch, fast)
+                if progress:
+                    progress(len(batch))
+        finally:
+            db.close()
+        report.shards += 1
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _merge_batch(
+    kb: KnowledgeBase, shard: sqlite3.Connection, batch: list[tuple], fast: bool
+) -> int:
+    """One batch of shard rows into ``kb``; returns cases added. Sidecar first, then Chroma,
+    then the sync mark, as :meth:`KnowledgeBase.add_cases` writes."""
+    ids = [r[0] for r in batch]
+    known = kb.sidecar.existing(ids)
+    fresh = [r for r in batch if r[0] not in known]
+    if fresh and fast:
+        rows = []
+        for _, columns, body, _, _ in fresh:
+            values = json.loads(columns)
+            values.insert(_BODY, body)
+            rows.append(tuple(values))
+        kb.sidecar.insert_case_rows(rows)
+        kb.cases.add(
+            ids=[r[0] for r in fresh],
+            embeddings=np.stack([np.frombuffer(r[4], dtype=np.float32) for r in fresh]),
+            metadatas=[json.loads(r[3]) for r in fresh],
+        )
+    elif fresh:
+        kb.add_cases([case_from_bytes(r[2]) for r in fresh], bodies=[r[2] for r in fresh])
+    marks = ",".join("?" * len(ids))
+    decisions = shard.execute(f"SELECT body FROM decisions WHERE case_id IN ({marks})", ids)
+    kb.add_decisions([decision_from_bytes(b) for (b,) in decisions])
+    kb.sidecar.mark_chroma_synced(kb.cases.name)
+    return len(fresh)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of one array task: ``python -m kb.seed_shards DIR [--task K]`` (K defaults
+    to ``$SLURM_ARRAY_TASK_ID``)."""
+    parser = argparse.ArgumentParser(prog="python -m kb.seed_shards", description=main.__doc__)
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--task", type=int, default=None)
+    args = parser.parse_args(argv)
+    task = args.task if args.task is not None else os.environ.get("SLURM_ARRAY_TASK_ID")
+    if task is None:
+        parser.error("no --task and no SLURM_ARRAY_TASK_ID")
+    path = run_task(args.directory, int(task))
+    print(f"task {task}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
