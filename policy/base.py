@@ -9,6 +9,11 @@ Two kinds of scheduler share the simulator contract of :mod:`sim.schedule`:
   heuristic, random, the learned policy) picks a node each time a task becomes ready.
 
 :func:`plan_and_simulate` runs either kind through the simulator.
+
+Both kinds plan on a busy cluster the same way: a static scheduler's ``schedule`` takes the
+``occupancy`` (other jobs' cores and when they free up, :mod:`sim.occupancy`) and a list
+scheduler's :class:`~policy.plan.Plan` starts with it reserved; a dynamic scheduler sees it
+through the simulator, which starts with those cores taken.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import ClassVar
 
 from policy.plan import Plan
 from sim.model import Platform, Workflow, check_fits
+from sim.occupancy import Occupancy
 from sim.schedule import DynamicScheduler, NetworkModel, SimResult, StaticSchedule
 
 
@@ -28,20 +34,27 @@ class StaticScheduler(ABC):
     description: ClassVar[str]
 
     @abstractmethod
-    def schedule(self, workflow: Workflow, platform: Platform) -> StaticSchedule:
-        """Placements and per-node start order, the simulator's input."""
+    def schedule(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> StaticSchedule:
+        """Placements and per-node start order, the simulator's input, planned around the
+        cores ``occupancy`` holds (None: an idle cluster)."""
 
 
 class ListScheduler(StaticScheduler):
     """A static scheduler that builds a :class:`Plan` with the model's exact costs."""
 
     @abstractmethod
-    def plan(self, workflow: Workflow, platform: Platform) -> Plan:
+    def plan(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> Plan:
         """The complete plan: every task placed, with its expected start and finish."""
 
-    def schedule(self, workflow: Workflow, platform: Platform) -> StaticSchedule:
+    def schedule(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> StaticSchedule:
         check_fits(workflow, platform)
-        return self.plan(workflow, platform).to_schedule(self.name)
+        return self.plan(workflow, platform, occupancy).to_schedule(self.name)
 
 
 Scheduler = StaticScheduler | DynamicScheduler
@@ -52,11 +65,14 @@ def plan_and_simulate(
     workflow: Workflow,
     platform: Platform,
     network_model: NetworkModel = "fair",
+    occupancy: Occupancy | None = None,
 ) -> SimResult:
-    """Run ``scheduler`` on ``workflow`` and ``platform`` through the simulator."""
+    """Run ``scheduler`` on ``workflow`` and ``platform`` (busy with ``occupancy``, if given)
+    through the simulator."""
     from sim.engine import simulate
 
     check_fits(workflow, platform)
     if isinstance(scheduler, StaticScheduler):
-        return simulate(workflow, platform, scheduler.schedule(workflow, platform), network_model)
-    return simulate(workflow, platform, scheduler, network_model)
+        schedule = scheduler.schedule(workflow, platform, occupancy)
+        return simulate(workflow, platform, schedule, network_model, occupancy)
+    return simulate(workflow, platform, scheduler, network_model, occupancy)

@@ -16,14 +16,21 @@ from collections.abc import Callable
 from policy.costs import hosts
 from policy.plan import Plan, Slot
 from sim.model import Platform, Workflow
+from sim.occupancy import Occupancy
 
 Selector = Callable[[dict[str, Slot]], str]
 """Given each batch task's best slot, the task to place next."""
 
 
-def batch_list_schedule(workflow: Workflow, platform: Platform, select: Selector) -> Plan:
-    """Schedule ``workflow`` batch by batch, picking tasks with ``select``."""
-    plan = Plan(workflow, platform, insertion=False)
+def batch_list_schedule(
+    workflow: Workflow,
+    platform: Platform,
+    select: Selector,
+    occupancy: Occupancy | None = None,
+) -> Plan:
+    """Schedule ``workflow`` batch by batch, picking tasks with ``select``, around the cores
+    ``occupancy`` holds."""
+    plan = Plan(workflow, platform, insertion=False, occupancy=occupancy)
     while len(plan.placement) < len(workflow):
         batch = plan.ready_tasks()
         slots = {

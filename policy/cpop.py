@@ -1,8 +1,9 @@
 """CPOP: Critical Path On a Processor (Topcuoglu, Hariri, Wu, IEEE TPDS 2002).
 
 Priority = upward rank + downward rank. Tasks on the critical path (priority equal to the entry
-task's) all go to the one node that runs them fastest in total; the others, taken from a ready
-queue by decreasing priority, go to their earliest-finish node (insertion-based).
+task's) all go to the one node that runs them fastest in total (on a busy cluster: counting
+from when other jobs leave it); the others, taken from a ready queue by decreasing priority, go
+to their earliest-finish node (insertion-based).
 
 ``convention="saga"`` reproduces SAGA 2.0.2's variant for the cross-check: its downward rank
 (:func:`policy.ranks.saga_downward_rank`), its mean over node pairs, and its critical path as
@@ -19,6 +20,7 @@ from policy.costs import compute_time, hosts
 from policy.plan import Plan, ready_by_priority
 from policy.ranks import downward_rank, saga_downward_rank, upward_rank
 from sim.model import Node, Platform, Workflow, node_fits
+from sim.occupancy import Occupancy
 
 
 def _close(a: float, b: float) -> bool:
@@ -70,21 +72,23 @@ class CPOP(ListScheduler):
             length = priority[entries[0]]
         return [t for t in workflow.topological_order if _close(priority[t], length)]
 
-    def plan(self, workflow: Workflow, platform: Platform) -> Plan:
+    def plan(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> Plan:
         priority = self.priorities(workflow, platform)
         critical = self.critical_tasks(workflow, platform, priority)
         tasks = workflow.task_by_id
         able = [n for n in platform.nodes if all(node_fits(tasks[t], n) for t in critical)]
+        plan = Plan(workflow, platform, insertion=True, occupancy=occupancy)
         pinned: Node | None = None
-        if able:
-            pinned = min(able, key=lambda n: sum(compute_time(tasks[t], n) for t in critical))
+        if able:  # on a busy cluster, counting from when other jobs leave the node
+            pinned = min(able, key=lambda n: plan.timelines[n.name].available_time
+                         + sum(compute_time(tasks[t], n) for t in critical))  # fmt: skip
         on_path = set(critical) if pinned is not None else set()
 
-        plan = Plan(workflow, platform, insertion=True)
         for task in ready_by_priority(workflow, priority):
             if task in on_path and pinned is not None:
                 plan.place(plan.slot(task, pinned))
             else:
                 plan.place(plan.best_slot(task, hosts(tasks[task], platform)))
         return plan
-

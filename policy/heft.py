@@ -14,6 +14,7 @@ from policy.costs import hosts
 from policy.plan import Plan
 from policy.ranks import PairConvention, upward_rank
 from sim.model import Platform, Workflow
+from sim.occupancy import Occupancy
 
 
 @dataclass(frozen=True)
@@ -25,11 +26,13 @@ class HEFT(ListScheduler):
     convention: PairConvention = "distinct"
     """How mean communication costs average over node pairs (``"saga"`` only to cross-check)."""
 
-    def plan(self, workflow: Workflow, platform: Platform) -> Plan:
+    def plan(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> Plan:
         rank = upward_rank(workflow, platform, self.convention)
         position = {t: i for i, t in enumerate(workflow.topological_order)}
         order = sorted(workflow.topological_order, key=lambda t: (-rank[t], position[t]))
-        plan = Plan(workflow, platform, insertion=True)
+        plan = Plan(workflow, platform, insertion=True, occupancy=occupancy)
         for task in order:
             plan.place(plan.best_slot(task, hosts(workflow.task_by_id[task], platform)))
         return plan

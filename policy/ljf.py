@@ -10,6 +10,7 @@ from policy.batch_list import batch_list_schedule, by_duration
 from policy.plan import Plan
 from policy.ranks import mean_compute_time
 from sim.model import Platform, Workflow
+from sim.occupancy import Occupancy
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,10 @@ class LJF(ListScheduler):
     name: str = "ljf"
     description: ClassVar[str] = "Longest job first among ready tasks, earliest-finish node"
 
-    def plan(self, workflow: Workflow, platform: Platform) -> Plan:
+    def plan(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> Plan:
         durations = {t.id: mean_compute_time(workflow, platform, t.id) for t in workflow.tasks}
-        return batch_list_schedule(workflow, platform, by_duration(durations, shortest=False))
+        return batch_list_schedule(
+            workflow, platform, by_duration(durations, shortest=False), occupancy
+        )

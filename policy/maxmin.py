@@ -9,6 +9,7 @@ from policy.base import ListScheduler
 from policy.batch_list import batch_list_schedule, by_finish
 from policy.plan import Plan
 from sim.model import Platform, Workflow
+from sim.occupancy import Occupancy
 
 
 @dataclass(frozen=True)
@@ -18,5 +19,7 @@ class MaxMin(ListScheduler):
     name: str = "maxmin"
     description: ClassVar[str] = "Max-Min: ready task with the largest earliest finish first"
 
-    def plan(self, workflow: Workflow, platform: Platform) -> Plan:
-        return batch_list_schedule(workflow, platform, by_finish(smallest=False))
+    def plan(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> Plan:
+        return batch_list_schedule(workflow, platform, by_finish(smallest=False), occupancy)

@@ -9,6 +9,7 @@ from policy.base import ListScheduler
 from policy.batch_list import batch_list_schedule, by_finish
 from policy.plan import Plan
 from sim.model import Platform, Workflow
+from sim.occupancy import Occupancy
 
 
 @dataclass(frozen=True)
@@ -18,5 +19,7 @@ class MinMin(ListScheduler):
     name: str = "minmin"
     description: ClassVar[str] = "Min-Min: ready task with the smallest earliest finish first"
 
-    def plan(self, workflow: Workflow, platform: Platform) -> Plan:
-        return batch_list_schedule(workflow, platform, by_finish(smallest=True))
+    def plan(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> Plan:
+        return batch_list_schedule(workflow, platform, by_finish(smallest=True), occupancy)

@@ -15,6 +15,7 @@ from policy.costs import hosts
 from policy.plan import Plan, Slot, ready_by_priority
 from policy.ranks import oct_rank, optimistic_cost_table
 from sim.model import Platform, Workflow
+from sim.occupancy import Occupancy
 
 
 @dataclass(frozen=True)
@@ -24,10 +25,12 @@ class PEFT(ListScheduler):
     name: str = "peft"
     description: ClassVar[str] = "PEFT: optimistic cost table lookahead, insertion-based"
 
-    def plan(self, workflow: Workflow, platform: Platform) -> Plan:
+    def plan(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> Plan:
         table = optimistic_cost_table(workflow, platform)
         rank = oct_rank(table, platform)
-        plan = Plan(workflow, platform, insertion=True)
+        plan = Plan(workflow, platform, insertion=True, occupancy=occupancy)
         for task in ready_by_priority(workflow, rank):
             best: Slot | None = None
             best_key = 0.0

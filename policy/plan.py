@@ -5,6 +5,9 @@ task start / finish on that node?" with the exact costs of :mod:`policy.costs`. 
 becomes a :class:`~sim.schedule.StaticSchedule` for the simulator, or a
 :class:`~sim.schedule.SimResult` of the plan itself (what the scheduler expects to happen),
 which the validator can check without running the simulator.
+
+On a busy cluster (:mod:`sim.occupancy`) the timelines start with other jobs' holds reserved
+over ``[0, until)``: every list scheduler then plans around them with no code of its own.
 """
 
 from __future__ import annotations
@@ -16,7 +19,11 @@ from dataclasses import dataclass, field
 from policy.costs import compute_time, data_ready_time, shared_fs_read_time, transfer_time
 from policy.timeline import NodeTimeline, Reservation
 from sim.model import Node, Platform, Workflow
+from sim.occupancy import Occupancy
 from sim.schedule import SHARED_FS, SimResult, StaticSchedule, TaskRecord, TransferRecord
+
+HELD_PREFIX = "@held:"
+"""Task field of the reservations standing for other jobs' holds (never a workflow task)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +43,8 @@ class Plan:
     workflow: Workflow
     platform: Platform
     insertion: bool = True
+    occupancy: Occupancy | None = None
+    """Cores other jobs hold at time 0 (None: an idle cluster)."""
     placement: dict[str, str] = field(default_factory=dict)
     start: dict[str, float] = field(default_factory=dict)
     finish: dict[str, float] = field(default_factory=dict)
@@ -45,6 +54,10 @@ class Plan:
         self.timelines = {
             n.name: NodeTimeline(cores=n.cores, memory=n.memory) for n in self.platform.nodes
         }
+        if self.occupancy:
+            self.occupancy.check(self.platform)
+            for h in self.occupancy.active():
+                self.timelines[h.node].hold(h.until, h.cores, f"{HELD_PREFIX}{h.job or h.node}")
 
     # --- queries ----------------------------------------------------------------------------
     def is_ready(self, task: str) -> bool:
@@ -106,9 +119,7 @@ class Plan:
         for task, node in self.placement.items():
             per_node.setdefault(node, []).append(task)
         order = {
-            node: tuple(
-                sorted(tasks, key=lambda t: (self.start[t], self.finish[t], topo[t]))
-            )
+            node: tuple(sorted(tasks, key=lambda t: (self.start[t], self.finish[t], topo[t])))
             for node, tasks in per_node.items()
         }
         return StaticSchedule(dict(self.placement), order, scheduler, self.makespan)
@@ -122,9 +133,7 @@ class Plan:
         for task in wf.topological_order:
             node = nodes[self.placement[task]]
             ready = max((self.finish[p] for p in wf.parents[task]), default=0.0)
-            records.append(
-                TaskRecord(task, node.name, ready, self.start[task], self.finish[task])
-            )
+            records.append(TaskRecord(task, node.name, ready, self.start[task], self.finish[task]))
             for file_id in wf.task_by_id[task].inputs:
                 size = wf.file_by_id[file_id].size
                 producer = wf.producer.get(file_id)

@@ -3,7 +3,8 @@
 Before committing, simulate the policy's schedule and those of HEFT and PEFT on the same
 workflow, platform and network model, and keep the best. Every candidate is compared as the
 static schedule it would be replayed as, which is also how the schedule is evaluated, so the
-result can never be worse than min(HEFT, PEFT) on any instance. :attr:`RagGuarded.last_choice`
+result can never be worse than min(HEFT, PEFT) on any instance. On a busy cluster every
+candidate plans around, and is simulated on, the same ``occupancy``. :attr:`RagGuarded.last_choice`
 keeps each candidate's makespan, so the agent can explain which won and why.
 """
 
@@ -18,6 +19,7 @@ from policy.heft import HEFT
 from policy.learned.planner import LearnedPlanner
 from policy.peft import PEFT
 from sim.model import Platform, Workflow, check_fits
+from sim.occupancy import Occupancy
 from sim.schedule import NetworkModel, StaticSchedule
 
 
@@ -46,31 +48,33 @@ class RagGuarded(StaticScheduler):
         """The learned contender (its registry name keys it in :meth:`candidates`)."""
         return LearnedPlanner(self.network_model, self.checkpoint)
 
-    def candidates(self, workflow: Workflow, platform: Platform) -> dict[str, StaticSchedule]:
+    def candidates(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> dict[str, StaticSchedule]:
         """Each contender's schedule, as it would be replayed; the learned one first."""
         learned = self.learned_planner()
         return {
-            learned.name: learned.schedule(workflow, platform),
-            "heft": HEFT().schedule(workflow, platform),
-            "peft": PEFT().schedule(workflow, platform),
+            learned.name: learned.schedule(workflow, platform, occupancy),
+            "heft": HEFT().schedule(workflow, platform, occupancy),
+            "peft": PEFT().schedule(workflow, platform, occupancy),
         }
 
-    def schedule(self, workflow: Workflow, platform: Platform) -> StaticSchedule:
+    def schedule(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> StaticSchedule:
         from sim.engine import simulate
 
         check_fits(workflow, platform)
-        schedules = self.candidates(workflow, platform)
+        schedules = self.candidates(workflow, platform, occupancy)
         makespans = {
-            name: simulate(workflow, platform, s, self.network_model).makespan
+            name: simulate(workflow, platform, s, self.network_model, occupancy).makespan
             for name, s in schedules.items()
         }
         learned = next(iter(schedules))  # the learned candidate comes first and wins ties
         winner = min(makespans, key=lambda n: (makespans[n], n != learned))
         self.last_choice = GuardChoice(winner, makespans)
         chosen = schedules[winner]
-        return StaticSchedule(
-            chosen.assignment, chosen.order, self.name, makespans[winner]
-        )
+        return StaticSchedule(chosen.assignment, chosen.order, self.name, makespans[winner])
 
 
 class LookaheadGuarded(RagGuarded):

@@ -6,6 +6,8 @@ memory stay free for its whole duration: *insertion* may use any idle gap (HEFT,
 *append* never starts before the latest start already planned (Min-Min, Max-Min, SJF, LJF),
 which keeps the node's start order equal to the planning order.
 
+Other jobs' cores (a busy cluster) are reservations from 0 like any other (:meth:`hold`).
+
 With one core per node insertion reduces to the textbook gap search of Topcuoglu et al. (2002):
 the earliest idle interval long enough for the task.
 """
@@ -59,9 +61,10 @@ class NodeTimeline:
         active = [r for r in self.reservations if _overlaps(r, start, end)]
         if not active:
             return True
-        if cores + sum(r.cores for r in active) <= self.cores and memory + sum(
-            r.memory for r in active
-        ) <= self.memory:
+        if (
+            cores + sum(r.cores for r in active) <= self.cores
+            and memory + sum(r.memory for r in active) <= self.memory
+        ):
             return True  # even all of them at once leave room
         # Usage only rises at a reservation's start: check the window's first instant and
         # every start inside it.
@@ -96,6 +99,10 @@ class NodeTimeline:
             if _overlaps(r, t, t + duration):
                 t = max(t, r.end)
         return t
+
+    def hold(self, until: float, cores: int, holder: str) -> None:
+        """Reserve ``cores`` over ``[0, until)`` for another job (no memory: holds take cores)."""
+        self.reserve(Reservation(0.0, until, cores, 0, holder))
 
     def reserve(self, reservation: Reservation) -> None:
         keys = [(r.start, r.end) for r in self.reservations]

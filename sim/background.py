@@ -1,38 +1,75 @@
-"""A busy cluster: other jobs hold some nodes from time 0 until a seeded time.
+"""A seeded background load for the bench: other jobs hold some nodes from time 0.
 
 Real clusters are shared, so a workflow's plan should start from the nodes' occupancy rather
-than an empty machine. Here the occupancy is a *busy-until* time per node: the node's every
-core is held from 0 until then. The simulator needs no new mechanism for it: the load runs as
-one background task per busy node, first in that node's order, with all its cores and no files
-(:func:`occupy`); the workflow's makespan leaves those tasks out (:func:`workflow_makespan`).
+than an empty machine. The bench draws one per instance (:func:`draw_occupancy`): a share of
+the nodes, each held whole (every core) from 0 until a seeded time. It becomes an
+:class:`~sim.occupancy.Occupancy`, which the planners and the simulator both start from.
 
 Busy-until times are drawn relative to the instance's own ideal length (:func:`ideal_length`),
-so the load matters equally for small and large workflows. The defaults
-(``busy_share`` 0.5, ``horizon`` 1.0) are assumptions, not trace figures.
+so the load matters equally for small and large workflows. The defaults (``share`` 0.5,
+``horizon`` 1.0, ``seed`` 0) are assumptions, not trace figures. ``wass-chat bench --load``
+takes them as ``share=S,horizon=H,seed=K`` (:func:`parse_load`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-from sim.model import Platform, Task, Workflow
-from sim.schedule import SimResult, StaticSchedule
+from sim.errors import InputError
+from sim.model import Platform, Workflow
+from sim.occupancy import Occupancy
 
-BACKGROUND_PREFIX = "@busy:"
-"""Id prefix of the background tasks :func:`occupy` adds (one per busy node)."""
+BACKGROUND_STREAM = 0xB05
+"""Mixed into the instance seed for the load's generator (apart from every other draw)."""
 
 
 @dataclass(frozen=True)
 class BackgroundConfig:
     """How much of the cluster is busy when the workflow arrives, and for how long."""
 
-    busy_share: float = 0.5
-    """Share of the nodes that are busy at time 0 (rounded; 0 disables the load)."""
+    share: float = 0.5
+    """Share of the nodes busy at time 0 (rounded to a node count; 0: an idle cluster)."""
     horizon: float = 1.0
     """Busy-until times are uniform in ``[0, horizon]`` ideal lengths of the workflow."""
+    seed: int = 0
+    """Mixed with each instance's seed: another seed, another load on the same instances."""
+
+    @property
+    def idle(self) -> bool:
+        return self.share <= 0 or self.horizon <= 0
+
+
+def parse_load(text: str) -> BackgroundConfig | None:
+    """``share=S,horizon=H,seed=K`` (any subset; the rest default) or ``none``/empty: no load.
+
+    Raises :class:`InputError` listing every problem: unknown keys, bad numbers, values out
+    of range (``share`` in [0, 1], ``horizon`` >= 0).
+    """
+    text = text.strip()
+    if text.lower() in ("", "none"):
+        return None
+    known = {f.name: f.type for f in fields(BackgroundConfig)}
+    values: dict[str, float | int] = {}
+    problems = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, raw = (s.strip() for s in item.partition("="))
+        if not sep or key not in known:
+            problems.append(f"{item!r} is not one of {', '.join(f'{k}=...' for k in known)}")
+            continue
+        try:
+            values[key] = int(raw) if key == "seed" else float(raw)
+        except ValueError:
+            problems.append(f"{key}={raw!r} is not a number")
+    cfg = BackgroundConfig(**values)  # type: ignore[arg-type]
+    if not 0 <= cfg.share <= 1:
+        problems.append(f"share must be in [0, 1], got {cfg.share}")
+    if not cfg.horizon >= 0:
+        problems.append(f"horizon must be >= 0, got {cfg.horizon}")
+    if problems:
+        raise InputError("--load", problems)
+    return cfg
 
 
 def ideal_length(workflow: Workflow, platform: Platform) -> float:
@@ -51,8 +88,8 @@ def ideal_length(workflow: Workflow, platform: Platform) -> float:
 def draw_background(
     workflow: Workflow, platform: Platform, cfg: BackgroundConfig, rng: np.random.Generator
 ) -> dict[str, float]:
-    """Node -> busy-until time (s) for a seeded choice of ``busy_share`` of the nodes."""
-    count = round(cfg.busy_share * len(platform.nodes))
+    """Node -> busy-until time (s) for a seeded choice of ``share`` of the nodes."""
+    count = round(cfg.share * len(platform.nodes))
     if count <= 0:
         return {}
     chosen = sorted(int(i) for i in rng.choice(len(platform.nodes), count, replace=False))
@@ -61,42 +98,11 @@ def draw_background(
     return {platform.nodes[i].name: float(u) for i, u in zip(chosen, untils, strict=True)}
 
 
-def background_task(node_name: str, platform: Platform, until: float) -> Task:
-    """The task that holds every core of ``node_name`` from 0 to ``until``."""
-    node = platform.node_by_name[node_name]
-    return Task(
-        id=f"{BACKGROUND_PREFIX}{node_name}",
-        work=until * node.speed * node.cores,
-        category="background",
-        cores=node.cores,
-    )
-
-
-def occupy(
-    workflow: Workflow,
-    platform: Platform,
-    schedule: StaticSchedule,
-    busy_until: Mapping[str, float],
-) -> tuple[Workflow, StaticSchedule]:
-    """``workflow`` plus one background task per busy node, and ``schedule`` with each
-    background task placed first on its node."""
-    extra = [background_task(n, platform, u) for n, u in busy_until.items() if u > 0]
-    loaded = Workflow(
-        workflow.name, (*workflow.tasks, *extra), workflow.files, workflow.description,
-        workflow.meta,
-    )  # fmt: skip
-    assignment = dict(schedule.assignment)
-    order = dict(schedule.order)
-    for task in extra:
-        node = task.id.removeprefix(BACKGROUND_PREFIX)
-        assignment[task.id] = node
-        order[node] = (task.id, *order.get(node, ()))
-    return loaded, StaticSchedule(assignment, order, schedule.scheduler, schedule.planned_makespan)
-
-
-def workflow_makespan(result: SimResult, workflow: Workflow) -> float:
-    """The last end among ``workflow``'s own tasks and transfers (background tasks left out)."""
-    own = workflow.task_by_id
-    ends = [r.end for r in result.tasks if r.task in own]
-    ends += [x.end for x in result.transfers]
-    return max(ends, default=0.0)
+def draw_occupancy(
+    workflow: Workflow, platform: Platform, cfg: BackgroundConfig, instance_seed: int
+) -> Occupancy:
+    """The instance's background load: whole nodes held until their seeded times."""
+    if cfg.idle:
+        return Occupancy()
+    rng = np.random.default_rng([instance_seed, BACKGROUND_STREAM, cfg.seed])
+    return Occupancy.whole_nodes(platform, draw_background(workflow, platform, cfg, rng))

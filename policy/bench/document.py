@@ -42,6 +42,7 @@ def bench_document(
                 "workflow_sha256": o.workflow_sha256,
                 "platform_sha256": o.platform_sha256,
             }
+            | ({"load": [asdict(h) for h in o.load]} if o.load else {})
             for o in outcomes
         ],
         "records": [asdict(r) for o in outcomes for r in o.records],

@@ -24,6 +24,7 @@ from policy.bench.uncertain import instance_views, plan, replay
 from policy.registry import get_scheduler
 from sim.background import BackgroundConfig
 from sim.engine import simulate
+from sim.occupancy import Hold
 from sim.schedule import NetworkModel
 from sim.uncertainty import RuntimePredictions, UncertaintyConfig
 
@@ -58,6 +59,8 @@ class InstanceOutcome:
     records: tuple[RunRecord, ...]
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall-clock seconds per scheduler (informative only; never part of the results)."""
+    load: tuple[Hold, ...] = ()
+    """The background load's holds on this instance (empty: an idle cluster)."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +79,8 @@ class RunSpec:
     """Multiplies every spread of the default :class:`~sim.uncertainty.UncertaintyConfig`."""
     uncertainty_seed: int = 0
     """Seeds the persistent draws (node-class slowdowns, request factors)."""
-    busy_share: float = 0.0
-    """Share of nodes busy at time 0 (a seeded background load); 0: an empty cluster."""
+    load: BackgroundConfig | None = None
+    """A seeded background load every scheduler plans around and runs on (None: idle)."""
 
 
 def _schedulers(spec: RunSpec, seed: int) -> list[Scheduler]:
@@ -101,16 +104,19 @@ def run_instance(
     workflow = instance.workflow.build(instance.seed)
     platform = instance.platform.build(instance.seed)
     views = None
-    if spec.estimates or spec.busy_share > 0:
-        cfg = UncertaintyConfig(seed=spec.uncertainty_seed).scaled(spec.noise)
+    if spec.estimates or spec.load is not None:
+        # A load alone keeps the exact setting: runtimes as planned, only the nodes are busy.
+        noise = spec.noise if spec.estimates else 0.0
+        cfg = UncertaintyConfig(seed=spec.uncertainty_seed).scaled(noise)
         mode = spec.estimates or "oracle"
         views = instance_views(
             workflow, platform, instance.seed, mode, cfg,  # type: ignore[arg-type]
-            predictions, BackgroundConfig(busy_share=spec.busy_share),
+            predictions, spec.load,
         )  # fmt: skip
         workflow, platform = views.actual
-    # A dynamic scheduler told the actual values of an empty cluster runs online, as today.
-    run_directly = views is None or (spec.estimates in ("", "oracle") and not views.busy_until)
+    # A dynamic scheduler told the actual values runs online, as today (busy or not).
+    run_directly = views is None or spec.estimates in ("", "oracle")
+    occupancy = views.occupancy if views is not None else None
     bound = critical_path_lower_bound(workflow, platform)
     serial = sequential_time(workflow, platform)
     records, seconds = [], {}
@@ -127,7 +133,7 @@ def run_instance(
             result = simulate(workflow, platform, schedule, spec.network_model)
             makespan = result.makespan
         else:
-            result = simulate(workflow, platform, scheduler, spec.network_model)
+            result = simulate(workflow, platform, scheduler, spec.network_model, occupancy)
             makespan = result.makespan
         seconds[scheduler.name] = time.perf_counter() - began
         records.append(
@@ -154,6 +160,7 @@ def run_instance(
         content_digest(platform),
         tuple(records),
         seconds,
+        views.occupancy.active() if views is not None else (),
     )
 
 

@@ -8,21 +8,23 @@ static scheduler's plan is replayed on the actuals (placements and per-node orde
 scheduler is rolled out on the planning instance and its realised schedule replayed likewise.
 
 ``oracle`` plans on the actual values themselves, so with ``noise = 0`` it is the plain bench.
-A background load (:mod:`sim.background`) occupies nodes from time 0 in the actual run and, as
-node ready times, in what planners are told when they can take it (see :func:`plan`).
+A background load (:mod:`sim.background`) holds nodes from time 0: planners start from it
+(:func:`plan`) and the replay on the actuals runs on it (:func:`replay`). Both see the same
+holds, with their real ends: the load's jobs are known, only the workflow's runtimes are
+estimated.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from policy.base import Scheduler, StaticScheduler
-from sim.background import BackgroundConfig, draw_background, occupy, workflow_makespan
+from sim.background import BackgroundConfig, draw_occupancy
 from sim.engine import simulate
 from sim.model import Platform, Workflow
+from sim.occupancy import NO_OCCUPANCY, Occupancy
 from sim.schedule import NetworkModel, SimResult, StaticSchedule
 from sim.uncertainty import (
     EstimateMode,
@@ -36,16 +38,15 @@ from sim.uncertainty import (
 REALISATION_STREAM = 0x5EED
 """Mixed into the instance seed for the realisation's generator (kept apart from the
 workflow and platform generators, which take the bare seed)."""
-BACKGROUND_STREAM = 0xB05
 
 
 @dataclass(frozen=True)
 class Views:
-    """The planning and the actual side of one instance, and the nodes' busy-until times."""
+    """The planning and the actual side of one instance, and the cluster's occupancy."""
 
     planning: tuple[Workflow, Platform]
     actual: tuple[Workflow, Platform]
-    busy_until: Mapping[str, float]
+    occupancy: Occupancy = NO_OCCUPANCY
 
 
 def instance_views(
@@ -65,24 +66,18 @@ def instance_views(
     else:
         plan_pf = planning_platform(platform, predictions if mode == "kb" else None)
         planning = (estimate(workflow, cfg, mode, predictions), plan_pf)
-    busy: Mapping[str, float] = {}
-    if background is not None and background.busy_share > 0:
-        busy = draw_background(
-            actual_wf, actual_pf, background, np.random.default_rng([seed, BACKGROUND_STREAM])
-        )
+    busy = Occupancy()
+    if background is not None:
+        busy = draw_occupancy(actual_wf, actual_pf, background, seed)
     return Views(planning, (actual_wf, actual_pf), busy)
 
 
 def plan(scheduler: Scheduler, views: Views, network_model: NetworkModel) -> StaticSchedule:
-    """``scheduler``'s static plan made on the planning view.
-
-    Planners do not see the background load yet: :class:`~policy.plan.Plan` and the engine
-    have no node-ready-time hook (see docs/learned.md, "A busy cluster").
-    """
+    """``scheduler``'s static plan made on the planning view, starting from its occupancy."""
     workflow, platform = views.planning
     if isinstance(scheduler, StaticScheduler):
-        return scheduler.schedule(workflow, platform)
-    rollout = simulate(workflow, platform, scheduler, network_model)
+        return scheduler.schedule(workflow, platform, views.occupancy)
+    rollout = simulate(workflow, platform, scheduler, network_model, views.occupancy)
     realised = rollout.to_schedule()
     return StaticSchedule(realised.assignment, realised.order, scheduler.name, rollout.makespan)
 
@@ -90,12 +85,8 @@ def plan(scheduler: Scheduler, views: Views, network_model: NetworkModel) -> Sta
 def replay(
     schedule: StaticSchedule, views: Views, network_model: NetworkModel
 ) -> tuple[SimResult, float]:
-    """Run ``schedule`` on the actual view (with its background load); also the workflow's own
-    makespan, which leaves the background jobs out."""
+    """Run ``schedule`` on the actual view, busy with the views' occupancy; also the makespan
+    (the workflow's own: the load's jobs are not among its records)."""
     workflow, platform = views.actual
-    if not views.busy_until:
-        result = simulate(workflow, platform, schedule, network_model)
-        return result, result.makespan
-    loaded_wf, loaded_schedule = occupy(workflow, platform, schedule, views.busy_until)
-    result = simulate(loaded_wf, platform, loaded_schedule, network_model)
-    return result, workflow_makespan(result, workflow)
+    result = simulate(workflow, platform, schedule, network_model, views.occupancy)
+    return result, result.makespan

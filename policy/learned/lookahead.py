@@ -45,6 +45,7 @@ from policy.learned.rollout import Episode, reference_makespan, replayed_makespa
 from sim.errors import InputError
 from sim.fork import Rollout, continue_from
 from sim.model import Platform, Workflow, check_fits
+from sim.occupancy import Occupancy, OccupancyError
 from sim.schedule import ClusterView, NetworkModel, StaticSchedule
 
 MAX_TASKS = 400
@@ -301,8 +302,12 @@ class LookaheadPlanner(LearnedPlanner):
         super().__init__(network_model, checkpoint)
         self.k = k
 
-    def schedule(self, workflow: Workflow, platform: Platform) -> StaticSchedule:
+    def schedule(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> StaticSchedule:
         check_fits(workflow, platform)
+        if occupancy:  # its forked rollouts replay without the holds (sim.fork.Rollout)
+            raise OccupancyError(self.name, ["policy-lookahead plans on an idle cluster only"])
         if len(workflow.tasks) > MAX_TASKS:
             raise InputError(workflow.name, [
                 f"policy-lookahead plans at most {MAX_TASKS} tasks (this one has "

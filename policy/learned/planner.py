@@ -17,6 +17,7 @@ from policy.learned.model import PolicyNet, load_checkpoint
 from policy.learned.rollout import replayed_makespan
 from sim.errors import InputError
 from sim.model import Platform, Workflow, check_fits
+from sim.occupancy import Occupancy
 from sim.schedule import NetworkModel, StaticSchedule
 
 DEFAULT_CHECKPOINT = Path(__file__).with_name("checkpoints") / "policy.pt"
@@ -47,11 +48,14 @@ class LearnedPlanner(StaticScheduler):
         self.network_model: NetworkModel = network_model
         self.net = load_policy_net(checkpoint)
 
-    def schedule(self, workflow: Workflow, platform: Platform) -> StaticSchedule:
+    def schedule(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> StaticSchedule:
         from sim.engine import simulate
 
         check_fits(workflow, platform)
-        rollout = simulate(workflow, platform, LearnedPolicy(self.net), self.network_model)
+        policy = LearnedPolicy(self.net)
+        rollout = simulate(workflow, platform, policy, self.network_model, occupancy)
         realised = rollout.to_schedule()
         return StaticSchedule(realised.assignment, realised.order, self.name, rollout.makespan)
 
@@ -90,14 +94,18 @@ class SampledPlanner(LearnedPlanner):
         super().__init__(network_model, checkpoint)
         self.samples = samples
 
-    def schedule(self, workflow: Workflow, platform: Platform) -> StaticSchedule:
+    def schedule(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> StaticSchedule:
         from sim.engine import simulate
 
-        best = super().schedule(workflow, platform)
-        best_makespan = simulate(workflow, platform, best, self.network_model).makespan
+        best = super().schedule(workflow, platform, occupancy)
+        best_makespan = simulate(workflow, platform, best, self.network_model, occupancy).makespan
         for seed in range(self.samples):  # fixed seeds: the same plan every time
             policy = LearnedPolicy(self.net, mode="sample", seed=seed)
-            makespan, realised = replayed_makespan(workflow, platform, policy, self.network_model)
+            makespan, realised = replayed_makespan(
+                workflow, platform, policy, self.network_model, occupancy
+            )
             if makespan < best_makespan - 1e-9:
                 best_makespan = makespan
                 best = StaticSchedule(realised.assignment, realised.order, self.name, makespan)

@@ -19,6 +19,7 @@ from policy.learned.agent import LearnedPolicy, Mode, Trajectory
 from policy.learned.instances import InstanceSpec, materialize
 from policy.learned.model import NetConfig, PolicyNet
 from sim.model import Platform, Workflow
+from sim.occupancy import Occupancy
 from sim.schedule import DynamicScheduler, NetworkModel, StaticSchedule
 
 
@@ -57,7 +58,11 @@ def teacher_assignment(spec: InstanceSpec) -> dict[str, str]:
 
 
 def replayed_makespan(
-    workflow: Workflow, platform: Platform, policy: DynamicScheduler, network_model: NetworkModel
+    workflow: Workflow,
+    platform: Platform,
+    policy: DynamicScheduler,
+    network_model: NetworkModel,
+    occupancy: Occupancy | None = None,
 ) -> tuple[float, StaticSchedule]:
     """Makespan of the static plan ``policy``'s rollout realises, replayed as deployed.
 
@@ -66,8 +71,8 @@ def replayed_makespan(
     """
     from sim.engine import simulate
 
-    plan = simulate(workflow, platform, policy, network_model).to_schedule()
-    return simulate(workflow, platform, plan, network_model).makespan, plan
+    plan = simulate(workflow, platform, policy, network_model, occupancy).to_schedule()
+    return simulate(workflow, platform, plan, network_model, occupancy).makespan, plan
 
 
 def run_episode(

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from policy.base import StaticScheduler
 from sim.model import Platform, Workflow
+from sim.occupancy import Occupancy, OccupancyError
 from sim.schedule import StaticSchedule
 
 if TYPE_CHECKING:
@@ -138,7 +139,11 @@ class SagaPeer(StaticScheduler):
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", f"saga-{self.peer}")
 
-    def schedule(self, workflow: Workflow, platform: Platform) -> StaticSchedule:
+    def schedule(
+        self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
+    ) -> StaticSchedule:
+        if occupancy:
+            raise OccupancyError(self.name, ["SAGA's schedulers plan on an idle cluster only"])
         return from_saga(run_saga(self.peer, workflow, platform), workflow, self.name)
 
 

@@ -69,36 +69,34 @@ def test_user_estimates_are_planned_then_replayed_on_the_actuals(
     )
 
 
-def test_a_busy_cluster_holds_its_nodes_until_their_busy_until(
-    matrix: list[Instance],
-) -> None:
+def test_a_busy_cluster_is_planned_around_and_run_on(matrix: list[Instance]) -> None:
     instance = matrix[1]
+    load = BackgroundConfig(share=1.0)
     empty = run_instance(instance, RunSpec(CLASSICS, estimates="oracle", noise=0.0))
-    busy = run_instance(instance, RunSpec(CLASSICS, estimates="oracle", noise=0.0, busy_share=1.0))
+    busy = run_instance(instance, RunSpec(CLASSICS, estimates="oracle", noise=0.0, load=load))
     workflow = instance.workflow.build(instance.seed)
     platform = instance.platform.build(instance.seed)
     views = instance_views(
-        workflow, platform, instance.seed, "oracle", UncertaintyConfig().scaled(0.0), None,
-        BackgroundConfig(busy_share=1.0),
-    )  # fmt: skip
-    assert set(views.busy_until) == set(platform.node_names)
+        workflow, platform, instance.seed, "oracle", UncertaintyConfig().scaled(0.0), None, load
+    )
+    until = views.occupancy.busy_until()
+    assert set(until) == set(platform.node_names)
+    assert busy.load == views.occupancy.holds
     for record in busy.records:
-        result, makespan = replay(
-            plan(get_scheduler(record.scheduler), views, "fair"), views, "fair"
-        )
-        assert makespan == record.makespan < result.makespan + 1e-9
-        for r in result.tasks:
-            if r.task in workflow.task_by_id:
-                assert r.start >= views.busy_until[r.node] - 1e-6
+        schedule = plan(get_scheduler(record.scheduler), views, "fair")
+        result, makespan = replay(schedule, views, "fair")
+        assert makespan == record.makespan == result.makespan
+        assert schedule.planned_makespan == record.planned_makespan
+        assert all(r.start >= until[r.node] - 1e-6 for r in result.tasks)
     before = sum(r.makespan for r in empty.records)
     assert sum(r.makespan for r in busy.records) > before
 
 
 def test_bench_cli_checks_the_uncertainty_flags(tmp_path: Path, capsys) -> None:
     args = ["bench", "--recipes", "montage:60", "--schedulers", "heft", "--seeds", "1"]
-    assert main([*args, "--estimates", "psychic", "--busy-share", "2"]) == 2
+    assert main([*args, "--estimates", "psychic", "--load", "share=2,speed=1"]) == 2
     err = capsys.readouterr().err
-    assert "psychic" in err and "--busy-share" in err
+    assert "psychic" in err and "--load: share must be in [0, 1]" in err and "speed" in err
     assert main([*args, "--estimates", "kb", "--kb", str(tmp_path / "none")]) == 2
     assert "--kb DIR" in capsys.readouterr().err
 
@@ -111,11 +109,18 @@ def test_bench_cli_under_user_estimates_writes_the_settings(
     code = main([
         "bench", "--workflows", matrix[0].workflow.name, "--platforms", "hetero:4",
         "--schedulers", "heft,peft", "--seeds", "1", "--estimates", "user",
-        "--busy-share", "0.5", "--json", str(out),
+        "--load", "share=0.5,seed=2", "--json", str(out),
     ])  # fmt: skip
     assert code == 0
     document = json.loads(out.read_text())
     assert document["settings"]["estimates"] == "user"
-    assert document["run"]["busy_share"] == 0.5
-    direct = run_instance(matrix[0], RunSpec(("heft", "peft"), estimates="user", busy_share=0.5))
+    load = BackgroundConfig(share=0.5, seed=2)
+    assert document["run"]["load"] == document["settings"]["load"] == {
+        "share": 0.5, "horizon": 1.0, "seed": 2,
+    }  # fmt: skip
+    direct = run_instance(matrix[0], RunSpec(("heft", "peft"), estimates="user", load=load))
     assert [r["makespan"] for r in document["records"]] == [r.makespan for r in direct.records]
+    assert document["instances"][0]["load"] == [
+        {"node": h.node, "cores": h.cores, "until": h.until, "job": "background"}
+        for h in direct.load
+    ]

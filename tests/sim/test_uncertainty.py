@@ -5,16 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.background import (
-    BACKGROUND_PREFIX,
-    BackgroundConfig,
-    draw_background,
-    occupy,
-    workflow_makespan,
-)
+from sim.background import BackgroundConfig, draw_background, draw_occupancy, parse_load
 from sim.engine import simulate
 from sim.errors import InputError
 from sim.model import REFERENCE_SPEED, File, Node, Platform, Task, Workflow
+from sim.occupancy import Occupancy
 from sim.schedule import StaticSchedule
 from sim.uncertainty import (
     CategoryPrediction,
@@ -132,19 +127,18 @@ def test_estimate_error_is_zero_for_the_oracle_and_large_for_requests() -> None:
     assert user["mape"] > 1.0 and user["bias"] > 2.0  # requests of >= 1 min for 5-40 s tasks
 
 
-def test_background_load_delays_the_workflow_and_is_left_out_of_its_makespan() -> None:
+def test_background_load_delays_the_workflow_and_stays_out_of_its_records() -> None:
     wf, pf = _workflow(), _platform()
     schedule = StaticSchedule(
         {**{f"a{i}": f"n{i}" for i in range(4)}, **{f"b{i}": f"n{i}" for i in range(4)}},
         {f"n{i}": (f"a{i}", f"b{i}") for i in range(4)},
     )
     free = simulate(wf, pf, schedule, "ideal")
-    busy = {n: 500.0 for n in pf.node_names}
-    loaded_wf, loaded = occupy(wf, pf, schedule, busy)
-    result = simulate(loaded_wf, pf, loaded, "ideal")
-    own = [r for r in result.tasks if not r.task.startswith(BACKGROUND_PREFIX)]
-    assert min(r.start for r in own) >= 500.0 - 1e-6
-    assert workflow_makespan(result, wf) == pytest.approx(500.0 + free.makespan, rel=1e-6)
+    busy = Occupancy.whole_nodes(pf, {n: 500.0 for n in pf.node_names})
+    result = simulate(wf, pf, schedule, "ideal", busy)
+    assert {r.task for r in result.tasks} == {t.id for t in wf.tasks}
+    assert min(r.start for r in result.tasks) >= 500.0 - 1e-6
+    assert result.makespan == pytest.approx(500.0 + free.makespan, rel=1e-6)
 
 
 def test_draw_background_picks_a_share_of_nodes_within_the_horizon() -> None:
@@ -154,3 +148,23 @@ def test_draw_background_picks_a_share_of_nodes_within_the_horizon() -> None:
     span = 2.0 * wf.total_work / pf.total_capacity
     assert all(0 <= u <= span for u in busy.values())
     assert draw_background(wf, pf, BackgroundConfig(0.0), np.random.default_rng(0)) == {}
+
+
+def test_draw_occupancy_is_seeded_by_instance_and_load_seed() -> None:
+    wf, pf = _workflow(), _platform()
+    cfg = BackgroundConfig(0.5, 1.0, seed=0)
+    one = draw_occupancy(wf, pf, cfg, 7)
+    assert one == draw_occupancy(wf, pf, cfg, 7)
+    assert len(one.active()) == 2
+    assert all(h.cores == pf.node_by_name[h.node].cores for h in one.holds)
+    assert one != draw_occupancy(wf, pf, BackgroundConfig(0.5, 1.0, seed=1), 7)
+    assert not draw_occupancy(wf, pf, BackgroundConfig(share=0.0), 7)
+
+
+def test_parse_load_takes_every_parameter_and_reports_every_problem() -> None:
+    assert parse_load("") is None and parse_load("none") is None
+    assert parse_load("share=0.25") == BackgroundConfig(share=0.25)
+    assert parse_load("share=1,horizon=2,seed=3") == BackgroundConfig(1.0, 2.0, 3)
+    with pytest.raises(InputError) as caught:
+        parse_load("share=2,horizon=-1,speed=3,seed=x")
+    assert len(caught.value.problems) == 4

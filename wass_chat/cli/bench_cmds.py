@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from wass_chat.atomic_files import write_atomic
 from wass_chat.cli.output import console, emit
+
+if TYPE_CHECKING:
+    from sim.background import BackgroundConfig
 
 DEFAULT_RECIPES = "montage:60,genome:60,epigenomics:50"
 DEFAULT_SCHEDULERS = "heft,cpop,peft,minmin,maxmin,sjf,ljf,slurm,wass,random"
@@ -19,6 +23,11 @@ ESTIMATES_HELP = (
     "Plan on estimates, replay on realised values: user (walltime requests), mean (per-category"
     " means), kb (predicted from the knowledge base's realised executions, see --kb), oracle "
     "(the realised values). Default: the exact setting."
+)
+LOAD_HELP = (
+    "A seeded background load every scheduler plans around and runs on: share=S,horizon=H,"
+    "seed=K (defaults 0.5, 1.0, 0: half the nodes held whole from time 0 until a uniform time "
+    "in [0, H] lower bounds of the workflow's makespan). Default: an idle cluster."
 )
 
 
@@ -59,9 +68,7 @@ def bench(
     uncertainty_seed: int = typer.Option(
         0, "--uncertainty-seed", help="Seeds node-class slowdowns and request factors."
     ),
-    busy_share: float = typer.Option(
-        0.0, "--busy-share", help="Share of nodes busy at time 0 (seeded background load)."
-    ),
+    load: str = typer.Option("", "--load", help=LOAD_HELP),
     kb_dir: Path | None = typer.Option(
         None,
         "--kb",
@@ -92,10 +99,10 @@ def bench(
         recipes or DEFAULT_RECIPES * (not workflows)
     )
     instances = build_matrix(sources, parse_platforms(platforms), seeds)
-    _check_uncertainty(estimates, noise, busy_share, kb_dir)
+    background = _check_uncertainty(estimates, noise, load, kb_dir)
     spec = RunSpec(
         names, network_model, peer_names, estimates,  # type: ignore[arg-type]
-        noise, uncertainty_seed, busy_share,
+        noise, uncertainty_seed, background,
     )  # fmt: skip
     predictions = None
     if estimates == "kb":
@@ -133,7 +140,7 @@ def bench(
         "estimates": estimates,
         "noise": noise,
         "uncertainty_seed": uncertainty_seed,
-        "busy_share": busy_share,
+        "load": asdict(background) if background else None,
         "kb": str(kb_dir) if kb_dir else None,
     }
     document = bench_document(settings, spec, outcomes, summary, gaps)
@@ -157,10 +164,12 @@ def bench(
 
 
 def _check_uncertainty(
-    estimates: str, noise: float, busy_share: float, kb_dir: Path | None
-) -> None:
-    """Every problem with the uncertainty flags, as one BenchSpecError."""
+    estimates: str, noise: float, load: str, kb_dir: Path | None
+) -> BackgroundConfig | None:
+    """Every problem with the uncertainty and load flags, as one BenchSpecError; the load."""
     from policy.bench.matrix import BenchSpecError
+    from sim.background import parse_load
+    from sim.errors import InputError
     from sim.uncertainty import ESTIMATE_MODES
 
     problems = []
@@ -168,14 +177,18 @@ def _check_uncertainty(
         problems.append(f"--estimates {estimates!r} is not one of {', '.join(ESTIMATE_MODES)}")
     if not noise >= 0:
         problems.append(f"--noise must be >= 0, got {noise}")
-    if not 0 <= busy_share <= 1:
-        problems.append(f"--busy-share must be in [0, 1], got {busy_share}")
+    background = None
+    try:
+        background = parse_load(load)
+    except InputError as error:
+        problems += [f"--load: {p}" for p in error.problems]
     if estimates == "kb" and (kb_dir is None or not kb_dir.is_dir()):
         problems.append(
             "--estimates kb needs --kb DIR, a knowledge base filled by `wass-chat estimates seed`"
         )
     if problems:
         raise BenchSpecError("uncertainty", problems)
+    return background
 
 
 def _peer_names(peers: str) -> tuple[str, ...]:
