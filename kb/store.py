@@ -1,8 +1,8 @@
 """The knowledge base: Chroma vectors for retrieval, a SQLite sidecar for the full records.
 
-Layout under the kb directory: ``chroma/`` (Chroma's persistent client, or a Chroma server
-for a :class:`~kb.chroma_client.ChromaTarget` with ``mode="http"``) and ``cases.sqlite`` (the
-sidecar, see :mod:`kb.sidecar`).
+Layout under the kb directory: ``chroma/`` (Chroma's persistent client) and ``cases.sqlite``
+(the sidecar, see :mod:`kb.sidecar`); a :class:`~kb.chroma_client.ChromaTarget` with
+``mode="http"`` keeps both on a Chroma server instead (:mod:`kb.served_sidecar`).
 Chroma holds the cases and the decisions *per embedder*; each collection's metadata names the
 embedder and its checksum, so vectors from two embedders are never mixed. Cases are further
 split into one collection per platform family (:mod:`kb.shards`), so a query loads only the
@@ -33,6 +33,7 @@ from kb.embedders import embedder_by_name, registry_name
 from kb.embedding import Embedder, StructuralEmbedder
 from kb.records import CaseRecord
 from kb.retrieve import RetrievedCase, RetrievedDecision, rank_cases, rank_decisions, tie_cut
+from kb.served_sidecar import ServedSidecar
 from kb.shards import CaseShards, platform_family
 from kb.sidecar import ActiveEmbedder, Sidecar
 from sim.errors import InputError
@@ -73,7 +74,10 @@ class KnowledgeBase:
             Path(location) if isinstance(location, str) else location
         )
         self.directory = directory
-        self.sidecar = Sidecar(directory / "cases.sqlite")
+        served = isinstance(location, ChromaTarget) and location.mode == "http"
+        self.sidecar: Sidecar | ServedSidecar = (
+            ServedSidecar(self._client) if served else Sidecar(directory / "cases.sqlite")
+        )
         try:
             self.embedder: Embedder = embedder or self._recorded_embedder()
         except InputError:
