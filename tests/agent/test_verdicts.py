@@ -103,3 +103,45 @@ def test_a_comparison_names_the_winner_and_its_margin_first() -> None:
     assert text.startswith("`cpop` is the fastest on `montage-60` at 480.0 s; the next best")
     assert "20.0 s (4.0%) slower" in text
     assert verify_answer(text, facts).ok, verify_answer(text, facts).reason()
+
+
+PLAN = {
+    "case_id": "case-b",
+    "task_node": "gpu01",
+    "tasks_compared": 49,
+    "tasks_placed_differently": 19,
+    "task_local_input_bytes": 600,
+    "remote_input_bytes": 1_290_000_000_000,
+    "run_remote_input_bytes": 2_270_000_000_000,
+}
+
+
+def test_the_why_answer_says_where_the_best_case_put_the_task_and_what_stayed_local() -> None:
+    facts = with_verdict({**PLACEMENT, "best_case_plan": PLAN})
+    assert facts["verdict"]["best_case_local_input_pct"] == 60.0
+    first = render(facts).split("\n\n")[0]
+    assert "It put `merge_bams` on `gpu01` instead of `gpu02`" in first
+    assert "placed 19 of the 49 tasks on another node" in first
+    assert "600 B (60.0%) of the task's input was local on `gpu01`" in first
+    assert "against 25.0% on `gpu02` in this run" in first
+    assert "read 1.29 TB from other nodes' outputs, against 2.27 TB" in first
+    assert verify_answer(render(facts), facts).ok, verify_answer(render(facts), facts).reason()
+    # a number the facts do not hold would not pass
+    forged = render(facts).replace("19 of the 49", "17 of the 49")
+    assert not verify_answer(forged, facts).ok
+
+
+def test_the_same_node_and_a_missing_task_are_said_plainly() -> None:
+    same = {**PLAN, "task_node": "gpu02", "tasks_placed_differently": 0}
+    first = render(with_verdict({**PLACEMENT, "best_case_plan": same})).split("\n\n")[0]
+    assert "It put `merge_bams` there too and placed every task where this run did." in first
+    missing = {**PLAN, "task_node": None, "remote_input_bytes": 5, "run_remote_input_bytes": 5}
+    del missing["task_local_input_bytes"]
+    first = render(with_verdict({**PLACEMENT, "best_case_plan": missing})).split("\n\n")[0]
+    assert first.endswith("Its workflow has no task `merge_bams`.")
+
+
+def test_a_plan_of_another_case_than_the_best_is_not_described() -> None:
+    facts = with_verdict({**PLACEMENT, "best_case_plan": {**PLAN, "case_id": "case-a"}})
+    assert "best_case_local_input_pct" not in facts["verdict"]
+    assert "It put" not in render(facts)

@@ -17,6 +17,7 @@ from policy.registry import canonical_name
 from sim.errors import InputError
 from sim.model import Platform, Workflow
 from sim.schedule import NetworkModel
+from wass_chat.agent.case_plan import best_case, plan_difference
 from wass_chat.agent.counterfactual import RecordedRun, counterfactuals, locality
 from wass_chat.agent.sources import Sources, UnknownReference, demo_run_id
 from wass_chat.agent.whatif import WhatIf, compare, what_if
@@ -84,6 +85,10 @@ class Facts:
         }
         facts.update(counterfactuals(recorded, task, self.network_model))
         facts["cases"] = self._cases(recorded.workflow, recorded.platform, 5)
+        best = best_case(facts["cases"], recorded.workflow.name)
+        records = self.sources.knowledge_base.get_cases([best["case_id"]]) if best else {}
+        if best and best["case_id"] in records:  # what the best case did differently
+            facts["best_case_plan"] = plan_difference(recorded, task, records[best["case_id"]])
         return facts
 
     def similar_cases(

@@ -5,7 +5,8 @@ states (a percentage gain, which case, which node), so the model sees them and t
 (:mod:`wass_chat.agent.verify`) can check them like any other fact. :func:`verdict_sentences`
 turns them into words for the renderings (:mod:`wass_chat.agent.render`). A why-answer says what
 retrieval adds: the best similar case, how much better or worse it was, and what it did
-differently (its scheduler).
+differently (its scheduler, where it put the task, how many tasks it placed elsewhere, and how
+much of the task's input stayed local; :mod:`wass_chat.agent.case_plan`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from wass_chat.agent.case_plan import best_case
 from wass_chat.agent.safety import literal as lit
 from wass_chat.agent.units import percent, seconds, size
 
@@ -30,22 +32,28 @@ def with_verdict(facts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _best_case(f: Mapping[str, Any], baseline: float) -> dict[str, Any]:
-    """The fastest retrieved case (of the same workflow when there is one) against ``baseline``."""
-    cases = list(f.get("cases") or [])
-    if not cases or baseline <= 0:
+    """The fastest retrieved case (of the same workflow when there is one) against ``baseline``,
+    and what its plan did differently (``best_case_plan`` in the facts)."""
+    best = best_case(f.get("cases") or [], str(f.get("workflow")))
+    if best is None or baseline <= 0:
         return {}
-    same = [c for c in cases if c.get("workflow") == f.get("workflow")]
-    best = min(same or cases, key=lambda c: (c["makespan_s"], -c["similarity"]))
     gain = baseline - best["makespan_s"]
-    return {
+    verdict = {
         "best_case_id": best["case_id"],
         "best_case_scheduler": best["scheduler"],
         "best_case_workflow": best["workflow"],
         "best_case_makespan_s": best["makespan_s"],
-        "best_case_same_workflow": bool(same),
+        "best_case_same_workflow": best["workflow"] == f.get("workflow"),
         "best_case_gain_s": round(gain, 3),
         "best_case_gain_pct": round(100.0 * gain / baseline, 2),
     }
+    plan = f.get("best_case_plan") or {}
+    input_bytes = (f.get("locality") or {}).get("input_bytes") or 0
+    if plan.get("case_id") == best["case_id"] and "task_local_input_bytes" in plan and input_bytes:
+        verdict["best_case_local_input_pct"] = round(
+            100.0 * plan["task_local_input_bytes"] / input_bytes, 1
+        )
+    return verdict
 
 
 def _placement(f: Mapping[str, Any]) -> dict[str, Any]:
@@ -155,6 +163,10 @@ def _retrieval_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
     )
     what = "the same workflow" if v["best_case_same_workflow"] else lit(v["best_case_workflow"])
     mine = f"{f['baseline_makespan_s']:.1f} s"
+    return f"{_outcome_words(case, what, differently, mine, v)} {_plan_words(f, v)}".strip()
+
+
+def _outcome_words(case: str, what: str, differently: str, mine: str, v: Mapping[str, Any]) -> str:
     if v["best_case_gain_s"] > NEGLIGIBLE_S:
         return (
             f"Retrieval found a better plan: past case {case} ran {what} {differently} in "
@@ -168,6 +180,40 @@ def _retrieval_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
             f"{abs(v['best_case_gain_pct']):.1f}% slower than {mine}."
         )
     return f"The best retrieved case, {case} ({what}), matches this run's {mine}."
+
+
+def _plan_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
+    """What the best case's plan did differently: the task's node and input locality there, how
+    many tasks it placed elsewhere, and the bytes all tasks read from other nodes."""
+    plan = f.get("best_case_plan") or {}
+    if plan.get("case_id") != v.get("best_case_id"):
+        return ""
+    task, chosen, node = lit(f["task"]), lit(f["chosen_node"]), plan.get("task_node")
+    n, of = plan["tasks_placed_differently"], plan["tasks_compared"]
+    moved = (
+        f"placed {n} of the {of} tasks on another node than this run did"
+        if n
+        else "placed every task where this run did"
+    )
+    if node is None:
+        text = f"Its workflow has no task {task}."
+    else:
+        where = f"on {lit(node)} instead of {chosen}" if node != f["chosen_node"] else "there too"
+        text = f"It put {task} {where} and {moved}."
+        if "best_case_local_input_pct" in v:
+            text += (
+                f" {size(plan['task_local_input_bytes'])} "
+                f"({v['best_case_local_input_pct']:.1f}%) of the task's input was local on "
+                f"{lit(node)} in that case, against {v.get('local_input_pct', 0.0):.1f}% on "
+                f"{chosen} in this run."
+            )
+    remote, mine = plan["remote_input_bytes"], plan["run_remote_input_bytes"]
+    if remote != mine:
+        text += (
+            f" In all, its tasks read {size(remote)} from other nodes' outputs, against "
+            f"{size(mine)} in this run."
+        )
+    return text
 
 
 def _simulation_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:

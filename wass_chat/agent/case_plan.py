@@ -1,0 +1,76 @@
+"""What retrieval adds to a why-answer: the best similar case and what its plan did differently.
+
+A why-question about one task is answered with counterfactuals of *this* run; the knowledge base
+may hold a better plan for the same workflow. :func:`best_case` picks the case worth comparing
+with (the fastest of the same workflow when there is one), and :func:`plan_difference` compares
+its decisions with the run's: where it put the task, how many tasks it placed differently, and
+how much of the task's input (and of all tasks' inputs) stayed on the node that read it. The
+difference is computed from the case record's placements (:class:`kb.records.CaseRecord`), so the
+verdict that states it (:mod:`wass_chat.agent.verdicts`) is checked like any other fact.
+
+Pure functions; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kb.records import CaseRecord
+from wass_chat.agent.counterfactual import RecordedRun, locality
+
+
+def best_case(cases: Sequence[Mapping[str, Any]], workflow: str) -> Mapping[str, Any] | None:
+    """The fastest retrieved case of ``workflow`` (of any workflow when none is), the most
+    similar on ties; ``None`` when nothing was retrieved."""
+    if not cases:
+        return None
+    same = [c for c in cases if c.get("workflow") == workflow]
+    return min(same or cases, key=lambda c: (c["makespan_s"], -c["similarity"]))
+
+
+def case_run(case: CaseRecord) -> RecordedRun:
+    """A case record as a run: its placements and start times, for the same locality sums."""
+    return RecordedRun(
+        run_id=case.case_id,
+        workflow=case.workflow,
+        platform=case.platform,
+        scheduler=case.scheduler,
+        placements=case.placements,
+        start_times={task: times[1] for task, times in case.timeline.items()},
+        makespan=case.metrics.makespan,
+        source=case.source,
+    )
+
+
+def remote_input_bytes(run: RecordedRun) -> int:
+    """Bytes every task read from another node's outputs (not local, not the shared filesystem)."""
+    total = 0
+    for task in run.workflow.task_by_id:
+        loc = locality(run, task)
+        total += loc["input_bytes"] - loc["shared_fs_input_bytes"] - loc["local_on_chosen_bytes"]
+    return total
+
+
+def plan_difference(run: RecordedRun, task: str, case: CaseRecord) -> dict[str, Any]:
+    """How ``case`` placed things differently from ``run``, for ``task`` and over the whole plan.
+
+    ``task_node`` is where the case put ``task`` (``None`` when its workflow has no such task);
+    ``tasks_compared`` counts the tasks both placed, ``tasks_placed_differently`` those of them
+    on a node of another name. Locality is measured the same way for both plans
+    (:func:`~wass_chat.agent.counterfactual.locality`): the task's input bytes already on the
+    node it ran on, and all tasks' input bytes read from another node.
+    """
+    other = case_run(case)
+    common = [t for t in run.placements if t in case.placements]
+    facts: dict[str, Any] = {
+        "case_id": case.case_id,
+        "task_node": case.placements.get(task),
+        "tasks_compared": len(common),
+        "tasks_placed_differently": sum(run.placements[t] != case.placements[t] for t in common),
+        "remote_input_bytes": remote_input_bytes(other),
+        "run_remote_input_bytes": remote_input_bytes(run),
+    }
+    if facts["task_node"] is not None and task in case.workflow.task_by_id:
+        facts["task_local_input_bytes"] = locality(other, task)["local_on_chosen_bytes"]
+    return facts
