@@ -23,6 +23,13 @@ def eval_router(
         None, "--model", help="Score a GGUF model's tool calls instead: a .gguf path or smollm2."
     ),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
+    threads: int = typer.Option(1, "--threads", min=1, help="llama.cpp threads (--model)."),
+    no_prefix_reuse: bool = typer.Option(
+        False, "--no-prefix-reuse", help="Re-evaluate the tools prompt for every question."
+    ),
+    full_replies: bool = typer.Option(
+        False, "--full-replies", help="Generate whole replies, even once they are prose."
+    ),
 ) -> None:
     """Intent accuracy, intent + all-slots accuracy and side-effecting misroutes of the router
     (or, with ``--model``, of a local model's tool calls on the same questions)."""
@@ -34,17 +41,27 @@ def eval_router(
     if model is not None:
         from pathlib import Path
 
-        from wass_chat.agent.model_eval import evaluate_model, smollm2_gguf
+        from wass_chat.agent.model_eval import (
+            ModelRunConfig,
+            evaluate_model,
+            format_model_report,
+            smollm2_gguf,
+        )
 
         gguf = smollm2_gguf() if model == "smollm2" else Path(model)
         if gguf is None or not gguf.is_file():
             raise InputError(model, ["no such GGUF file (smollm2 needs: pip install -e '.[llm]')"])
-        report = evaluate_model(gguf, split, limit)
+        config = ModelRunConfig(
+            threads=threads, reuse_prefix=not no_prefix_reuse, stop_at_prose=not full_replies
+        )
+        model_report = evaluate_model(gguf, split, limit, config)
+        report, text = model_report, format_model_report(model_report)
     else:
         report = evaluate(split, limit)
+        text = format_report(report)
 
     def show(data: object) -> None:
-        console.print(format_report(report), markup=False, highlight=False)
+        console.print(text, markup=False, highlight=False)
         for error in report.errors if errors else []:
             console.print(f"- {error}", markup=False, highlight=False)
 
