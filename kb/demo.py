@@ -3,13 +3,23 @@
 The agent and the TUI retrieve from it offline: the shipped demo workflows under every
 registered scheduler, plus small synthetic shapes under the schedulers the paper compares, all
 on the demo platform. Simulating them takes about a minute on two cores (the search-based
-learned schedulers dominate), so the finished cases ship in the package (``demo-cases.npz``,
-written by ``scripts/make-demo-kb``) and a fresh data home only loads them. Anything the asset
-lacks (a scheduler added since it was written) is still seeded, resumably like any seed.
+learned schedulers dominate), so the finished cases ship in the package twice, both written by
+``scripts/make-demo-kb`` and kept equal by tests:
+
+* ``demo-cases.npz``, the portable source: encoded bodies and embeddings as plain arrays.
+  :func:`ensure_demo_kb` loads it into any knowledge base (about 3 s: Chroma's import and
+  inserts), and seeds whatever it lacks (a scheduler added since it was written);
+* ``demo-kb.tar.gz``, the same cases as a finished on-disk store (Chroma's files and the
+  sidecar). :func:`install_demo_store` unpacks it in milliseconds: it is how a fresh data home
+  gets its knowledge base before the first answer (under 5 s, issue 20).
 """
 
 from __future__ import annotations
 
+import gzip
+import sqlite3
+import tarfile
+import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -34,6 +44,7 @@ DEMO_SHAPE_SIZES = (10, 20, 30)
 DEMO_SEEDS = 3
 DEMO_SHAPE_SCHEDULERS = ("heft", "wass", "slurm", "random")
 DEMO_ASSET = "demo-cases.npz"
+DEMO_STORE = "demo-kb.tar.gz"
 DEMO_SEED_CONFIG = SeedConfig(count=0, jobs=1, platforms=("demo",))
 """How the demo cases are simulated (the asset holds exactly these)."""
 
@@ -62,6 +73,57 @@ def demo_jobs() -> list[SeedJob]:
 
 def demo_asset_path() -> Path:
     return Path(str(resources.files("kb").joinpath(DEMO_ASSET)))
+
+
+def demo_store_path() -> Path:
+    return Path(str(resources.files("kb").joinpath(DEMO_STORE)))
+
+
+def write_demo_store(path: Path, asset: Path | None = None) -> int:
+    """Load the demo asset into a fresh knowledge base and pack its directory as ``path`` (a
+    gzipped tar with fixed owners and times, so equal stores pack alike); returns the cases."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "kb"
+        kb = KnowledgeBase(store)
+        try:
+            count = load_demo_asset(kb, asset)
+        finally:
+            kb.close()
+
+        def normalised(info: tarfile.TarInfo) -> tarfile.TarInfo:
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mtime = 0
+            return info
+
+        with gzip.GzipFile(path, "wb", mtime=0) as raw, tarfile.open(fileobj=raw, mode="w") as tar:
+            for member in sorted(store.rglob("*")):
+                tar.add(member, arcname=str(member.relative_to(store)), recursive=False,
+                        filter=normalised)  # fmt: skip
+    return count
+
+
+def stored_case_ids(store: Path | None = None) -> set[str]:
+    """The case ids in the shipped demo store's sidecar (unpacked into a scratch directory)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        install_demo_store(Path(tmp) / "kb", store)
+        db = sqlite3.connect(Path(tmp) / "kb" / "cases.sqlite")
+        try:
+            return {case_id for (case_id,) in db.execute("SELECT id FROM cases")}
+        finally:
+            db.close()
+
+
+def install_demo_store(target: Path, store: Path | None = None) -> None:
+    """Unpack the shipped demo store into the directory ``target`` (which must not exist).
+
+    Raises :class:`OSError`, :class:`EOFError` or :class:`tarfile.TarError` if the archive is
+    missing, cut short or broken;
+    the caller unpacks into a scratch directory and renames it, so a failure leaves nothing.
+    """
+    target.mkdir(parents=True)
+    with tarfile.open(store or demo_store_path(), "r:gz") as tar:
+        tar.extractall(target, filter="data")
 
 
 def write_demo_asset(path: Path) -> int:

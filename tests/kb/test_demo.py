@@ -16,7 +16,9 @@ from kb.demo import (
     DEMO_SEED_CONFIG,
     demo_jobs,
     ensure_demo_kb,
+    install_demo_store,
     read_demo_asset,
+    stored_case_ids,
 )
 from kb.embedding import StructuralEmbedder
 from kb.seed import SeedJob, job_case_ids, run_job
@@ -86,3 +88,20 @@ def test_a_fresh_home_loads_the_asset_and_seeds_only_what_it_lacks(
     )
     store.close()
     assert ensure_demo_kb(tmp_path / "kb").added == 0
+
+
+def test_the_ready_store_holds_exactly_the_assets_cases_and_answers(
+    tmp_path: Path, shipped: dict[str, tuple[bytes, np.ndarray]]
+) -> None:
+    assert stored_case_ids() == set(shipped), "stale: run scripts/make-demo-kb"
+    install_demo_store(tmp_path / "kb")
+    store = KnowledgeBase(tmp_path / "kb")
+    try:
+        assert store.count() == len(shipped)
+        case_id, (body, _) = next(iter(shipped.items()))
+        case = case_from_bytes(body)
+        hits = store.query(case.workflow, case.platform, k=len(shipped))
+        same = [h.case_id for h in hits if h.similarity == hits[0].similarity]
+        assert case_id in same  # its own workflow and platform are the nearest there are
+    finally:
+        store.close()

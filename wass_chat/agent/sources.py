@@ -150,10 +150,8 @@ class Sources:
     def knowledge_base(self) -> Any:
         """The knowledge base under WASS_HOME, opened once and shared by every worker thread.
 
-        An empty one is first built from the demo's cases (:func:`kb.demo.ensure_demo_kb`, in a
-        child process, see :mod:`wass_chat.agent.kb_build`): the answer waiting for it shows
-        progress, and cancelling the answer stops the build and leaves nothing behind.
-        """
+        An empty one is first filled with the shipped demo store (unpacked all or nothing, in
+        milliseconds, see :mod:`wass_chat.agent.kb_build`)."""
         work = current_work()
         while not self._kb_lock.acquire(timeout=0.2):  # another thread opens or builds it
             work.check()
