@@ -11,8 +11,8 @@ tasks), ``shard-KKKKK.sqlite`` for each finished task K and, while task K runs,
 chunk, then closes, fsyncs and renames it: a task killed at any instant leaves at most a
 ``.partial`` file, which the merge never reads and a rerun of the task deletes first.
 
-A shard carries each case's sidecar row, its Chroma metadata and its v0 embedding, so merging
-into a v0 store inserts rows and vectors without decoding a record (a store with another
+A shard carries each case's and decision's sidecar row, Chroma metadata and v0 embedding, so
+merging into a v0 store inserts rows and vectors without decoding a record (a store with another
 embedder decodes and re-embeds). The merge skips case ids already stored, and case ids are
 fixed by the plan, so merging twice, or merging a re-run task's shard, adds nothing twice.
 """
@@ -36,7 +36,7 @@ from kb.codec import case_from_bytes, decision_from_bytes, decision_to_bytes
 from kb.embedding import StructuralEmbedder
 from kb.seed import SeedConfig, SeededJob, SeedJob, plan_seed, seeded_chunks
 from kb.sidecar import CASE_COLUMNS, case_row
-from kb.store import MAX_BATCH, KnowledgeBase, case_metadata
+from kb.store import MAX_BATCH, KnowledgeBase, case_metadata, decision_metadata
 from sim.errors import InputError
 
 PLAN_FILE = "plan.json"
@@ -47,7 +47,10 @@ CREATE TABLE cases (
     id TEXT PRIMARY KEY, columns TEXT NOT NULL, body BLOB NOT NULL, metadata TEXT NOT NULL,
     embedding BLOB NOT NULL
 );
-CREATE TABLE decisions (id TEXT PRIMARY KEY, case_id TEXT NOT NULL, body BLOB NOT NULL);
+CREATE TABLE decisions (
+    id TEXT PRIMARY KEY, case_id TEXT NOT NULL, body BLOB NOT NULL, metadata TEXT NOT NULL,
+    embedding BLOB NOT NULL
+);
 """
 
 
@@ -129,7 +132,7 @@ class ShardWriter:
             leftover.unlink(missing_ok=True)  # a killed earlier run of this task
         self._db = sqlite3.connect(self.partial)
         self._db.executescript(_SCHEMA)
-        embedder = StructuralEmbedder()
+        self._embedder = embedder = StructuralEmbedder()
         meta = {
             "plan": plan.digest, "task": str(task), "pid": str(os.getpid()),
             "embedder": embedder.name, "checksum": embedder.checksum,
@@ -147,10 +150,15 @@ class ShardWriter:
                 rows.append((case.case_id, json.dumps(columns), body,
                              json.dumps(case_metadata(case)),
                              np.asarray(vector, dtype=np.float32).tobytes()))  # fmt: skip
-            decisions += [(d.decision_id, d.case_id, decision_to_bytes(d)) for d in job.decisions]
+            vectors = self._embedder.embed_decisions([d.state for d in job.decisions])
+            decisions += [
+                (d.decision_id, d.case_id, decision_to_bytes(d),
+                 json.dumps(decision_metadata(d)), np.asarray(v, dtype=np.float32).tobytes())
+                for d, v in zip(job.decisions, vectors, strict=True)
+            ]  # fmt: skip
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO cases VALUES (?,?,?,?,?)", rows)
-            self._db.executemany("INSERT OR REPLACE INTO decisions VALUES (?,?,?)", decisions)
+            self._db.executemany("INSERT OR REPLACE INTO decisions VALUES (?,?,?,?,?)", decisions)
         return len(rows)
 
     def finish(self) -> Path:
@@ -191,6 +199,8 @@ class MergeReport:
     cases_in_shards: int = 0
     added: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    """This process's CPU time (the merge runs in one process)."""
     missing_tasks: list[int] = field(default_factory=list)
     """Tasks without a finished shard (failed, killed, or still running)."""
 
@@ -201,7 +211,7 @@ def merge_shards(
     """Add every finished shard of ``directory`` to ``kb``, skipping cases already stored."""
     plan = read_plan(directory)
     report = MergeReport(tasks=plan.tasks)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for task in range(plan.tasks):
         path = shard_path(directory, task)
         if not path.exists():
@@ -224,6 +234,7 @@ def merge_shards(
             db.close()
         report.shards += 1
     report.seconds = time.perf_counter() - started
+    report.cpu_seconds = time.process_time() - cpu
     return report
 
 
@@ -250,8 +261,22 @@ def _merge_batch(
     elif fresh:
         kb.add_cases([case_from_bytes(r[2]) for r in fresh], bodies=[r[2] for r in fresh])
     marks = ",".join("?" * len(ids))
-    decisions = shard.execute(f"SELECT body FROM decisions WHERE case_id IN ({marks})", ids)
-    kb.add_decisions([decision_from_bytes(b) for (b,) in decisions])
+    query = (
+        f"SELECT id, case_id, body, metadata, embedding FROM decisions WHERE case_id IN ({marks})"
+    )
+    decisions = shard.execute(query, ids).fetchall()
+    if fast:
+        stored = kb.sidecar.existing((d[0] for d in decisions), "decisions")
+        new = [d for d in decisions if d[0] not in stored]
+        if new:
+            kb.sidecar.insert_decision_rows([(d[0], d[1], d[2]) for d in new])
+            kb.decisions.add(
+                ids=[d[0] for d in new],
+                embeddings=np.stack([np.frombuffer(d[4], dtype=np.float32) for d in new]),
+                metadatas=[json.loads(d[3]) for d in new],
+            )
+    else:
+        kb.add_decisions([decision_from_bytes(d[2]) for d in decisions])
     kb.sidecar.mark_chroma_synced(kb.cases.name)
     return len(fresh)
 

@@ -116,14 +116,20 @@ class ServedSidecar:
             )
 
     def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
+        self.insert_decision_rows(
+            [(d.decision_id, d.case_id, decision_to_bytes(d)) for d in decisions]
+        )
+
+    def insert_decision_rows(self, rows: Sequence[tuple[str, str, bytes]]) -> None:
+        """Insert or replace ``(id, case_id, encoded body)`` rows."""
         self._mark_pending()
-        for start in range(0, len(decisions), PAGE):
-            batch = decisions[start : start + PAGE]
-            ids = [d.decision_id for d in batch]
+        for start in range(0, len(rows), PAGE):
+            batch = rows[start : start + PAGE]
+            ids = [r[0] for r in batch]
             self._tables["decisions"].upsert(
                 ids=ids,
-                documents=[_encode(decision_to_bytes(d)) for d in batch],
-                metadatas=[{"case_id": d.case_id} for d in batch],
+                documents=[_encode(r[2]) for r in batch],
+                metadatas=[{"case_id": r[1]} for r in batch],
                 embeddings=_placeholder(ids),
             )
 

@@ -201,9 +201,14 @@ class Sidecar:
             self._db.execute(_MARK_PENDING)
             self._db.executemany(_INSERT_CASE, rows)
 
-    @_serialised
     def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
-        rows = [(d.decision_id, d.case_id, decision_to_bytes(d)) for d in decisions]
+        self.insert_decision_rows(
+            [(d.decision_id, d.case_id, decision_to_bytes(d)) for d in decisions]
+        )
+
+    @_serialised
+    def insert_decision_rows(self, rows: Sequence[tuple[str, str, bytes]]) -> None:
+        """Insert or replace ``(id, case_id, encoded body)`` rows in one transaction."""
         with self._db:
             self._db.execute(_MARK_PENDING)
             self._db.executemany("INSERT OR REPLACE INTO decisions VALUES (?,?,?)", rows)

@@ -211,10 +211,7 @@ class KnowledgeBase:
         self.decisions.add(
             ids=[d.decision_id for d in decisions],
             embeddings=self.embedder.embed_decisions([d.state for d in decisions]),
-            metadatas=[
-                {"scheduler": d.scheduler, "action": d.action, "case_id": d.case_id}
-                for d in decisions
-            ],
+            metadatas=[decision_metadata(d) for d in decisions],
         )
 
     def update_case(self, case: CaseRecord) -> None:
@@ -380,3 +377,9 @@ def case_metadata(case: CaseRecord) -> dict[str, str | int | float]:
         "weight": case.weight,
         "family": platform_family(case.platform),
     }
+
+
+def decision_metadata(decision: DecisionRecord) -> dict[str, str | int | float]:
+    """What Chroma keeps next to a decision vector."""
+    d = decision
+    return {"scheduler": d.scheduler, "action": d.action, "case_id": d.case_id}

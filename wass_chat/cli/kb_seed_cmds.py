@@ -52,7 +52,7 @@ def seed_command(
         help="Shards and logs, on a filesystem the nodes share (default:"
         " WASS_HOME/kb-arrays/<plan digest>).",
     ),
-    memory_mb: int = typer.Option(1500, "--slurm-mem", help="MB per array task."),
+    memory_mb: int = typer.Option(1000, "--slurm-mem", help="MB per array task."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Submit the array and return."),
     kb_dir: Path | None = KB_DIR,
     as_json: bool = JSON,
@@ -134,11 +134,20 @@ def seed_on_slurm(
     with err_console.status("waiting for the array") as status:
         final = seed_array.wait(commands, directory, lambda p: status.update(p.line()))
     err_console.print(final.line())
-    merge_into(kb_dir, directory, as_json, final.failed)
+    usage = seed_array.settled_usage(commands, directory, final.done)
+    cpu = {
+        "task_cpu_seconds": round(sum(c for _, c in usage.values()), 1),
+        "task_elapsed_max_seconds": max((e for e, _ in usage.values()), default=0.0),
+    }
+    merge_into(kb_dir, directory, as_json, final.failed, cpu)
 
 
 def merge_into(
-    kb_dir: Path | None, directory: Path, as_json: bool, failed: dict[int, str] | None = None
+    kb_dir: Path | None,
+    directory: Path,
+    as_json: bool,
+    failed: dict[int, str] | None = None,
+    usage: dict[str, float] | None = None,
 ) -> None:
     """Merge the finished shards of ``directory`` and report; exit 1 when tasks lack a shard."""
     from kb.seed_shards import merge_shards
@@ -153,8 +162,9 @@ def merge_into(
     data: dict[str, Any] = {
         "directory": str(directory), "tasks": report.tasks, "shards": report.shards,
         "cases_in_shards": report.cases_in_shards, "added": report.added, "stored": stored,
-        "merge_seconds": round(report.seconds, 2), "missing_tasks": report.missing_tasks,
-        "failed": {str(t): s for t, s in (failed or {}).items()},
+        "merge_seconds": round(report.seconds, 2),
+        "merge_cpu_seconds": round(report.cpu_seconds, 2), "missing_tasks": report.missing_tasks,
+        "failed": {str(t): s for t, s in (failed or {}).items()}, **(usage or {}),
     }  # fmt: skip
 
     def render(d: dict[str, Any]) -> None:
@@ -162,6 +172,11 @@ def merge_into(
             f"merged {d['shards']}/{d['tasks']} shards: {d['added']} cases added of"
             f" {d['cases_in_shards']} ({d['merge_seconds']} s); {d['stored']} stored"
         )
+        if "task_cpu_seconds" in d:
+            console.print(
+                f"array tasks: {d['task_cpu_seconds']} s of CPU in all (sacct TotalCPU), the"
+                f" longest {d['task_elapsed_max_seconds']} s"
+            )
         if d["missing_tasks"]:
             console.print(
                 f"tasks without a shard: {d['missing_tasks']} {d['failed'] or ''}: run the same"
