@@ -8,7 +8,9 @@ the nodes, each held whole (every core) from 0 until a seeded time. It becomes a
 Busy-until times are drawn relative to the instance's own ideal length (:func:`ideal_length`),
 so the load matters equally for small and large workflows. The defaults (``share`` 0.5,
 ``horizon`` 1.0, ``seed`` 0) are assumptions, not trace figures. ``wass-chat bench --load``
-takes them as ``share=S,horizon=H,seed=K`` (:func:`parse_load`).
+takes them as ``share=S,horizon=H,seed=K,seen=1`` (:func:`parse_load`); ``seen=0`` hides the
+load from the planners (they plan for an idle machine, the run is still busy): the baseline
+that shows what seeing it is worth.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class BackgroundConfig:
     """Busy-until times are uniform in ``[0, horizon]`` ideal lengths of the workflow."""
     seed: int = 0
     """Mixed with each instance's seed: another seed, another load on the same instances."""
+    seen: bool = True
+    """Whether planners are told the load (False: they plan as if the cluster were idle)."""
 
     @property
     def idle(self) -> bool:
@@ -42,7 +46,8 @@ class BackgroundConfig:
 
 
 def parse_load(text: str) -> BackgroundConfig | None:
-    """``share=S,horizon=H,seed=K`` (any subset; the rest default) or ``none``/empty: no load.
+    """``share=S,horizon=H,seed=K,seen=0|1`` (any subset; the rest default) or ``none``/empty:
+    no load.
 
     Raises :class:`InputError` listing every problem: unknown keys, bad numbers, values out
     of range (``share`` in [0, 1], ``horizon`` >= 0).
@@ -51,12 +56,17 @@ def parse_load(text: str) -> BackgroundConfig | None:
     if text.lower() in ("", "none"):
         return None
     known = {f.name: f.type for f in fields(BackgroundConfig)}
-    values: dict[str, float | int] = {}
+    values: dict[str, float | int | bool] = {}
     problems = []
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, sep, raw = (s.strip() for s in item.partition("="))
         if not sep or key not in known:
             problems.append(f"{item!r} is not one of {', '.join(f'{k}=...' for k in known)}")
+            continue
+        if key == "seen":
+            if raw not in ("0", "1"):
+                problems.append(f"seen={raw!r} is not 0 or 1")
+            values[key] = raw != "0"
             continue
         try:
             values[key] = int(raw) if key == "seed" else float(raw)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from policy.base import Scheduler, StaticScheduler
 from policy.bench.matrix import Instance, content_digest
@@ -24,7 +24,7 @@ from policy.bench.uncertain import instance_views, plan, replay
 from policy.registry import get_scheduler
 from sim.background import BackgroundConfig
 from sim.engine import simulate
-from sim.occupancy import Hold
+from sim.occupancy import NO_OCCUPANCY, Hold
 from sim.schedule import NetworkModel
 from sim.uncertainty import RuntimePredictions, UncertaintyConfig
 
@@ -114,9 +114,11 @@ def run_instance(
             predictions, spec.load,
         )  # fmt: skip
         workflow, platform = views.actual
-    # A dynamic scheduler told the actual values runs online, as today (busy or not).
-    run_directly = views is None or spec.estimates in ("", "oracle")
+    # A dynamic scheduler told the actual values (and the load, if any) runs online, as today.
+    seen = spec.load is None or spec.load.seen
+    run_directly = views is None or (spec.estimates in ("", "oracle") and seen)
     occupancy = views.occupancy if views is not None else None
+    planning_views = views if views is None or seen else replace(views, occupancy=NO_OCCUPANCY)
     bound = critical_path_lower_bound(workflow, platform)
     serial = sequential_time(workflow, platform)
     records, seconds = [], {}
@@ -124,7 +126,8 @@ def run_instance(
         began = time.perf_counter()
         planned = None
         if views is not None and (isinstance(scheduler, StaticScheduler) or not run_directly):
-            schedule = plan(scheduler, views, spec.network_model)
+            assert planning_views is not None
+            schedule = plan(scheduler, planning_views, spec.network_model)
             planned = schedule.planned_makespan
             result, makespan = replay(schedule, views, spec.network_model)
         elif isinstance(scheduler, StaticScheduler):

@@ -92,6 +92,27 @@ def test_a_busy_cluster_is_planned_around_and_run_on(matrix: list[Instance]) -> 
     assert sum(r.makespan for r in busy.records) > before
 
 
+def test_a_hidden_load_is_planned_for_an_idle_machine_and_run_busy(
+    matrix: list[Instance],
+) -> None:
+    instance = matrix[0]
+    seen = BackgroundConfig(share=1.0, horizon=4.0)
+    hidden = BackgroundConfig(share=1.0, horizon=4.0, seen=False)
+    idle = run_instance(instance, RunSpec(CLASSICS, estimates="oracle", noise=0.0))
+    shown = run_instance(instance, RunSpec(CLASSICS, estimates="oracle", noise=0.0, load=seen))
+    blind = run_instance(instance, RunSpec(CLASSICS, estimates="oracle", noise=0.0, load=hidden))
+    assert blind.load == shown.load != ()
+    for i, b, s in zip(idle.records, blind.records, shown.records, strict=True):
+        assert b.planned_makespan == i.planned_makespan  # planned as if idle
+        assert s.planned_makespan is not None and i.planned_makespan is not None
+        assert s.planned_makespan >= i.planned_makespan  # planned around the load
+        assert b.makespan >= i.makespan
+    assert sum(r.makespan for r in blind.records) > sum(r.makespan for r in idle.records)
+    assert sum(r.planned_makespan or 0 for r in shown.records) > sum(
+        r.planned_makespan or 0 for r in idle.records
+    )
+
+
 def test_bench_cli_checks_the_uncertainty_flags(tmp_path: Path, capsys) -> None:
     args = ["bench", "--recipes", "montage:60", "--schedulers", "heft", "--seeds", "1"]
     assert main([*args, "--estimates", "psychic", "--load", "share=2,speed=1"]) == 2

@@ -165,6 +165,7 @@ def test_parse_load_takes_every_parameter_and_reports_every_problem() -> None:
     assert parse_load("") is None and parse_load("none") is None
     assert parse_load("share=0.25") == BackgroundConfig(share=0.25)
     assert parse_load("share=1,horizon=2,seed=3") == BackgroundConfig(1.0, 2.0, 3)
+    assert parse_load("seen=0") == BackgroundConfig(seen=False)
     with pytest.raises(InputError) as caught:
-        parse_load("share=2,horizon=-1,speed=3,seed=x")
-    assert len(caught.value.problems) == 4
+        parse_load("share=2,horizon=-1,speed=3,seed=x,seen=maybe")
+    assert len(caught.value.problems) == 5

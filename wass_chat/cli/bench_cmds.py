@@ -26,8 +26,9 @@ ESTIMATES_HELP = (
 )
 LOAD_HELP = (
     "A seeded background load every scheduler plans around and runs on: share=S,horizon=H,"
-    "seed=K (defaults 0.5, 1.0, 0: half the nodes held whole from time 0 until a uniform time "
-    "in [0, H] lower bounds of the workflow's makespan). Default: an idle cluster."
+    "seed=K,seen=1 (defaults 0.5, 1.0, 0, 1: half the nodes held whole from time 0 until a "
+    "uniform time in [0, H] lower bounds of the workflow's makespan; seen=0 hides it from the "
+    "planners). Default: an idle cluster."
 )
 
 
