@@ -67,8 +67,10 @@ def submit(
 ) -> None:
     """Plan WORKFLOW with a scheduler and submit one Slurm job per task."""
     from sim.demo import resolve_workflow
+    from sim.occupancy import NO_OCCUPANCY
     from wass_chat.runlog import new_run_id
     from wass_chat.slurm.commands import SlurmCommands
+    from wass_chat.slurm.occupancy import cluster_occupancy
     from wass_chat.slurm.runs import submit_plan
     from wass_chat.slurm.submission import plan_submission
 
@@ -78,10 +80,12 @@ def submit(
     wf = resolve_workflow(workflow)
     commands = SlurmCommands()
     pf = _platform(platform, cfg.slurm_partition)
+    live = platform == "from-slurm"
+    occupancy = cluster_occupancy(commands, pf) if live else NO_OCCUPANCY
     run_id = new_run_id()
     plan = plan_submission(
         wf, pf, scheduler, run_id, cfg.runs_dir / run_id, scale=scale, pin=not via_plugin,
-        partition=cfg.slurm_partition, network_model=cfg.network_model,
+        partition=cfg.slurm_partition, network_model=cfg.network_model, occupancy=occupancy,
     )  # fmt: skip
     summary = {
         "run_id": run_id, "workflow": wf.name, "scheduler": plan.scheduler,
@@ -89,6 +93,9 @@ def submit(
         "jobs": [{"task": j.task, "node": j.node, "argv": ["sbatch", "--parsable", *j.argv()]}
                  for j in plan.jobs],
     }  # fmt: skip
+    if live:  # the plan starts from what running jobs hold (demo and file platforms: idle)
+        summary["cluster"] = occupancy.summary(pf)
+        summary["occupancy"] = occupancy.to_dict()["holds"]
     if dry_run:
         emit(summary, as_json, _render_argv)
         return
@@ -108,6 +115,8 @@ def _render_argv(summary: dict[str, Any]) -> None:
 
     console.print(f"# run {summary['run_id']}: {summary['scheduler']} on {summary['platform']}, "
                   f"planned makespan {summary['planned_makespan']:.1f} s")  # fmt: skip
+    if "cluster" in summary:
+        console.print(f"# {summary['cluster']}")
     for job in summary["jobs"]:
         typer.echo(shlex.join(job["argv"]))
 
@@ -122,6 +131,8 @@ def _render_plan(summary: dict[str, Any]) -> None:
         table.add_row(job["task"], job["node"])
     console.print(table)
     console.print(f"planned makespan {summary['planned_makespan']:.1f} s")
+    if "cluster" in summary:
+        console.print(f"planned from now: {summary['cluster']}")
 
 
 def status(run: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:

@@ -1,7 +1,8 @@
 """From a workflow and a scheduler to sbatch argument lists, one job per task.
 
-:func:`plan_submission` runs the scheduler on the cluster's platform through the simulator
-(the plan's start and end times are its prediction), then describes each task as a
+:func:`plan_submission` runs the scheduler on the cluster's platform through the simulator,
+starting from what running jobs hold when given their occupancy (:mod:`wass_chat.slurm.occupancy`;
+the plan's start and end times, counted from now, are its prediction), then describes each task as a
 :class:`JobSpec`: pinned to its node (``-N1 --nodelist``), its cores, memory and GPUs, a job
 name naming run and task, a ``--comment wass:v1:run=...;task=...;node=...`` token (which the
 job_submit plugin can apply on its own) and ``afterok`` dependencies on its parents' jobs. The
@@ -21,6 +22,7 @@ from policy.base import plan_and_simulate
 from policy.costs import compute_time
 from policy.registry import canonical_name, get_scheduler
 from sim.model import Platform, Workflow, node_fits
+from sim.occupancy import NO_OCCUPANCY, Occupancy
 from sim.schedule import NetworkModel, SimResult
 from wass_chat.runlog import Decision
 from wass_chat.slurm.job_stamps import stamped_sleep
@@ -102,6 +104,8 @@ class SubmissionPlan:
     jobs: tuple[JobSpec, ...]
     decisions: tuple[Decision, ...]
     scale: float | None
+    occupancy: Occupancy = NO_OCCUPANCY
+    """What other jobs held when the plan was made (empty: planned on an idle cluster)."""
 
     @property
     def planned_makespan(self) -> float:
@@ -118,13 +122,17 @@ def plan_submission(
     pin: bool = True,
     partition: str | None = None,
     network_model: NetworkModel = "fair",
+    occupancy: Occupancy = NO_OCCUPANCY,
 ) -> SubmissionPlan:
-    """Plan placements with ``scheduler`` and turn each task into a :class:`JobSpec`.
+    """Plan placements with ``scheduler``, around the cores ``occupancy`` holds, and turn each
+    task into a :class:`JobSpec`.
 
     Dependencies keep topological order in the result, so parents are submitted first.
     """
     name = canonical_name(scheduler)
-    predicted = plan_and_simulate(get_scheduler(name, seed=0), workflow, platform, network_model)
+    predicted = plan_and_simulate(
+        get_scheduler(name, seed=0), workflow, platform, network_model, occupancy
+    )
     records = predicted.record_by_task
     jobs: list[JobSpec] = []
     decisions: list[Decision] = []
@@ -175,5 +183,6 @@ def plan_submission(
             )
         )
     return SubmissionPlan(
-        run_id, name, workflow, platform, predicted, tuple(jobs), tuple(decisions), scale
-    )
+        run_id, name, workflow, platform, predicted, tuple(jobs), tuple(decisions), scale,
+        occupancy,
+    )  # fmt: skip
