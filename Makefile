@@ -5,6 +5,10 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# The simulator's compiled core (sim/csrc/, built in place by `pip install -e .`): rebuilt
+# whenever its sources change, so a stale build is never left behind (sim.fast refuses one).
+CORE   := $(VENV)/.core-built
+CORE_SOURCES := setup.py sim/core_hash.py $(wildcard sim/csrc/*.c sim/csrc/*.h)
 TORCH  := torch==2.13.0
 
 .PHONY: run test setup system-deps lint typecheck pytest clean
@@ -14,7 +18,7 @@ run: setup
 
 test: setup lint typecheck pytest
 
-setup: $(STAMP)
+setup: $(STAMP) $(CORE)
 
 # Extras: dev (test tools), llm (a real tiny model for the agent's end-to-end test; llama.cpp
 # builds from source in ~3 min), bench (SAGA and OR-Tools; SAGA needs graphviz headers).
@@ -34,6 +38,10 @@ $(STAMP): pyproject.toml scripts/install-system-deps
 	scripts/link-simgrid $(VENV)
 	touch $(STAMP)
 
+$(CORE): $(STAMP) $(CORE_SOURCES)
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $(CORE)
+
 lint: setup
 	$(VENV)/bin/ruff check sim policy kb wass_chat tui tests
 
@@ -44,4 +52,4 @@ pytest: setup
 	$(VENV)/bin/pytest -n 2 --dist loadgroup -q
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info sim/_core*.so

@@ -37,9 +37,12 @@ from __future__ import annotations
 import heapq
 import math
 
+from sim import fast
 from sim.compiled import CompiledPlatform, CompiledWorkflow, compile_platform, compile_workflow
+from sim.dispatch import Dispatcher
 from sim.errors import ScheduleError
-from sim.model import Platform, Workflow, check_fits, node_fits
+from sim.fast import CoreRun
+from sim.model import Platform, Workflow, check_fits
 from sim.network import FROM_SHARED_FS, FairNetwork, IdealNetwork, Network, uncontended_duration
 from sim.occupancy import Occupancy
 from sim.schedule import (
@@ -80,14 +83,15 @@ def simulate(
     else:
         _check_common_input(workflow, platform, network_model)
     wf, pf = compile_workflow(workflow), compile_platform(platform)
+    engine = CoreRun if fast.enabled() else _Run
     if isinstance(scheduler, StaticSchedule):
-        run = _Run(wf, pf, network_model, None)
+        run: _Run | CoreRun = engine(wf, pf, network_model, None)
         run.hold(occupancy)
         run.load_static(scheduler)
         name = scheduler.scheduler or "static"
     else:
         scheduler.reset(workflow, platform)
-        run = _Run(wf, pf, network_model, _Dispatcher(scheduler, workflow, platform))
+        run = engine(wf, pf, network_model, Dispatcher(scheduler, workflow, platform))
         run.hold(occupancy)
         name = scheduler.name
     run.run()
@@ -111,34 +115,6 @@ def _check_common_input(workflow: Workflow, platform: Platform, network_model: s
     check_fits(workflow, platform)
 
 
-class _Dispatcher:
-    """Asks a dynamic scheduler for nodes and checks its answers."""
-
-    def __init__(self, scheduler: DynamicScheduler, workflow: Workflow, platform: Platform):
-        self.scheduler = scheduler
-        self.workflow = workflow
-        self.platform = platform
-        self.view: EngineView | None = None
-
-    def choose(self, run: _Run, task: int) -> int:
-        state = run.state
-        if self.view is None:
-            self.view = EngineView(state, self.workflow, self.platform, run)
-        task_id = state.wf.task_ids[task]
-        node = self.scheduler.choose_node(task_id, self.view)
-        index = state.pf.node_index.get(node)
-        problem = None
-        if index is None:
-            problem = f"placed task {task_id!r} on unknown node {node!r}"
-        elif not node_fits(self.workflow.task_by_id[task_id], self.platform.nodes[index]):
-            problem = f"placed task {task_id!r} on node {node!r}, which cannot host it"
-        if problem is not None:
-            name = getattr(self.scheduler, "name", type(self.scheduler).__name__)
-            raise ScheduleError(f"scheduler {name!r}", [f"scheduler {name!r} {problem}"])
-        assert index is not None
-        return index
-
-
 class _Run:
     """One simulation: the event loop and the placement/dispatch rules of both modes."""
 
@@ -147,7 +123,7 @@ class _Run:
         wf: CompiledWorkflow,
         pf: CompiledPlatform,
         network_model: NetworkModel,
-        dispatcher: _Dispatcher | None,
+        dispatcher: Dispatcher | None,
     ) -> None:
         self.wf, self.pf = wf, pf
         self.network_model: NetworkModel = network_model
@@ -167,6 +143,10 @@ class _Run:
         self.t_destination: list[int] = []
         self.t_start: list[float] = []
         self.t_end: list[float] = []
+
+    def view(self, workflow: Workflow, platform: Platform) -> EngineView:
+        """The read-only view a dynamic scheduler gets of this run."""
+        return EngineView(self.state, workflow, platform, self)
 
     # --- set-up ------------------------------------------------------------------------------
     def hold(self, occupancy: Occupancy | None) -> None:
@@ -313,9 +293,7 @@ class _Run:
         batch = self.ready_batch
         self.ready_batch = []
         if len(batch) > 1:
-            priority = self.dispatcher.scheduler.priority
-            ids, rank = wf.task_ids, wf.topo_rank
-            batch.sort(key=lambda t: (-priority(ids[t]), rank[t]))
+            batch = self.dispatcher.order(wf, batch)
         for position, task in enumerate(batch):
             self.deciding = (batch, position)
             node = self.dispatcher.choose(self, task)

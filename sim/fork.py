@@ -12,10 +12,13 @@ checks it event for event).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sim.compiled import CompiledPlatform, CompiledWorkflow
-from sim.engine import _Dispatcher, _Run
+from sim.dispatch import Dispatcher
+from sim.engine import _Run
 from sim.errors import ScheduleError
+from sim.fast import CoreRun
 from sim.model import Platform, Workflow
 from sim.schedule import ClusterView, DynamicScheduler, NetworkModel, StaticSchedule
 from sim.view import EngineView
@@ -34,6 +37,8 @@ class Rollout:
     """Tasks in start order: filtered by node, each node's order in the realised plan."""
     start: list[float]
     """Per task, when it started."""
+    core: Any = None
+    """The finished run on the compiled core (``sim._core.Run``), when it ran there."""
 
     def node(self, task: str) -> str:
         """The node the run placed ``task`` on."""
@@ -52,6 +57,8 @@ class Rollout:
         only the makespan is collected (the same maximum over task and transfer ends that
         :meth:`sim.schedule.SimResult.from_records` takes).
         """
+        if self.core is not None:
+            return float(self.core.replayed_makespan())
         run = _Run(self.wf, self.pf, self.network_model, None)
         run.load_plan(self.node_of, self.queues())
         run.run()
@@ -67,7 +74,7 @@ class Rollout:
         return StaticSchedule(assignment, order, scheduler)
 
 
-def _fork(run: _Run, dispatcher: _Dispatcher) -> _Run:
+def _fork(run: _Run, dispatcher: Dispatcher) -> _Run:
     """A copy of a dynamic ``run`` stopped at the decision in progress, in which ``dispatcher``
     places the task being decided, the rest of its batch, and every later one."""
     twin = _Run.__new__(_Run)
@@ -98,14 +105,20 @@ def continue_from(view: ClusterView, scheduler: DynamicScheduler) -> Rollout:
     running engine's.
     """
     run = view.run if isinstance(view, EngineView) else None
-    if not isinstance(run, _Run) or run.dispatcher is None:
+    if not isinstance(run, _Run | CoreRun) or run.dispatcher is None:
         raise ScheduleError(
             "fork", ["continue_from needs the view of a running dynamic simulation"]
         )
     workflow: Workflow = view.workflow
     platform: Platform = view.platform
     scheduler.reset(workflow, platform)
-    twin = _fork(run, _Dispatcher(scheduler, workflow, platform))
+    dispatcher = Dispatcher(scheduler, workflow, platform)
+    if isinstance(run, CoreRun):
+        core = run.fork(dispatcher)
+        core.resume()
+        started, node_of, _, start, _ = core.core.tasks()
+        return Rollout(run.wf, run.pf, run.network_model, node_of, started, start, core.core)
+    twin = _fork(run, dispatcher)
     twin.resume()
     s = twin.state
     return Rollout(run.wf, run.pf, run.network_model, s.node_of, twin.started, s.start)

@@ -39,10 +39,17 @@ class EarliestFinishPlacement:
 
     def reset(self, workflow: Workflow, platform: Platform) -> None:
         self._rank = upward_rank(workflow, platform)
-        self._candidates = {
-            t.id: tuple((i, n.name) for i, n in enumerate(platform.nodes) if node_fits(t, n))
-            for t in workflow.tasks
-        }
+        # Nodes that fit, per distinct (cores, memory, GPUs) need: a workflow has few of them.
+        fitting: dict[tuple[int, int, int], tuple[tuple[int, str], ...]] = {}
+        self._candidates = {}
+        for t in workflow.tasks:
+            need = (t.cores, t.memory, t.gpus)
+            nodes = fitting.get(need)
+            if nodes is None:
+                nodes = fitting[need] = tuple(
+                    (i, n.name) for i, n in enumerate(platform.nodes) if node_fits(t, n)
+                )
+            self._candidates[t.id] = nodes
 
     def priority(self, task: str) -> float:
         return self._rank[task]
