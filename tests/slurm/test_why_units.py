@@ -12,7 +12,7 @@ import pytest
 
 from wass_chat.agent.render_cluster import plain, render_job_why
 from wass_chat.slurm.advice import JobRequest, _option
-from wass_chat.slurm.commands import _why
+from wass_chat.slurm.commands import unreachable_cause
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration, tres
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.reasons import REASONS, classify, markdown_table
@@ -90,8 +90,12 @@ def test_a_request_becomes_test_only_arguments() -> None:
 def test_unreachable_slurm_is_said_in_a_few_words() -> None:
     dns = ("scontrol: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host "
            "scontrol: error: fetch_config: DNS SRV lookup failed")  # fmt: skip
-    assert _why(dns).startswith("no slurm.conf here")
-    assert _why("Unable to contact slurm controller (connect failure)").startswith("slurmctld")
+    assert unreachable_cause(dns).startswith("no slurm.conf here")
+    sacct = "sacct: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host"
+    assert unreachable_cause(sacct).startswith("no slurm.conf here")  # sacct's own wording
+    assert unreachable_cause("Unable to contact slurm controller (connect failure)").startswith(
+        "slurmctld"
+    )
 
 
 def test_the_answer_leads_with_the_verdict_and_escapes_markdown() -> None:

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from sim.errors import ServiceUnavailable
 from wass_chat.sacct.fields import FIELD_NAMES
+from wass_chat.slurm.commands import unreachable_cause
 
 SACCT_TIMEOUT_S = 600.0
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
@@ -99,6 +100,6 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     except OSError as exc:
         raise ServiceUnavailable(f"sacct could not be run: {exc}") from exc
     if done.returncode != 0:
-        first = next((ln for ln in done.stderr.splitlines() if ln.strip()), "no message")
-        raise ServiceUnavailable(f"sacct failed (exit {done.returncode}): {first.strip()}")
+        message = done.stderr.strip() or f"exit status {done.returncode}"
+        raise ServiceUnavailable(f"sacct failed: {unreachable_cause(message)}")
     return done

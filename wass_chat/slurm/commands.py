@@ -76,7 +76,8 @@ class SlurmCommands:
         if done.returncode != 0:
             message = " ".join((done.stderr or done.stdout).split()) or f"exit {done.returncode}"
             if _UNREACHABLE.search(message):
-                raise ServiceUnavailable(f"Slurm is unreachable ({argv[0]}): {_why(message)}")
+                cause = unreachable_cause(message)
+                raise ServiceUnavailable(f"Slurm is unreachable ({argv[0]}): {cause}")
         return done
 
     # --- queries ----------------------------------------------------------------------------
@@ -146,7 +147,7 @@ class SlurmCommands:
 
 
 _CAUSES = (
-    (re.compile(r"DNS SRV|Could not establish a configuration source|fetch_config"),
+    (re.compile(r"DNS SRV|dns_srv|Could not establish a configuration source|fetch_config", re.I),
      "no slurm.conf here (set SLURM_CONF) and no DNS SRV record naming a controller"),
     (re.compile(r"Unable to contact slurm controller|Connection refused|Socket timed out"),
      "slurmctld does not answer at the address in slurm.conf"),
@@ -155,7 +156,7 @@ _CAUSES = (
 )  # fmt: skip
 
 
-def _why(message: str, limit: int = 160) -> str:
+def unreachable_cause(message: str, limit: int = 160) -> str:
     """Why Slurm is unreachable, in a few words, instead of its raw multi-line error."""
     for pattern, cause in _CAUSES:
         if pattern.search(message):
