@@ -31,6 +31,8 @@ CHART_IDS = (
     "chart-wait-by-partition",
     "chart-pending-reasons",
     "chart-backfill",
+    "chart-efficiency",
+    "chart-wasted-core-hours",
 )
 
 

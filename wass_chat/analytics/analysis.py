@@ -8,11 +8,13 @@ from datetime import datetime
 import polars as pl
 
 from wass_chat.analytics import breakdowns as bd
+from wass_chat.analytics import efficiency as eff
 from wass_chat.analytics import figures as fig
 from wass_chat.analytics import resources, waits
 from wass_chat.analytics.anomalies import Anomaly, find_anomalies
 from wass_chat.analytics.capacity import Capacity, fallback_capacity
 from wass_chat.analytics.charts import ChartSpec
+from wass_chat.analytics.efficiency_charts import efficiency_chart, wasted_chart
 from wass_chat.analytics.findings import Finding, find_findings
 from wass_chat.analytics.period import JobFilter, Period, load_period, period_of
 from wass_chat.analytics.summary import PeriodSummary, summarize
@@ -43,6 +45,10 @@ class Analysis:
     """The same statistics for the period of equal length just before, when it has jobs."""
     findings: tuple[Finding, ...] = ()
     """The cross-chart summary: observations with recommendations, numbers from the tables."""
+    efficiency: eff.EfficiencySummary = field(
+        default_factory=lambda: eff.summarize_efficiency(pl.DataFrame())
+    )
+    """CPU and memory efficiency of the period's finished jobs (TotalCPU, MaxRSS)."""
 
 
 def analyze(
@@ -88,7 +94,13 @@ def analyze(
         "backfill": bd.backfill_over_time(loaded, period),
         "gpu_by_partition": resources.gpu_by(loaded, "partition"),
         "gpu_by_user": resources.gpu_by(loaded, "user", resources.TOP_GPU_USERS),
+        "gpu_by_account": resources.gpu_by(loaded, "account"),
     }
+    per_job = eff.job_efficiency(loaded, eff.step_usage(jobs, period.start).collect())
+    efficiency = eff.summarize_efficiency(per_job)
+    tables["efficiency_histogram"] = eff.efficiency_histogram(per_job)
+    for column in ("user", "account", "partition"):
+        tables[f"efficiency_by_{column}"] = eff.efficiency_by(per_job, column)
     walltime, measured = bd.walltime_requested_vs_used(loaded)
     scatter, started = bd.nodes_vs_elapsed(loaded)
     tables["walltime"] = walltime
@@ -105,13 +117,15 @@ def analyze(
         fig.wait_by_partition_chart(tables["wait_by_partition"]),
         fig.pending_chart(tables["pending_reasons"], pending.height, period),
         fig.backfill_chart(tables["backfill"], period),
+        efficiency_chart(tables["efficiency_histogram"], efficiency),
+        wasted_chart(tables["efficiency_by_user"].head(eff.TOP_WASTERS), efficiency),
     )
     anomalies = tuple(find_anomalies(loaded, summary, nodes))
     previous = None
     if compare:
         before = summarize(load_period(jobs, period.previous(), **filters))
         previous = before if before.jobs else None
-    findings = find_findings(summary, previous, tables, capacity, anomalies)
+    findings = find_findings(summary, previous, tables, capacity, anomalies, efficiency)
     return Analysis(
         period,
         summary,
@@ -124,6 +138,7 @@ def analyze(
         only.applied(),
         previous,
         findings,
+        efficiency,
     )
 
 

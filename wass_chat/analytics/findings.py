@@ -11,6 +11,8 @@ the usual administrator's response to that pattern. The rules, in the order they
 * a partition (with enough jobs) waiting >= 2x the overall median -> review its size or limits;
 * the main pending reason -> its usual remedy (Resources, Priority, Dependency, limits);
 * users with high failure rates -> contact them;
+* CPU efficiency under 60% of allocated core-hours, or most jobs under a quarter of their memory
+  request -> name the user who left most cores idle, suggest fewer cores / smaller requests;
 * change against the previous period of equal length (jobs, failure rate, median wait).
 """
 
@@ -22,6 +24,7 @@ import polars as pl
 
 from wass_chat.analytics.anomalies import Anomaly
 from wass_chat.analytics.capacity import Capacity
+from wass_chat.analytics.efficiency import LOW_MEMORY_EFFICIENCY, EfficiencySummary
 from wass_chat.analytics.insights import human_duration, large_groups, percent
 from wass_chat.analytics.summary import PeriodSummary
 
@@ -29,6 +32,8 @@ LOW_UTILISATION = 0.50
 HIGH_UTILISATION = 0.85
 OVER_REQUEST = 3.0
 PARTITION_WAIT_FACTOR = 2.0
+LOW_CPU_EFFICIENCY_PCT = 60.0
+LOW_MEMORY_JOBS_PCT = 50.0
 REMEDIES = {
     "Resources": "the queue waits for free nodes: more capacity, or smaller and shorter jobs",
     "Priority": "higher-priority work goes first: check the fair-share and priority weights",
@@ -56,6 +61,7 @@ def find_findings(
     tables: dict[str, pl.DataFrame],
     capacity: Capacity,
     anomalies: tuple[Anomaly, ...],
+    efficiency: EfficiencySummary | None = None,
 ) -> tuple[Finding, ...]:
     """Every rule of the module docstring that fires, in order."""
     found: list[Finding | None] = [
@@ -65,6 +71,7 @@ def find_findings(
         _partition_waits(tables["wait_by_partition"], summary),
         _pending(tables["pending_reasons"]),
         _failures(anomalies),
+        _efficiency(efficiency, tables.get("efficiency_by_user")),
         _trend(summary, previous),
     ]
     return tuple(f for f in found if f is not None)
@@ -157,6 +164,33 @@ def _failures(anomalies: tuple[Anomaly, ...]) -> Finding | None:
         f"{worst['failure_pct']:.1f}% of {worst['finished']:,} finished jobs.",
         "Contact these users (wrong modules, paths or memory requests are the usual causes): "
         "failed jobs waste their allocation and everyone's queue time.",
+    )
+
+
+def _efficiency(s: EfficiencySummary | None, by_user: pl.DataFrame | None) -> Finding | None:
+    if s is None or not s.measured_jobs or s.cpu_efficiency_pct is None or by_user is None:
+        return None
+    low_cpu = s.cpu_efficiency_pct < LOW_CPU_EFFICIENCY_PCT
+    low_memory = (s.low_memory_jobs_pct or 0.0) > LOW_MEMORY_JOBS_PCT
+    if not (low_cpu or low_memory) or by_user.is_empty():
+        return None
+    worst = by_user.row(0, named=True)
+    text = (
+        f"Jobs used {s.cpu_efficiency_pct:.1f}% of their allocated core-hours "
+        f"({s.wasted_core_hours:,.0f} core-hours idle); {worst['user']} left "
+        f"{worst['wasted_core_hours']:,.1f} of them idle at {worst['cpu_eff_pct']:.1f}% CPU "
+        "efficiency."
+    )
+    if low_memory:
+        text += (
+            f" {s.low_memory_jobs_pct:.1f}% of jobs peaked under "
+            f"{100 * LOW_MEMORY_EFFICIENCY:.0f}% of their memory request per node."
+        )
+    return Finding(
+        "efficiency",
+        text,
+        "Show users their jobstats/seff figures; ask the top wasters for fewer cores (serial "
+        "code on many cores) and smaller memory requests, which lets more jobs share the nodes.",
     )
 
 

@@ -1,33 +1,24 @@
-"""What jobs were given: GPU-hours from the allocated TRES, and which efficiency measures the
-imported fields allow.
+"""What jobs were given: GPUs from the allocated (or requested) TRES, and GPU-hours.
 
-jobstats and reportseff compute CPU and memory efficiency from ``TotalCPU``, ``MaxRSS`` and
-``TRESUsageInTot``; the importer's field list (:mod:`wass_chat.sacct.fields`) does not fetch
-them, so the report says so instead of showing a number it cannot back. GPU-hours need only
-``AllocTRES`` (``gres/gpu=8`` or ``gres/gpu:a100=8``), which it does fetch.
+GPU-hours need only ``AllocTRES`` (``gres/gpu=8`` or ``gres/gpu:a100=8``); a job that never
+started has no AllocTRES, and its request is read from ``ReqTRES`` instead. What jobs *used*
+(CPU time, peak memory) is :mod:`.efficiency`'s.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from wass_chat.sacct.fields import FIELD_BY_NAME
-
-EFFICIENCY_FIELDS = ("TotalCPU", "MaxRSS", "TRESUsageInTot")
 TOP_GPU_USERS = 10
 
 
-def gpus() -> pl.Expr:
-    """GPUs allocated to each job, from AllocTRES (the untyped count first, else a typed one)."""
-    tres = pl.col("alloc_tres")
+def gpus(column: str = "alloc_tres") -> pl.Expr:
+    """GPUs in a TRES column (AllocTRES by default; ReqTRES for requests): the untyped count
+    first, else a typed one."""
+    tres = pl.col(column)
     plain = tres.str.extract(r"gres/gpu=(\d+)", 1)
     typed = tres.str.extract(r"gres/gpu:[^=,]+=(\d+)", 1)
     return pl.coalesce(plain, typed).cast(pl.Int64).fill_null(0)
-
-
-def missing_efficiency_fields() -> tuple[str, ...]:
-    """The sacct fields efficiency needs that the importer does not fetch."""
-    return tuple(f for f in EFFICIENCY_FIELDS if f.lower() not in FIELD_BY_NAME)
 
 
 def gpu_by(loaded: pl.DataFrame, column: str, top: int | None = None) -> pl.DataFrame:

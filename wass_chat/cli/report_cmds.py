@@ -257,14 +257,20 @@ def report_command(
     partition: str | None = typer.Option(None, "--partition", help="Only this partition's jobs."),
     capacity_nodes: int | None = typer.Option(None, "--capacity-nodes", min=1, help=CAP_NODES),
     capacity_cpus: int | None = typer.Option(None, "--capacity-cpus", min=1, help=CAP_CPUS),
+    offline: bool = typer.Option(
+        False, "--offline", help="Never ask the local model to write the summary."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Write the scheduling audit report of a period (from the sacct cache and decision log).
 
     Without --start/--end the period is the span of submissions. Full anomaly and view tables
-    are written as CSV to FILE's stem + ``_tables/``.
+    are written as CSV to FILE's stem + ``_tables/``. When the local model answers (Ollama),
+    it writes the summary at the top; every number it writes is checked against the tables,
+    and the rules' text is used when one fails.
     """
     from sim.errors import InputError
+    from wass_chat.agent.report_overview import local_model_writer
     from wass_chat.analytics.period import JobFilter
     from wass_chat.report.write import write_report
 
@@ -281,6 +287,7 @@ def report_command(
     begin, finish = _period(start, end)
     cfg = _settings()
     began = time.perf_counter()
+    writer, unavailable = (None, "--offline was given") if offline else local_model_writer(cfg)
     files = write_report(
         cfg.sacct_dir,
         cfg.runs_dir,
@@ -290,6 +297,8 @@ def report_command(
         finish,
         only=JobFilter(user, account, partition),
         capacity=_capacity(capacity_nodes, capacity_cpus),
+        writer=writer,
+        writer_unavailable=unavailable,
     )
     result = {
         "output": str(output),

@@ -12,6 +12,7 @@ from sim.errors import InputError
 from wass_chat.analytics.analysis import Analysis, analyze
 from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.period import JobFilter, submission_span
+from wass_chat.report.overview import Overview, SummaryWriter, build_overview
 from wass_chat.report.runs import RunsReport, collect_runs
 from wass_chat.sacct.cache import ImportRecord, SacctCache
 
@@ -36,6 +37,8 @@ class ReportData:
     analysis: Analysis
     runs: RunsReport
     quality: DataQuality
+    overview: Overview
+    """The summary across charts shown first, and who wrote it."""
 
 
 def build_report(
@@ -48,8 +51,13 @@ def build_report(
     only: JobFilter = JobFilter(),
     capacity: Capacity | None = None,
     whole_cache: pl.LazyFrame | None = None,
+    writer: SummaryWriter | None = None,
+    writer_unavailable: str = "",
 ) -> ReportData:
     """The report over ``jobs`` (a lazy frame with the parsed schema) for ``[start, end)``.
+
+    ``writer`` (a local model) may write the summary at the top; ``writer_unavailable`` says
+    why there is none (see :func:`~wass_chat.report.overview.build_overview`).
 
     Raises :class:`EmptyPeriodError` when no job of the period matches: a report of "n/a"
     helps nobody, the span the cache covers (from ``whole_cache``, default ``jobs``) does.
@@ -74,6 +82,7 @@ def build_report(
         analysis=analysis,
         runs=runs,
         quality=data_quality(imports),
+        overview=build_overview(analysis, writer, writer_unavailable),
     )
 
 
@@ -111,6 +120,8 @@ def build_report_from_cache(
     *,
     only: JobFilter = JobFilter(),
     capacity: Capacity | None = None,
+    writer: SummaryWriter | None = None,
+    writer_unavailable: str = "",
 ) -> ReportData:
     """The report from the sacct cache at ``sacct_dir`` and the decision log at ``runs_dir``."""
     cache = SacctCache(sacct_dir)
@@ -123,6 +134,8 @@ def build_report_from_cache(
         only=only,
         capacity=capacity,
         whole_cache=cache.scan(),
+        writer=writer,
+        writer_unavailable=writer_unavailable,
     )
 
 

@@ -17,7 +17,8 @@ from wass_chat.report.html_table import frame_html, table_html
 from wass_chat.report.methods import METHODS
 
 SECTIONS = (
-    ("summary", "Summary of the period"),
+    ("overview", "Summary and recommendations"),
+    ("summary", "The period in figures"),
     ("findings", "Findings and recommendations"),
     ("analytics", "Accounting analytics"),
     ("queue", "Waits and the pending queue"),
@@ -39,6 +40,7 @@ nav li{display:inline;margin-right:1em} code{font-size:.85em}
 td.evidence{max-width:420px;word-break:break-all;font-size:.8em}
 .warn{background:#fff4e5;border-left:4px solid #ff7f0e;padding:.4em .8em}
 .plot{min-height:420px} ol.findings li{margin:.4em 0}
+.overview{background:#f4f9f4;border-left:4px solid #2ca02c;padding:.2em .8em}
 """
 
 
@@ -52,11 +54,12 @@ def render_html(report: ReportData, csv_links: dict[str, str] | None = None) -> 
             "<nav><ul>"
             + "".join(f'<li><a href="#{i}">{escape(t)}</a></li>' for i, t in SECTIONS)
             + "</ul></nav>",
+            _section("overview", _overview(report)),
             _section("summary", _summary(report)),
             _section("findings", _findings(report)),
             _section("analytics", _analytics(report)),
             _section("queue", views.queue_html(report.analysis)),
-            _section("resources", views.resources_html(report.analysis)),
+            _section("resources", views.resources_html(report.analysis, csv_links)),
             _section("runs", _runs(report)),
             _section("comparison", _comparison(report)),
             _section("anomalies", _anomalies(report, csv_links or {})),
@@ -76,6 +79,17 @@ def _section(section_id: str, content: str) -> str:
     return (
         f'<section id="{section_id}" class="report-section">'
         f"<h2>{escape(title)}</h2>\n{content}\n</section>"
+    )
+
+
+def _overview(report: ReportData) -> str:
+    o = report.overview
+    paragraphs = "".join(f"<p>{escape(p)}</p>" for p in o.text.split("\n\n") if p.strip())
+    note = f" {escape(o.note)}" if o.note else ""
+    by = "model" if o.by_model else "rules"
+    return (
+        f'<div class="overview" data-author="{by}">{paragraphs}</div>'
+        f'<p class="note author">Written by {escape(o.author)}.{note}</p>'
     )
 
 

@@ -23,6 +23,9 @@ def render_markdown(
     titles = dict(SECTIONS)
     a = report.analysis
     out = [f"# {report.title}", "", f"Generated {report.generated} by wass-chat.", ""]
+    o = report.overview
+    out += [f"## {titles['overview']}", "", o.text, ""]
+    out += [f"_Written by {o.author}.{' ' + o.note if o.note else ''}_", ""]
     out += [f"## {titles['summary']}", "", f"Period: {a.period.label()} ({a.period.origin}).", ""]
     if a.filters:
         out += ["Only jobs with " + ", ".join(f"{k} = {v}" for k, v in a.filters.items()) + ".", ""]
@@ -46,6 +49,8 @@ def render_markdown(
         for view in made:
             out += [f"### {view.title}", ""] + ([view.note, ""] if view.note else [])
             out += _frame(view.table) if view.table.height else [view.empty, ""]
+            link = (csv_links or {}).get(view.csv or "")
+            out += [f"[Every row as CSV]({link}).", ""] if link and view.table.height else []
     out += [f"## {titles['runs']}", ""]
     out += [f"_{p}_" for p in report.runs.not_wired]
     if not report.runs.runs:

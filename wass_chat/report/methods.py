@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from wass_chat.analytics.anomalies import RULES as _ANOMALY_RULES
-from wass_chat.analytics.resources import EFFICIENCY_FIELDS
+from wass_chat.analytics.efficiency import LOW_MEMORY_EFFICIENCY
 
 METHODS: tuple[tuple[str, str], ...] = (
     (
@@ -77,10 +77,21 @@ METHODS: tuple[tuple[str, str], ...] = (
     ),
     (
         "GPU-hours and efficiency",
-        "GPU-hours: Elapsed x the GPUs in AllocTRES (gres/gpu=N, else gres/gpu:type=N) / 3600. "
-        "CPU and memory efficiency (as jobstats/reportseff compute them) need the sacct fields "
-        + ", ".join(EFFICIENCY_FIELDS)
-        + ", which the importer does not fetch; the report does not estimate them.",
+        "GPU-hours: Elapsed x the GPUs in AllocTRES (gres/gpu=N, else gres/gpu:type=N) / 3600, "
+        "per partition, user and account.",
+    ),
+    (
+        "CPU and memory efficiency",
+        "Finished jobs submitted in the period that ran > 0 s, with their usage recorded. CPU "
+        "time used: the allocation row's TotalCPU, else the sum over its steps of TotalCPU "
+        "(else the cpu= part of TRESUsageInTot). CPU efficiency = CPU time used / (Elapsed x "
+        "NCPUS); per group, used over allocated core-hours of its jobs together. Wasted "
+        "core-hours = Elapsed x NCPUS - CPU time used, at least 0, / 3600. Peak memory: the "
+        "largest MaxRSS of the job's rows (its steps); memory efficiency = peak memory / "
+        "(ReqMem / NNodes), ReqMem being the whole job's request (a per-node 'n' or per-CPU 'c' "
+        "suffix multiplied out by NNodes or NCPUS); MaxRSS is one task's peak, so this is per "
+        f"node. Heavy over-requesters use under {100 * LOW_MEMORY_EFFICIENCY:.0f}% of it. Jobs "
+        "imported before these fields were fetched have no usage and are not measured.",
     ),
     (
         "Previous period",

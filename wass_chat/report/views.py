@@ -1,4 +1,5 @@
-"""The report's table views (waits, pending queue, partitions, GPUs), shared by HTML and Markdown.
+"""The report's table views (waits, pending queue, partitions, GPUs, efficiency), shared by HTML
+and Markdown.
 
 Each :class:`View` is a titled table straight from :attr:`Analysis.tables` plus a note saying
 what it counts; the renderers only lay them out.
@@ -12,7 +13,8 @@ from html import escape
 import polars as pl
 
 from wass_chat.analytics.analysis import Analysis
-from wass_chat.analytics.resources import missing_efficiency_fields
+from wass_chat.analytics.efficiency import TOP_WASTERS
+from wass_chat.analytics.efficiency_charts import NOT_MEASURED
 from wass_chat.report.html_table import frame_html
 
 
@@ -24,6 +26,8 @@ class View:
     table: pl.DataFrame
     note: str
     empty: str = "No job qualifies in this period."
+    csv: str | None = None
+    """Name of the table's CSV file (``<name>.csv``) when the view shows only its first rows."""
 
 
 def queue_views(a: Analysis) -> list[View]:
@@ -58,9 +62,39 @@ def queue_views(a: Analysis) -> list[View]:
     ]
 
 
+def efficiency_views(a: Analysis) -> list[View]:
+    """CPU and memory efficiency per partition and account, and the worst offenders."""
+    by_user = a.tables["efficiency_by_user"]
+    measured = f"{a.efficiency.measured_jobs:,} finished jobs with usage recorded"
+    return [
+        View(
+            f"Worst offenders: wasted core-hours, top {min(TOP_WASTERS, by_user.height)} of "
+            f"{by_user.height:,} users",
+            by_user.head(TOP_WASTERS),
+            f"{measured}. wasted = allocated - used core-hours; cpu_eff_pct = used / allocated; "
+            "median_mem_eff_pct = median of peak memory (MaxRSS) / request per node.",
+            NOT_MEASURED,
+            csv="efficiency_by_user",
+        ),
+        View(
+            "CPU and memory efficiency by partition",
+            a.tables["efficiency_by_partition"],
+            "As above, per partition.",
+            NOT_MEASURED,
+            csv="efficiency_by_partition",
+        ),
+        View(
+            "CPU and memory efficiency by account",
+            a.tables["efficiency_by_account"].head(TOP_WASTERS),
+            "As above, per account, most wasted core-hours first.",
+            NOT_MEASURED,
+            csv="efficiency_by_account",
+        ),
+    ]
+
+
 def resources_views(a: Analysis) -> list[View]:
-    """Per-partition utilisation against capacity, GPU-hours, and the efficiency note."""
-    missing = missing_efficiency_fields()
+    """Per-partition utilisation against capacity, GPU-hours, and the efficiency views."""
     return [
         View(
             "Utilisation per partition",
@@ -82,27 +116,30 @@ def resources_views(a: Analysis) -> list[View]:
             "No job was allocated a GPU in this period.",
         ),
         View(
-            "CPU and memory efficiency",
-            pl.DataFrame(),
-            "Not measured: it needs the sacct fields "
-            + ", ".join(missing)
-            + ", which the importer does not fetch (see Methods).",
-            "Not available from the imported fields.",
-        )
-        if missing
-        else View("CPU and memory efficiency", pl.DataFrame(), "", "Not computed."),
+            "GPU-hours by account",
+            a.tables["gpu_by_account"],
+            "share_pct is of all GPU-hours in the period.",
+            "No job was allocated a GPU in this period.",
+        ),
+        *efficiency_views(a),
     ]
 
 
-def _view_html(view: View) -> str:
+def _view_html(view: View, csv_links: dict[str, str]) -> str:
     table = frame_html(view.table) if view.table.height else f"<p>{escape(view.empty)}</p>"
     note = f'<p class="note">{escape(view.note)}</p>' if view.note else ""
-    return f"<h3>{escape(view.title)}</h3>{note}{table}"
+    link = csv_links.get(view.csv or "")
+    more = (
+        f'<p class="note"><a class="csv" href="{escape(link)}">Every row as CSV</a>.</p>'
+        if link and view.table.height
+        else ""
+    )
+    return f"<h3>{escape(view.title)}</h3>{note}{table}{more}"
 
 
-def queue_html(a: Analysis) -> str:
-    return "\n".join(_view_html(v) for v in queue_views(a))
+def queue_html(a: Analysis, csv_links: dict[str, str] | None = None) -> str:
+    return "\n".join(_view_html(v, csv_links or {}) for v in queue_views(a))
 
 
-def resources_html(a: Analysis) -> str:
-    return "\n".join(_view_html(v) for v in resources_views(a))
+def resources_html(a: Analysis, csv_links: dict[str, str] | None = None) -> str:
+    return "\n".join(_view_html(v, csv_links or {}) for v in resources_views(a))

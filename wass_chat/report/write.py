@@ -15,7 +15,11 @@ from sim.errors import UserFacingError
 from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.period import JobFilter
 from wass_chat.report.build import ReportData, build_report_from_cache
+from wass_chat.report.overview import SummaryWriter
 from wass_chat.sacct.cache import replace_atomically
+
+EFFICIENCY_TABLES = ("efficiency_by_user", "efficiency_by_account", "efficiency_by_partition")
+"""Views whose page shows the first rows; the CSV holds every row and the page links to it."""
 
 
 def csv_tables(report: ReportData) -> dict[str, bytes]:
@@ -29,6 +33,9 @@ def csv_tables(report: ReportData) -> dict[str, bytes]:
         "pending_reasons",
         "partition_utilisation",
         "gpu_by_partition",
+        "gpu_by_user",
+        "gpu_by_account",
+        *EFFICIENCY_TABLES,
     ):
         files[f"{name}.csv"] = a.tables[name].write_csv().encode()
     return files
@@ -64,19 +71,31 @@ def write_report(
     *,
     only: JobFilter = JobFilter(),
     capacity: Capacity | None = None,
+    writer: SummaryWriter | None = None,
+    writer_unavailable: str = "",
 ) -> list[str]:
     """Build the report from the cache and write it; returns the files written (page first).
 
     CSV tables go to ``<stem>_tables/`` next to the page, PNG charts of the Markdown format to
-    ``<stem>_assets/``.
+    ``<stem>_assets/``. ``writer`` (a local model) may write the summary at the top.
     """
     from wass_chat.report.html import render_html
     from wass_chat.report.markdown import render_markdown
 
-    report = build_report_from_cache(sacct_dir, runs_dir, start, end, only=only, capacity=capacity)
+    report = build_report_from_cache(
+        sacct_dir,
+        runs_dir,
+        start,
+        end,
+        only=only,
+        capacity=capacity,
+        writer=writer,
+        writer_unavailable=writer_unavailable,
+    )
     tables_dir = output.with_name(f"{output.stem}_tables")
     csvs = csv_tables(report)
     links = {x.kind: f"{tables_dir.name}/anomaly-{x.kind}.csv" for x in report.analysis.anomalies}
+    links |= {name: f"{tables_dir.name}/{name}.csv" for name in EFFICIENCY_TABLES}
     extra: dict[Path, bytes] = {tables_dir / name: data for name, data in csvs.items()}
     if fmt == "html":
         page = render_html(report, links)

@@ -63,7 +63,7 @@ class SacctCache:
             path = self._month_path(str(month))
             fresh = part.drop("__month")
             if path.exists():
-                fresh = pl.concat([pl.read_parquet(path), fresh], how="vertical_relaxed")
+                fresh = pl.concat([self._read_month(path), fresh], how="vertical_relaxed")
             merged = fresh.unique(subset="job_id", keep="last", maintain_order=True)
             replace_atomically(path, partial(_write_parquet, merged))
         return jobs.height
@@ -91,7 +91,10 @@ class SacctCache:
         paths = [self._month_path(k) for k in keys]
         if not paths:
             return empty_jobs().lazy()
-        return pl.scan_parquet(paths).select(list(schema()))
+        # Months written before a column existed (the usage fields) read it as null.
+        return pl.scan_parquet(
+            paths, schema=schema(), missing_columns="insert", extra_columns="ignore"
+        ).select(list(schema()))
 
     def imports(self) -> list[ImportRecord]:
         """The import log, oldest first."""
@@ -102,6 +105,14 @@ class SacctCache:
             ImportRecord(**{**r, "malformed_examples": tuple(r.get("malformed_examples", ()))})
             for r in json.loads(path.read_text())
         ]
+
+    def _read_month(self, path: Path) -> pl.DataFrame:
+        """One month file in today's schema (columns it predates are null)."""
+        frame = pl.read_parquet(path)
+        return frame.select(
+            pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype).alias(name)
+            for name, dtype in schema().items()
+        )
 
     def _month_path(self, month: str) -> Path:
         return self.root / f"month={month}" / _PARQUET

@@ -53,7 +53,36 @@ FIELDS: tuple[SacctField, ...] = (
     SacctField("Priority", "priority", "int", "scheduling priority"),
     SacctField("Comment", "comment", "text", "admin/user comment (wass-chat placement tokens)"),
     SacctField("Dependency", "dependency", "text", "dependency expression at submission"),
+    # Usage fields, appended so that older headerless exports (the fields above) stay a prefix.
+    SacctField(
+        "TotalCPU",
+        "total_cpu_s",
+        "duration",
+        "CPU time used (user + system), seconds; on an allocation row the sum over its steps",
+    ),
+    SacctField(
+        "MaxRSS",
+        "max_rss_bytes",
+        "memory",
+        "largest resident set of any task, bytes; "
+        "filled on step rows (empty on the allocation row)",
+    ),
+    SacctField(
+        "TRESUsageInTot",
+        "tres_usage_in_tot",
+        "text",
+        "TRES used, summed over tasks (cpu=HH:MM:SS,mem=...,gres/gpuutil=...)",
+    ),
 )
+
+USAGE_FIELDS: tuple[str, ...] = ("TotalCPU", "MaxRSS", "TRESUsageInTot")
+"""Fields added for the efficiency view; exports written before them lack all three."""
+HEADERLESS_LAYOUTS: tuple[tuple[SacctField, ...], ...] = (
+    FIELDS,
+    tuple(f for f in FIELDS if f.name not in USAGE_FIELDS),
+)
+"""Column layouts a ``sacct -P -n`` file (no header line) may have, newest first: told apart by
+their field count, so a file exported before the usage fields were added still parses."""
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
 FORMAT_ARGUMENT = ",".join(FIELD_NAMES)

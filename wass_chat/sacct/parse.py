@@ -23,7 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
-from wass_chat.sacct.fields import FIELD_BY_NAME, FIELDS, SacctField
+from wass_chat.sacct.fields import FIELD_BY_NAME, FIELDS, HEADERLESS_LAYOUTS, SacctField
 
 NULL_TOKENS = ("", "Unknown", "None", "N/A", "INVALID", "None assigned")
 """Values Slurm prints for "not set"; they become null without counting as bad."""
@@ -119,7 +119,24 @@ def _parse_with_header(lines: pl.Series, fields: Sequence[SacctField]) -> ParseR
     if len(lines) and _is_header(lines[0]):
         fields = [FIELD_BY_NAME[name.lower()] for name in lines[0].split("|")]
         lines = lines.slice(1)
+    elif tuple(fields) == FIELDS:
+        fields = headerless_layout(lines)
     return parse_sacct_lines(lines, fields)
+
+
+def headerless_layout(lines: pl.Series, sample: int = 1000) -> tuple[SacctField, ...]:
+    """The layout of a headerless export: the known layout matching most of its first lines.
+
+    An export written before the usage fields existed has fewer fields per line; read with
+    today's layout every line would be malformed. Ties and unknown counts keep the newest.
+    """
+    counts = lines.head(sample).str.count_matches("|", literal=True) + 1
+    votes = {len(layout): 0 for layout in HEADERLESS_LAYOUTS}
+    for n, times in counts.value_counts().rows():
+        if n in votes:
+            votes[n] += times
+    best = max(HEADERLESS_LAYOUTS, key=lambda layout: votes[len(layout)])
+    return best if votes[len(best)] else FIELDS
 
 
 def parse_sacct_lines(lines: pl.Series, fields: Sequence[SacctField] = FIELDS) -> ParseResult:

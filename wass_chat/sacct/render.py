@@ -49,6 +49,19 @@ def format_duration(seconds: pl.Expr) -> pl.Expr:
     )
 
 
+def format_cpu_time(seconds: pl.Expr) -> pl.Expr:
+    """CPU seconds as sacct prints TotalCPU: ``MM:SS.mmm`` under an hour, else as durations."""
+    short = pl.concat_str(
+        [
+            (seconds // 60).cast(pl.String).str.zfill(2),
+            pl.lit(":"),
+            (seconds % 60).cast(pl.String).str.zfill(2),
+            pl.lit(".000"),
+        ]
+    )
+    return pl.when(seconds < 3600).then(short).otherwise(format_duration(seconds))
+
+
 def format_memory(num_bytes: pl.Expr) -> pl.Expr:
     """Bytes -> ``<n>G`` when a whole number of GiB, else ``<n>M`` (whole MiB)."""
     gib = num_bytes // 2**30
@@ -70,11 +83,16 @@ def _render(f: SacctField) -> pl.Expr:
             return pl.col(f.column).dt.strftime(TIMESTAMP_FORMAT).fill_null("Unknown")
         case "duration":
             text = format_duration(pl.col(f.column))
+            if f.column == "total_cpu_s":
+                return format_cpu_time(pl.col(f.column))
             if f.column == "timelimit_s":
                 unlimited = pl.col("timelimit_unlimited").fill_null(False)
                 return pl.when(unlimited).then(pl.lit("UNLIMITED")).otherwise(text)
             return text
         case "memory":
+            if f.column == "max_rss_bytes":  # sacct prints usage in KiB: 10436K
+                kib = (pl.col(f.column) // 2**10).cast(pl.String)
+                return pl.when(pl.col(f.column) == 0).then(pl.lit("0")).otherwise(kib + "K")
             return format_memory(pl.col(f.column))
         case "state":
             by = pl.concat_str([pl.lit(" by "), pl.col("cancelled_by").cast(pl.String)])

@@ -1,7 +1,9 @@
 """Job steps as sacct lists them: a ``.batch`` and an ``.extern`` row after each started job.
 
 Synthetic accounting data gets these so that parsing, de-duplication and statistics meet the
-same mix of job and step rows as a real ``sacct -P`` export.
+same mix of job and step rows as a real ``sacct -P`` export. Usage moves as sacct records it: the
+``.batch`` step carries the job's MaxRSS and TRESUsageInTot, the ``.extern`` step next to nothing,
+and the allocation row keeps only TotalCPU (the sum over its steps).
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ def with_job_steps(jobs: pl.DataFrame) -> pl.DataFrame:
         "dependency",
         "cancelled_by",
     ]
+    usage = {
+        "batch": (pl.col("total_cpu_s"), pl.col("max_rss_bytes"), pl.col("tres_usage_in_tot")),
+        "extern": (pl.lit(0), pl.lit(0), pl.lit(None, pl.String)),
+    }
+    parents = parents.with_columns(
+        pl.lit(None, pl.Int64).alias("max_rss_bytes"),
+        pl.lit(None, pl.String).alias("tres_usage_in_tot"),
+    )
     steps = [
         started.with_columns(
             pl.concat_str([pl.col("job_id"), pl.lit("." + step)]).alias("job_id"),
@@ -37,6 +47,9 @@ def with_job_steps(jobs: pl.DataFrame) -> pl.DataFrame:
             pl.lit(True).alias("is_step"),
             pl.lit(False).alias("backfilled"),
             *(pl.lit(None).cast(jobs.schema[name]).alias(name) for name in blank),
+            usage[step][0].cast(pl.Int64).alias("total_cpu_s"),
+            usage[step][1].cast(pl.Int64).alias("max_rss_bytes"),
+            usage[step][2].alias("tres_usage_in_tot"),
             pl.lit(rank).alias("__rank"),
         )
         for rank, step in enumerate(("batch", "extern"), start=1)

@@ -11,7 +11,8 @@ what makes real accounting data hard to summarise:
 * backfill: short jobs are often started by the backfill scheduler (``SchedBackfill``);
 * a state mix with some users failing far more than others, cancellations before and after
   start, and jobs still pending or running at the end of the window;
-* optional job arrays (``45_3``) and steps (``123.batch``, ``123.extern``).
+* optional job arrays (``45_3``) and steps (``123.batch``, ``123.extern``);
+* CPU time, peak memory and TRES usage (:mod:`.synth_usage`, invented shapes, stated there).
 
 The output has exactly the schema of :func:`wass_chat.sacct.parse.schema`.
 """
@@ -27,6 +28,7 @@ import polars as pl
 from wass_chat.sacct.parse import schema
 from wass_chat.sacct.render import format_memory
 from wass_chat.sacct.steps import with_job_steps
+from wass_chat.sacct.synth_usage import with_usage
 
 CORES_PER_NODE = 64
 GPUS_PER_NODE = 8
@@ -232,7 +234,7 @@ def synthesize_config(cfg: SynthConfig) -> pl.DataFrame:
         "priority": rng.integers(1000, 100000, n),
         "reason_u": rng.random(n),  # drawn last: earlier columns stay as they were per seed
     }
-    table = _assemble(pl.DataFrame(columns))
+    table = with_usage(_assemble(pl.DataFrame(columns)), cfg.seed)
     if cfg.with_steps:
         table = with_job_steps(table)
     return table
@@ -385,4 +387,7 @@ def _assemble(c: pl.DataFrame) -> pl.DataFrame:
         pl.col("backfilled"),
         pl.lit(False).alias("timelimit_unlimited"),
     )
-    return table.select(pl.col(name).cast(dtype) for name, dtype in schema().items())
+    return table.select(  # usage columns are filled afterwards by synth_usage
+        pl.col(name).cast(dtype) if name in table.columns else pl.lit(None, dtype).alias(name)
+        for name, dtype in schema().items()
+    )

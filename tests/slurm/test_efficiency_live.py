@@ -1,0 +1,92 @@
+"""The efficiency view from the real cluster's accounting: Slurm 22.05's sacct gives TotalCPU,
+MaxRSS, TRESUsageInTot and (with AccountingStorageTRES=gres/gpu) the GPUs in AllocTRES; the
+import fetches them and the view's numbers agree with sacct's own text read independently.
+
+MaxRSS is sampled: at the cluster's JobAcctGatherFrequency=30 a job of a few seconds gets none,
+so the memory job asks for ``--acctg-freq=1`` (as a user checking their job's memory would).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.slurm.conftest import Cluster, wait_for_final
+from wass_chat.analytics.analysis import analyze
+from wass_chat.sacct.cache import SacctCache
+from wass_chat.sacct.fetch import supported_fields
+from wass_chat.sacct.fields import USAGE_FIELDS
+from wass_chat.sacct.ingest import ingest_slurm
+from wass_chat.slurm.commands import SlurmCommands
+
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]
+
+BUSY = (
+    "python3 -c 'import time\nb = bytearray(150 * 2**20)\nfor i in range(0, len(b), 4096): "
+    "b[i] = 1\nt = time.time()\nwhile time.time() - t < 4: pass'"
+)
+
+
+def sacct_rows(job_ids: list[str]) -> dict[str, dict[str, str]]:
+    fields = "JobID,Elapsed,NCPUS,NNodes,ReqMem,TotalCPU,MaxRSS,AllocTRES"
+    out = subprocess.run(
+        ["sacct", "-P", "-n", "-j", ",".join(job_ids), f"--format={fields}"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return {line.split("|")[0]: dict(zip(fields.split(","), line.split("|"), strict=True))
+            for line in out.splitlines() if line}  # fmt: skip
+
+
+def clock(text: str) -> int:
+    """``MM:SS.mmm`` / ``HH:MM:SS`` -> whole seconds (sacct's TotalCPU and Elapsed here)."""
+    parts = [float(p) for p in text.split(":")]
+    return int(parts[-1]) + 60 * int(parts[-2]) + (3600 * int(parts[0]) if len(parts) == 3 else 0)
+
+
+def kib(text: str) -> int:
+    assert text.endswith("K"), text
+    return int(text[:-1]) * 1024
+
+
+def test_live_usage_fields_feed_the_efficiency_view(cluster: Cluster, tmp_path: Path) -> None:
+    helpformat = subprocess.run(["sacct", "--helpformat"], capture_output=True, text=True,
+                                check=True).stdout  # fmt: skip
+    assert set(USAGE_FIELDS) <= set(supported_fields(helpformat))
+    commands = SlurmCommands()
+    start = datetime.now().replace(microsecond=0) - timedelta(seconds=5)
+    out = f"--output={tmp_path}/%j.out"
+    busy = commands.sbatch(["-N1", "-c2", "--mem=300M", "--acctg-freq=1", out, f"--wrap={BUSY}"])
+    gpu = commands.sbatch(["-N1", "-w", "n4", "--gres=gpu:1", "-c2", "--mem-per-cpu=100M", out,
+                           "--wrap=sleep 2"])  # fmt: skip
+    wait_for_final([busy, gpu], timeout=90, commands=commands)
+    rows = sacct_rows([busy, gpu])
+    assert rows[f"{busy}.batch"]["MaxRSS"], rows  # sampled at 1 s: present
+    assert "gres/gpu=1" in rows[gpu]["AllocTRES"]
+    end = datetime.now().replace(microsecond=0) + timedelta(minutes=1)
+    cache = SacctCache(tmp_path / "cache")
+    ingest_slurm(cache, start, end)
+    jobs = cache.scan().collect()
+    assert jobs.filter(jobs["job_id"] == f"{busy}.batch")["max_rss_bytes"].item() == kib(
+        rows[f"{busy}.batch"]["MaxRSS"]
+    )
+    a = analyze(cache.scan(), start, end, compare=False)
+
+    allocated = sum(clock(rows[j]["Elapsed"]) * int(rows[j]["NCPUS"]) for j in (busy, gpu))
+    used = sum(clock(rows[j]["TotalCPU"]) for j in (busy, gpu))
+    # 22.05 prints ReqMem without suffix: the whole job's request (300M; 2 x 100M per CPU)
+    assert rows[busy]["ReqMem"] == "300M" and rows[gpu]["ReqMem"] == "200M"
+    peak = kib(rows[f"{busy}.batch"]["MaxRSS"]) / (300 * 2**20)
+    assert a.efficiency.measured_jobs == 2
+    assert a.efficiency.allocated_core_hours == pytest.approx(allocated / 3600)
+    assert a.efficiency.used_core_hours == pytest.approx(used / 3600)
+    assert a.efficiency.cpu_efficiency_pct == round(100 * used / allocated, 1)
+    memory = a.tables["efficiency_by_user"]["median_mem_eff_pct"].to_list()
+    gpu_rss = rows[f"{gpu}.batch"]["MaxRSS"]
+    if gpu_rss:  # sleep 2 at the default sampling: usually no sample
+        assert a.efficiency.memory_jobs == 2
+    else:
+        assert a.efficiency.memory_jobs == 1 and memory == [round(100 * peak, 1)]
+    assert a.tables["gpu_by_account"]["gpu_jobs"].to_list() == [1]

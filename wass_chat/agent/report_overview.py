@@ -1,0 +1,70 @@
+"""The report's summary written by the local model, every number checked before it is used.
+
+:func:`local_model_writer` probes Ollama as the chat does (:func:`.session.probe_ollama`, within
+``Settings.ollama_timeout``) and returns a writer for
+:func:`wass_chat.report.overview.build_overview`: it shows the model the report's facts (headline
+numbers and findings, nothing else), asks for a short summary with recommendations, and checks
+the answer with the agent's verifier (:func:`.verify.verify_answer`): a number or id not in the
+facts marks the draft ungrounded, and the report keeps its deterministic text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from wass_chat.agent.session import probe_ollama
+from wass_chat.agent.verify import verify_answer
+from wass_chat.config import Settings
+from wass_chat.report.overview import Draft, SummaryWriter
+
+INSTRUCTIONS = (
+    "You write the opening summary of a Slurm cluster's scheduling audit report for its "
+    "administrators: one paragraph of at most 120 words on what the figures say together, then "
+    "one to three recommendations. Use only the numbers in the facts below, written as they "
+    "appear there; do not compute new ones, and name no user, account or partition the facts "
+    "do not name. Plain text, no Markdown, no headings."
+)
+
+
+def summary_prompt(facts: Mapping[str, Any], draft: str) -> str:
+    """The user message: the facts as JSON, and the draft the rules wrote, to improve on."""
+    return (
+        "Facts (JSON):\n"
+        + json.dumps(facts, indent=1, default=str)
+        + "\n\nA draft written by rules from the same facts (rewrite it for a reader):\n"
+        + draft
+    )
+
+
+def local_model_writer(settings: Settings) -> tuple[SummaryWriter | None, str]:
+    """A writer on the configured Ollama model, or None and the reason none is available."""
+    probe = probe_ollama(settings)
+    if not probe.ok:
+        return None, probe.detail
+    return OllamaSummaryWriter(settings), ""
+
+
+class OllamaSummaryWriter:
+    """Ask the local model once (no tools, temperature 0) and verify its answer."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def __call__(self, facts: Mapping[str, Any], fallback: str) -> Draft:
+        import httpx
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from wass_chat.agent.online import chat_model
+
+        model = self.settings.ollama_model
+        try:
+            reply = chat_model(self.settings).invoke(
+                [SystemMessage(INSTRUCTIONS), HumanMessage(summary_prompt(facts, fallback))]
+            )
+        except (httpx.HTTPError, ConnectionError, OSError, ValueError) as exc:
+            return Draft("", model, False, f"the model did not answer ({type(exc).__name__})")
+        text = reply.content if isinstance(reply.content, str) else ""
+        verdict = verify_answer(text, facts)
+        return Draft(text, model, verdict.ok and bool(text.strip()), verdict.reason())
