@@ -85,6 +85,8 @@ def test_two_homes_add_and_query_one_served_store_at_once(
     vector_ids = kb.cases.get(include=[])["ids"]
     assert len(vector_ids) == kb.cases.count() == 900 and set(vector_ids) == expected
     assert kb.sidecar.chroma_in_sync(kb.cases.name) and kb.missing_vectors == 0
+    records = kb.get_cases(sorted(expected))
+    assert len(records) == 900 and all(r.metrics.makespan > 0 for r in records.values())
     for seed in range(0, 900, 9):
         case = make_case(seed)
         assert kb.get_cases([case.case_id])[case.case_id].metrics == case.metrics

@@ -224,7 +224,7 @@ def task_usage(commands: SlurmCommands, directory: Path) -> dict[int, tuple[floa
     for line in out.splitlines():
         job_id, _, rest = line.partition("|")
         elapsed, _, cpu = rest.partition("|")
-        if job_id in wanted and cpu:
+        if job_id in wanted and cpu and slurm_seconds(cpu) > 0:  # 0: not recorded yet
             usage[wanted[job_id]] = (slurm_seconds(elapsed), slurm_seconds(cpu))
     return usage
 
