@@ -118,4 +118,8 @@ int run_start_static(Run *r);
 int run_list_copies(Run *r);
 void run_hold(Run *r, int node, long long cores, double until);
 
+/* records.c */
+PyObject *run_task_records(Run *r, PyObject *args);
+PyObject *run_transfer_records(Run *r, PyObject *args);
+
 #endif

@@ -283,13 +283,6 @@ static PyObject *run_estimate_finish(Run *r, PyObject *args) {
     return PyFloat_FromDouble(f);
 }
 
-static PyObject *run_input_ready(Run *r, PyObject *args) {
-    int task, node;
-    if (!PyArg_ParseTuple(args, "ii", &task, &node)) return NULL;
-    double v = input_ready(r, task, node);
-    return v < 0 ? NULL : PyFloat_FromDouble(v);
-}
-
 static PyObject *run_projection(Run *r, PyObject *arg) {
     long node = PyLong_AsLong(arg);
     if (node == -1 && PyErr_Occurred()) return NULL;
@@ -344,12 +337,15 @@ static PyMethodDef run_methods[] = {
     {"copy", (PyCFunction)run_copy, METH_NOARGS, "A twin at the decision in progress."},
     {"tasks", (PyCFunction)run_tasks, METH_NOARGS, "(started, node_of, ready, start, end)."},
     {"transfers", (PyCFunction)run_transfers, METH_NOARGS, "(file, source, dest, start, end)."},
+    {"task_records", (PyCFunction)run_task_records, METH_VARARGS,
+     "(TaskRecord, task ids, node names) -> records in start order."},
+    {"transfer_records", (PyCFunction)run_transfer_records, METH_VARARGS,
+     "(TransferRecord, file ids, file sizes, node names, shared FS name) -> records."},
     {"makespan", (PyCFunction)run_makespan, METH_NOARGS, "Largest task or transfer end, >= 0."},
     {"replayed_makespan", (PyCFunction)run_replayed_makespan, METH_NOARGS,
      "Makespan of the realised plan replayed statically."},
     {"estimate_finish_all", (PyCFunction)run_estimate_finish_all, METH_O, "Per node."},
     {"estimate_finish", (PyCFunction)run_estimate_finish, METH_VARARGS, "(task, node)."},
-    {"input_ready", (PyCFunction)run_input_ready, METH_VARARGS, "(task, node)."},
     {"projection", (PyCFunction)run_projection, METH_O, "node -> (core free times, last start)."},
     {"available_times", (PyCFunction)run_available_times, METH_NOARGS, "Per node."},
     {"free_cores", (PyCFunction)run_free_cores, METH_NOARGS, "Per node."},

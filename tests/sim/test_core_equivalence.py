@@ -234,3 +234,19 @@ def test_a_core_built_from_other_sources_is_refused(
     monkeypatch.setattr(fast, "source_hash", lambda: "0" * 16)
     with pytest.raises(fast.StaleCoreError, match="rebuild it"):
         fast._load()
+
+
+def test_records_built_through_the_dataclasses_init_are_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    workflow = generate_workflow("montage", 80, seed=5)
+    platform = generate_platform(ClusterSpec(nodes=6, heterogeneous=True), seed=5)
+    (direct, _), _ = _both(EarliestFinishPlacement, workflow, platform, "fair")
+    with fast.engine("compiled"):
+        filled = simulate(workflow, platform, EarliestFinishPlacement(), "fair")
+    monkeypatch.setattr(fast, "_DIRECT_RECORDS", False)
+    with fast.engine("compiled"):
+        built = simulate(workflow, platform, EarliestFinishPlacement(), "fair")
+    assert direct == filled == built
+    assert type(filled.tasks[0]) is type(built.tasks[0])
+    assert {hash(r) for r in filled.transfers} == {hash(r) for r in built.transfers}
