@@ -82,6 +82,7 @@ def test_scoring_counts_right_calls_replies_and_misroutes() -> None:
     score(report, Question("status?", "cluster_status", {}, "t"), "submit_workflow", {})
     score(report, Question("job 7?", "job_why", {"jobid": "7"}, "t"), "job_why", {"jobid": "8"})
     assert (report.intent_correct, report.all_correct) == (3, 2)
+    assert (report.tool_questions, report.tool_calls_right) == (3, 2)
     assert (report.wrong_actions, report.side_effecting_misroutes) == (1, 1)
     assert [e["text"] for e in report.errors] == ["status?", "job 7?"]
 

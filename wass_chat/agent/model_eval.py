@@ -62,6 +62,11 @@ class ModelRunConfig:
 class ModelReport(Report):
     """The router's figures for a model, plus where its time went (llama.cpp's counters)."""
 
+    tool_questions: int = 0
+    """Questions whose answer needs a tool (the rest are help, small talk, out of scope)."""
+    tool_calls_right: int = 0
+    """Of those, how many got the expected tool (a model that never calls one scores 0 here,
+    yet is right on every reply question)."""
     threads: int = 1
     chat_format: str = ""
     reuse_prefix: bool = True
@@ -181,10 +186,12 @@ def _reply(llama: Any, messages: list[dict[str, str]], config: ModelRunConfig) -
     return text
 
 
-def score(report: Report, question: Any, tool: str, arguments: dict[str, Any]) -> None:
+def score(report: ModelReport, question: Any, tool: str, arguments: dict[str, Any]) -> None:
     """Count one question's first tool call (``""``: none) into ``report``."""
     expected_tool = "" if question.intent in REPLY_INTENTS else question.intent
     intent_ok = tool == expected_tool
+    report.tool_questions += bool(expected_tool)
+    report.tool_calls_right += bool(expected_tool) and intent_ok
     slots_ok = intent_ok and normalise(tool, arguments) == normalise(tool, question.slots)
     report.intent_correct += intent_ok
     report.all_correct += slots_ok
@@ -264,6 +271,8 @@ def format_model_report(report: ModelReport) -> str:
     return "\n".join(
         [
             *lines,
+            f"right tool on questions that need one: {report.tool_calls_right} of "
+            f"{report.tool_questions}",
             f"model {report.chat_format} chat format, {report.threads} thread(s); load "
             f"{report.load_model_s:.2f} s",
             f"shared prompt prefix: {report.prefix_tokens} tokens in {report.prefix_s:.1f} s, "
