@@ -49,12 +49,14 @@ def guard_check(table: Makespans, guarded: str = "rag-guarded") -> dict[str, Any
 
 
 def compare_runs(
-    runs: Mapping[str, Mapping[str, Any]], schedulers: Sequence[str] = ()
+    runs: Mapping[str, Mapping[str, Any]], schedulers: Sequence[str] = (), baseline: str = ""
 ) -> dict[str, Any]:
     """Per mode: every scheduler over HEFT on the same estimates, policy over policy-norag,
-    the guard check; across modes: each scheduler over HEFT planning on ``kb`` estimates."""
+    the guard check; across modes: each scheduler over HEFT planning on ``kb`` estimates, and
+    over itself in the ``baseline`` run (e.g. a busy cluster over an idle one, or plans that
+    see the load over plans that do not)."""
     tables = {mode: makespans(doc) for mode, doc in runs.items()}
-    out: dict[str, Any] = {"modes": {}, "versus_heft_on_kb": {}}
+    out: dict[str, Any] = {"modes": {}, "versus_heft_on_kb": {}, "versus_baseline": {}}
     for mode, table in tables.items():
         names = [s for s in (schedulers or table) if s in table]
         entry: dict[str, Any] = {
@@ -64,6 +66,14 @@ def compare_runs(
         if {"policy", "policy-norag"} <= set(table):
             entry["rag_over_norag"] = paired(table["policy"], table["policy-norag"])
         out["modes"][mode] = entry
+    base = tables.get(baseline, {})
+    for mode, table in tables.items():
+        if base and mode != baseline:
+            out["versus_baseline"][mode] = {
+                s: paired(table[s], base[s])
+                for s in (schedulers or table)
+                if s in table and s in base
+            }
     kb_heft = tables.get("kb", {}).get("heft")
     if kb_heft:
         for mode, table in tables.items():

@@ -59,3 +59,21 @@ def test_compare_command_reads_runs_and_rejects_bad_arguments(
     assert printed["modes"]["user"]["guard"]["losses"] == 1
     assert main(["estimates", "compare", f"user={user}", str(kb)]) == 2
     assert "MODE=FILE" in capsys.readouterr().err
+
+
+def test_baseline_pairs_each_scheduler_with_itself_in_another_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = compare_runs({"busy": USER, "idle": KB}, baseline="idle")
+    assert set(result["versus_baseline"]) == {"busy"}
+    cells = result["versus_baseline"]["busy"]
+    assert set(cells) == {"heft", "policy"}  # the schedulers both runs have
+    assert cells["heft"]["value"] == pytest.approx(2.0) and cells["heft"]["losses"] == 3
+    busy, idle = tmp_path / "busy.json", tmp_path / "idle.json"
+    busy.write_text(json.dumps(USER))
+    idle.write_text(json.dumps(KB))
+    argv = ["estimates", "compare", f"busy={busy}", f"idle={idle}"]
+    assert main([*argv, "--baseline", "idle"]) == 0
+    assert "busy over the baseline" in capsys.readouterr().out
+    assert main([*argv, "--baseline", "nowhere"]) == 2
+    assert "--baseline 'nowhere'" in capsys.readouterr().err

@@ -40,6 +40,7 @@ async def test_submit_montage_runs_on_the_cluster_only_after_approval(
     assert set(planned) == {t.id for t in workflow.tasks}
     cluster_nodes = set(commands.run(["sinfo", "-h", "-N", "-o", "%N"]).split())
     assert set(planned.values()) <= cluster_nodes  # planned on the cluster's own nodes
+    assert request.plan["cluster"].startswith("the cluster was")  # from its running jobs
     before = RunLog(settings.runs_dir).list_runs()  # the demo runs are logged as "planned"
     assert all(not run.job_ids and run.state == "planned" for run in before)
 

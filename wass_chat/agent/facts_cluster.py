@@ -17,6 +17,7 @@ from typing import Any
 
 from sim.errors import InputError, ServiceUnavailable
 from sim.model import node_fits
+from sim.occupancy import NO_OCCUPANCY, Occupancy
 from sim.schedule import NetworkModel
 from wass_chat.agent.sources import Sources
 from wass_chat.config import Settings
@@ -44,30 +45,39 @@ class ClusterFacts:
             note = f"planned on the demo platform: the cluster is unavailable ({exc.one_line()})"
             return self.sources.platform("demo"), note
 
-    def _slurm_plan(self, workflow: Any, platform: Any, scheduler: str, run_id: str) -> Any:
-        """The Slurm area's submission plan (jobs with their exact sbatch arguments)."""
+    def _slurm_plan(
+        self,
+        workflow: Any,
+        platform: Any,
+        scheduler: str,
+        run_id: str,
+        occupancy: Occupancy = NO_OCCUPANCY,
+    ) -> Any:
+        """The Slurm area's submission plan (jobs with their exact sbatch arguments), starting
+        from ``occupancy`` (what running jobs hold)."""
         from wass_chat.slurm import submission
 
         return submission.plan_submission(
-            workflow,
-            platform,
-            scheduler,
-            run_id,
-            self.settings.runs_dir / run_id,
-            partition=self.settings.slurm_partition,
-            network_model=self.network_model,
-        )
+            workflow, platform, scheduler, run_id, self.settings.runs_dir / run_id,
+            partition=self.settings.slurm_partition, network_model=self.network_model,
+            occupancy=occupancy,
+        )  # fmt: skip
 
     def plan_submission(
         self, workflow: str, scheduler: str, platform: str | None
     ) -> dict[str, Any]:
         """The jobs a submission would create (task, node, cores, dependencies); submits nothing."""
         from wass_chat.runlog import new_run_id
+        from wass_chat.slurm.commands import SlurmCommands
+        from wass_chat.slurm.occupancy import cluster_occupancy
 
         wf = self.sources.workflow(workflow)
         pf, note = self._cluster_platform(platform)
+        ref = (platform or "slurm").strip().lower()
+        live = not note and ref in {"slurm", "from-slurm", "cluster"}  # plan from its jobs
+        occupancy = cluster_occupancy(SlurmCommands(timeout=10), pf) if live else NO_OCCUPANCY
         run_id = new_run_id()
-        plan = self._slurm_plan(wf, pf, scheduler, run_id)
+        plan = self._slurm_plan(wf, pf, scheduler, run_id, occupancy)
         records = plan.predicted.record_by_task
         jobs = [
             {
@@ -91,7 +101,7 @@ class ClusterFacts:
             "predicted_makespan_s": plan.planned_makespan,
             "jobs": jobs,
             "note": note,
-        }
+        } | ({"cluster": occupancy.summary(pf)} if live else {})
 
     def validate_plan_edit(
         self, original: dict[str, Any], edited: dict[str, Any]

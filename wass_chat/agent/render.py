@@ -165,6 +165,8 @@ def render_submission_plan(f: Facts) -> str:
         )
     if len(f["jobs"]) > 20:
         lines.append(f"- ... and {len(f['jobs']) - 20} more jobs")
+    if f.get("cluster"):
+        lines.append(f"Planned from now: {f['cluster']}.")
     lines.append("")
     if str(f.get("platform_ref") or "").lower() == "demo":
         note = (str(f.get("note") or "").strip().splitlines() or [""])[0]

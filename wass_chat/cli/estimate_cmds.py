@@ -140,10 +140,14 @@ def _render(summary: dict[str, Any]) -> None:
 def compare(
     runs: list[str] = typer.Argument(..., help="MODE=BENCH.json, one per estimate mode."),
     schedulers: str = typer.Option("", "--schedulers", help="Only these (comma-separated)."),
+    baseline: str = typer.Option(
+        "", "--baseline", help="A MODE: also each scheduler over itself in that run."
+    ),
     as_json: bool = typer.Option(False, "--print-json", help="Print the result as JSON."),
 ) -> None:
-    """Pair bench runs made under different estimates: ratios to HEFT (same and kb
-    estimates), RAG over no-RAG, and the guard against min(HEFT, PEFT), with 95% CIs."""
+    """Pair bench runs made under different estimates (or loads): ratios to HEFT (same and kb
+    estimates), RAG over no-RAG, the guard against min(HEFT, PEFT), and with ``--baseline``
+    each scheduler over itself in another run, with 95% CIs."""
     import json
 
     from policy.bench.compare import compare_runs
@@ -159,10 +163,12 @@ def compare(
             documents[mode] = json.loads(Path(path).read_text())
         except json.JSONDecodeError as exc:
             problems.append(f"{path}: not JSON ({exc.msg})")
+    if baseline and baseline not in documents and not problems:
+        problems.append(f"--baseline {baseline!r} is none of the runs ({', '.join(documents)})")
     if problems:
         raise BenchSpecError("estimates compare", problems)
     chosen = tuple(s.strip() for s in schedulers.split(",") if s.strip())
-    emit(compare_runs(documents, chosen), as_json, _render_compare)
+    emit(compare_runs(documents, chosen, baseline), as_json, _render_compare)
 
 
 def _cell(p: dict[str, Any]) -> str:
@@ -184,6 +190,11 @@ def _render_compare(result: dict[str, Any]) -> None:
             if name in result["modes"][m]["over_heft"] else "n/a" for m in modes
         ))  # fmt: skip
     console.print(table)
+    for mode, cells in result["versus_baseline"].items():
+        console.print(
+            f"{mode} over the baseline, each scheduler over itself: "
+            + "; ".join(f"{name} {_cell(cell)}" for name, cell in cells.items())
+        )
     if result["versus_heft_on_kb"]:
         table = Table(title="makespan / HEFT planning on kb estimates")
         table.add_column("scheduler")
