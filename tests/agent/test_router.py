@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 from typing import Any
 
 import pytest
@@ -63,7 +64,11 @@ COMMAND_CASES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("/status demo-a-heft", "run_status", {"run": "demo-a-heft"}),
         ("/status", "cluster_status", {}),
     ],
-    "/cluster": [("/cluster", "cluster_status", {}), ("/nodes", "cluster_status", {})],
+    "/cluster": [
+        ("/cluster", "cluster_status", {}),
+        ("/nodes", "cluster_status", {}),
+        ("/node n2", "cluster_status", {"node": "n2"}),
+    ],
     "/why": [("/why 17", "job_why", {"jobid": "17"}), ("/why #42_3", "job_why", {"jobid": "42_3"})],
     "/queue": [
         ("/queue", "queue_overview", {}),
@@ -134,6 +139,11 @@ def test_commands_without_required_arguments_say_how_to_use_them() -> None:
             {"workflow": "montage-60", "schedulers": ["heft", "cpop"]},
         ),
         ("comapre schedulrs on montgae", "compare_schedulers", {"workflow": "montage-60"}),
+        ("why is n2 drained?", "cluster_status", {"node": "n2"}),
+        ("what's wrong with node c12-3", "cluster_status", {"node": "c12-3"}),
+        ("are any nodes down?", "cluster_status", {}),
+        ("when will job 130 start", "job_why", {"jobid": "130"}),
+        ("why is my job not running", "queue_overview", {"user": getpass.getuser()}),
     ],
 )
 def test_plain_english_routes_to_tools(text: str, tool: str, arguments: dict[str, Any]) -> None:

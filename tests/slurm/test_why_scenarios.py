@@ -41,6 +41,7 @@ from wass_chat.slurm.commands import SlurmCommands
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]
 
+
 @pytest.fixture(scope="module")
 def scenarios(cluster: Cluster) -> Iterator[dict[str, str]]:
     """Every situation at once on the real cluster; job ids by scenario name."""
@@ -191,10 +192,37 @@ def test_unknown_job_and_unreachable_controller_exit_2(
     conf = Path(os.environ["SLURM_CONF"])
     dead = tmp_path / "slurm.conf"
     dead.write_text(conf.read_text().replace("SlurmctldPort=", "SlurmctldPort=1") + "\n")
+    no_node = _ask_cli("why is node n9 drained?", env)
+    assert no_node.returncode == 2, no_node.stdout + no_node.stderr
+    assert "the cluster has no node 'n9' (nodes: n1, n2, n3, n4)" in " ".join(
+        no_node.stdout.split()
+    )
     unreachable = _ask_cli("why is job 1 pending?", {**env, "SLURM_CONF": str(dead)})
     assert unreachable.returncode == 2, unreachable.stdout + unreachable.stderr
     assert "Slurm is unreachable" in " ".join(unreachable.stdout.split())
     assert "Traceback" not in unreachable.stderr
+
+
+def test_node_questions_say_why_a_node_takes_no_jobs(
+    scenarios: dict[str, str], session_home: Path
+) -> None:
+    records = {r["NodeName"]: r for r in SlurmCommands().show_nodes()}
+    drained = ask_offline("why is n1 drained?")
+    assert drained["tools"] == ["cluster_status"] and drained["facts"]["node"] == "n1"
+    n1 = next(n for n in drained["facts"]["nodes"] if n["name"] == "n1")
+    assert "DRAIN" in records["n1"]["State"] and n1["condition"] == "drained"
+    assert (n1["reason"], n1["reason_by"]) == ("disk replacement", "root")
+    verdict = drained["facts"]["verdict"]
+    assert verdict.startswith('n1 is drained: "disk replacement" (set by root at ')
+    assert drained["text"].startswith("**n1 is drained: ")  # the verdict leads the answer
+    full = ask_offline("whats wrong with node n3")
+    n3 = next(n for n in full["facts"]["nodes"] if n["name"] == "n3")
+    assert n3["condition"] == "allocated" and n3["allocated_cores"] == 4
+    assert [j["job_id"] for j in n3["jobs"]] == [scenarios["running"]]
+    assert f"job {scenarios['running']} (root, 4 CPUs" in full["facts"]["verdict"]
+    overall = ask_offline("are any nodes down?")["facts"]
+    assert overall["verdict"].startswith("3 of 4 nodes take jobs: n1 is drained")
+    assert overall["allocated_cores"] == sum(int(r["CPUAlloc"]) for r in records.values())
 
 
 def test_queue_overview_counts_what_squeue_shows(scenarios: dict[str, str], session_home: Path):

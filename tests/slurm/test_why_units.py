@@ -122,3 +122,30 @@ def test_array_tasks_are_found_by_array_and_task_id() -> None:
     task = {"JobId": "107", "ArrayJobId": "105", "ArrayTaskId": "2"}
     assert _is_job(task, "105_2") and not _is_job(task, "105_1") and not _is_job(task, "105")
     assert _is_job({"JobId": "42"}, "42")
+
+
+def test_node_states_become_words_and_the_verdict_says_why() -> None:
+    from datetime import datetime
+
+    from wass_chat.slurm.explain.nodes import node_facts, node_verdict
+    from wass_chat.slurm.live import RunningJob
+
+    now = datetime(2026, 11, 24, 2, 0)
+    job = RunningJob("77", "sim", "alice", "debug", "n[2-3]", 4, datetime(2026, 11, 24, 2, 30))
+
+    def node(state: str, reason: str = "", alloc: str = "0") -> str:
+        record = {"NodeName": "n3", "State": state, "CPUTot": "4", "CPUAlloc": alloc,
+                  "RealMemory": "4000", "Partitions": "debug", "Reason": reason}  # fmt: skip
+        return node_verdict(node_facts(record, [job], now))
+
+    assert node("IDLE+DRAIN", "bad dimm [root@2026-11-24T01:59:53]").startswith(
+        'n3 is drained: "bad dimm" (set by root at 01:59). It takes no new jobs'
+    )
+    draining = node("MIXED+DRAIN", "reboot [admin@2026-11-24T01:00:00]", alloc="4")
+    assert draining.startswith('n3 is draining: "reboot" (set by admin at 01:00)')
+    assert "job 77 (alice, 4 CPUs, until about 02:30)" in draining
+    assert node("DOWN*", "Not responding [slurm@2026-11-24T01:30:00]").startswith(
+        "n3 is not responding (slurmd is stopped or unreachable)"
+    )
+    assert node("IDLE") == "n3 is idle: all 4 of its CPUs are free."
+    assert node("ALLOCATED", alloc="4").startswith("n3 is fully allocated: job 77 (alice")

@@ -204,12 +204,15 @@ class ClusterFacts:
             "note": note,
         }
 
-    def cluster_status(self) -> dict[str, Any]:
-        """The cluster's nodes (``scontrol show nodes``); the demo platform without Slurm."""
+    def cluster_status(self, node: str | None = None) -> dict[str, Any]:
+        """The cluster's nodes and a verdict on them, or on ``node``: state in words, the reason
+        an admin gave, the jobs holding it (:mod:`wass_chat.slurm.explain.nodes`). Without
+        Slurm, the demo platform's nodes, said to be simulated."""
         from wass_chat.slurm import commands
+        from wass_chat.slurm.explain.nodes import cluster_status
 
         try:
-            records = commands.SlurmCommands(timeout=10).show_nodes()
+            return dict(cluster_status(commands.SlurmCommands(timeout=10), node))
         except ServiceUnavailable as exc:
             platform = self.sources.platform("demo")
             nodes = [
@@ -218,18 +221,11 @@ class ClusterFacts:
             return {
                 "kind": "cluster",
                 "source": f"demo platform (Slurm: {exc.one_line()})",
+                "verdict": f"Slurm does not answer ({exc.one_line()}); these are the "
+                f"{len(nodes)} simulated nodes of the demo platform, not a live cluster.",
+                "node": node,
                 "nodes": nodes,
             }
-        nodes = [
-            {
-                "name": r.get("NodeName", "?"),
-                "state": r.get("State", "?"),
-                "cores": int(r.get("CPUTot", "0") or 0),
-                "allocated_cores": int(r.get("CPUAlloc", "0") or 0),
-            }
-            for r in records
-        ]
-        return {"kind": "cluster", "source": "slurm", "nodes": nodes}
 
     def job_why(self, jobid: str) -> dict[str, Any]:
         """Why a job waits, runs or ended as it did, from Slurm's own sources (verdict first, then

@@ -137,6 +137,10 @@ def _status(pos: list[str], opt: dict[str, str]) -> Intent:
     return Intent("run_status", {"run": pos[0]}) if pos else Intent("cluster_status")
 
 
+def _cluster(pos: list[str], opt: dict[str, str]) -> Intent:
+    return Intent("cluster_status", {"node": pos[0]} if pos else {})
+
+
 def _why(pos: list[str], opt: dict[str, str]) -> Intent:
     if not pos:
         return Intent(reply="Usage: `/why JOBID`", name="clarify")
@@ -260,9 +264,10 @@ INTENTS: tuple[IntentSpec, ...] = (
     IntentSpec(
         "cluster_status",
         "cluster_status",
-        "the cluster's nodes: state and cores",
-        ("cluster status", "are any nodes down?"),
-        (Command("/cluster", "/cluster", lambda p, o: Intent("cluster_status"), ("/nodes",)),),
+        "the cluster's nodes, or why one node takes no jobs",
+        ("cluster status", "are any nodes down?", "why is n2 drained?"),
+        (Command("/cluster", "/cluster [NODE]", _cluster, ("/nodes", "/node")),),
+        lambda s: {"node": s.host} if s.host else {},
     ),
     IntentSpec(
         "job_why",

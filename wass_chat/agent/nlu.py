@@ -122,7 +122,7 @@ def texts_digest(texts: list[str]) -> str:
     return hashlib.sha256("\n".join([MODEL_PACKAGE, DELEXICALISED, *texts]).encode()).hexdigest()
 
 
-DELEXICALISED = "delexicalised-1"
+DELEXICALISED = "delexicalised-2"
 """Exemplars are embedded with their names and periods replaced, as messages are (bump this
 when :func:`~wass_chat.agent.slots.delexicalise` changes)."""
 

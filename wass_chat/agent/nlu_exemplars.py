@@ -114,6 +114,11 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "sinfo",
         "how many cores are there",
         "is that node up",
+        "why is n2 drained",
+        "what is wrong with node n4",
+        "why does that node take no jobs",
+        "who drained the node and why",
+        "is n3 down",
     ),
     "job_why": (
         "why is my job pending",
@@ -128,6 +133,9 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "why was the job killed",
         "explain this job",
         "job reason",
+        "when will job 42 start",
+        "when does my job start running",
+        "what is job 7 waiting for",
     ),
     "queue_overview": (
         "what is blocking the queue",

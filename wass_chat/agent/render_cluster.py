@@ -23,7 +23,8 @@ def plain(text: str) -> str:
     """A computed sentence as Markdown text: one line, every Markdown character escaped.
 
     Verdicts carry no user-chosen strings (job names and comments stay in the evidence, as
-    literals); escaping keeps node, partition and user names from being read as Markdown.
+    literals) except a node's Reason, which an admin sets; escaping keeps it, and node,
+    partition and user names, from being read as Markdown.
     """
     return _MARKDOWN.sub(r"\\\1", " ".join(str(text).split()))
 
@@ -68,7 +69,7 @@ def render_queue(f: Facts) -> str:
     if f["reasons"]:
         lines += ["", "**Pending jobs by reason** (`squeue -t PD`):"]
         lines += [
-            f"- {lit(r['reason'])}: {r['jobs']} jobs, {r['cpus']} CPUs ({r['meaning']})"
+            f"- {lit(r['reason'])}: {_jobs(r['jobs'])}, {r['cpus']} CPUs ({r['meaning']})"
             for r in f["reasons"]
         ]
     if f["partitions"]:
@@ -81,7 +82,7 @@ def render_queue(f: Facts) -> str:
             )
             lines.append(
                 f"- {lit(p['partition'])}: {p['cpus_allocated']} of {p['cpus_total']} "
-                f"CPUs in use, {p['pending_jobs']} jobs pending for "
+                f"CPUs in use, {_jobs(p['pending_jobs'])} pending for "
                 f"{p['pending_cpus']} CPUs{down}"
             )
     if f["longest"]:
@@ -113,9 +114,30 @@ def _jobs(count: int) -> str:
 
 
 def render_cluster(f: Facts) -> str:
-    lines = [f"**Cluster** ({lit(f['source'])}): {len(f['nodes'])} nodes."]
-    for n in f["nodes"]:
-        lines.append(f"- {lit(n['name'])}: {lit(n['state'])}, {n['cores']} cores")
+    """The verdict, then each node (the asked one only, with its jobs): state in words, the
+    admin's reason, CPUs in use; the demo platform's nodes when Slurm does not answer."""
+    lines = [f"**{plain(f['verdict'])}**", ""] if f.get("verdict") else []
+    nodes = [n for n in f["nodes"] if not f.get("node") or n["name"] == f["node"]]
+    lines.append(f"**Nodes** ({lit(f['source'])}, scontrol show nodes):")
+    for n in nodes:
+        if "condition" not in n:  # the demo platform's simulated nodes
+            lines.append(f"- {lit(n['name'])}: {lit(n['state'])}, {n['cores']} cores")
+            continue
+        reason = f' ("{lit(n["reason"])}"' + (
+            f", {lit(n['reason_by'])} at {n['reason_since']})" if n["reason_by"] else ")"
+        ) if n["reason"] else ""  # fmt: skip
+        parts = ", ".join(n["partitions"])
+        lines.append(
+            f"- {lit(n['name'])}: {n['condition']}{reason}; {n['allocated_cores']} of "
+            f"{n['cores']} CPUs in use" + (f"; partitions {lit(parts)}" if parts else "")
+            + f" (state {lit(n['state'])})"
+        )  # fmt: skip
+        if f.get("node"):
+            lines += [
+                f"  - job {lit(j['job_id'])} of {lit(j['user'])}: {j['cpus']} CPUs"
+                + (f", time limit ends about {j['ends']}" if j["ends"] else ", no time limit")
+                for j in n["jobs"]
+            ]
     return "\n".join(lines)
 
 

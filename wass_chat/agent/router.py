@@ -19,6 +19,7 @@ tools is never parsed for commands.
 
 from __future__ import annotations
 
+import getpass
 import re
 from datetime import date
 
@@ -70,6 +71,8 @@ _HELP_CUE = re.compile(
     r"^\s*(what\s+can\s+you\s+do|help(\s+me)?|show\s+help|commands|usage)\s*[?!.]*\s*$", re.I
 )
 _NOW = re.compile(r"\b(now|right now|currently|at the moment|queue(?:d)?\s+now)\b", re.I)
+_MINE = re.compile(r"\b(my|mine)\b", re.I)
+"""A job question without an id about the asker's own jobs: their pending jobs, with reasons."""
 _WAITED = re.compile(r"\b(waited|waiters?|waits|waiting users|longest|worst)\b", re.I)
 
 
@@ -157,6 +160,8 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
         return _ask_back([top, *rivals], text)
     if spec.name == "job_why" and slots.jobid is None:
         slots = Slots(**{**slots.__dict__, "jobid": find_jobid(text, bare=True)})
+        if slots.jobid is None and _MINE.search(text):  # "why is my job not running?"
+            return Intent("queue_overview", {"user": getpass.getuser()}, name="queue_overview")
         if slots.jobid is None:
             return Intent(reply="Which job? For example `/why 42`.", name="clarify")
     if spec.name == "submit_workflow" and slots.workflow is None:

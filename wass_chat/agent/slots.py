@@ -34,6 +34,9 @@ class Slots:
     run: str | None = None
     task: str | None = None
     node: str | None = None
+    """A node of the demo platform (placements and what-ifs are about simulated runs)."""
+    host: str | None = None
+    """A node of a live cluster: a demo node, or a name like ``n2``, ``cn017``, ``node 12b``."""
     workflow: str | None = None
     schedulers: tuple[str, ...] = ()
     period: str | None = None
@@ -148,6 +151,30 @@ def find_node(text: str) -> str | None:
             if candidate in nodes:
                 return nodes[candidate]
     return None
+
+
+_NOT_HOSTS = frozenset({"top", "last", "past", "next", "first", "x", "k", "q", "v", "py", "h"})
+"""Letters before a number that make a count or a factor (``top3``, ``x2``), not a node."""
+
+
+def _looks_like_host(word: str) -> bool:
+    """``n2``, ``cn017``: letters then digits, not a count or a factor (``top3``, ``x2``)."""
+    match = re.fullmatch(r"([a-z]{1,8})\d{1,5}", word.lower())
+    return match is not None and match.group(1) not in _NOT_HOSTS
+
+
+def find_host(text: str) -> str | None:
+    """A node of a live cluster: a demo node, the name after the word ``node`` (``node c12-3``),
+    or a letters-then-digits word (``n2``, ``gpu02``, ``cn017``). Whether the cluster has it is
+    for Slurm to say (an unknown node is a one-line error naming the cluster's nodes)."""
+    if node := find_node(text):
+        return node
+    lowered = _RUN.sub(" ", _FILE.sub(" ", text)).lower()
+    if match := re.search(r"\bnode\s+([a-z][\w.-]*\d[\w-]*)", lowered):
+        return match.group(1)
+    return next(
+        (w for w in re.findall(r"\b[a-z]{1,8}\d{1,5}\b", lowered) if _looks_like_host(w)), None
+    )
 
 
 def find_task(text: str) -> str | None:
@@ -288,6 +315,7 @@ def parse_slots(text: str, today: date | None = None) -> Slots:
         run=find_run(text),
         task=find_task(text),
         node=find_node(text),
+        host=find_host(text),
         workflow=find_workflow(text),
         schedulers=find_schedulers(text),
         period=find_period(text, today),
@@ -329,7 +357,9 @@ def delexicalise(text: str) -> str:
             out.append(token)
         elif _looks_like_task(word):
             out.append("the task")
-        elif find_node(word) is not None and re.fullmatch(r"[a-z]+[ -]?\d+", word.lower()):
+        elif (
+            find_node(word) is not None and re.fullmatch(r"[a-z]+[ -]?\d+", word.lower())
+        ) or _looks_like_host(word):
             out.append("the node")
         elif _fuzzy_workflow(word) is not None:
             out.append("the workflow")

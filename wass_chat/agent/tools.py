@@ -92,7 +92,10 @@ class RunStatusArgs(BaseModel):
 
 
 class ClusterStatusArgs(BaseModel):
-    """The cluster's nodes: state and cores."""
+    """The cluster's nodes: state in words, why a node takes no jobs (the reason an admin gave),
+    CPUs in use and the jobs holding them."""
+
+    node: str | None = Field(None, description="One node to explain, e.g. n2; default: all.")
 
 
 class SacctSummaryArgs(BaseModel):

@@ -278,6 +278,27 @@ def _accounting(run: _Recorder, job_id: str) -> tuple[dict[str, str], list[dict[
     return allocation, steps
 
 
+RUNNING_ARGV = ["squeue", "-h", "-t", "R", "-o", "%i|%u|%P|%N|%C|%e|%q|%W|%j"]
+"""The running jobs, in the form :func:`parse_running` reads (the name last: it may hold ``|``)."""
+
+
+def parse_running(text: str) -> list[RunningJob]:
+    """The running jobs in ``squeue`` output of :data:`RUNNING_ARGV`."""
+    jobs = []
+    for line in text.splitlines():
+        parts = line.split("|", 8)
+        if len(parts) == 9:
+            job, user, part, nodes, cpus, end, qos, licenses, name = parts
+            cpu_count = int(cpus) if cpus.isdigit() else 0
+            jobs.append(
+                RunningJob(
+                    job, name, user, part, nodes, cpu_count, slurm_time(end), qos,
+                    set_or_empty(licenses),
+                )
+            )  # fmt: skip
+    return jobs
+
+
 def _live_queue(run: _Recorder, snap: Snapshot) -> None:
     """The scheduler's view: start estimate, running and pending jobs, priority, backfill."""
     start = run.text(["squeue", "-h", "--start", "-j", snap.job_id, "-o", "%i|%S|%Y"])
@@ -287,25 +308,7 @@ def _live_queue(run: _Recorder, snap: Snapshot) -> None:
             when, _, planned = rest.partition("|")
             snap.start_estimate = slurm_time(when)
             snap.planned_nodes = planned if is_set(planned) else ""
-    running = run.text(["squeue", "-h", "-t", "R", "-o", "%i|%u|%P|%N|%C|%e|%q|%W|%j"])
-    for line in running.splitlines():
-        parts = line.split("|", 8)
-        if len(parts) == 9:
-            job, user, part, nodes, cpus, end, qos, licenses, name = parts
-            cpu_count = int(cpus) if cpus.isdigit() else 0
-            snap.running.append(
-                RunningJob(
-                    job,
-                    name,
-                    user,
-                    part,
-                    nodes,
-                    cpu_count,
-                    slurm_time(end),
-                    qos,
-                    set_or_empty(licenses),
-                )
-            )
+    snap.running = parse_running(run.text(RUNNING_ARGV))
     for line in run.text(["squeue", "-h", "-t", "PD", "-o", "%i|%P|%Q|%u|%r"]).splitlines():
         parts = line.split("|")
         if len(parts) == 5:

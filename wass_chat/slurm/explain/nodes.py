@@ -1,0 +1,208 @@
+"""Why a node takes jobs or not: its state in words, the reason an admin gave, the jobs on it.
+
+"why is n2 drained?" and "are any nodes down?" get a verdict first, from ``scontrol show nodes``
+(state, ``Reason=... [user@time]``, CPUs and memory in use) and ``squeue -t R`` (which jobs hold
+the node, until when). Slurm's state flags become words a person uses: ``IDLE+DRAIN`` is
+"drained", ``MIXED+DRAIN`` "draining" (its running jobs finish, nothing new starts), a trailing
+``*`` "not responding". The facts are a :class:`ClusterFacts` dict, rendered by
+:func:`wass_chat.agent.render_cluster.render_cluster`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TypedDict
+
+from sim.errors import InputError
+from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.slurm.formats import clock, is_set, memory_mb, slurm_time
+from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.live import RUNNING_ARGV, RunningJob, parse_running
+from wass_chat.slurm.nodes import state_flags
+
+_REASON = re.compile(r"^(?P<text>.*?)\s*\[(?P<who>[^@\]]+)@(?P<when>[^\]]+)\]\s*$")
+UNAVAILABLE = frozenset({"DRAIN", "DOWN", "FAIL", "NOT_RESPONDING", "POWERED_DOWN", "MAINT"})
+"""Flags that keep new jobs off a node."""
+
+
+class NodeJob(TypedDict):
+    job_id: str
+    user: str
+    cpus: int
+    ends: str
+    """When its time limit runs out (``02:10``), or '' when it has none."""
+
+
+class NodeFacts(TypedDict):
+    name: str
+    state: str
+    """As Slurm prints it (``IDLE+DRAIN``)."""
+    condition: str
+    """In words: idle, partly allocated, allocated, drained, draining, down, not responding."""
+    takes_jobs: bool
+    cores: int
+    allocated_cores: int
+    memory_mb: float
+    allocated_memory_mb: float
+    partitions: list[str]
+    reason: str
+    reason_by: str
+    reason_since: str
+    jobs: list[NodeJob]
+
+
+class ClusterFacts(TypedDict, total=False):
+    """What ``cluster_status`` returns (kind ``cluster``)."""
+
+    kind: str
+    source: str
+    verdict: str
+    node: str | None
+    nodes: list[NodeFacts]
+    cores: int
+    allocated_cores: int
+    running_jobs: int
+
+
+def condition(flags: set[str]) -> str:
+    """A node's state in a person's words, the most serious first."""
+    busy = bool(flags & {"ALLOCATED", "MIXED", "COMPLETING"})
+    if "NOT_RESPONDING" in flags:
+        return "not responding"
+    if flags & {"DOWN", "FAIL"}:
+        return "down"
+    if "DRAIN" in flags:
+        return "draining" if busy else "drained"
+    if "MAINT" in flags or "RESERVED" in flags:
+        return "reserved"
+    if "POWERED_DOWN" in flags:
+        return "powered down"
+    if "ALLOCATED" in flags:
+        return "allocated"
+    if busy:
+        return "partly allocated"
+    return "idle"
+
+
+def node_facts(
+    record: Mapping[str, str], running: Sequence[RunningJob], now: datetime
+) -> NodeFacts:
+    """One node's facts from its ``scontrol`` record and the running jobs placed on it."""
+    name = record.get("NodeName", "?")
+    flags = state_flags(record.get("State", ""))
+    reason, who, since = record.get("Reason", ""), "", ""
+    if match := _REASON.match(reason):
+        reason, who = match["text"], match["who"]
+        since = clock(slurm_time(match["when"]), now)
+    jobs = [
+        NodeJob(job_id=j.job_id, user=j.user, cpus=j.cpus, ends=clock(j.end, now) if j.end else "")
+        for j in running
+        if name in expand(j.nodes)
+    ]
+    return NodeFacts(
+        name=name,
+        state=record.get("State", "?"),
+        condition=condition(flags),
+        takes_jobs=not flags & UNAVAILABLE,
+        cores=int(record.get("CPUTot", "0") or 0),
+        allocated_cores=int(record.get("CPUAlloc", "0") or 0),
+        memory_mb=memory_mb(record.get("RealMemory", "0") + "M") or 0.0,
+        allocated_memory_mb=memory_mb(record.get("AllocMem", "0") + "M") or 0.0,
+        partitions=[p for p in record.get("Partitions", "").split(",") if is_set(p) and p],
+        reason=reason if is_set(reason) else "",
+        reason_by=who,
+        reason_since=since,
+        jobs=jobs,
+    )
+
+
+def cluster_status(
+    commands: SlurmCommands, node: str | None = None, now: datetime | None = None
+) -> ClusterFacts:
+    """Every node's facts and a verdict (about ``node`` when one is named).
+
+    Raises :class:`~sim.errors.InputError` for a node the cluster does not have, and
+    :class:`~sim.errors.ServiceUnavailable` when Slurm does not answer.
+    """
+    now = now or datetime.now()
+    running = parse_running(commands.run(RUNNING_ARGV))
+    nodes = [node_facts(r, running, now) for r in commands.show_nodes()]
+    by_name = {n["name"]: n for n in nodes}
+    if node is not None and node not in by_name:
+        raise InputError(node, [f"the cluster has no node {node!r} (nodes: {', '.join(by_name)})"])
+    facts = ClusterFacts(
+        kind="cluster",
+        source="slurm",
+        node=node,
+        nodes=nodes,
+        cores=sum(n["cores"] for n in nodes),
+        allocated_cores=sum(n["allocated_cores"] for n in nodes),
+        running_jobs=len(running),
+    )
+    facts["verdict"] = node_verdict(by_name[node]) if node else cluster_verdict(facts)
+    return facts
+
+
+def _reason_words(n: NodeFacts) -> str:
+    """``: "disk swap" (set by root at 01:59)``, or nothing when no reason was given."""
+    if not n["reason"]:
+        return ""
+    by = f" (set by {n['reason_by']} at {n['reason_since']})" if n["reason_by"] else ""
+    return f': "{n["reason"]}"{by}'
+
+
+def _holders(n: NodeFacts) -> str:
+    """``job 129 (root, 8 CPUs, until about 02:10)``, the jobs joined."""
+    return ", ".join(
+        f"job {j['job_id']} ({j['user']}, {j['cpus']} CPUs, "
+        + (f"until about {j['ends']})" if j["ends"] else "no time limit)")
+        for j in n["jobs"]
+    )
+
+
+def node_verdict(n: NodeFacts) -> str:
+    """One or two sentences on why ``n`` takes jobs or not."""
+    name, cores, used = n["name"], n["cores"], n["allocated_cores"]
+    state = n["condition"]
+    if state == "drained":
+        return (
+            f"{name} is drained{_reason_words(n)}. It takes no new jobs until an admin "
+            f"resumes it (scontrol update nodename={name} state=resume); none of its {cores} "
+            "CPUs is in use."
+        )
+    if state == "draining":
+        return (
+            f"{name} is draining{_reason_words(n)}. Its running jobs finish ({_holders(n)}), "
+            "but no new job starts there until an admin resumes it."
+        )
+    if state in {"down", "not responding"}:
+        cause = " (slurmd is stopped or unreachable)" if state == "not responding" else ""
+        return (
+            f"{name} is {state}{cause}{_reason_words(n)}. It takes no jobs until it is back "
+            f"and resumed (scontrol update nodename={name} state=resume)."
+        )
+    if state in {"reserved", "powered down"}:
+        return f"{name} is {state}{_reason_words(n)}; jobs outside that state's rules wait."
+    if state == "idle":
+        return f"{name} is idle: all {cores} of its CPUs are free."
+    holders = _holders(n) or "jobs"
+    verb = "holds" if len(n["jobs"]) == 1 else "hold"
+    if state == "allocated":
+        return f"{name} is fully allocated: {holders} {verb} all {cores} of its CPUs."
+    return f"{name} is partly allocated: {holders} {verb} {used} of its {cores} CPUs."
+
+
+def cluster_verdict(f: ClusterFacts) -> str:
+    """How many nodes take jobs, which do not and why, and how much of the cluster is in use."""
+    nodes = f["nodes"]
+    out = [n for n in nodes if not n["takes_jobs"]]
+    usage = (
+        f"{f['allocated_cores']} of {f['cores']} CPUs are allocated "
+        f"({f['running_jobs']} running job{'' if f['running_jobs'] == 1 else 's'})."
+    )
+    if not out:
+        return f"All {len(nodes)} nodes take jobs; {usage}"
+    which = "; ".join(f"{n['name']} is {n['condition']}{_reason_words(n)}" for n in out)
+    return f"{len(nodes) - len(out)} of {len(nodes)} nodes take jobs: {which}. {usage}"
