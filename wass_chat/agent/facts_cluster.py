@@ -5,7 +5,7 @@ commands (:mod:`wass_chat.slurm`), the decision log (:mod:`wass_chat.runlog`), s
 analytics, the report writer. A service that does not answer raises
 :class:`~sim.errors.ServiceUnavailable`, which the toolbox turns into an error the answer states.
 
-:func:`plan_submission` has no side effect. :func:`execute_submission` is called only by the
+:func:`prepare_submission` has no side effect. :func:`execute_submission` is called only by the
 approval gate after a human approved (see :mod:`wass_chat.agent.approval`).
 """
 
@@ -17,7 +17,6 @@ from typing import Any
 
 from sim.errors import InputError, ServiceUnavailable
 from sim.model import node_fits
-from sim.occupancy import NO_OCCUPANCY, Occupancy
 from sim.schedule import NetworkModel
 from wass_chat.agent.sources import Sources
 from wass_chat.config import Settings
@@ -45,39 +44,27 @@ class ClusterFacts:
             note = f"planned on the demo platform: the cluster is unavailable ({exc.one_line()})"
             return self.sources.platform("demo"), note
 
-    def _slurm_plan(
-        self,
-        workflow: Any,
-        platform: Any,
-        scheduler: str,
-        run_id: str,
-        occupancy: Occupancy = NO_OCCUPANCY,
-    ) -> Any:
-        """The Slurm area's submission plan (jobs with their exact sbatch arguments), starting
-        from ``occupancy`` (what running jobs hold)."""
-        from wass_chat.slurm import submission
-
-        return submission.plan_submission(
-            workflow, platform, scheduler, run_id, self.settings.runs_dir / run_id,
-            partition=self.settings.slurm_partition, network_model=self.network_model,
-            occupancy=occupancy,
-        )  # fmt: skip
-
-    def plan_submission(
+    def prepare_submission(
         self, workflow: str, scheduler: str, platform: str | None
     ) -> dict[str, Any]:
-        """The jobs a submission would create (task, node, cores, dependencies); submits nothing."""
-        from wass_chat.runlog import new_run_id
+        """The jobs a submission would create (task, node, cores, dependencies); submits nothing.
+
+        Planned like ``wass-chat submit`` (:func:`~wass_chat.slurm.submission.plan_new_run`):
+        on the cluster's nodes around its running jobs, or on the demo platform, said so, when
+        Slurm does not answer."""
         from wass_chat.slurm.commands import SlurmCommands
-        from wass_chat.slurm.occupancy import cluster_occupancy
+        from wass_chat.slurm.submission import plan_new_run
 
         wf = self.sources.workflow(workflow)
         pf, note = self._cluster_platform(platform)
         ref = (platform or "slurm").strip().lower()
         live = not note and ref in {"slurm", "from-slurm", "cluster"}  # plan from its jobs
-        occupancy = cluster_occupancy(SlurmCommands(timeout=10), pf) if live else NO_OCCUPANCY
-        run_id = new_run_id()
-        plan = self._slurm_plan(wf, pf, scheduler, run_id, occupancy)
+        plan = plan_new_run(
+            wf, pf, scheduler, self.settings.runs_dir,
+            live=SlurmCommands(timeout=10) if live else None,
+            partition=self.settings.slurm_partition, network_model=self.network_model,
+        )  # fmt: skip
+        run_id = plan.run_id
         records = plan.predicted.record_by_task
         jobs = [
             {
@@ -101,7 +88,7 @@ class ClusterFacts:
             "predicted_makespan_s": plan.planned_makespan,
             "jobs": jobs,
             "note": note,
-        } | ({"cluster": occupancy.summary(pf)} if live else {})
+        } | ({"cluster": plan.occupancy.summary(pf)} if live else {})
 
     def validate_plan_edit(
         self, original: dict[str, Any], edited: dict[str, Any]
@@ -118,7 +105,7 @@ class ClusterFacts:
             raise InputError("edited plan", problems)
         scheduler = str(edited.get("scheduler") or original["scheduler"])
         if scheduler != original["scheduler"]:
-            replanned = self.plan_submission(
+            replanned = self.prepare_submission(
                 original["workflow_ref"], scheduler, original.get("platform_ref")
             )
             return {**replanned, "planned_run_id": original["planned_run_id"], "edited": True}
@@ -140,28 +127,19 @@ class ClusterFacts:
 
     def execute_submission(self, plan: dict[str, Any]) -> dict[str, Any]:
         """Submit an approved plan: exactly its placements, through the Slurm area's submitter."""
-        from dataclasses import replace
-
         from wass_chat.runlog import RunLog
         from wass_chat.slurm import commands, runs, submission
 
         wf = self.sources.workflow(plan["workflow_ref"])
         pf = self.sources.platform(plan["platform_ref"])
         run_id = plan["planned_run_id"]
-        slurm_plan = self._slurm_plan(wf, pf, plan["scheduler"], run_id)
-        approved = {job["task"]: job["node"] for job in plan["jobs"]}
-        jobs = tuple(
-            job
-            if job.node == approved[job.task]
-            else replace(
-                job,
-                node=approved[job.task],
-                comment=submission.decision_token(run_id, job.task, approved[job.task]),
-            )
-            for job in slurm_plan.jobs
+        slurm_plan = submission.plan_submission(
+            wf, pf, plan["scheduler"], run_id, self.settings.runs_dir / run_id,
+            partition=self.settings.slurm_partition, network_model=self.network_model,
+        )  # fmt: skip
+        slurm_plan = submission.with_nodes(
+            slurm_plan, {job["task"]: job["node"] for job in plan["jobs"]}
         )
-        decisions = tuple(replace(d, node=approved[d.task]) for d in slurm_plan.decisions)
-        slurm_plan = replace(slurm_plan, jobs=jobs, decisions=decisions)
         (self.settings.runs_dir / run_id).mkdir(parents=True, exist_ok=True)
         record = runs.submit_plan(
             slurm_plan, commands.SlurmCommands(), RunLog(self.settings.runs_dir)

@@ -163,7 +163,7 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec("similar_cases", SimilarCasesArgs, "facts", "similar_cases"),
     ToolSpec("simulate", SimulateArgs, "facts", "simulate"),
     ToolSpec("compare_schedulers", CompareSchedulersArgs, "facts", "compare_schedulers"),
-    ToolSpec("submit_workflow", SubmitWorkflowArgs, "cluster", "plan_submission"),
+    ToolSpec("submit_workflow", SubmitWorkflowArgs, "cluster", "prepare_submission"),
     ToolSpec("run_status", RunStatusArgs, "cluster", "run_status"),
     ToolSpec("cluster_status", ClusterStatusArgs, "cluster", "cluster_status"),
     ToolSpec("sacct_summary", SacctSummaryArgs, "cluster", "sacct_summary"),

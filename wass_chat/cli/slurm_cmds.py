@@ -67,12 +67,9 @@ def submit(
 ) -> None:
     """Plan WORKFLOW with a scheduler and submit one Slurm job per task."""
     from sim.demo import resolve_workflow
-    from sim.occupancy import NO_OCCUPANCY
-    from wass_chat.runlog import new_run_id
     from wass_chat.slurm.commands import SlurmCommands
-    from wass_chat.slurm.occupancy import cluster_occupancy
     from wass_chat.slurm.runs import submit_plan
-    from wass_chat.slurm.submission import plan_submission
+    from wass_chat.slurm.submission import plan_new_run
 
     cfg = _settings()
     if scale is not None and scale <= 0:
@@ -81,12 +78,11 @@ def submit(
     commands = SlurmCommands()
     pf = _platform(platform, cfg.slurm_partition)
     live = platform == "from-slurm"
-    occupancy = cluster_occupancy(commands, pf) if live else NO_OCCUPANCY
-    run_id = new_run_id()
-    plan = plan_submission(
-        wf, pf, scheduler, run_id, cfg.runs_dir / run_id, scale=scale, pin=not via_plugin,
-        partition=cfg.slurm_partition, network_model=cfg.network_model, occupancy=occupancy,
+    plan = plan_new_run(
+        wf, pf, scheduler, cfg.runs_dir, live=commands if live else None, scale=scale,
+        pin=not via_plugin, partition=cfg.slurm_partition, network_model=cfg.network_model,
     )  # fmt: skip
+    run_id, occupancy = plan.run_id, plan.occupancy
     summary = {
         "run_id": run_id, "workflow": wf.name, "scheduler": plan.scheduler,
         "platform": pf.name, "planned_makespan": plan.planned_makespan, "scale": scale,

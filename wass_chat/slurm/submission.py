@@ -1,5 +1,7 @@
 """From a workflow and a scheduler to sbatch argument lists, one job per task.
 
+:func:`plan_new_run` is how the CLI's ``submit`` and the chat's ``submit_workflow`` both start a
+run (a new run id, the live cluster's occupancy); :func:`with_nodes` applies a person's edits.
 :func:`plan_submission` runs the scheduler on the cluster's platform through the simulator,
 starting from what running jobs hold when given their occupancy (:mod:`wass_chat.slurm.occupancy`;
 the plan's start and end times, counted from now, are its prediction), then describes each task as a
@@ -15,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from policy.base import plan_and_simulate
@@ -24,8 +26,10 @@ from policy.registry import canonical_name, get_scheduler
 from sim.model import Platform, Workflow, node_fits
 from sim.occupancy import NO_OCCUPANCY, Occupancy
 from sim.schedule import NetworkModel, SimResult
-from wass_chat.runlog import Decision
+from wass_chat.runlog import Decision, new_run_id
+from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.job_stamps import stamped_sleep
+from wass_chat.slurm.occupancy import cluster_occupancy
 
 TOKEN_PREFIX = "wass:v1:"
 MIN_MEMORY_MB = 64
@@ -186,3 +190,42 @@ def plan_submission(
         run_id, name, workflow, platform, predicted, tuple(jobs), tuple(decisions), scale,
         occupancy,
     )  # fmt: skip
+
+
+def plan_new_run(
+    workflow: Workflow,
+    platform: Platform,
+    scheduler: str,
+    runs_dir: Path,
+    live: SlurmCommands | None = None,
+    scale: float | None = None,
+    pin: bool = True,
+    partition: str | None = None,
+    network_model: NetworkModel = "fair",
+) -> SubmissionPlan:
+    """A new run's plan, the one way ``wass-chat submit`` and the chat's ``submit_workflow``
+    make one: a fresh run id, outputs under ``runs_dir/RUN``, and, given ``live`` (the cluster
+    the platform was read from), the occupancy of its running jobs to plan around."""
+    occupancy = cluster_occupancy(live, platform) if live is not None else NO_OCCUPANCY
+    run_id = new_run_id()
+    return plan_submission(
+        workflow, platform, scheduler, run_id, runs_dir / run_id, scale=scale, pin=pin,
+        partition=partition, network_model=network_model, occupancy=occupancy,
+    )  # fmt: skip
+
+
+def with_nodes(plan: SubmissionPlan, nodes: Mapping[str, str]) -> SubmissionPlan:
+    """``plan`` with tasks moved to ``nodes`` (task -> node: what a person approved after
+    editing), their jobs' nodes, decision tokens and logged decisions updated to match."""
+    jobs = tuple(
+        job
+        if job.node == nodes.get(job.task, job.node)
+        else replace(
+            job,
+            node=nodes[job.task],
+            comment=decision_token(plan.run_id, job.task, nodes[job.task]),
+        )
+        for job in plan.jobs
+    )
+    decisions = tuple(replace(d, node=nodes.get(d.task, d.node)) for d in plan.decisions)
+    return replace(plan, jobs=jobs, decisions=decisions)
