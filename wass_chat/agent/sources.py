@@ -47,6 +47,7 @@ class Sources:
     # --- workflows and platforms ---------------------------------------------------------
     def demo_workflow_names(self) -> tuple[str, ...]:
         from sim import demo
+
         names: tuple[str, ...] = demo.demo_workflow_names()
         return names
 
@@ -65,6 +66,7 @@ class Sources:
         matches = [n for n in names if n == stem] or [n for n in names if n.startswith(stem + "-")]
         if matches:
             from sim import demo
+
             workflow: Workflow = demo.demo_workflow(matches[0])
             return workflow
         known = ", ".join(names)
@@ -74,10 +76,12 @@ class Sources:
         """``demo`` (default), a platform file, or ``slurm`` for the cluster's own nodes."""
         if ref is None or ref.strip().lower() in {"", "demo"}:
             from sim import demo
+
             platform: Platform = demo.demo_platform()
             return platform
         if ref.strip().lower() in {"slurm", "from-slurm", "cluster"}:
             from wass_chat.slurm import commands, nodes
+
             found = nodes.platform_from_slurm(
                 commands.SlurmCommands(timeout=10), self.settings.slurm_partition
             )
@@ -148,16 +152,21 @@ class Sources:
     # --- knowledge base --------------------------------------------------------------------
     @property
     def knowledge_base(self) -> Any:
-        """The knowledge base under WASS_HOME, opened once and shared by every worker thread.
+        """The knowledge base under WASS_HOME, or the site's Chroma server when the settings
+        say ``chroma_mode = "http"``, opened once and shared by every worker thread.
 
-        An empty one is first filled with the shipped demo store (unpacked all or nothing, in
-        milliseconds, see :mod:`wass_chat.agent.kb_build`)."""
+        An empty local one is first filled with the shipped demo store (unpacked all or nothing,
+        in milliseconds, see :mod:`wass_chat.agent.kb_build`); a served one is the site's own."""
         work = current_work()
         while not self._kb_lock.acquire(timeout=0.2):  # another thread opens or builds it
             work.check()
         try:
             if self._kb is None:
                 from kb import store
+
+                if self.settings.chroma_mode == "http":
+                    self._kb = store.KnowledgeBase(self.settings.kb_target())
+                    return self._kb
                 if stored_cases(self.settings.kb_dir) == 0:
                     build_demo_kb(self.settings.kb_dir, work)
                 self._kb = store.KnowledgeBase(self.settings.kb_dir)
