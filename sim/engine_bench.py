@@ -3,7 +3,9 @@
 For each workflow family, a fixed 32-node heterogeneous platform (by default) and both network
 models, it times a dynamic run with earliest-finish placement and the static replay of the
 schedule that run realised, and reports the median wall time of several runs. Timings are
-measured here, outside the simulation (which never reads the clock).
+measured here, outside the simulation (which never reads the clock). The figures are those of
+the engine :func:`sim.engine.simulate` uses: the compiled core when it is built, the
+pure-Python engine under ``WASS_SIM_CORE=python`` (the report says which).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
+from sim import fast
 from sim.engine import simulate
 from sim.generators import generate_workflow
 from sim.model import Platform, Workflow
@@ -92,6 +95,7 @@ def dynamic_headline(rows: list[dict[str, Any]]) -> dict[str, float | str]:
     dynamic = [r for r in rows if r["mode"] == "dynamic eft" and r["network_model"] == "fair"]
     slowest = max(dynamic, key=lambda r: r["median_cpu_ms"])
     return {
+        "engine": "compiled" if fast.enabled() else "python",
         "dynamic_workflow": slowest["workflow"],
         "dynamic_ms": slowest["median_ms"],
         "dynamic_cpu_ms": slowest["median_cpu_ms"],

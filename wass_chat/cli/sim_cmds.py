@@ -245,6 +245,7 @@ def _render_bench(report: dict[str, Any]) -> None:
     console.print(table)
     console.print(
         f"dynamic simulation, {report['tasks']} tasks on {report['nodes']} nodes (slowest "
-        f"family, {report['dynamic_workflow']}, fair network): {report['dynamic_ms']:.1f} ms "
+        f"family, {report['dynamic_workflow']}, fair network, {report['engine']} engine): "
+        f"{report['dynamic_ms']:.1f} ms "
         f"wall, {report['dynamic_cpu_ms']:.1f} ms CPU (goal {report['dynamic_target_ms']:.0f} ms)"
     )
