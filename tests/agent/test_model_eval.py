@@ -80,11 +80,13 @@ def test_scoring_counts_right_calls_replies_and_misroutes() -> None:
     score(report, submit, "submit_workflow", {"workflow": "montage.json"})
     score(report, Question("hi", "smalltalk", {}, "t"), "", {})
     score(report, Question("status?", "cluster_status", {}, "t"), "submit_workflow", {})
-    score(report, Question("job 7?", "job_why", {"jobid": "7"}, "t"), "job_why", {"jobid": "8"})
+    job = Question("job 7?", "job_why", {"jobid": "7"}, "t")
+    score(report, job, "job_why", {"jobid": "8"}, reply='{"name": "job_why"} and more')
     assert (report.intent_correct, report.all_correct) == (3, 2)
     assert (report.tool_questions, report.tool_calls_right) == (3, 2)
     assert (report.wrong_actions, report.side_effecting_misroutes) == (1, 1)
     assert [e["text"] for e in report.errors] == ["status?", "job 7?"]
+    assert report.errors[1]["reply"].startswith('{"name": "job_why"}')
 
 
 @pytest.mark.slow

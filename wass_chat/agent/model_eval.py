@@ -186,8 +186,11 @@ def _reply(llama: Any, messages: list[dict[str, str]], config: ModelRunConfig) -
     return text
 
 
-def score(report: ModelReport, question: Any, tool: str, arguments: dict[str, Any]) -> None:
-    """Count one question's first tool call (``""``: none) into ``report``."""
+def score(
+    report: ModelReport, question: Any, tool: str, arguments: dict[str, Any], reply: str = ""
+) -> None:
+    """Count one question's first tool call (``""``: none) into ``report``; a wrong answer is
+    listed with the start of the model's ``reply``."""
     expected_tool = "" if question.intent in REPLY_INTENTS else question.intent
     intent_ok = tool == expected_tool
     report.tool_questions += bool(expected_tool)
@@ -204,6 +207,7 @@ def score(report: ModelReport, question: Any, tool: str, arguments: dict[str, An
                 "text": question.text,
                 "expected": [question.intent, question.slots],
                 "got": [tool, arguments],
+                "reply": reply[:160],
             }
         )
 
@@ -251,7 +255,7 @@ def evaluate_model(
             perf = llama_cpp.llama_perf_context(llama.ctx)
             evaluated, prompt_ms = evaluated + perf.n_p_eval, prompt_ms + perf.t_p_eval_ms
             replied, reply_ms = replied + perf.n_eval, reply_ms + perf.t_eval_ms
-            score(report, q, *first_call({"content": text}))
+            score(report, q, *first_call({"content": text}), reply=text)
     finally:
         llama.close()
     n = max(len(elapsed), 1)
