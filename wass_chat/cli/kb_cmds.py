@@ -23,7 +23,8 @@ KB_DIR = typer.Option(None, "--kb", help="Knowledge-base directory (default: WAS
 JSON = typer.Option(False, "--json", help="Print JSON.")
 
 
-def _split(text: str) -> tuple[str, ...]:
+def comma_list(text: str) -> tuple[str, ...]:
+    """The non-empty, stripped items of a comma-separated option."""
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
@@ -74,12 +75,12 @@ def _stage_callback(progress: Any) -> Callable[[str, int], Callable[[int], None]
     return on_stage
 
 
-def _integers(option: str, text: str) -> tuple[int, ...]:
+def comma_integers(option: str, text: str) -> tuple[int, ...]:
     """A comma-separated list of integers, or an InputError naming ``option``."""
     from sim.errors import InputError
 
     try:
-        return tuple(int(s) for s in _split(text))
+        return tuple(int(s) for s in comma_list(text))
     except ValueError as exc:
         raise InputError(option, [f"{text!r} is not a comma-separated list of integers"]) from exc
 
@@ -174,7 +175,7 @@ def prune_command(
     from kb.curate import CurationConfig, apply_curation, plan_curation
     from kb.seed import resolve_platform
 
-    current = {p.name: p for p in (resolve_platform(name) for name in _split(platforms))}
+    current = {p.name: p for p in (resolve_platform(name) for name in comma_list(platforms))}
     kb = open_kb(kb_dir)
     try:
         plan = plan_curation(
@@ -294,10 +295,10 @@ def bench_command(
         cases=cases,
         queries=queries,
         noise=noise,
-        platforms=expand_platforms(_split(platforms)),
+        platforms=expand_platforms(comma_list(platforms)),
         hnsw=hnsw,
         directory=directory,
-        ef_sweep=_integers("--ef-sweep", ef_sweep),
+        ef_sweep=comma_integers("--ef-sweep", ef_sweep),
     )
     with _progress() as progress:
         data = run_bench(config, _stage_callback(progress))

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from wass_chat.cli.kb_cmds import JSON, KB_DIR, _integers, _split, kb_app, open_kb, progress_bar
+from wass_chat.cli.kb_cmds import (
+    JSON,
+    KB_DIR,
+    comma_integers,
+    comma_list,
+    kb_app,
+    open_kb,
+    progress_bar,
+)
 from wass_chat.cli.output import console, emit, err_console
 
 if TYPE_CHECKING:
@@ -64,11 +72,11 @@ def seed_command(
 
     if network_model not in ("fair", "ideal"):
         raise InputError("--network-model", [f"{network_model!r}: use fair or ideal"])
-    size_list = _integers("--sizes", sizes)
+    size_list = comma_integers("--sizes", sizes)
     config = SeedConfig(
-        count=count, recipes=_split(recipes), shapes=_split(shapes),
-        platforms=expand_platforms(_split(platforms)),
-        schedulers=tuple(canonical_name(s) for s in _split(schedulers)), sizes=size_list,
+        count=count, recipes=comma_list(recipes), shapes=comma_list(shapes),
+        platforms=expand_platforms(comma_list(platforms)),
+        schedulers=tuple(canonical_name(s) for s in comma_list(schedulers)), sizes=size_list,
         seed=seed, jobs=jobs, network_model=network_model,  # type: ignore[arg-type]
         decisions_per_case=decisions, batch=max(1, min(batch, 5000)),
     )  # fmt: skip
