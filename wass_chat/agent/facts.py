@@ -194,7 +194,7 @@ class Facts:
         )
         if subject.run_id is not None:
             facts["run_id"] = subject.run_id
-        return facts
+        return dict(facts)
 
     def compare_schedulers(
         self,
@@ -215,7 +215,7 @@ class Facts:
         best_run = self._run_id(subject.workflow, subject.platform, facts["best"])
         if best_run is not None:
             facts["run_id"] = best_run
-        return facts
+        return dict(facts)
 
 
 def _heaviest_reader(run: RecordedRun) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from policy.base import plan_and_simulate
 from policy.registry import canonical_name, get_scheduler
@@ -73,6 +73,58 @@ class WhatIf:
                     + ": ask for each separately"
                 ],
             )
+
+
+class Outcome(TypedDict):
+    """One simulated schedule, as answers quote it."""
+
+    platform: str
+    nodes: int
+    scheduler: str
+    makespan_s: float
+    cross_node_bytes: float
+    energy_j: float
+    mean_wait_s: float
+    tied_best: NotRequired[bool]
+    """In a comparison: whether it ties the fastest (within :data:`TIE_TOLERANCE_S`)."""
+
+
+class Changes(TypedDict):
+    add_nodes: int
+    remove_nodes: int | list[str]
+    bandwidth_factor: float
+    scheduler: str | None
+
+
+class SimulationFacts(TypedDict, total=False):
+    """What ``simulate`` returns (kind ``simulation``): the baseline, and with a change the
+    variant, the change and the difference; the Gantt trace of the last schedule."""
+
+    kind: str
+    workflow: str
+    network_model: str
+    baseline: Outcome
+    variant: Outcome
+    changes: Changes
+    change_notes: list[str]
+    delta_s: float
+    delta_pct: float
+    gantt: dict[str, Any]
+    run_id: str
+
+
+class ComparisonFacts(TypedDict, total=False):
+    """What ``compare_schedulers`` returns (kind ``comparison``), fastest first."""
+
+    kind: str
+    workflow: str
+    platform: str
+    network_model: str
+    results: list[Outcome]
+    best: str | None
+    tied_best: list[str]
+    gantt: dict[str, Any]
+    run_id: str
 
 
 def changed_platform(platform: Platform, change: WhatIf) -> Platform:
@@ -145,17 +197,17 @@ def gantt_trace(result: SimResult, workflow: Workflow, platform: Platform) -> di
     return data
 
 
-def outcome(result: SimResult, platform: Platform) -> dict[str, Any]:
+def outcome(result: SimResult, platform: Platform) -> Outcome:
     """The facts of one simulation that answers quote."""
-    return {
-        "platform": platform.name,
-        "nodes": len(platform),
-        "scheduler": result.scheduler,
-        "makespan_s": result.makespan,
-        "cross_node_bytes": result.cross_node_bytes,
-        "energy_j": result.energy,
-        "mean_wait_s": result.mean_wait,
-    }
+    return Outcome(
+        platform=platform.name,
+        nodes=len(platform),
+        scheduler=result.scheduler,
+        makespan_s=result.makespan,
+        cross_node_bytes=result.cross_node_bytes,
+        energy_j=result.energy,
+        mean_wait_s=result.mean_wait,
+    )
 
 
 def what_if(
@@ -164,7 +216,7 @@ def what_if(
     scheduler: str,
     change: WhatIf,
     network_model: NetworkModel = "fair",
-) -> dict[str, Any]:
+) -> SimulationFacts:
     """Simulate the baseline and, if ``change`` changes anything (one thing), the variant."""
     change.check_single()
     scheduler = canonical_name(scheduler)
@@ -172,12 +224,12 @@ def what_if(
     work = current_work()
     work.check()
     base = run_scheduler(workflow, platform, scheduler, network_model)
-    facts: dict[str, Any] = {
-        "kind": "simulation",
-        "workflow": workflow.name,
-        "network_model": network_model,
-        "baseline": outcome(base, platform),
-    }
+    facts = SimulationFacts(
+        kind="simulation",
+        workflow=workflow.name,
+        network_model=network_model,
+        baseline=outcome(base, platform),
+    )
     if change.is_baseline:
         facts["gantt"] = gantt_trace(base, workflow, platform)
         return facts
@@ -186,21 +238,19 @@ def what_if(
     work.report(f"simulated the baseline ({scheduler}); now the what-if")
     variant = run_scheduler(workflow, variant_platform, variant_scheduler, network_model)
     delta = variant.makespan - base.makespan
-    facts.update(
-        variant=outcome(variant, variant_platform),
-        changes={
-            "add_nodes": change.add_nodes,
-            "remove_nodes": change.remove_nodes
-            if isinstance(change.remove_nodes, int)
-            else list(change.remove_nodes),
-            "bandwidth_factor": change.bandwidth_factor,
-            "scheduler": variant_scheduler if change.scheduler else None,
-        },
-        change_notes=change.notes(),
-        delta_s=delta,
-        delta_pct=100.0 * delta / base.makespan if base.makespan else 0.0,
-        gantt=gantt_trace(variant, workflow, variant_platform),
+    facts["variant"] = outcome(variant, variant_platform)
+    facts["changes"] = Changes(
+        add_nodes=change.add_nodes,
+        remove_nodes=change.remove_nodes
+        if isinstance(change.remove_nodes, int)
+        else list(change.remove_nodes),
+        bandwidth_factor=change.bandwidth_factor,
+        scheduler=variant_scheduler if change.scheduler else None,
     )
+    facts["change_notes"] = change.notes()
+    facts["delta_s"] = delta
+    facts["delta_pct"] = 100.0 * delta / base.makespan if base.makespan else 0.0
+    facts["gantt"] = gantt_trace(variant, workflow, variant_platform)
     return facts
 
 
@@ -209,7 +259,7 @@ def compare(
     platform: Platform,
     schedulers: Sequence[str],
     network_model: NetworkModel = "fair",
-) -> dict[str, Any]:
+) -> ComparisonFacts:
     """Simulate ``workflow`` under each scheduler; best first, ties named, the best's trace.
 
     ``best`` is the first of the fastest; ``tied_best`` every scheduler within
@@ -226,20 +276,21 @@ def compare(
         (outcome(result, platform) for result in runs.values()),
         key=lambda r: (r["makespan_s"], r["scheduler"]),
     )
-    facts: dict[str, Any] = {
-        "kind": "comparison",
-        "workflow": workflow.name,
-        "platform": platform.name,
-        "network_model": network_model,
-        "results": results,
-        "best": None,
-        "tied_best": [],
-    }
+    facts = ComparisonFacts(
+        kind="comparison",
+        workflow=workflow.name,
+        platform=platform.name,
+        network_model=network_model,
+        results=results,
+        best=None,
+        tied_best=[],
+    )
     if results:
         fastest = results[0]["makespan_s"]
         tied = [r["scheduler"] for r in results if r["makespan_s"] - fastest < TIE_TOLERANCE_S]
         for r in results:
             r["tied_best"] = r["scheduler"] in tied
         best = results[0]["scheduler"]
-        facts.update(best=best, tied_best=tied, gantt=gantt_trace(runs[best], workflow, platform))
+        facts["best"], facts["tied_best"] = best, tied
+        facts["gantt"] = gantt_trace(runs[best], workflow, platform)
     return facts
