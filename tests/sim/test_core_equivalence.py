@@ -250,3 +250,20 @@ def test_records_built_through_the_dataclasses_init_are_the_same(
     assert direct == filled == built
     assert type(filled.tasks[0]) is type(built.tasks[0])
     assert {hash(r) for r in filled.transfers} == {hash(r) for r in built.transfers}
+
+
+def test_without_the_core_the_engine_falls_back_to_python_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    workflow = generate_workflow("epigenomics", 60, seed=2)
+    platform = generate_platform(ClusterSpec(nodes=5, heterogeneous=True), seed=2)
+    with fast.engine("compiled"):
+        compiled = simulate(workflow, platform, EarliestFinishPlacement(), "fair")
+    monkeypatch.setattr(fast, "AVAILABLE", False)
+    monkeypatch.setattr(fast, "_enabled", False)
+    monkeypatch.setattr(fast, "_warned", False)
+    with pytest.warns(RuntimeWarning, match="make setup"):
+        python = simulate(workflow, platform, EarliestFinishPlacement(), "fair")
+    assert python == compiled
+    with pytest.raises(RuntimeError, match="not built"), fast.engine("compiled"):
+        pass
