@@ -137,7 +137,7 @@ def test_bench_cli_under_user_estimates_writes_the_settings(
     assert document["settings"]["estimates"] == "user"
     load = BackgroundConfig(share=0.5, seed=2)
     assert document["run"]["load"] == document["settings"]["load"] == {
-        "share": 0.5, "horizon": 1.0, "seed": 2,
+        "share": 0.5, "horizon": 1.0, "seed": 2, "seen": True,
     }  # fmt: skip
     direct = run_instance(matrix[0], RunSpec(("heft", "peft"), estimates="user", load=load))
     assert [r["makespan"] for r in document["records"]] == [r.makespan for r in direct.records]
