@@ -18,6 +18,14 @@ from typing import Any
 from sim.errors import InputError, ServiceUnavailable
 from sim.model import node_fits
 from sim.schedule import NetworkModel
+from wass_chat.agent.fact_kinds import (
+    PlannedJob,
+    ReportFacts,
+    RunStatusFacts,
+    SacctSummaryFacts,
+    SubmissionPlanFacts,
+    TaskState,
+)
 from wass_chat.agent.sources import Sources
 from wass_chat.config import Settings
 
@@ -67,28 +75,31 @@ class ClusterFacts:
         run_id = plan.run_id
         records = plan.predicted.record_by_task
         jobs = [
-            {
-                "task": job.task,
-                "node": job.node,
-                "cores": job.cores,
-                "memory_mb": job.memory_mb,
-                "after": list(job.parents),
-                "planned_start_s": records[job.task].start,
-            }
+            PlannedJob(
+                task=job.task,
+                node=job.node,
+                cores=job.cores,
+                memory_mb=job.memory_mb,
+                after=list(job.parents),
+                planned_start_s=records[job.task].start,
+            )
             for job in plan.jobs
         ]
-        return {
-            "kind": "submission_plan",
-            "planned_run_id": run_id,
-            "workflow": wf.name,
-            "workflow_ref": workflow,
-            "scheduler": plan.scheduler,
-            "platform": pf.name,
-            "platform_ref": platform or ("demo" if note else "slurm"),
-            "predicted_makespan_s": plan.planned_makespan,
-            "jobs": jobs,
-            "note": note,
-        } | ({"cluster": plan.occupancy.summary(pf)} if live else {})
+        facts = SubmissionPlanFacts(
+            kind="submission_plan",
+            planned_run_id=run_id,
+            workflow=wf.name,
+            workflow_ref=workflow,
+            scheduler=plan.scheduler,
+            platform=pf.name,
+            platform_ref=platform or ("demo" if note else "slurm"),
+            predicted_makespan_s=plan.planned_makespan,
+            jobs=jobs,
+            note=note,
+        )
+        if live:
+            facts["cluster"] = plan.occupancy.summary(pf)
+        return dict(facts)
 
     def validate_plan_edit(
         self, original: dict[str, Any], edited: dict[str, Any]
@@ -158,29 +169,31 @@ class ClusterFacts:
                 note = _refresh_from_slurm(record, log)
                 record = log.get(recorded.run_id)
             decisions = {d.task: d for d in record.decisions}
-        tasks: list[dict[str, Any]] = []
+        tasks: list[TaskState] = []
         for task_id in recorded.workflow.topological_order:
             d = decisions.get(task_id)
             tasks.append(
-                {
-                    "task": task_id,
-                    "node": (d.real_node or d.node) if d else recorded.placements[task_id],
-                    "state": d.state if d else "SIMULATED",
-                    "job_id": d.job_id if d else None,
-                }
+                TaskState(
+                    task=task_id,
+                    node=(d.real_node or d.node) if d else recorded.placements[task_id],
+                    state=d.state if d else "SIMULATED",
+                    job_id=d.job_id if d else None,
+                )
             )
         counts: dict[str, int] = {}
         for t in tasks:
-            counts[str(t["state"])] = counts.get(str(t["state"]), 0) + 1
-        return {
-            "kind": "run_status",
-            "run_id": recorded.run_id,
-            "workflow": recorded.workflow.name,
-            "scheduler": recorded.scheduler,
-            "state_counts": counts,
-            "tasks": tasks,
-            "note": note,
-        }
+            counts[t["state"]] = counts.get(t["state"], 0) + 1
+        return dict(
+            RunStatusFacts(
+                kind="run_status",
+                run_id=recorded.run_id,
+                workflow=recorded.workflow.name,
+                scheduler=recorded.scheduler,
+                state_counts=counts,
+                tasks=tasks,
+                note=note,
+            )
+        )
 
     def cluster_status(self, node: str | None = None) -> dict[str, Any]:
         """The cluster's nodes and a verdict on them, or on ``node``: state in words, the reason
@@ -273,16 +286,18 @@ class ClusterFacts:
             for k, v in summary.items()
             if isinstance(v, int | float) and not isinstance(v, bool) and k != "jobs"
         }
-        return {
-            "kind": "sacct_summary",
-            "period": analysis.period.label(),
-            "user": user,
-            "jobs": summary["jobs"],
-            "state_counts": summary["state_counts"],
-            "statistics": statistics,
-            "insights": [chart.insight for chart in analysis.charts],
-            "note": note,
-        }
+        return dict(
+            SacctSummaryFacts(
+                kind="sacct_summary",
+                period=analysis.period.label(),
+                user=user,
+                jobs=summary["jobs"],
+                state_counts=summary["state_counts"],
+                statistics=statistics,
+                insights=[chart.insight for chart in analysis.charts],
+                note=note,
+            )
+        )
 
     def generate_report(self, period: str, format: str, output: str | None) -> dict[str, Any]:
         """Write the audit report of a period (the report area builds it from the sacct cache)."""
@@ -304,13 +319,9 @@ class ClusterFacts:
         files = write_report(
             self.settings.sacct_dir, self.settings.runs_dir, path, format, start, end
         )
-        return {
-            "kind": "report",
-            "path": str(path),
-            "files": files,
-            "format": format,
-            "period": period,
-        }
+        return dict(
+            ReportFacts(kind="report", path=str(path), files=files, format=format, period=period)
+        )
 
 
 def _refresh_from_slurm(record: Any, log: Any) -> str:
