@@ -145,3 +145,26 @@ def test_a_plan_of_another_case_than_the_best_is_not_described() -> None:
     facts = with_verdict({**PLACEMENT, "best_case_plan": {**PLAN, "case_id": "case-a"}})
     assert "best_case_local_input_pct" not in facts["verdict"]
     assert "It put" not in render(facts)
+
+
+def test_a_runs_verdict_says_how_far_it_is_and_which_job_to_ask_about() -> None:
+    from wass_chat.agent.fact_kinds import RunStatusFacts, TaskState
+    from wass_chat.agent.facts_cluster import run_verdict
+
+    def run(*states: str) -> RunStatusFacts:
+        tasks = [TaskState(task=f"t{i}", node="n1", state=s, job_id=str(100 + i))
+                 for i, s in enumerate(states)]  # fmt: skip
+        counts = {s: states.count(s) for s in states}
+        return RunStatusFacts(kind="run_status", run_id="run-1", workflow="w", scheduler="heft",
+                              state_counts=counts, tasks=tasks, note="", verdict="")  # fmt: skip
+
+    assert run("SIMULATED", "SIMULATED").get("verdict") == ""
+    assert run_verdict(run("SIMULATED", "SIMULATED")).startswith(
+        "Run run-1 is a simulated plan (w by heft), never submitted to Slurm: its 2 tasks"
+    )
+    assert run_verdict(run("COMPLETED", "COMPLETED")) == (
+        "Run run-1: 2 of 2 jobs completed; the run is finished."
+    )
+    mixed = run_verdict(run("COMPLETED", "FAILED", "PENDING", "RUNNING"))
+    assert mixed.startswith("Run run-1: 1 of 4 jobs completed, 1 failed, 1 pending, 1 running.")
+    assert mixed.endswith("Task t1 (job 101, on n1) ended failed.")

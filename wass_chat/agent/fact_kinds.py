@@ -78,6 +78,7 @@ class RunStatusFacts(TypedDict):
     state_counts: dict[str, int]
     tasks: list[TaskState]
     note: str
+    verdict: str
 
 
 class SacctSummaryFacts(TypedDict):

@@ -183,17 +183,18 @@ class ClusterFacts:
         counts: dict[str, int] = {}
         for t in tasks:
             counts[t["state"]] = counts.get(t["state"], 0) + 1
-        return dict(
-            RunStatusFacts(
-                kind="run_status",
-                run_id=recorded.run_id,
-                workflow=recorded.workflow.name,
-                scheduler=recorded.scheduler,
-                state_counts=counts,
-                tasks=tasks,
-                note=note,
-            )
+        facts = RunStatusFacts(
+            kind="run_status",
+            run_id=recorded.run_id,
+            workflow=recorded.workflow.name,
+            scheduler=recorded.scheduler,
+            state_counts=counts,
+            tasks=tasks,
+            note=note,
+            verdict="",
         )
+        facts["verdict"] = run_verdict(facts)
+        return dict(facts)
 
     def cluster_status(self, node: str | None = None) -> dict[str, Any]:
         """The cluster's nodes and a verdict on them, or on ``node``: state in words, the reason
@@ -211,9 +212,9 @@ class ClusterFacts:
             ]
             return {
                 "kind": "cluster",
-                "source": f"demo platform (Slurm: {exc.one_line()})",
-                "verdict": f"Slurm does not answer ({exc.one_line()}); these are the "
-                f"{len(nodes)} simulated nodes of the demo platform, not a live cluster.",
+                "source": "demo platform, simulated",
+                "verdict": f"{exc.one_line()}. These are the {len(nodes)} simulated nodes of "
+                "the demo platform, not a live cluster.",
                 "node": node,
                 "nodes": nodes,
             }
@@ -322,6 +323,32 @@ class ClusterFacts:
         return dict(
             ReportFacts(kind="report", path=str(path), files=files, format=format, period=period)
         )
+
+
+_ENDED_BADLY = ("FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "CANCELLED")
+
+
+def run_verdict(f: RunStatusFacts) -> str:
+    """How far a run is, in one or two sentences: a plan never submitted says so; a submitted
+    run counts its jobs by state and names the first that ended badly (to ask ``/why`` about)."""
+    total, counts = len(f["tasks"]), f["state_counts"]
+    if counts.get("SIMULATED") == total:
+        return (
+            f"Run {f['run_id']} is a simulated plan ({f['workflow']} by {f['scheduler']}), "
+            f"never submitted to Slurm: its {total} tasks have no job state."
+        )
+    done = counts.get("COMPLETED", 0)
+    others = ", ".join(
+        f"{n} {state.lower()}" for state, n in sorted(counts.items()) if state != "COMPLETED"
+    )
+    words = f"Run {f['run_id']}: {done} of {total} jobs completed" + (
+        f", {others}." if others else "; the run is finished."
+    )
+    bad = next((t for t in f["tasks"] if t["state"].split()[0] in _ENDED_BADLY), None)
+    if bad is not None:
+        job = f"job {bad['job_id']}" if bad["job_id"] else "its job"
+        words += f" Task {bad['task']} ({job}, on {bad['node']}) ended {bad['state'].lower()}."
+    return words
 
 
 def _refresh_from_slurm(record: Any, log: Any) -> str:

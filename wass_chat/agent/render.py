@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from wass_chat.agent.render_cluster import CLUSTER_RENDERERS
+from wass_chat.agent.render_cluster import CLUSTER_RENDERERS, plain
 from wass_chat.agent.safety import literal as lit
 from wass_chat.agent.units import percent, seconds, size
 from wass_chat.agent.verdicts import verdict_sentences
@@ -192,7 +192,8 @@ def render_submission_outcome(f: Facts) -> str:
 
 def render_run_status(f: Facts) -> str:
     counts = ", ".join(f"{n} {lit(state)}" for state, n in f["state_counts"].items())
-    lines = [f"**Run {lit(f['run_id'])}** ({lit(f['workflow'])}, {lit(f['scheduler'])}): {counts}."]
+    lines = [f"**{plain(f['verdict'])}**", ""] if f.get("verdict") else []
+    lines.append(f"Run {lit(f['run_id'])} ({lit(f['workflow'])}, {lit(f['scheduler'])}): {counts}.")
     for t in f["tasks"][:15]:
         job = f" job {lit(t['job_id'])}" if t.get("job_id") else ""
         lines.append(f"- {lit(t['task'])} on {lit(t['node'])}: {lit(t['state'])}{job}")

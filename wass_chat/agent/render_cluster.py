@@ -118,7 +118,8 @@ def render_cluster(f: Facts) -> str:
     admin's reason, CPUs in use; the demo platform's nodes when Slurm does not answer."""
     lines = [f"**{plain(f['verdict'])}**", ""] if f.get("verdict") else []
     nodes = [n for n in f["nodes"] if not f.get("node") or n["name"] == f["node"]]
-    lines.append(f"**Nodes** ({lit(f['source'])}, scontrol show nodes):")
+    source = "`scontrol show nodes`" if f["source"] == "slurm" else lit(f["source"])
+    lines.append(f"**Nodes** ({source}):")
     for n in nodes:
         if "condition" not in n:  # the demo platform's simulated nodes
             lines.append(f"- {lit(n['name'])}: {lit(n['state'])}, {n['cores']} cores")
