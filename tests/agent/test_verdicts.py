@@ -149,7 +149,7 @@ def test_a_plan_of_another_case_than_the_best_is_not_described() -> None:
 
 def test_a_runs_verdict_says_how_far_it_is_and_which_job_to_ask_about() -> None:
     from wass_chat.agent.fact_kinds import RunStatusFacts, TaskState
-    from wass_chat.agent.facts_cluster import run_verdict
+    from wass_chat.agent.verdicts_cluster import run_verdict
 
     def run(*states: str) -> RunStatusFacts:
         tasks = [TaskState(task=f"t{i}", node="n1", state=s, job_id=str(100 + i))
@@ -168,3 +168,21 @@ def test_a_runs_verdict_says_how_far_it_is_and_which_job_to_ask_about() -> None:
     mixed = run_verdict(run("COMPLETED", "FAILED", "PENDING", "RUNNING"))
     assert mixed.startswith("Run run-1: 1 of 4 jobs completed, 1 failed, 1 pending, 1 running.")
     assert mixed.endswith("Task t1 (job 101, on n1) ended failed.")
+
+
+def test_an_accounting_periods_verdict_gives_waits_failures_and_requests() -> None:
+    from wass_chat.agent.fact_kinds import SacctSummaryFacts
+    from wass_chat.agent.verdicts_cluster import sacct_verdict
+
+    stats = {"users": 3.0, "wait_median_s": 116.0, "wait_p90_s": 1707.0,
+             "failure_rate": 0.1, "over_request_ratio": 2.86}  # fmt: skip
+    facts = SacctSummaryFacts(kind="sacct_summary", period="2024-01", user=None, jobs=1200,
+                              state_counts={}, statistics=stats, insights=[], note="",
+                              verdict="")  # fmt: skip
+    assert sacct_verdict(facts) == (
+        "1,200 jobs (2024-01) from 3 users: half waited under 1 min 56 s to start, 90% under "
+        "28 min 27 s. 10.0% of finished jobs failed; completed jobs asked for 2.9x the "
+        "walltime they used."
+    )
+    empty = SacctSummaryFacts(**{**facts, "jobs": 0, "user": "alice"})
+    assert sacct_verdict(empty) == "No jobs of user alice in the accounting cache for 2024-01."

@@ -92,6 +92,7 @@ class SacctSummaryFacts(TypedDict):
     statistics: dict[str, float]
     insights: list[str]
     note: str
+    verdict: str
 
 
 class ReportFacts(TypedDict):

@@ -27,6 +27,7 @@ from wass_chat.agent.fact_kinds import (
     TaskState,
 )
 from wass_chat.agent.sources import Sources
+from wass_chat.agent.verdicts_cluster import run_verdict, sacct_verdict
 from wass_chat.config import Settings
 
 
@@ -287,18 +288,19 @@ class ClusterFacts:
             for k, v in summary.items()
             if isinstance(v, int | float) and not isinstance(v, bool) and k != "jobs"
         }
-        return dict(
-            SacctSummaryFacts(
-                kind="sacct_summary",
-                period=analysis.period.label(),
-                user=user,
-                jobs=summary["jobs"],
-                state_counts=summary["state_counts"],
-                statistics=statistics,
-                insights=[chart.insight for chart in analysis.charts],
-                note=note,
-            )
+        facts = SacctSummaryFacts(
+            kind="sacct_summary",
+            period=analysis.period.label(),
+            user=user,
+            jobs=summary["jobs"],
+            state_counts=summary["state_counts"],
+            statistics=statistics,
+            insights=[chart.insight for chart in analysis.charts],
+            note=note,
+            verdict="",
         )
+        facts["verdict"] = sacct_verdict(facts)
+        return dict(facts)
 
     def generate_report(self, period: str, format: str, output: str | None) -> dict[str, Any]:
         """Write the audit report of a period (the report area builds it from the sacct cache)."""
@@ -323,32 +325,6 @@ class ClusterFacts:
         return dict(
             ReportFacts(kind="report", path=str(path), files=files, format=format, period=period)
         )
-
-
-_ENDED_BADLY = ("FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "CANCELLED")
-
-
-def run_verdict(f: RunStatusFacts) -> str:
-    """How far a run is, in one or two sentences: a plan never submitted says so; a submitted
-    run counts its jobs by state and names the first that ended badly (to ask ``/why`` about)."""
-    total, counts = len(f["tasks"]), f["state_counts"]
-    if counts.get("SIMULATED") == total:
-        return (
-            f"Run {f['run_id']} is a simulated plan ({f['workflow']} by {f['scheduler']}), "
-            f"never submitted to Slurm: its {total} tasks have no job state."
-        )
-    done = counts.get("COMPLETED", 0)
-    others = ", ".join(
-        f"{n} {state.lower()}" for state, n in sorted(counts.items()) if state != "COMPLETED"
-    )
-    words = f"Run {f['run_id']}: {done} of {total} jobs completed" + (
-        f", {others}." if others else "; the run is finished."
-    )
-    bad = next((t for t in f["tasks"] if t["state"].split()[0] in _ENDED_BADLY), None)
-    if bad is not None:
-        job = f"job {bad['job_id']}" if bad["job_id"] else "its job"
-        words += f" Task {bad['task']} ({job}, on {bad['node']}) ended {bad['state'].lower()}."
-    return words
 
 
 def _refresh_from_slurm(record: Any, log: Any) -> str:

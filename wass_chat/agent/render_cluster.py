@@ -148,13 +148,32 @@ def _people(key: str, value: float) -> str:
         return duration(value)
     if any(w in key for w in ("share", "rate", "fraction", "utilisation", "utilization")):
         return f"{100 * value:.1f}%" if value <= 1 else f"{value:.1f}%"
+    if key.endswith("_hours"):
+        return f"{value:,.0f}"
     if float(value).is_integer():
         return f"{int(value):,}"
     return f"{value:,.2f}"
 
 
+STATISTIC_WORDS = {
+    "finished": "finished jobs",
+    "started": "started jobs",
+    "pending": "pending at the period's end",
+    "running": "running at the period's end",
+    "node_hours": "node-hours",
+    "core_hours": "core-hours",
+    "over_request_jobs": "completed jobs with a walltime request",
+    "over_request_ratio": "walltime asked / used, all completed jobs",
+    "over_request_median": "walltime asked / used, median completed job",
+    "under_half_share": "completed jobs using under half their walltime",
+    "backfill_share": "started jobs backfilled",
+}
+"""Statistic names in words (the rest read well as they are: ``wait median``, ``failure rate``)."""
+
+
 def render_sacct_summary(f: Facts) -> str:
-    lines = [
+    lines = [f"**{plain(f['verdict'])}**", ""] if f.get("verdict") else []
+    lines += [
         f"**Accounting summary** ({lit(f['period'])}"
         + (f", user {lit(f['user'])}" if f.get("user") else "")
         + f"): {f['jobs']:,} jobs."
@@ -163,7 +182,9 @@ def render_sacct_summary(f: Facts) -> str:
     if states:
         lines.append(f"- states: {states}")
     for key, value in f["statistics"].items():
-        lines.append(f"- {key.removesuffix('_s').replace('_', ' ')}: {_people(key, value)}")
+        label = STATISTIC_WORDS.get(key, key.removesuffix("_s").replace("_", " "))
+        ratio = key.startswith("over_request_r") or (key.endswith("_median") and "request" in key)
+        lines.append(f"- {label}: {f'{value:.1f}x' if ratio else _people(key, value)}")
     lines += [f"- {insight}" for insight in f.get("insights", [])]
     if f.get("note"):
         lines += ["", f"_{lit(f['note'])}_"]
