@@ -126,6 +126,7 @@ def _busy(platform: Platform, seed: int) -> Occupancy:
     return Occupancy(tuple(holds))
 
 
+@pytest.mark.slow
 def test_idle_and_busy_clusters_give_the_same_records_on_both_engines() -> None:
     compared = 0
     for i, (workflow, platform) in enumerate(_instances(36)):
@@ -184,6 +185,7 @@ class _Probe:
         return min(nodes, key=lambda n: finishes[self.platform.nodes.index(n)]).name
 
 
+@pytest.mark.slow
 def test_every_view_answer_is_the_same_on_both_engines() -> None:
     for i, (workflow, platform) in enumerate(_instances(16)):
         for model in NETWORKS:
@@ -215,6 +217,7 @@ class _Forking(EarliestFinishPlacement):
         return super().choose_node(task, view)
 
 
+@pytest.mark.slow
 def test_forked_runs_and_their_replays_are_the_same_on_both_engines() -> None:
     for workflow, platform in list(_instances(12))[::2]:
         for model in NETWORKS:
