@@ -116,7 +116,12 @@ def _check_common_input(workflow: Workflow, platform: Platform, network_model: s
 
 
 class _Run:
-    """One simulation: the event loop and the placement/dispatch rules of both modes."""
+    """One simulation: the event loop and the placement/dispatch rules of both modes.
+
+    This pure-Python engine is the specification of the compiled core (sim/csrc/, used through
+    :class:`sim.fast.CoreRun`); a change to the rules here, in sim/state.py, sim/network.py or
+    sim/view.py's projections must be made there too: tests/sim/test_core_equivalence.py
+    compares the two bit for bit."""
 
     def __init__(
         self,
