@@ -17,6 +17,7 @@ estimated.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -47,6 +48,17 @@ class Views:
     planning: tuple[Workflow, Platform]
     actual: tuple[Workflow, Platform]
     occupancy: Occupancy = NO_OCCUPANCY
+    predictions: RuntimePredictions | None = None
+    """The instance's retrieved predictions, when the bench has them (``--kb``)."""
+    calibrated: bool = False
+    """Whether ``planning`` already applies ``predictions`` (``kb`` estimates)."""
+
+
+@runtime_checkable
+class UsesPredictions(Protocol):
+    """A scheduler that plans with retrieved runtime predictions itself (the RAG policy)."""
+
+    def with_predictions(self, predictions: RuntimePredictions, calibrated: bool) -> Scheduler: ...
 
 
 def instance_views(
@@ -69,12 +81,15 @@ def instance_views(
     busy = Occupancy()
     if background is not None:
         busy = draw_occupancy(actual_wf, actual_pf, background, seed)
-    return Views(planning, (actual_wf, actual_pf), busy)
+    kept = predictions if mode != "oracle" else None
+    return Views(planning, (actual_wf, actual_pf), busy, kept, mode == "kb")
 
 
 def plan(scheduler: Scheduler, views: Views, network_model: NetworkModel) -> StaticSchedule:
     """``scheduler``'s static plan made on the planning view, starting from its occupancy."""
     workflow, platform = views.planning
+    if views.predictions is not None and isinstance(scheduler, UsesPredictions):
+        scheduler = scheduler.with_predictions(views.predictions, views.calibrated)
     if isinstance(scheduler, StaticScheduler):
         return scheduler.schedule(workflow, platform, views.occupancy)
     rollout = simulate(workflow, platform, scheduler, network_model, views.occupancy)

@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 import numpy as np
 import torch
 
-from policy.learned.features import InstanceContext, build_graph, candidate_features
+from policy.learned.features import InstanceContext, Spreads, build_graph, candidate_features
 from policy.learned.model import PolicyNet
 from sim.model import Platform, Workflow
 from sim.schedule import ClusterView
@@ -50,8 +50,12 @@ class LearnedPolicy:
     name: str = "policy"
     description: ClassVar[str] = "learned GNN + PPO placement policy (dynamic form)"
 
-    def __init__(self, net: PolicyNet, mode: Mode = "greedy", seed: int = 0) -> None:
+    def __init__(
+        self, net: PolicyNet, mode: Mode = "greedy", seed: int = 0, spreads: Spreads = ()
+    ) -> None:
         self.net = net
+        self.spreads = spreads
+        """Retrieved runtime spreads per task category (the candidates' spread feature)."""
         self.mode: Mode = mode
         self.rng = np.random.default_rng(seed)
         self.forced: dict[str, str] = {}
@@ -63,7 +67,7 @@ class LearnedPolicy:
         self._placed = 0
 
     def reset(self, workflow: Workflow, platform: Platform) -> None:
-        self._ctx = InstanceContext.of(workflow, platform)
+        self._ctx = InstanceContext.of(workflow, platform, self.spreads)
         with torch.no_grad():
             self._emb = self.net.encode(build_graph(self._ctx))
         self.trajectory = Trajectory()

@@ -30,6 +30,13 @@ class TrainConfig:
     train_instances: int = 64
     """Distinct training instances (cycled through)."""
     network_model: NetworkModel = "fair"
+    estimates: str = "oracle"
+    """What episodes plan on (:mod:`policy.learned.calibration`): ``oracle`` is the exact
+    setting (the nominal instance, no realisation); ``user``: the user's requests, calibrated by
+    the retrieved predictions in the RAG arm, with the plan replayed on realised values."""
+    noise: float = 1.0
+    """Scale of the realised spreads under ``user`` estimates."""
+    uncertainty_seed: int = 0
     bc_epochs: int = 0
     """Imitation warm-start epochs on HEFT's placements (0: start from scratch)."""
     expert_iterations: int = 0

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from policy.learned.instances import InstanceSpec, materialize
+from policy.learned.calibration import EXACT, Setting, actual_instance
+from policy.learned.instances import InstanceSpec
 from policy.learned.model import PolicyNet
-from policy.learned.rollout import reference_makespan, run_episode
+from policy.learned.rollout import Predictions, reference_makespan, run_episode
 from sim.schedule import NetworkModel
 
 
@@ -69,15 +70,22 @@ def evaluate(
     network_model: NetworkModel = "fair",
     lookahead: int = 0,
     workers: int = 1,
+    setting: Setting = EXACT,
+    predictions: Predictions | None = None,
 ) -> Evaluation:
-    """Greedy policy against noise-free HEFT on each spec, in the simulator.
+    """Greedy policy against HEFT on each spec, in the simulator.
 
     Both are scored as static plans replayed under ``network_model`` (how they are deployed).
     ``lookahead`` > 0 scores the policy with a one-step lookahead over that many candidates
-    (``policy-lookahead``) instead, spread over ``workers`` processes.
+    (``policy-lookahead``) instead, spread over ``workers`` processes (exact setting only).
+    Under uncertainty (``setting``) both plan on estimates (the policy's calibrated by its
+    retrieved ``predictions``, if any, HEFT's the user's requests) and run on actual values.
     """
     from sim.metrics import lower_bound
 
+    known = predictions or {}
+    if lookahead > 0 and not setting.exact:
+        raise ValueError("the lookahead is evaluated in the exact setting only")
     if lookahead > 0:
         from concurrent.futures import ProcessPoolExecutor
 
@@ -86,14 +94,16 @@ def evaluate(
         with ProcessPoolExecutor(workers) if workers > 1 else nullcontext() as pool:
             episodes = collect_lookahead(net, specs, network_model, pool, lookahead, workers)
     else:
-        episodes = [run_episode(net, spec, "greedy", 0, network_model) for spec in specs]
+        episodes = [
+            run_episode(net, spec, "greedy", 0, network_model, setting, known.get(spec))
+            for spec in specs
+        ]
     ratio_of = {ep.spec.label: ep.ratio for ep in episodes}
     per = {spec.label: ratio_of[spec.label] for spec in specs}  # in the order of ``specs``
     heft_over_bound: list[float] = []
     for spec in specs:
-        workflow, platform = materialize(spec)
-        bound = lower_bound(workflow, platform)
-        heft_over_bound.append(reference_makespan(spec, network_model) / bound)
+        bound = lower_bound(*actual_instance(spec, setting))
+        heft_over_bound.append(reference_makespan(spec, network_model, setting) / bound)
     return Evaluation(
         **RatioSummary.fields_of(list(per.values())),
         heft_near_bound=sum(r <= 1.002 for r in heft_over_bound),
@@ -117,6 +127,8 @@ def evaluate_regimes(
     network_model: NetworkModel = "fair",
     lookahead: int = 0,
     workers: int = 1,
+    setting: Setting = EXACT,
+    predictions: Predictions | None = None,
 ) -> dict[str, Evaluation]:
     """One held-out evaluation per data regime (instances from evaluation seeds only)."""
     from policy.learned.instances import sample_specs
@@ -128,6 +140,8 @@ def evaluate_regimes(
             network_model,
             lookahead,
             workers,
+            setting,
+            predictions,
         )
         for ccr in ccrs
     }

@@ -9,19 +9,21 @@ Two parts, split by how often they change:
   added. The GNN encoder reads it once per workflow.
 * :func:`candidate_features` describes, at one decision, every compute node as a candidate for
   the ready task: estimated finish there, time the node stays busy, input bytes already local,
-  speed, free cores, and the time the task's data needs through that node's NIC. The scoring
+  speed, free cores, the time the task's data needs through that node's NIC, and what the
+  planning view says the task computes there with the retrieved spread of that runtime. The scoring
   head reads these per decision (tens of microseconds), which is what keeps per-decision
   inference far below a millisecond and lets the head run on its own (the job_submit plugin's
   inference mode).
 
 Times are divided by a per-instance scale (:attr:`InstanceContext.scale`) so features are
-comparable across workflows of very different sizes.
+comparable across workflows of very different sizes. :func:`candidate_features` on the
+engine's own view is computed in whole arrays by :mod:`policy.learned.engine_features`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -32,12 +34,19 @@ from policy.costs import hosts
 from policy.ranks import mean_compute_time, optimistic_cost_table, upward_rank
 from sim.model import REFERENCE_SPEED, Platform, Workflow
 from sim.schedule import SHARED_FS, ClusterView
+from sim.uncertainty import task_category
 from sim.view import EngineView
 
 TASK_FEATURES = 8
 NODE_FEATURES = 6
 FILE_FEATURES = 2
-CANDIDATE_FEATURES = 11
+CANDIDATE_FEATURES = 13
+PLANNED_COMPUTE = 11
+"""Candidate column: the task's compute time there on the planning view (kb-predicted when
+retrieval calibrated the view, the user's estimate otherwise)."""
+SPREAD = 12
+"""Candidate column: the retrieved log-spread of the task's runtime times its compute time
+there, in units of its own mean runtime (0 without retrieval or in the exact setting)."""
 PRIOR_GAP = 7
 """Candidate column the earliest-finish prior reads: the gap to the best data-aware finish."""
 PRIOR_COST_TO_GO = 8
@@ -76,14 +85,24 @@ class InstanceContext:
     lookahead: np.ndarray
     """(tasks, nodes) optimistic cost-to-go of PEFT (Arabnejad and Barbosa 2014), minus its
     per-task minimum: how much later the rest of the graph finishes at best from that node."""
+    log_spread: np.ndarray
+    """(tasks,) standard deviation of log(actual / predicted runtime) of each task's category
+    among the retrieved executions (``spreads``); zeros when nothing was retrieved."""
 
     @classmethod
-    def of(cls, workflow: Workflow, platform: Platform) -> InstanceContext:
-        """The context of an instance, computed once per process (the OCT table is costly)."""
+    def of(cls, workflow: Workflow, platform: Platform, spreads: Spreads = ()) -> InstanceContext:
+        """The context of an instance, computed once per process (the OCT table is costly).
+
+        ``spreads``: (task category, retrieved log-spread) pairs; categories left out get 0.
+        """
+        if spreads:
+            return _with_spreads(workflow, platform, spreads)
         return _context(workflow, platform)
 
     @classmethod
-    def build(cls, workflow: Workflow, platform: Platform) -> InstanceContext:
+    def build(
+        cls, workflow: Workflow, platform: Platform, spreads: Spreads = ()
+    ) -> InstanceContext:
         upward = upward_rank(workflow, platform)
         sizes = workflow.file_by_id
         fs_read = sum(sizes[f].size for f in workflow.input_files) / platform.shared_fs_bandwidth
@@ -102,12 +121,29 @@ class InstanceContext:
                 t.id: mean_compute_time(workflow, platform, t.id) for t in workflow.tasks
             },
             lookahead=_relative_oct(workflow, platform),
+            log_spread=_log_spreads(workflow, spreads),
         )
+
+
+Spreads = tuple[tuple[str, float], ...]
+"""(task category, log-spread) pairs, hashable so contexts can be cached on them."""
 
 
 @lru_cache(maxsize=64)
 def _context(workflow: Workflow, platform: Platform) -> InstanceContext:
     return InstanceContext.build(workflow, platform)
+
+
+@lru_cache(maxsize=64)
+def _with_spreads(workflow: Workflow, platform: Platform, spreads: Spreads) -> InstanceContext:
+    """The instance's context with retrieved spreads; the rest (the OCT table included) is the
+    spread-free context's, computed once."""
+    return replace(_context(workflow, platform), log_spread=_log_spreads(workflow, spreads))
+
+
+def _log_spreads(workflow: Workflow, spreads: Spreads) -> np.ndarray:
+    given = dict(spreads)
+    return np.array([given.get(task_category(t), 0.0) for t in workflow.tasks], dtype=np.float64)
 
 
 def _relative_oct(workflow: Workflow, platform: Platform) -> np.ndarray:
@@ -233,7 +269,10 @@ def candidate_features(
     8. (:data:`PRIOR_COST_TO_GO`) PEFT's optimistic cost-to-go from that node, same units;
     9. time to pull the inputs not already there through the node's NIC (or the shared
        filesystem, whichever is slower);
-    10. time to serve the task's outputs to every reader through the node's NIC.
+    10. time to serve the task's outputs to every reader through the node's NIC;
+    11. (:data:`PLANNED_COMPUTE`) the task's compute time there on the planning view;
+    12. (:data:`SPREAD`) the retrieved log-spread of its runtime times that compute time, in
+        units of its own mean runtime: how uncertain the finish there is.
 
     The data-aware finish is ``max(estimate, now + column 9 + compute) + column 10``. The
     simulator's estimate, like HEFT's, charges each source's largest missing file as if it were
@@ -243,7 +282,9 @@ def candidate_features(
     policy from 0.98-1.06x HEFT to 0.85-0.99x per evaluation seed (docs/learned.md).
     """
     if isinstance(view, EngineView):
-        return _engine_candidate_features(ctx, task, view)
+        from policy.learned.engine_features import engine_candidate_features
+
+        return engine_candidate_features(ctx, task, view)
     wf, pf = ctx.workflow, ctx.platform
     t = wf.task_by_id[task]
     now = view.now
@@ -264,6 +305,7 @@ def candidate_features(
     aware = np.full(n, np.inf)
     fastest = pf.fastest_core_speed
     fs_time = from_fs / pf.shared_fs_bandwidth
+    own = max(ctx.mean_runtime[task], 1e-9)
     for i, node in enumerate(pf.nodes):
         if t.cores > node.cores or t.memory > node.memory or t.gpus > node.gpus:
             continue
@@ -279,121 +321,13 @@ def candidate_features(
         feats[i, 5] = view.free_cores(node.name) / node.cores
         feats[i, 9] = inbound / ctx.scale
         feats[i, 10] = serve / ctx.scale
+        feats[i, PLANNED_COMPUTE] = compute / ctx.scale
+        feats[i, SPREAD] = ctx.log_spread[ctx.task_index[task]] * compute / own
     best = finish[mask].min()
     feats[mask, 0] = (finish[mask] - now) / ctx.scale
     feats[mask, 1] = (finish[mask] - best) / ctx.scale
     feats[:, 6] = ctx.upward[task] / ctx.scale
-    own = max(ctx.mean_runtime[task], 1e-9)
     feats[mask, PRIOR_GAP] = (aware[mask] - aware[mask].min()) / own
     feats[mask, PRIOR_COST_TO_GO] = ctx.lookahead[ctx.task_index[task], mask] / own
     np.minimum(feats, RELATIVE_FINISH_CLIP, out=feats)
     return feats, mask
-
-
-@dataclass(frozen=True)
-class _TaskConstants:
-    """What :func:`candidate_features` needs of one task that no decision changes."""
-
-    mask: np.ndarray
-    unfit: np.ndarray
-    inputs: tuple[tuple[int, int], ...]
-    """(file index, size) per input, duplicates kept, as the task lists them."""
-    from_fs: int
-    """Bytes of its inputs that start on the shared filesystem (they never leave it)."""
-    serve: np.ndarray
-    compute: np.ndarray
-
-
-@dataclass(frozen=True)
-class _InstanceConstants:
-    """Per-node constants of an instance, and its tasks' constants as decisions need them."""
-
-    context: InstanceContext
-    bandwidth: np.ndarray
-    speed_share: np.ndarray
-    cores: np.ndarray
-    file_index: dict[str, int]
-    """File id -> the engine's file index (declaration order, as :mod:`sim.compiled`)."""
-    unwritten: frozenset[str]
-    tasks: dict[str, _TaskConstants]
-
-
-_instance_constants: dict[int, _InstanceConstants] = {}
-
-
-def _constants(ctx: InstanceContext, task: str) -> tuple[_TaskConstants, _InstanceConstants]:
-    instance = _instance_constants.get(id(ctx))
-    if instance is None or instance.context is not ctx:
-        if len(_instance_constants) >= 64:
-            _instance_constants.clear()
-        pf = ctx.platform
-        instance = _instance_constants[id(ctx)] = _InstanceConstants(
-            context=ctx,
-            bandwidth=np.array([n.bandwidth for n in pf.nodes], dtype=np.float64),
-            speed_share=np.array([n.speed / pf.fastest_core_speed for n in pf.nodes]),
-            cores=np.array([n.cores for n in pf.nodes]),
-            file_index={f.id: i for i, f in enumerate(ctx.workflow.files)},
-            unwritten=frozenset(ctx.workflow.input_files),
-            tasks={},
-        )
-    constants = instance.tasks.get(task)
-    if constants is None:
-        constants = instance.tasks[task] = _task_constants(instance, task)
-    return constants, instance
-
-
-def _task_constants(instance: _InstanceConstants, task: str) -> _TaskConstants:
-    ctx = instance.context
-    wf, pf = ctx.workflow, ctx.platform
-    t = wf.task_by_id[task]
-    mask = np.array([n.cores >= t.cores and n.memory >= t.memory and n.gpus >= t.gpus
-                     for n in pf.nodes], dtype=bool)  # fmt: skip
-    file_index, unwritten = instance.file_index, instance.unwritten
-    return _TaskConstants(
-        mask=mask,
-        unfit=~mask,
-        inputs=tuple((file_index[f], wf.file_by_id[f].size) for f in t.inputs),
-        from_fs=sum(wf.file_by_id[f].size for f in t.inputs if f in unwritten),
-        serve=np.array([ctx.served_bytes[task] / n.bandwidth for n in pf.nodes]),
-        compute=np.array([t.work / (n.speed * t.cores) for n in pf.nodes]),
-    )
-
-
-def _engine_candidate_features(
-    ctx: InstanceContext, task: str, view: EngineView
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`candidate_features` on the engine's own view: the same numbers, computed per
-    decision in a few whole-array operations (IEEE float64, the same operations in the same
-    order, then one cast to float32) instead of one view call per node and per input file."""
-    constants, nodes = _constants(ctx, task)
-    mask = constants.mask
-    now, scale = view.now, ctx.scale
-    local = np.zeros(len(mask), dtype=np.float64)
-    located = view.located
-    for f, size in constants.inputs:
-        for where in located[f]:
-            local[where] += size
-    fs_time = constants.from_fs / ctx.platform.shared_fs_bandwidth
-    finish = np.array(view.estimate_finish_all(task), dtype=np.float64)
-    inbound = np.maximum((ctx.input_bytes[task] - local) / nodes.bandwidth, fs_time)
-    serve = constants.serve
-    aware = np.maximum(finish, now + inbound + constants.compute) + serve
-    own = max(ctx.mean_runtime[task], 1e-9)
-    block = np.empty((len(mask), CANDIDATE_FEATURES), dtype=np.float64)
-    block[:, 0] = (finish - now) / scale
-    block[:, 1] = (finish - finish[mask].min()) / scale
-    block[:, 2] = np.maximum(np.array(view.available_times()) - now, 0.0) / scale
-    block[:, 3] = local / max(ctx.input_bytes[task], 1)
-    block[:, 4] = nodes.speed_share
-    block[:, 5] = np.array(view.free_cores_all()) / nodes.cores
-    block[:, 6] = ctx.upward[task] / scale
-    block[:, PRIOR_GAP] = (aware - aware[mask].min()) / own
-    block[:, PRIOR_COST_TO_GO] = ctx.lookahead[ctx.task_index[task]] / own
-    block[:, 9] = inbound / scale
-    block[:, 10] = serve / scale
-    feats = block.astype(np.float32)
-    if constants.unfit.any():
-        feats[constants.unfit] = 0.0
-        feats[constants.unfit, 6] = block[0, 6]
-    np.minimum(feats, RELATIVE_FINISH_CLIP, out=feats)
-    return feats, mask.copy()

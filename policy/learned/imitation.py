@@ -26,7 +26,7 @@ from policy.learned.rollout import Episode
 def episode_logits(net: PolicyNet, ep: Episode) -> tuple[torch.Tensor, ...]:
     """Head inputs, masked logits and masks (with gradients) of an episode's decisions."""
     tr = ep.trajectory
-    workflow, platform = materialize(ep.spec)
+    workflow, platform = ep.planning or materialize(ep.spec)
     emb = net.encode(build_graph(InstanceContext.of(workflow, platform)))
     feats = torch.from_numpy(np.stack(tr.feats))
     mask = torch.from_numpy(np.stack(tr.masks))

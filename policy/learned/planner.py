@@ -3,11 +3,14 @@
 Deployment is static: ``submit`` hands Slurm every job with its node and dependencies up front.
 So the policy plans by rolling itself out in the simulator (greedy, one decision per ready
 task) and returns the schedule that rollout realised; it is scored, like HEFT, by replaying
-that schedule.
+that schedule. Under runtime uncertainty the bench hands the RAG policy its retrieved runtime
+predictions (:meth:`LearnedPlanner.with_predictions`): it then plans on the user's requests
+re-timed by them, with their spreads as features; the no-RAG ablation keeps the requests.
 """
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import ClassVar
 
@@ -19,6 +22,7 @@ from sim.errors import InputError
 from sim.model import Platform, Workflow, check_fits
 from sim.occupancy import Occupancy
 from sim.schedule import NetworkModel, StaticSchedule
+from sim.uncertainty import RuntimePredictions
 
 DEFAULT_CHECKPOINT = Path(__file__).with_name("checkpoints") / "policy.pt"
 """The shipped checkpoint, used by the ``policy`` and ``rag-guarded`` schedulers by default."""
@@ -30,8 +34,9 @@ def load_policy_net(checkpoint: str | Path | None = None) -> PolicyNet:
     """The network of ``checkpoint`` (default: the shipped one), or a clear error."""
     path = Path(checkpoint or DEFAULT_CHECKPOINT)
     if not path.exists():
-        raise InputError(str(path), ["no policy checkpoint here: train one with "
-                                     "`wass-chat train policy`"])
+        raise InputError(
+            str(path), ["no policy checkpoint here: train one with `wass-chat train policy`"]
+        )
     net, _ = load_checkpoint(str(path))
     return net
 
@@ -47,14 +52,30 @@ class LearnedPlanner(StaticScheduler):
     ) -> None:
         self.network_model: NetworkModel = network_model
         self.net = load_policy_net(checkpoint)
+        self.predictions: RuntimePredictions | None = None
+        self.calibrated = False
+
+    def with_predictions(self, predictions: RuntimePredictions, calibrated: bool) -> LearnedPlanner:
+        """A copy that plans with retrieved ``predictions`` (``calibrated``: the workflow it
+        will be given already carries their runtimes, so only their spreads are added)."""
+        planner = copy.copy(self)
+        planner.predictions, planner.calibrated = predictions, calibrated
+        return planner
 
     def schedule(
         self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
     ) -> StaticSchedule:
+        from policy.learned.calibration import calibrate
         from sim.engine import simulate
 
         check_fits(workflow, platform)
-        policy = LearnedPolicy(self.net)
+        spreads: tuple[tuple[str, float], ...] = ()
+        if self.predictions is not None:
+            view = calibrate(workflow, platform, self.predictions)
+            spreads = view.spreads
+            if not self.calibrated:
+                workflow, platform = view.workflow, view.platform
+        policy = LearnedPolicy(self.net, spreads=spreads)
         rollout = simulate(workflow, platform, policy, self.network_model, occupancy)
         realised = rollout.to_schedule()
         return StaticSchedule(realised.assignment, realised.order, self.name, rollout.makespan)
@@ -70,6 +91,10 @@ class NoRagPlanner(LearnedPlanner):
         self, network_model: NetworkModel = "fair", checkpoint: str | Path | None = None
     ) -> None:
         super().__init__(network_model, checkpoint or NO_RAG_CHECKPOINT)
+
+    def with_predictions(self, predictions: RuntimePredictions, calibrated: bool) -> NoRagPlanner:
+        """The ablation retrieves nothing: it plans on what it is given."""
+        return self
 
 
 class SampledPlanner(LearnedPlanner):
@@ -93,6 +118,10 @@ class SampledPlanner(LearnedPlanner):
     ) -> None:
         super().__init__(network_model, checkpoint)
         self.samples = samples
+
+    def with_predictions(self, predictions: RuntimePredictions, calibrated: bool) -> SampledPlanner:
+        """Plans on what it is given: its candidates are compared on that one view."""
+        return self
 
     def schedule(
         self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None

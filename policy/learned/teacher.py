@@ -12,6 +12,10 @@ in log units, so it is <= 0 and 0 exactly when the policy chose what the teacher
 
 Retrieval comes in through :class:`CaseRetriever` so this package does not import ``kb``
 (which sits above ``policy``); ``wass_chat`` wires the Chroma-backed knowledge base in.
+
+Under runtime uncertainty (:mod:`policy.learned.calibration`) the RAG arm's teacher is
+:class:`RetrievedRuntimeTeacher`: its reward compares the candidates' finishes computed from the
+runtimes the retrieved realised executions predict, and their spreads.
 """
 
 from __future__ import annotations
@@ -25,7 +29,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from policy.learned.features import CANDIDATE_FEATURES, InstanceContext
+from policy.learned.features import (
+    CANDIDATE_FEATURES,
+    PRIOR_GAP,
+    RELATIVE_FINISH_CLIP,
+    SPREAD,
+    InstanceContext,
+)
 from policy.learned.instances import materialize
 from policy.learned.rollout import Episode
 from sim.model import Platform, Workflow
@@ -127,15 +137,23 @@ def decision_rows(
 
 
 def fit_predictor(
-    x: np.ndarray, y: np.ndarray, groups: np.ndarray, context_dim: int,
-    epochs: int = 200, seed: int = 0, test_fraction: float = 0.2,
+    x: np.ndarray,
+    y: np.ndarray,
+    groups: np.ndarray,
+    context_dim: int,
+    epochs: int = 200,
+    seed: int = 0,
+    test_fraction: float = 0.2,
 ) -> tuple[PerformancePredictor, PredictorFit]:
     """Train on whole episodes and measure on held-out episodes (no leakage across a run)."""
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     episodes = np.unique(groups)
-    test_eps = set(rng.choice(episodes, size=max(1, int(len(episodes) * test_fraction)),
-                              replace=False).tolist())
+    test_eps = set(
+        rng.choice(
+            episodes, size=max(1, int(len(episodes) * test_fraction)), replace=False
+        ).tolist()
+    )
     test = np.isin(groups, list(test_eps))
     model = PerformancePredictor(context_dim)
     xt, yt = torch.from_numpy(x[~test]), torch.from_numpy(y[~test])
@@ -157,8 +175,11 @@ def fit_predictor(
     log_unit = x[test, 3]  # state_vector's log(time unit)
     mape = float(np.mean(np.abs(np.exp(pred - truth) - 1.0)))
     fit = PredictorFit(
-        _r2(pred, truth), _r2(pred + log_unit, truth + log_unit), mape,
-        int((~test).sum()), int(test.sum()),
+        _r2(pred, truth),
+        _r2(pred + log_unit, truth + log_unit),
+        mape,
+        int((~test).sum()),
+        int(test.sum()),
     )
     return model, fit
 
@@ -206,3 +227,39 @@ class KnowledgeGuidedTeacher:
         best = pred.min(axis=1)
         chosen = pred[np.arange(d), np.array(tr.actions)]
         tr.rewards = list(coef * (best - chosen))
+
+
+class Teacher(Protocol):
+    """Fills an episode's per-decision rewards (what :func:`policy.learned.train.train` calls)."""
+
+    def shape(self, episode: Episode, coef: float) -> None: ...
+
+
+class RetrievedRuntimeTeacher:
+    """Per-decision reward from the retrieved executions' realised runtimes (uncertainty).
+
+    The RAG arm plans on the runtimes and node-class slowdowns its retrieved cases realised, so
+    each candidate's data-aware finish gap (:data:`~policy.learned.features.PRIOR_GAP`) is
+    measured on them; ``risk`` times the retrieved spread
+    (:data:`~policy.learned.features.SPREAD`) charges the uncertainty of that finish. Both are
+    in units of the task's own runtime, converted to the instance's time unit so a decision's
+    reward is a share of the makespan, like the terminal reward. ``R(t) = coef * (best score -
+    chosen score) <= 0``, zero when the policy chose the candidate the history favours.
+    """
+
+    def __init__(self, risk: float = 1.0) -> None:
+        self.risk = risk
+
+    def shape(self, episode: Episode, coef: float) -> None:
+        tr = episode.trajectory
+        if not len(tr):
+            return
+        workflow, platform = episode.planning or materialize(episode.spec)
+        ctx = InstanceContext.of(workflow, platform)
+        feats = np.stack(tr.feats).astype(np.float64)  # (D, N, F)
+        own = np.array([ctx.mean_runtime[workflow.tasks[i].id] for i in tr.task_idx])
+        score = feats[..., PRIOR_GAP] + self.risk * feats[..., SPREAD]
+        score = np.minimum(score * (own / ctx.scale)[:, None], RELATIVE_FINISH_CLIP)
+        score = np.where(np.stack(tr.masks), score, np.inf)
+        chosen = score[np.arange(len(tr)), np.array(tr.actions)]
+        tr.rewards = list(coef * (score.min(axis=1) - chosen))

@@ -20,12 +20,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from policy.learned.calibration import Setting
 from policy.learned.config import TrainConfig
 from policy.learned.imitation import episode_logits, expert_iteration
 from policy.learned.instances import InstanceSpec, sample_specs
 from policy.learned.model import PolicyNet, load_checkpoint, save_checkpoint
-from policy.learned.rollout import Episode, collect
-from policy.learned.teacher import KnowledgeGuidedTeacher
+from policy.learned.rollout import Episode, Predictions, collect
+from policy.learned.teacher import Teacher
 
 __all__ = ["TrainConfig", "TrainResult", "advantages", "ppo_update", "train"]
 
@@ -180,23 +181,42 @@ def validation_specs(cfg: TrainConfig, train_specs: list[InstanceSpec]) -> list[
     return [s for s in drawn if s not in taken][: cfg.validation_instances]
 
 
+def setting_of(cfg: TrainConfig) -> Setting:
+    """The estimates ``cfg``'s episodes run under."""
+    return Setting(cfg.estimates, cfg.noise, cfg.uncertainty_seed)
+
+
 def validation_ratio(
-    net: PolicyNet, specs: list[InstanceSpec], cfg: TrainConfig, pool: ProcessPoolExecutor | None
+    net: PolicyNet,
+    specs: list[InstanceSpec],
+    cfg: TrainConfig,
+    pool: ProcessPoolExecutor | None,
+    predictions: Predictions | None = None,
 ) -> float:
     """Geometric mean of the greedy policy's makespan / HEFT on ``specs``."""
-    episodes = collect(net, [(s, 0) for s in specs], "greedy", cfg.network_model, pool)
+    episodes = collect(
+        net, [(s, 0) for s in specs], "greedy", cfg.network_model, pool, cfg.workers,
+        setting_of(cfg), predictions,
+    )  # fmt: skip
     return float(np.exp(np.mean([np.log(ep.ratio) for ep in episodes])))
 
 
 def train(
-    cfg: TrainConfig, teacher: KnowledgeGuidedTeacher | None = None, progress: bool = True
+    cfg: TrainConfig,
+    teacher: Teacher | None = None,
+    progress: bool = True,
+    predictions: Predictions | None = None,
 ) -> TrainResult:
     """Train a policy; returns where the checkpoint and metrics were written.
 
-    ``teacher`` supplies the RAG reward and is required when ``cfg.use_rag`` is set.
+    ``teacher`` supplies the RAG reward and is required when ``cfg.use_rag`` is set;
+    ``predictions`` are the training and validation instances' retrieved runtime predictions
+    (the RAG arm under ``user`` estimates plans on them).
     """
     if cfg.use_rag and teacher is None:
-        raise ValueError("use_rag needs a KnowledgeGuidedTeacher (see policy.learned.teacher)")
+        raise ValueError("use_rag needs a teacher (see policy.learned.teacher)")
+    if not setting_of(cfg).exact and (cfg.expert_iterations or cfg.bc_epochs):
+        raise ValueError("expert iteration and imitation run in the exact setting only")
     start = time.monotonic()
     torch.manual_seed(cfg.seed)
     net = load_checkpoint(cfg.init)[0] if cfg.init else PolicyNet(cfg.net)  # fails before output
@@ -215,7 +235,7 @@ def train(
     def validate(done: int, stage: str) -> None:
         """Score the current weights; keep them if they beat the best so far."""
         nonlocal best
-        score = validation_ratio(net, validation, cfg, pool)
+        score = validation_ratio(net, validation, cfg, pool, predictions)
         row = {"val/update": done, "val/stage": stage, "val/ratio_to_heft_gm": score}
         metrics.write(json.dumps(row) + "\n")
         if best is None or score < best[0] - 1e-9:
@@ -257,7 +277,10 @@ def train(
                 for i in chosen
                 for _ in range(cfg.samples_per_instance)
             ]
-            episodes = collect(net, jobs, "sample", cfg.network_model, pool)
+            episodes = collect(
+                net, jobs, "sample", cfg.network_model, pool, cfg.workers, setting_of(cfg),
+                predictions,
+            )  # fmt: skip
             if teacher is not None and cfg.use_rag:
                 for ep in episodes:
                     teacher.shape(ep, cfg.rag_coef)

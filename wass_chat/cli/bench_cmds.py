@@ -75,8 +75,8 @@ def bench(
     kb_dir: Path | None = typer.Option(
         None,
         "--kb",
-        help="Knowledge base of realised executions for --estimates kb "
-        "(fill it with `wass-chat estimates seed`).",
+        help="Knowledge base of realised executions for --estimates kb, and for the "
+        "learned policy's own retrieval under --estimates user (`wass-chat estimates seed`).",
     ),
 ) -> None:
     """Run every scheduler on every instance in the simulator and compare makespans."""
@@ -111,7 +111,7 @@ def bench(
         noise, uncertainty_seed, background,
     )  # fmt: skip
     predictions = None
-    if estimates == "kb":
+    if estimates == "kb" or (estimates == "user" and kb_dir is not None):
         from wass_chat.cli.estimate_cmds import predictions_for
 
         predictions = predictions_for(kb_dir, instances, noise, uncertainty_seed)
@@ -188,7 +188,7 @@ def _check_uncertainty(
         background = parse_load(load)
     except InputError as error:
         problems += [f"--load: {p}" for p in error.problems]
-    if estimates == "kb" and (kb_dir is None or not kb_dir.is_dir()):
+    if (estimates == "kb" or kb_dir is not None) and (kb_dir is None or not kb_dir.is_dir()):
         problems.append(
             "--estimates kb needs --kb DIR, a knowledge base filled by `wass-chat estimates seed`"
         )

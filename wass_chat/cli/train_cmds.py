@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from wass_chat.cli.output import console, emit, err_console
+from wass_chat.cli.train_inputs import ccrs_of as _ccrs
+from wass_chat.cli.train_inputs import recipes_of as _recipes
 
 if TYPE_CHECKING:
     from policy.learned.evaluate import Evaluation
@@ -16,19 +19,6 @@ if TYPE_CHECKING:
 train_app = typer.Typer(help="Train the learned placement policy and its RAG teacher.")
 
 RECIPES_HELP = "Comma-separated recipes to train on (default: all nine)."
-
-
-def _recipes(text: str | None) -> tuple[str, ...]:
-    from policy.learned.instances import ALL_RECIPES
-    from sim.errors import InputError
-
-    if not text:
-        return ALL_RECIPES
-    names = tuple(r.strip() for r in text.split(",") if r.strip())
-    unknown = [r for r in names if r not in ALL_RECIPES]
-    if unknown:
-        raise InputError("--recipes", [f"unknown recipe {r!r}" for r in unknown])
-    return names
 
 
 @train_app.command("policy")
@@ -65,26 +55,38 @@ def train_policy(
     reembed_kb: bool = typer.Option(
         False, "--reembed-kb", help="Then re-embed the knowledge base with the new encoder."
     ),
+    estimates: str = typer.Option(
+        "oracle",
+        help="oracle: the exact setting; user: plan on walltime requests (RAG: "
+        "calibrated by --history), run realised values.",
+    ),
+    history: Path = typer.Option(
+        None, help="Realised executions for --estimates user (`wass-chat estimates seed`)."
+    ),
+    noise: float = typer.Option(1.0, min=0.0, help="Scale of realised spreads (--estimates)."),
 ) -> None:
     """Train the policy (optional expert iteration, then PPO) and evaluate it held-out."""
     from policy.learned.evaluate import evaluate_regimes
     from policy.learned.model import load_checkpoint
-    from policy.learned.train import TrainConfig, train
+    from policy.learned.train import TrainConfig, setting_of, train
+    from wass_chat.cli.train_inputs import check_estimates, uncertain_training
     from wass_chat.config import settings
 
     held = _recipes(holdout) if holdout else ()
     names = tuple(r for r in _recipes(recipes) if r not in held)
     regimes = _ccrs(ccrs)
+    check_estimates(estimates, not no_rag, history)
     cfg = TrainConfig(
         seed=seed, recipes=names, train_instances=instances, updates=updates, ccrs=regimes,
         budget_minutes=budget, use_rag=not no_rag, workers=workers,
         validation_instances=validation, expert_iterations=expert_iterations,
         expert_instances=expert_instances, init=str(init) if init else None,
         out_dir=str(out / ("norag" if no_rag else "rag") / f"seed{seed}"),
+        estimates=estimates, noise=noise,
     )  # fmt: skip
-    teacher = None
+    teacher, predictions = uncertain_training(cfg, history, eval_instances)
     fit = None
-    if cfg.use_rag:
+    if cfg.use_rag and estimates == "oracle":
         from kb.store import KnowledgeBase
         from policy.learned.instances import sample_specs as draw
         from wass_chat.learning import build_teacher
@@ -100,11 +102,12 @@ def train_policy(
             f"predictor (held-out episodes): R^2 {fit.r2:.3f} on log(makespan / time unit), "
             f"{fit.r2_log_makespan:.3f} on log(makespan); MAPE {fit.mape:.2%}"
         )
-    result = train(cfg, teacher=teacher, progress=not as_json)
+    result = train(cfg, teacher=teacher, progress=not as_json, predictions=predictions)
     net, _ = load_checkpoint(str(result.checkpoint))
     splits = {"held_out": names, "generalisation": held}
+    scored = partial(evaluate_regimes, setting=setting_of(cfg), predictions=predictions)
     results = {
-        split: evaluate_regimes(net, rs, eval_instances, seed, cfg.tasks, cfg.nodes, regimes)
+        split: scored(net, rs, eval_instances, seed, cfg.tasks, cfg.nodes, regimes)
         for split, rs in splits.items()
         if rs
     }
@@ -116,6 +119,7 @@ def train_policy(
         "kept": result.kept,
         "validation_ratio": result.validation_ratio,
         "rag": cfg.use_rag,
+        "estimates": estimates,
         "predictor": asdict(fit) if fit else None,
         "kb_reembed": _reembed_kb(result.checkpoint) if reembed_kb else None,
         **{
@@ -369,18 +373,6 @@ def _reembed_kb(checkpoint: Path) -> dict[str, object]:
     from wass_chat.config import settings
 
     return reembed_store(settings(), GnnEmbedder(checkpoint))
-
-
-def _ccrs(text: str) -> tuple[float, ...]:
-    from sim.errors import InputError
-
-    try:
-        values = tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError as exc:
-        raise InputError("--ccrs", [f"not a list of numbers: {text!r}"]) from exc
-    if not values or any(v < 0 for v in values):
-        raise InputError("--ccrs", ["give one or more non-negative CCR values (0 = native)"])
-    return values
 
 
 def _line(ev: Evaluation) -> str:

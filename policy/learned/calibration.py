@@ -1,0 +1,128 @@
+"""Retrieval in the learned policy under runtime uncertainty: what it plans on, what it meets.
+
+Under uncertainty (:mod:`sim.uncertainty`) a scheduler plans on estimates and the simulator runs
+the actual values. For one training or evaluation instance (an :class:`InstanceSpec`) and a
+:class:`Setting`:
+
+* the **actual** instance is the bench's realisation for the spec's seed
+  (:func:`policy.bench.uncertain.instance_views`), so training, evaluation and the bench draw
+  from one model;
+* the **no-RAG** policy plans on the user's requests, all a submitter knows;
+* the **RAG** policy plans on what the retrieved past executions predict
+  (:class:`~sim.uncertainty.RuntimePredictions`, computed by the knowledge base above this
+  floor and handed down as data): each category's predicted runtime, each node class's slowdown,
+  and each category's spread, which :class:`~policy.learned.features.InstanceContext` turns
+  into a candidate feature (:data:`~policy.learned.features.SPREAD`).
+
+``oracle`` is the exact setting the policy was always trained in: the nominal instance, planned
+and run as it is (no realisation), so it reproduces the figures from before uncertainty.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from policy.learned.features import Spreads
+from policy.learned.instances import InstanceSpec, materialize
+from sim.model import Platform, Workflow
+from sim.uncertainty import (
+    RuntimePredictions,
+    UncertaintyConfig,
+    planning_platform,
+    task_category,
+)
+
+SETTINGS: tuple[str, ...] = ("oracle", "user")
+"""Estimate modes the learned policy trains and is evaluated under."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Under which estimates episodes run (``oracle``: the exact setting, no realisation)."""
+
+    estimates: str = "oracle"
+    noise: float = 1.0
+    """Scale of the realised spreads (:meth:`UncertaintyConfig.scaled`)."""
+    uncertainty_seed: int = 0
+
+    @property
+    def exact(self) -> bool:
+        return self.estimates == "oracle"
+
+    @property
+    def config(self) -> UncertaintyConfig:
+        return UncertaintyConfig(seed=self.uncertainty_seed).scaled(self.noise)
+
+
+EXACT = Setting()
+
+
+@dataclass(frozen=True)
+class Planning:
+    """What a policy plans one instance on: workflow, platform and retrieved spreads."""
+
+    workflow: Workflow
+    platform: Platform
+    spreads: Spreads = ()
+
+
+def calibrate(request: Workflow, platform: Platform, predictions: RuntimePredictions) -> Planning:
+    """The user's ``request`` re-timed by retrieved ``predictions``.
+
+    A category the history knows takes its predicted runtime; one it never saw keeps its
+    request times the history's median actual/request ratio (as ``kb`` estimates do); nodes
+    are slowed by their class's predicted slowdown. A category without a spread of its own
+    gets the largest retrieved one (an unseen category is the least certain).
+    """
+    known = predictions.categories
+    tasks = tuple(
+        replace(t, work=known[c].runtime * t.work / t.runtime)
+        if (c := task_category(t)) in known and t.runtime > 0
+        else replace(t, work=t.work * predictions.request_ratio)
+        for t in request.tasks
+    )
+    workflow = Workflow(request.name, tasks, request.files, request.description, request.meta)
+    widest = max((p.log_spread for p in known.values()), default=0.0)
+    spreads = tuple(
+        sorted(
+            (c, known[c].log_spread if c in known else widest)
+            for c in {task_category(t) for t in request.tasks}
+        )
+    )
+    return Planning(workflow, planning_platform(platform, predictions), spreads)
+
+
+@lru_cache(maxsize=512)
+def _views(spec: InstanceSpec, setting: Setting) -> tuple[Planning, tuple[Workflow, Platform]]:
+    from policy.bench.uncertain import instance_views
+
+    workflow, platform = materialize(spec)
+    views = instance_views(
+        workflow,
+        platform,
+        spec.seed,
+        "user",
+        setting.config,
+    )
+    return Planning(*views.planning), views.actual
+
+
+def planning_view(
+    spec: InstanceSpec, setting: Setting, predictions: RuntimePredictions | None = None
+) -> Planning:
+    """What the policy plans ``spec`` on: the nominal instance (exact), the user's requests
+    (no retrieval), or the requests calibrated by the retrieved ``predictions``."""
+    if setting.exact:
+        return Planning(*materialize(spec))
+    request = _views(spec, setting)[0]
+    if predictions is None:
+        return request
+    return calibrate(request.workflow, request.platform, predictions)
+
+
+def actual_instance(spec: InstanceSpec, setting: Setting) -> tuple[Workflow, Platform]:
+    """What ``spec`` actually runs as under ``setting`` (the nominal instance when exact)."""
+    if setting.exact:
+        return materialize(spec)
+    return _views(spec, setting)[1]
