@@ -78,6 +78,7 @@ def analyze(
     nodes_seen = nodes.height
     capacity = _partition_capacity(capacity, partition) or fallback_capacity(nodes_seen)
     pending = waits.pending_at_end(loaded, period)
+    gpu_jobs = resources.gpu_jobs(loaded)
     tables: dict[str, pl.DataFrame] = {
         "states_per_user": bd.states_per_user(loaded),
         "wait_by_state": bd.wait_by_state(loaded),
@@ -92,9 +93,9 @@ def analyze(
         "pending_reasons": waits.pending_reasons(pending),
         "queue_age": waits.queue_age(pending),
         "backfill": bd.backfill_over_time(loaded, period),
-        "gpu_by_partition": resources.gpu_by(loaded, "partition"),
-        "gpu_by_user": resources.gpu_by(loaded, "user", resources.TOP_GPU_USERS),
-        "gpu_by_account": resources.gpu_by(loaded, "account"),
+        "gpu_by_partition": resources.gpu_by(gpu_jobs, "partition"),
+        "gpu_by_user": resources.gpu_by(gpu_jobs, "user", resources.TOP_GPU_USERS),
+        "gpu_by_account": resources.gpu_by(gpu_jobs, "account"),
     }
     per_job = eff.job_efficiency(loaded, eff.step_usage(jobs, period.start).collect())
     efficiency = eff.summarize_efficiency(per_job)

@@ -1,8 +1,8 @@
-"""What jobs were given: GPUs from the allocated (or requested) TRES, and GPU-hours.
+"""What jobs were given: GPUs from the allocated TRES, and GPU-hours.
 
-GPU-hours need only ``AllocTRES`` (``gres/gpu=8`` or ``gres/gpu:a100=8``); a job that never
-started has no AllocTRES, and its request is read from ``ReqTRES`` instead. What jobs *used*
-(CPU time, peak memory) is :mod:`.efficiency`'s.
+GPU-hours need only ``AllocTRES`` (``gres/gpu=8`` or ``gres/gpu:a100=8``; the live cluster
+records GPUs there only with ``AccountingStorageTRES=gres/gpu``). What jobs *used* (CPU time,
+peak memory) is :mod:`.efficiency`'s.
 """
 
 from __future__ import annotations
@@ -21,10 +21,22 @@ def gpus(column: str = "alloc_tres") -> pl.Expr:
     return pl.coalesce(plain, typed).cast(pl.Int64).fill_null(0)
 
 
+def gpu_jobs(loaded: pl.DataFrame) -> pl.DataFrame:
+    """Jobs submitted in the period that were allocated GPUs, with their count in ``gpus``.
+
+    Computed once per report: reading the TRES strings of every job is the costly part, and
+    :func:`gpu_by` groups this small table by partition, user and account in turn.
+    """
+    jobs = loaded.filter(pl.col("in_period") & pl.col("alloc_tres").str.contains("gres/gpu"))
+    return jobs.select("partition", "user", "account", "elapsed_s", gpus().alias("gpus")).filter(
+        pl.col("gpus") > 0
+    )
+
+
 def gpu_by(loaded: pl.DataFrame, column: str, top: int | None = None) -> pl.DataFrame:
-    """Per ``column`` value (partition or user): GPU jobs, GPU-hours and share of all GPU-hours."""
-    jobs = loaded.filter(pl.col("in_period")).with_columns(gpus().alias("gpus"))
-    with_gpu = jobs.filter(pl.col("gpus") > 0)
+    """Per ``column`` value (partition, user or account): GPU jobs, GPU-hours and share of all
+    GPU-hours. ``loaded`` is the period's table, or :func:`gpu_jobs` of it."""
+    with_gpu = loaded if "gpus" in loaded.columns else gpu_jobs(loaded)
     total = float(((with_gpu["elapsed_s"] * with_gpu["gpus"]).sum() or 0) / 3600)
     table = (
         with_gpu.group_by(column)

@@ -116,10 +116,11 @@ def resources_views(a: Analysis) -> list[View]:
             "No job was allocated a GPU in this period.",
         ),
         View(
-            "GPU-hours by account",
-            a.tables["gpu_by_account"],
+            f"GPU-hours, top {TOP_WASTERS} accounts",
+            a.tables["gpu_by_account"].head(TOP_WASTERS),
             "share_pct is of all GPU-hours in the period.",
             "No job was allocated a GPU in this period.",
+            csv="gpu_by_account",
         ),
         *efficiency_views(a),
     ]

@@ -18,7 +18,12 @@ from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.report.overview import SummaryWriter
 from wass_chat.sacct.cache import replace_atomically
 
-EFFICIENCY_TABLES = ("efficiency_by_user", "efficiency_by_account", "efficiency_by_partition")
+LINKED_TABLES = (
+    "efficiency_by_user",
+    "efficiency_by_account",
+    "efficiency_by_partition",
+    "gpu_by_account",
+)
 """Views whose page shows the first rows; the CSV holds every row and the page links to it."""
 
 
@@ -34,8 +39,7 @@ def csv_tables(report: ReportData) -> dict[str, bytes]:
         "partition_utilisation",
         "gpu_by_partition",
         "gpu_by_user",
-        "gpu_by_account",
-        *EFFICIENCY_TABLES,
+        *LINKED_TABLES,
     ):
         files[f"{name}.csv"] = a.tables[name].write_csv().encode()
     return files
@@ -95,7 +99,7 @@ def write_report(
     tables_dir = output.with_name(f"{output.stem}_tables")
     csvs = csv_tables(report)
     links = {x.kind: f"{tables_dir.name}/anomaly-{x.kind}.csv" for x in report.analysis.anomalies}
-    links |= {name: f"{tables_dir.name}/{name}.csv" for name in EFFICIENCY_TABLES}
+    links |= {name: f"{tables_dir.name}/{name}.csv" for name in LINKED_TABLES}
     extra: dict[Path, bytes] = {tables_dir / name: data for name, data in csvs.items()}
     if fmt == "html":
         page = render_html(report, links)
