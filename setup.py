@@ -19,7 +19,16 @@ setup(
             "sim._core",
             sources=[
                 f"sim/csrc/{name}.c"
-                for name in ("util", "network", "estimate", "run", "records", "instance", "module")
+                for name in (
+                    "util",
+                    "network",
+                    "estimate",
+                    "run",
+                    "records",
+                    "view",
+                    "instance",
+                    "module",
+                )
             ],
             depends=["sim/csrc/core.h"],
             define_macros=[("CORE_SOURCE_HASH", f'"{source_hash()}"')],

@@ -135,6 +135,8 @@ class _Run:
         self.state = ClusterState.initial(wf, pf)
         self.network: Network = FairNetwork(pf) if network_model == "fair" else IdealNetwork(pf)
         self.dispatcher = dispatcher
+        self.occupancy: Occupancy | None = None
+        """Other jobs' holds at time 0 (what a fork's replay starts from too)."""
         self.task_heap: list[tuple[float, int, int]] = []  # (end, start sequence, task)
         self.started: list[int] = []  # tasks in start order
         self.dirty_nodes: set[int] = set(range(pf.n_nodes))
@@ -157,6 +159,7 @@ class _Run:
     def hold(self, occupancy: Occupancy | None) -> None:
         """Take other jobs' cores at time 0; each hold's end is a task-heap event with start
         sequence -1 (before task ends at equal times) and task ``-1 - node``."""
+        self.occupancy = occupancy
         for until, node in self.state.hold(occupancy.active() if occupancy else ()):
             heapq.heappush(self.task_heap, (until, -1, -1 - node))
 

@@ -123,6 +123,7 @@ class CoreRun:
         self.wf, self.pf = wf, pf
         self.network_model: NetworkModel = network_model
         self.dispatcher = dispatcher
+        self.occupancy: Occupancy | None = None
         if core is None:
             core = _core.Run(_instance(wf, pf), network_model == "fair", dispatcher is not None)
         self.core = core
@@ -134,6 +135,7 @@ class CoreRun:
 
     def hold(self, occupancy: Occupancy | None) -> None:
         """Other jobs' cores, taken at t=0 (as ``_Run.hold``)."""
+        self.occupancy = occupancy
         for h in occupancy.active() if occupancy else ():
             self.core.hold(self.pf.node_index[h.node], h.cores, float(h.until))
 
@@ -158,7 +160,9 @@ class CoreRun:
 
     def fork(self, dispatcher: Dispatcher) -> CoreRun:
         """A copy stopped at the decision in progress, continued by ``dispatcher``."""
-        return CoreRun(self.wf, self.pf, self.network_model, dispatcher, self.core.copy())
+        twin = CoreRun(self.wf, self.pf, self.network_model, dispatcher, self.core.copy())
+        twin.occupancy = self.occupancy
+        return twin
 
     def _check(self, started: int) -> None:
         if started != self.wf.n_tasks:

@@ -20,6 +20,7 @@ from sim.engine import _Run
 from sim.errors import ScheduleError
 from sim.fast import CoreRun
 from sim.model import Platform, Workflow
+from sim.occupancy import Occupancy
 from sim.schedule import ClusterView, DynamicScheduler, NetworkModel, StaticSchedule
 from sim.view import EngineView
 
@@ -39,6 +40,8 @@ class Rollout:
     """Per task, when it started."""
     core: Any = None
     """The finished run on the compiled core (``sim._core.Run``), when it ran there."""
+    occupancy: Occupancy | None = None
+    """Other jobs' holds the run started from; the replay starts from them too."""
 
     def node(self, task: str) -> str:
         """The node the run placed ``task`` on."""
@@ -58,8 +61,13 @@ class Rollout:
         :meth:`sim.schedule.SimResult.from_records` takes).
         """
         if self.core is not None:
-            return float(self.core.replayed_makespan())
+            holds = self.occupancy.active() if self.occupancy else ()
+            index = self.pf.node_index
+            return float(
+                self.core.replayed_makespan([(index[h.node], h.cores, h.until) for h in holds])
+            )
         run = _Run(self.wf, self.pf, self.network_model, None)
+        run.hold(self.occupancy)
         run.load_plan(self.node_of, self.queues())
         run.run()
         end = max(run.state.end, default=0.0)
@@ -92,6 +100,7 @@ def _fork(run: _Run, dispatcher: Dispatcher) -> _Run:
     twin.t_file, twin.t_source = run.t_file[:], run.t_source[:]
     twin.t_destination, twin.t_start = run.t_destination[:], run.t_start[:]
     twin.t_end = run.t_end[:]
+    twin.occupancy = run.occupancy
     return twin
 
 
@@ -117,8 +126,12 @@ def continue_from(view: ClusterView, scheduler: DynamicScheduler) -> Rollout:
         core = run.fork(dispatcher)
         core.resume()
         started, node_of, _, start, _ = core.core.tasks()
-        return Rollout(run.wf, run.pf, run.network_model, node_of, started, start, core.core)
+        return Rollout(
+            run.wf, run.pf, run.network_model, node_of, started, start, core.core, run.occupancy
+        )
     twin = _fork(run, dispatcher)
     twin.resume()
     s = twin.state
-    return Rollout(run.wf, run.pf, run.network_model, s.node_of, twin.started, s.start)
+    return Rollout(
+        run.wf, run.pf, run.network_model, s.node_of, twin.started, s.start, None, run.occupancy
+    )

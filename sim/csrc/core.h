@@ -118,6 +118,17 @@ int run_start_static(Run *r);
 int run_list_copies(Run *r);
 void run_hold(Run *r, int node, long long cores, double until);
 
+/* view.c */
+PyObject *doubles_list(const double *a, Py_ssize_t n);
+PyObject *ints_list(const int *a, Py_ssize_t n);
+PyObject *run_estimate_finish_all(Run *r, PyObject *arg);
+PyObject *run_estimate_finish(Run *r, PyObject *args);
+PyObject *run_projection(Run *r, PyObject *arg);
+PyObject *run_available_times(Run *r, PyObject *noargs);
+PyObject *run_free_cores(Run *r, PyObject *noargs);
+PyObject *run_located(Run *r, PyObject *arg);
+PyObject *run_node_of(Run *r, PyObject *arg);
+
 /* records.c */
 PyObject *run_task_records(Run *r, PyObject *args);
 PyObject *run_transfer_records(Run *r, PyObject *args);

@@ -199,18 +199,6 @@ static PyObject *run_resume_m(Run *r, PyObject *noargs) {
     return PyLong_FromSsize_t(r->started.n);
 }
 
-static PyObject *doubles_list(const double *a, Py_ssize_t n) {
-    PyObject *l = PyList_New(n);
-    for (Py_ssize_t i = 0; l && i < n; i++) PyList_SET_ITEM(l, i, PyFloat_FromDouble(a[i]));
-    return l;
-}
-
-static PyObject *ints_list(const int *a, Py_ssize_t n) {
-    PyObject *l = PyList_New(n);
-    for (Py_ssize_t i = 0; l && i < n; i++) PyList_SET_ITEM(l, i, PyLong_FromLong(a[i]));
-    return l;
-}
-
 static PyObject *run_tasks(Run *r, PyObject *noargs) {
     int nt = r->sh->nt;
     return Py_BuildValue("(NNNNN)", ints_list(r->started.a, r->started.n),
@@ -237,10 +225,27 @@ static PyObject *run_makespan(Run *r, PyObject *noargs) {
 }
 
 /* Makespan of this finished dynamic run's realised plan replayed statically (each node's
- * tasks in start order): sim.fork.Rollout.replayed_makespan without leaving C. */
-static PyObject *run_replayed_makespan(Run *r, PyObject *noargs) {
+ * tasks in start order) from other jobs' holds [(node, cores, until)]:
+ * sim.fork.Rollout.replayed_makespan without leaving C. */
+static PyObject *run_replayed_makespan(Run *r, PyObject *holds) {
+    if (!PyList_Check(holds)) {
+        PyErr_SetString(PyExc_TypeError, "replayed_makespan takes a list of holds");
+        return NULL;
+    }
     Run *s = run_create(r->sh, r->net.fair, 0);
     if (!s) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(holds); i++) {
+        int node;
+        long long cores;
+        double until;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(holds, i), "iLd", &node, &cores, &until) ||
+            node < 0 || node >= r->sh->nn) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "hold on an unknown node");
+            Py_DECREF(s);
+            return NULL;
+        }
+        run_hold(s, node, cores, until);
+    }
     memcpy(s->node_of, r->node_of, sizeof(int) * r->sh->nt);
     for (Py_ssize_t i = 0; i < r->started.n; i++) {
         int t = r->started.a[i];
@@ -253,73 +258,6 @@ static PyObject *run_replayed_makespan(Run *r, PyObject *noargs) {
     double m = makespan_of(s);
     Py_DECREF(s);
     return PyFloat_FromDouble(m);
-}
-
-static int task_arg(Run *r, PyObject *arg, int *task) {
-    long t = PyLong_AsLong(arg);
-    if (t == -1 && PyErr_Occurred()) return -1;
-    if (t < 0 || t >= r->sh->nt) { PyErr_SetString(PyExc_IndexError, "task index"); return -1; }
-    *task = (int)t;
-    return 0;
-}
-
-static PyObject *run_estimate_finish_all(Run *r, PyObject *arg) {
-    int task;
-    if (task_arg(r, arg, &task) < 0) return NULL;
-    PyObject *l = PyList_New(r->sh->nn);
-    for (int n = 0; l && n < r->sh->nn; n++) {
-        double f;
-        if (estimate_finish(r, task, n, &f) < 0) { Py_DECREF(l); return NULL; }
-        PyList_SET_ITEM(l, n, PyFloat_FromDouble(f));
-    }
-    return l;
-}
-
-static PyObject *run_estimate_finish(Run *r, PyObject *args) {
-    int task, node;
-    double f;
-    if (!PyArg_ParseTuple(args, "ii", &task, &node)) return NULL;
-    if (estimate_finish(r, task, node, &f) < 0) return NULL;
-    return PyFloat_FromDouble(f);
-}
-
-static PyObject *run_projection(Run *r, PyObject *arg) {
-    long node = PyLong_AsLong(arg);
-    if (node == -1 && PyErr_Occurred()) return NULL;
-    double *cf, last;
-    int L = projection(r, (int)node, &cf, &last);
-    if (L < 0) return NULL;
-    return Py_BuildValue("(Nd)", doubles_list(cf, L), last);
-}
-
-static PyObject *run_available_times(Run *r, PyObject *noargs) {
-    PyObject *l = PyList_New(r->sh->nn);
-    for (int n = 0; l && n < r->sh->nn; n++) {
-        double *cf, last;
-        int L = projection(r, n, &cf, &last);
-        if (L < 0) { Py_DECREF(l); return NULL; }
-        PyList_SET_ITEM(l, n, PyFloat_FromDouble(cf[L - 1] > r->now ? cf[L - 1] : r->now));
-    }
-    return l;
-}
-
-static PyObject *run_free_cores(Run *r, PyObject *noargs) {
-    PyObject *l = PyList_New(r->sh->nn);
-    for (int n = 0; l && n < r->sh->nn; n++) PyList_SET_ITEM(l, n, PyLong_FromLongLong(r->free_cores[n]));
-    return l;
-}
-
-static PyObject *run_located(Run *r, PyObject *arg) {
-    long f = PyLong_AsLong(arg);
-    if (f == -1 && PyErr_Occurred()) return NULL;
-    if (f < 0 || f >= r->sh->nf) { PyErr_SetString(PyExc_IndexError, "file index"); return NULL; }
-    return ints_list(r->located[f].a, r->located[f].n);
-}
-
-static PyObject *run_node_of(Run *r, PyObject *arg) {
-    int task;
-    if (task_arg(r, arg, &task) < 0) return NULL;
-    return PyLong_FromLong(r->node_of[task]);
 }
 
 static PyObject *run_now(Run *r, void *closure) { return PyFloat_FromDouble(r->now); }
@@ -342,8 +280,8 @@ static PyMethodDef run_methods[] = {
     {"transfer_records", (PyCFunction)run_transfer_records, METH_VARARGS,
      "(TransferRecord, file ids, file sizes, node names, shared FS name) -> records."},
     {"makespan", (PyCFunction)run_makespan, METH_NOARGS, "Largest task or transfer end, >= 0."},
-    {"replayed_makespan", (PyCFunction)run_replayed_makespan, METH_NOARGS,
-     "Makespan of the realised plan replayed statically."},
+    {"replayed_makespan", (PyCFunction)run_replayed_makespan, METH_O,
+     "holds -> makespan of the realised plan replayed statically from those holds."},
     {"estimate_finish_all", (PyCFunction)run_estimate_finish_all, METH_O, "Per node."},
     {"estimate_finish", (PyCFunction)run_estimate_finish, METH_VARARGS, "(task, node)."},
     {"projection", (PyCFunction)run_projection, METH_O, "node -> (core free times, last start)."},

@@ -270,3 +270,35 @@ def test_without_the_core_the_engine_falls_back_to_python_and_says_so(
     assert python == compiled
     with pytest.raises(RuntimeError, match="not built"), fast.engine("compiled"):
         pass
+
+
+class _ForkingEft(EarliestFinishPlacement):
+    """Earliest finish that forks the run under itself at its first quarter of decisions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spans: list[float] = []
+
+    def choose_node(self, task: str, view: ClusterView) -> str:
+        if len(self._rank) > 4 * len(self.spans):
+            self.spans.append(continue_from(view, EarliestFinishPlacement()).replayed_makespan())
+        return super().choose_node(task, view)
+
+
+@pytest.mark.parametrize("model", NETWORKS)
+def test_a_forks_replay_starts_from_the_same_holds_as_the_run(model: NetworkModel) -> None:
+    workflow = generate_workflow("montage", 80, seed=4)
+    platform = generate_platform(ClusterSpec(nodes=6, heterogeneous=True), seed=4)
+    span = simulate(workflow, platform, EarliestFinishPlacement(), model).makespan
+    # Every node held for a while: the replay cannot match the idle cluster's by chance.
+    holds = [Hold(n.name, n.cores, span * (0.2 + 0.05 * i)) for i, n in enumerate(platform.nodes)]
+    busy = Occupancy(tuple(holds))
+    for kind in ("python", "compiled"):
+        forking = _ForkingEft()
+        with fast.engine(kind):
+            result = simulate(workflow, platform, forking, model, busy)
+            replayed = simulate(workflow, platform, result.to_schedule(), model, busy).makespan
+            idle = simulate(workflow, platform, result.to_schedule(), model).makespan
+        assert forking.spans
+        assert set(forking.spans) == {replayed}, kind
+        assert replayed != idle
