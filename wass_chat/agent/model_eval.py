@@ -20,7 +20,7 @@ Three things keep a run affordable on a small, shared CPU, none of which changes
   (the longest common token prefix is reused; only the question's ~20 tokens are evaluated).
   ``reuse_prefix=False`` clears it before each question, to measure what it saves.
 * One thread by default: llama.cpp's OpenMP threads wait for each other at every layer, and on
-  two cores shared with other work that waiting made generation 8x slower than one thread.
+  two cores shared with other work that waiting made generation 4-8x slower than one thread.
 * A reply stops as soon as it cannot become a tool call any more
   (:func:`may_become_tool_call`): prose is scored "no tool" whatever follows.
 """
