@@ -5,8 +5,9 @@ may hold a better plan for the same workflow. :func:`best_case` picks the case w
 with (the fastest of the same workflow when there is one), and :func:`plan_difference` compares
 its decisions with the run's: where it put the task, how many tasks it placed differently, and
 how much of the task's input (and of all tasks' inputs) stayed on the node that read it. The
-difference is computed from the case record's placements (:class:`kb.records.CaseRecord`), so the
-verdict that states it (:mod:`wass_chat.agent.verdicts`) is checked like any other fact.
+difference is computed from the case record's placements (:class:`kb.records.CaseRecord`), for
+a case of the same graph only, so the verdict that states it (:mod:`wass_chat.agent.verdicts`)
+is checked like any other fact.
 
 Pure functions; no I/O.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kb.records import CaseRecord
+from kb.records import CaseRecord, workflow_hash
 from wass_chat.agent.counterfactual import RecordedRun, locality
 
 
@@ -52,25 +53,26 @@ def remote_input_bytes(run: RecordedRun) -> int:
     return total
 
 
-def plan_difference(run: RecordedRun, task: str, case: CaseRecord) -> dict[str, Any]:
-    """How ``case`` placed things differently from ``run``, for ``task`` and over the whole plan.
+def plan_difference(run: RecordedRun, task: str, case: CaseRecord) -> dict[str, Any] | None:
+    """How ``case`` placed things differently from ``run``, for ``task`` and over the whole plan;
+    ``None`` when the case ran another graph (its placements would not be comparable).
 
-    ``task_node`` is where the case put ``task`` (``None`` when its workflow has no such task);
-    ``tasks_compared`` counts the tasks both placed, ``tasks_placed_differently`` those of them
-    on a node of another name. Locality is measured the same way for both plans
-    (:func:`~wass_chat.agent.counterfactual.locality`): the task's input bytes already on the
-    node it ran on, and all tasks' input bytes read from another node.
+    ``task_node`` is where the case put ``task``; ``tasks_compared`` counts the tasks, and
+    ``tasks_placed_differently`` those on a node of another name. Locality is measured the same
+    way for both plans (:func:`~wass_chat.agent.counterfactual.locality`): the task's input bytes
+    already on the node it ran on, and all tasks' input bytes read from another node.
     """
+    if workflow_hash(case.workflow) != workflow_hash(run.workflow):
+        return None
     other = case_run(case)
-    common = [t for t in run.placements if t in case.placements]
-    facts: dict[str, Any] = {
+    return {
         "case_id": case.case_id,
-        "task_node": case.placements.get(task),
-        "tasks_compared": len(common),
-        "tasks_placed_differently": sum(run.placements[t] != case.placements[t] for t in common),
+        "task_node": case.placements[task],
+        "tasks_compared": len(run.placements),
+        "tasks_placed_differently": sum(
+            node != case.placements[t] for t, node in run.placements.items()
+        ),
+        "task_local_input_bytes": locality(other, task)["local_on_chosen_bytes"],
         "remote_input_bytes": remote_input_bytes(other),
         "run_remote_input_bytes": remote_input_bytes(run),
     }
-    if facts["task_node"] is not None and task in case.workflow.task_by_id:
-        facts["task_local_input_bytes"] = locality(other, task)["local_on_chosen_bytes"]
-    return facts

@@ -86,9 +86,11 @@ class Facts:
         facts.update(counterfactuals(recorded, task, self.network_model))
         facts["cases"] = self._cases(recorded.workflow, recorded.platform, 5)
         best = best_case(facts["cases"], recorded.workflow.name)
-        records = self.sources.knowledge_base.get_cases([best["case_id"]]) if best else {}
-        if best and best["case_id"] in records:  # what the best case did differently
-            facts["best_case_plan"] = plan_difference(recorded, task, records[best["case_id"]])
+        ids = [best["case_id"]] if best else []
+        for record in self.sources.knowledge_base.get_cases(ids).values():
+            plan = plan_difference(recorded, task, record)  # what the best case did differently
+            if plan is not None:
+                facts["best_case_plan"] = plan
         return facts
 
     def similar_cases(

@@ -188,25 +188,22 @@ def _plan_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
     plan = f.get("best_case_plan") or {}
     if plan.get("case_id") != v.get("best_case_id"):
         return ""
-    task, chosen, node = lit(f["task"]), lit(f["chosen_node"]), plan.get("task_node")
+    task, chosen, node = lit(f["task"]), lit(f["chosen_node"]), plan["task_node"]
     n, of = plan["tasks_placed_differently"], plan["tasks_compared"]
     moved = (
         f"placed {n} of the {of} tasks on another node than this run did"
         if n
         else "placed every task where this run did"
     )
-    if node is None:
-        text = f"Its workflow has no task {task}."
-    else:
-        where = f"on {lit(node)} instead of {chosen}" if node != f["chosen_node"] else "there too"
-        text = f"It put {task} {where} and {moved}."
-        if "best_case_local_input_pct" in v:
-            text += (
-                f" {size(plan['task_local_input_bytes'])} "
-                f"({v['best_case_local_input_pct']:.1f}%) of the task's input was local on "
-                f"{lit(node)} in that case, against {v.get('local_input_pct', 0.0):.1f}% on "
-                f"{chosen} in this run."
-            )
+    where = f"on {lit(node)} instead of {chosen}" if node != f["chosen_node"] else "there too"
+    text = f"It put {task} {where} and {moved}."
+    if "best_case_local_input_pct" in v:
+        text += (
+            f" {size(plan['task_local_input_bytes'])} "
+            f"({v['best_case_local_input_pct']:.1f}%) of the task's input was local on "
+            f"{lit(node)} in that case, against {v.get('local_input_pct', 0.0):.1f}% on "
+            f"{chosen} in this run."
+        )
     remote, mine = plan["remote_input_bytes"], plan["run_remote_input_bytes"]
     if remote != mine:
         text += (
