@@ -15,7 +15,7 @@ Pure functions; no I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from kb.records import CaseRecord, workflow_hash
 from wass_chat.agent.counterfactual import RecordedRun, locality
@@ -53,7 +53,19 @@ def remote_input_bytes(run: RecordedRun) -> int:
     return total
 
 
-def plan_difference(run: RecordedRun, task: str, case: CaseRecord) -> dict[str, Any] | None:
+class BestCasePlan(TypedDict):
+    """What the best retrieved case did differently from a run (``best_case_plan``)."""
+
+    case_id: str
+    task_node: str
+    tasks_compared: int
+    tasks_placed_differently: int
+    task_local_input_bytes: int
+    remote_input_bytes: int
+    run_remote_input_bytes: int
+
+
+def plan_difference(run: RecordedRun, task: str, case: CaseRecord) -> BestCasePlan | None:
     """How ``case`` placed things differently from ``run``, for ``task`` and over the whole plan;
     ``None`` when the case ran another graph (its placements would not be comparable).
 
@@ -65,14 +77,14 @@ def plan_difference(run: RecordedRun, task: str, case: CaseRecord) -> dict[str, 
     if workflow_hash(case.workflow) != workflow_hash(run.workflow):
         return None
     other = case_run(case)
-    return {
-        "case_id": case.case_id,
-        "task_node": case.placements[task],
-        "tasks_compared": len(run.placements),
-        "tasks_placed_differently": sum(
+    return BestCasePlan(
+        case_id=case.case_id,
+        task_node=case.placements[task],
+        tasks_compared=len(run.placements),
+        tasks_placed_differently=sum(
             node != case.placements[t] for t, node in run.placements.items()
         ),
-        "task_local_input_bytes": locality(other, task)["local_on_chosen_bytes"],
-        "remote_input_bytes": remote_input_bytes(other),
-        "run_remote_input_bytes": remote_input_bytes(run),
-    }
+        task_local_input_bytes=locality(other, task)["local_on_chosen_bytes"],
+        remote_input_bytes=remote_input_bytes(other),
+        run_remote_input_bytes=remote_input_bytes(run),
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from sim.engine import simulate
 from sim.errors import InputError
@@ -45,7 +45,45 @@ class RecordedRun:
         )
 
 
-def locality(run: RecordedRun, task: str) -> dict[str, Any]:
+class NodeLocality(TypedDict):
+    node: str
+    local_input_bytes: int
+
+
+class Locality(TypedDict):
+    """Where a task's inputs were when it became ready (see :func:`locality`)."""
+
+    input_bytes: int
+    shared_fs_input_bytes: int
+    local_on_chosen_bytes: int
+    by_node: list[NodeLocality]
+
+
+class MovedFile(TypedDict):
+    file: str
+    bytes: int
+
+
+class Alternative(TypedDict):
+    """The run re-simulated with the task forced onto ``node``."""
+
+    node: str
+    makespan_s: float
+    delta_s: float
+    delta_pct: float
+    moved_bytes: int
+    largest_moved_file: MovedFile | None
+
+
+class Counterfactuals(TypedDict):
+    baseline_makespan_s: float
+    network_model: str
+    alternatives: list[Alternative]
+    """Fastest first."""
+    unfit_nodes: list[str]
+
+
+def locality(run: RecordedRun, task: str) -> Locality:
     """Bytes of ``task``'s inputs already on each node when it became ready.
 
     An input produced by another task is on the producer's node; workflow inputs are on the
@@ -63,12 +101,12 @@ def locality(run: RecordedRun, task: str) -> dict[str, Any]:
         else:
             by_node[run.placements[producer]] = by_node.get(run.placements[producer], 0) + size
     chosen = run.placements[task]
-    return {
-        "input_bytes": sum(wf.file_by_id[f].size for f in inputs),
-        "shared_fs_input_bytes": shared,
-        "local_on_chosen_bytes": by_node.get(chosen, 0),
-        "by_node": [{"node": n, "local_input_bytes": b} for n, b in by_node.items()],
-    }
+    return Locality(
+        input_bytes=sum(wf.file_by_id[f].size for f in inputs),
+        shared_fs_input_bytes=shared,
+        local_on_chosen_bytes=by_node.get(chosen, 0),
+        by_node=[NodeLocality(node=n, local_input_bytes=b) for n, b in by_node.items()],
+    )
 
 
 def _moved_files(
@@ -90,14 +128,14 @@ def _moved_files(
 
 def counterfactuals(
     run: RecordedRun, task: str, network_model: NetworkModel = "fair"
-) -> dict[str, Any]:
+) -> Counterfactuals:
     """Re-simulate ``run`` with ``task`` forced onto each other node that can host it."""
     wf, platform = run.workflow, run.platform
     if task not in wf.task_by_id:
         raise InputError(run.run_id, [f"run has no task {task!r}"])
     chosen = run.placements[task]
     baseline = simulate(wf, platform, run.schedule(), network_model)
-    alternatives: list[dict[str, Any]] = []
+    alternatives: list[Alternative] = []
     unfit: list[str] = []
     for node in platform.nodes:
         if node.name == chosen:
@@ -110,21 +148,21 @@ def counterfactuals(
         files = _moved_files(result, wf, task, node.name)
         delta = result.makespan - baseline.makespan
         alternatives.append(
-            {
-                "node": node.name,
-                "makespan_s": result.makespan,
-                "delta_s": delta,
-                "delta_pct": 100.0 * delta / baseline.makespan if baseline.makespan else 0.0,
-                "moved_bytes": sum(size for _f, size in files),
-                "largest_moved_file": (
-                    {"file": files[0][0], "bytes": files[0][1]} if files else None
-                ),
-            }
+            Alternative(
+                node=node.name,
+                makespan_s=result.makespan,
+                delta_s=delta,
+                delta_pct=100.0 * delta / baseline.makespan if baseline.makespan else 0.0,
+                moved_bytes=sum(size for _f, size in files),
+                largest_moved_file=MovedFile(file=files[0][0], bytes=files[0][1])
+                if files
+                else None,
+            )
         )
     alternatives.sort(key=lambda a: (a["makespan_s"], a["node"]))
-    return {
-        "baseline_makespan_s": baseline.makespan,
-        "network_model": network_model,
-        "alternatives": alternatives,
-        "unfit_nodes": unfit,
-    }
+    return Counterfactuals(
+        baseline_makespan_s=baseline.makespan,
+        network_model=network_model,
+        alternatives=alternatives,
+        unfit_nodes=unfit,
+    )

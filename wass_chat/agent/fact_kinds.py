@@ -7,6 +7,8 @@ made:
 ======================  ===============================================================
 kind                    TypedDict
 ======================  ===============================================================
+``placement``           :class:`wass_chat.agent.facts.PlacementFacts`
+``cases``               :class:`wass_chat.agent.facts.CasesFacts`
 ``simulation``          :class:`wass_chat.agent.whatif.SimulationFacts`
 ``comparison``          :class:`wass_chat.agent.whatif.ComparisonFacts`
 ``job_why``             :class:`wass_chat.slurm.explain.model.JobWhyFacts`

@@ -11,14 +11,20 @@ base; what reaches the cluster, and the gated submission, is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from policy.registry import canonical_name
 from sim.errors import InputError
 from sim.model import Platform, Workflow
 from sim.schedule import NetworkModel
-from wass_chat.agent.case_plan import best_case, plan_difference
-from wass_chat.agent.counterfactual import RecordedRun, counterfactuals, locality
+from wass_chat.agent.case_plan import BestCasePlan, best_case, plan_difference
+from wass_chat.agent.counterfactual import (
+    Alternative,
+    Locality,
+    RecordedRun,
+    counterfactuals,
+    locality,
+)
 from wass_chat.agent.sources import Sources, UnknownReference, demo_run_id
 from wass_chat.agent.whatif import WhatIf, compare, what_if
 from wass_chat.config import Settings
@@ -36,6 +42,52 @@ DEFAULT_COMPARISON = (
 """What ``/compare`` ranks by default: the classic list heuristics, the WASS heuristic, the
 Slurm-like baseline, and the learned policy with its guarded form (the lookahead and sampling
 variants simulate many rollouts per decision: name them to include them)."""
+
+
+class CaseFacts(TypedDict):
+    """One retrieved past execution, as answers quote it."""
+
+    case_id: str
+    similarity: float
+    scheduler: str
+    makespan_s: float
+    workflow: str
+    platform: str
+    source: str
+    outcome: str
+
+
+class PlacementFacts(TypedDict, total=False):
+    """What ``explain_placement`` returns (kind ``placement``): where the task's data was, the
+    run re-simulated with the task on each other node, and the similar past cases; with
+    ``best_case_plan`` when the best case ran the same graph."""
+
+    kind: str
+    run_id: str
+    run_source: str
+    workflow: str
+    platform: str
+    scheduler: str
+    task: str
+    chosen_node: str
+    asked_node: str | None
+    run_makespan_s: float
+    locality: Locality
+    baseline_makespan_s: float
+    network_model: str
+    alternatives: list[Alternative]
+    unfit_nodes: list[str]
+    cases: list[CaseFacts]
+    best_case_plan: BestCasePlan
+
+
+class CasesFacts(TypedDict, total=False):
+    """What ``similar_cases`` returns (kind ``cases``)."""
+
+    kind: str
+    subject: str
+    cases: list[CaseFacts]
+    run_id: str
 
 
 @dataclass(frozen=True)
@@ -70,28 +122,32 @@ class Facts:
             )
         if node is not None and node not in recorded.platform.node_by_name:
             node = None  # a node the platform lacks is the user's guess, not a fact
-        facts: dict[str, Any] = {
-            "kind": "placement",
-            "run_id": recorded.run_id,
-            "run_source": recorded.source,
-            "workflow": recorded.workflow.name,
-            "platform": recorded.platform.name,
-            "scheduler": recorded.scheduler,
-            "task": task,
-            "chosen_node": recorded.placements[task],
-            "asked_node": node,
-            "run_makespan_s": recorded.makespan,
-            "locality": locality(recorded, task),
-        }
-        facts.update(counterfactuals(recorded, task, self.network_model))
-        facts["cases"] = self._cases(recorded.workflow, recorded.platform, 5)
+        moved = counterfactuals(recorded, task, self.network_model)
+        facts = PlacementFacts(
+            kind="placement",
+            run_id=recorded.run_id,
+            run_source=recorded.source,
+            workflow=recorded.workflow.name,
+            platform=recorded.platform.name,
+            scheduler=recorded.scheduler,
+            task=task,
+            chosen_node=recorded.placements[task],
+            asked_node=node,
+            run_makespan_s=recorded.makespan,
+            locality=locality(recorded, task),
+            baseline_makespan_s=moved["baseline_makespan_s"],
+            network_model=moved["network_model"],
+            alternatives=moved["alternatives"],
+            unfit_nodes=moved["unfit_nodes"],
+            cases=self._cases(recorded.workflow, recorded.platform, 5),
+        )
         best = best_case(facts["cases"], recorded.workflow.name)
         ids = [best["case_id"]] if best else []
         for record in self.sources.knowledge_base.get_cases(ids).values():
             plan = plan_difference(recorded, task, record)  # what the best case did differently
             if plan is not None:
                 facts["best_case_plan"] = plan
-        return facts
+        return dict(facts)
 
     def similar_cases(
         self, workflow: str | None = None, run: str | None = None, k: int = 5
@@ -109,28 +165,24 @@ class Facts:
             recorded = self.sources.run(run)
             wf, platform, subject = recorded.workflow, recorded.platform, recorded.run_id
             run_id = recorded.run_id
-        facts: dict[str, Any] = {
-            "kind": "cases",
-            "subject": subject,
-            "cases": self._cases(wf, platform, k),
-        }
+        facts = CasesFacts(kind="cases", subject=subject, cases=self._cases(wf, platform, k))
         if run_id is not None:
             facts["run_id"] = run_id
-        return facts
+        return dict(facts)
 
-    def _cases(self, workflow: Any, platform: Any, k: int) -> list[dict[str, Any]]:
+    def _cases(self, workflow: Any, platform: Any, k: int) -> list[CaseFacts]:
         retrieved = self.sources.knowledge_base.query(workflow, platform, k=k)
         return [
-            {
-                "case_id": c.case_id,
-                "similarity": c.similarity,
-                "scheduler": c.scheduler,
-                "makespan_s": c.makespan,
-                "workflow": c.workflow,
-                "platform": c.platform,
-                "source": c.source,
-                "outcome": _outcome_words(c),
-            }
+            CaseFacts(
+                case_id=c.case_id,
+                similarity=c.similarity,
+                scheduler=c.scheduler,
+                makespan_s=c.makespan,
+                workflow=c.workflow,
+                platform=c.platform,
+                source=c.source,
+                outcome=_outcome_words(c),
+            )
             for c in retrieved
         ]
 
