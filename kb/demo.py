@@ -17,7 +17,6 @@ learned schedulers dominate), so the finished cases ship in the package twice, b
 from __future__ import annotations
 
 import gzip
-import sqlite3
 import tarfile
 import tempfile
 from importlib import resources
@@ -36,7 +35,8 @@ from kb.seed import (
     run_job,
     run_seed_jobs,
 )
-from kb.store import KnowledgeBase
+from kb.sidecar import Sidecar
+from kb.store import SIDECAR_FILE, KnowledgeBase
 from sim.model import Workflow
 
 DEMO_SHAPES = ("chain", "fan-out", "fan-in", "fork-join", "layered", "genomics")
@@ -107,11 +107,11 @@ def stored_case_ids(store: Path | None = None) -> set[str]:
     """The case ids in the shipped demo store's sidecar (unpacked into a scratch directory)."""
     with tempfile.TemporaryDirectory() as tmp:
         install_demo_store(Path(tmp) / "kb", store)
-        db = sqlite3.connect(Path(tmp) / "kb" / "cases.sqlite")
+        sidecar = Sidecar(Path(tmp) / "kb" / SIDECAR_FILE)
         try:
-            return {case_id for (case_id,) in db.execute("SELECT id FROM cases")}
+            return sidecar.ids()
         finally:
-            db.close()
+            sidecar.close()
 
 
 def install_demo_store(target: Path, store: Path | None = None) -> None:

@@ -41,6 +41,8 @@ from sim.model import Platform, Workflow
 
 log = logging.getLogger(__name__)
 
+SIDECAR_FILE = "cases.sqlite"
+"""The sidecar's file in a knowledge-base directory (a served store keeps none)."""
 MAX_BATCH = 5000
 """Records per Chroma ``add`` (Chroma refuses more than ~5461)."""
 REPAIR_LIMIT = 20_000
@@ -76,7 +78,7 @@ class KnowledgeBase:
         self.directory = directory
         served = isinstance(location, ChromaTarget) and location.mode == "http"
         self.sidecar: Sidecar | ServedSidecar = (
-            ServedSidecar(self._client) if served else Sidecar(directory / "cases.sqlite")
+            ServedSidecar(self._client) if served else Sidecar(directory / SIDECAR_FILE)
         )
         try:
             self.embedder: Embedder = embedder or self._recorded_embedder()

@@ -25,17 +25,14 @@ import zlib
 from pathlib import Path
 
 from kb.demo import install_demo_store
+from kb.store import SIDECAR_FILE
 from sim.errors import ServiceUnavailable
 from wass_chat.agent.cancellation import Work
-
-SIDECAR = "cases.sqlite"
-"""The knowledge base's SQLite sidecar (:mod:`kb.sidecar`): its case count says whether it is
-empty without opening Chroma."""
 
 
 def stored_cases(kb_dir: Path) -> int:
     """Cases in the knowledge base at ``kb_dir`` (0 when there is none), read-only."""
-    path = kb_dir / SIDECAR
+    path = kb_dir / SIDECAR_FILE  # its case count says whether the store is empty, no Chroma
     if not path.is_file():
         return 0
     try:

@@ -169,6 +169,8 @@ STATISTIC_WORDS = {
     "backfill_share": "started jobs backfilled",
 }
 """Statistic names in words (the rest read well as they are: ``wait median``, ``failure rate``)."""
+RATIOS = frozenset({"over_request_ratio", "over_request_median"})
+"""Statistics that are a multiple (walltime asked / used), shown as ``2.9x``."""
 
 
 def render_sacct_summary(f: Facts) -> str:
@@ -183,8 +185,8 @@ def render_sacct_summary(f: Facts) -> str:
         lines.append(f"- states: {states}")
     for key, value in f["statistics"].items():
         label = STATISTIC_WORDS.get(key, key.removesuffix("_s").replace("_", " "))
-        ratio = key.startswith("over_request_r") or (key.endswith("_median") and "request" in key)
-        lines.append(f"- {label}: {f'{value:.1f}x' if ratio else _people(key, value)}")
+        shown = f"{value:.1f}x" if key in RATIOS else _people(key, value)
+        lines.append(f"- {label}: {shown}")
     lines += [f"- {insight}" for insight in f.get("insights", [])]
     if f.get("note"):
         lines += ["", f"_{lit(f['note'])}_"]
