@@ -39,9 +39,7 @@ def test_a_broken_archive_is_one_clear_error_and_leaves_nothing(
 ) -> None:
     broken = tmp_path / "broken.tar.gz"
     broken.write_bytes(kb.demo.demo_store_path().read_bytes()[:50_000])  # cut mid-member
-    monkeypatch.setattr(
-        kb_build, "install_demo_store", lambda target: kb.demo.install_demo_store(target, broken)
-    )
+    monkeypatch.setattr(kb.demo, "demo_store_path", lambda: broken)
     home = tmp_path / "home"
     with pytest.raises(ServiceUnavailable, match="could not install the demo knowledge base"):
         build_demo_kb(home / "kb", Work())

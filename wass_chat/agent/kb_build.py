@@ -24,7 +24,6 @@ import uuid
 import zlib
 from pathlib import Path
 
-from kb.demo import install_demo_store
 from kb.store import SIDECAR_FILE
 from sim.errors import ServiceUnavailable
 from wass_chat.agent.cancellation import Work
@@ -46,6 +45,8 @@ def stored_cases(kb_dir: Path) -> int:
 def build_demo_kb(kb_dir: Path, work: Work) -> None:
     """Install the shipped demo knowledge base at ``kb_dir`` (which holds no cases), or raise
     (:class:`WorkCancelled`, :class:`ServiceUnavailable`) having left ``kb_dir`` untouched."""
+    from kb.demo import install_demo_store  # here: kb.demo pulls in the seeder (~0.1 s)
+
     work.check()
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_builds(kb_dir)
