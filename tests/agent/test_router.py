@@ -144,6 +144,10 @@ def test_commands_without_required_arguments_say_how_to_use_them() -> None:
         ("are any nodes down?", "cluster_status", {}),
         ("when will job 130 start", "job_why", {"jobid": "130"}),
         ("why is my job not running", "queue_overview", {"user": getpass.getuser()}),
+        ("why won't 144 run", "job_why", {"jobid": "144"}),  # a lone number about a job's fate
+        ("is the cluster busy", "cluster_status", {}),  # present tense: now, not accounting
+        ("what's running right now", "cluster_status", {}),  # no run named: as `/status` alone
+        ("why is nothing running", "queue_overview", {}),
     ],
 )
 def test_plain_english_routes_to_tools(text: str, tool: str, arguments: dict[str, Any]) -> None:
@@ -198,3 +202,30 @@ def test_help_lists_every_command_of_the_table() -> None:
         "submit_workflow", "run_status", "cluster_status", "job_why", "queue_overview",
         "top_waiters", "sacct_summary", "generate_report",
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("what does PartitionConfig mean?", "`PartitionConfig` means: it asks for more than"),
+        ("what does reason Resources mean", "`Resources` means: the CPUs, memory"),
+        ("what is AssocGrpCpuLimit", "`AssocGrpCpuLimit` means:"),
+        ("meaning of OUT_OF_MEMORY", "job state `OUT_OF_MEMORY` means:"),
+    ],
+)
+def test_a_reason_code_is_explained_from_the_explainers_table(text: str, code: str) -> None:
+    intent = route(text)
+    assert intent.tool == "" and intent.name == "glossary"
+    assert code in intent.reply and "/why JOBID" in intent.reply
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["what is priority", "why did job 7 fail, what does that mean", "why is montage-60 pending"],
+)
+def test_ordinary_words_and_job_questions_are_not_taken_for_codes(text: str) -> None:
+    """Lower-case words are not codes; a question naming a job is the job's, not the code's;
+    the 60 of montage-60 is no job id."""
+    intent = route(text)
+    assert intent.name != "glossary"
+    assert intent.arguments.get("jobid") != "60"

@@ -223,6 +223,16 @@ def test_node_questions_say_why_a_node_takes_no_jobs(
     overall = ask_offline("are any nodes down?")["facts"]
     assert overall["verdict"].startswith("3 of 4 nodes take jobs: n1 is drained")
     assert overall["allocated_cores"] == sum(int(r["CPUAlloc"]) for r in records.values())
+    busy = ask_offline("is the cluster busy right now?")  # now: the nodes, not accounting
+    assert busy["tools"] == ["cluster_status"]
+    held: dict[str, int] = {}
+    for line in run(["squeue", "-h", "-t", "R", "-o", "%u|%C"]).splitlines():
+        user, cpus = line.split("|")
+        held[user] = held.get(user, 0) + int(cpus)
+    assert {u["user"]: u["cpus"] for u in busy["facts"]["users"]} == held
+    pending = len(run(["squeue", "-h", "-t", "PD", "-o", "%i"]).split())
+    assert busy["facts"]["pending_jobs"] == pending > 0
+    assert f"{pending} pending jobs (/queue says why)" in busy["facts"]["verdict"]
 
 
 def test_queue_overview_counts_what_squeue_shows(scenarios: dict[str, str], session_home: Path):

@@ -149,3 +149,72 @@ def test_node_states_become_words_and_the_verdict_says_why() -> None:
     )
     assert node("IDLE") == "n3 is idle: all 4 of its CPUs are free."
     assert node("ALLOCATED", alloc="4").startswith("n3 is fully allocated: job 77 (alice")
+
+
+def test_the_cluster_verdict_says_who_holds_the_cpus_and_what_waits() -> None:
+    """'Is the cluster busy?': CPUs in use, by whom (most first, the rest counted), and how many
+    jobs wait, from the running jobs and the pending count."""
+    from datetime import datetime
+
+    from wass_chat.slurm.explain.nodes import ClusterFacts, cluster_verdict, node_facts, user_loads
+    from wass_chat.slurm.live import RunningJob
+
+    def job(i: int, user: str, cpus: int) -> RunningJob:
+        return RunningJob(str(i), "x", user, "debug", "n1", cpus, None)
+
+    running = [job(1, "bob", 2), job(2, "alice", 4), job(3, "bob", 4), job(4, "carol", 1),
+               job(5, "dave", 1)]  # fmt: skip
+    users = user_loads(running)
+    assert [(u["user"], u["jobs"], u["cpus"]) for u in users] == [
+        ("bob", 2, 6), ("alice", 1, 4), ("carol", 1, 1), ("dave", 1, 1)
+    ]  # fmt: skip
+    record = {"NodeName": "n1", "State": "MIXED", "CPUTot": "16", "CPUAlloc": "12"}
+    nodes = [node_facts(record, running, datetime(2026, 11, 24))]
+    busy = ClusterFacts(nodes=nodes, cores=16, allocated_cores=12, running_jobs=5, users=users,
+                        pending_jobs=3)  # fmt: skip
+    assert cluster_verdict(busy) == (
+        "The node takes jobs; 12 of 16 CPUs are allocated (5 running jobs: bob 6 CPUs in 2 jobs, "
+        "alice 4 in 1, carol 1 in 1 and 1 more user); 3 pending jobs (/queue says why)."
+    )
+    idle = ClusterFacts(nodes=nodes * 2, cores=32, allocated_cores=0, running_jobs=0, users=[])
+    assert (
+        cluster_verdict(idle)
+        == "All 2 nodes take jobs; 0 of 32 CPUs are allocated (0 running jobs)."
+    )
+
+
+@pytest.mark.parametrize(
+    ("asked", "part", "words"),
+    [
+        ("3-3", {"TotalNodes": "2", "Nodes": "n[1-2]", "MaxNodes": "UNLIMITED"},
+         "it asks for 3 nodes and the partition has 2 (n[1-2])."),
+        ("2", {"TotalNodes": "2", "Nodes": "n[1-2]", "MaxNodes": "1"},
+         "it asks for 2 nodes and the partition allows at most 1 per job (MaxNodes)."),
+        ("1", {"TotalNodes": "4", "Nodes": "n[1-4]", "MinNodes": "2"},
+         "it asks for 1 node and the partition needs at least 2 per job (MinNodes)."),
+    ],
+)  # fmt: skip
+def test_a_node_count_limit_names_the_bound_it_breaks(
+    asked: str, part: dict[str, str], words: str
+) -> None:
+    """PartitionNodeLimit on a partition without MaxNodes: the job asks for more nodes than
+    the partition has (seen live: "allows 0 to UNLIMITED" was said instead)."""
+    from wass_chat.slurm.explain.pending import _node_limit
+
+    assert _node_limit(asked, part) == words
+
+
+def test_a_start_a_year_away_is_no_estimate() -> None:
+    """sbatch --test-only behind jobs without a time limit answers centuries ahead (2538 was
+    seen live): that is an unknown start, not a late one."""
+    from wass_chat.slurm.advice import Check, judge
+
+    now = datetime(2026, 11, 24, 4, 0)
+    far = Check(("sbatch",), datetime(2538, 4, 12, 16, 24), "n[1-2]", "")
+    never = judge("submit to debug", far, None, now)
+    assert never.helps is True and "can give no start time" in never.outcome
+    assert "2538" not in never.outcome
+    queued = judge("submit to debug", far, datetime(2026, 11, 24, 5, 0), now)
+    assert queued.helps is None  # not comparable with the job's own estimate
+    soon = judge("submit to debug", Check(("sbatch",), now, "n1", ""), None, now)
+    assert soon.helps is True and soon.outcome == "Slurm would start it now on n1"

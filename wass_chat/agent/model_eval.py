@@ -36,7 +36,7 @@ from typing import Any
 from wass_chat.agent.intents import SIDE_EFFECTING_TOOLS
 from wass_chat.agent.nlu_eval import Report, format_report, load_questions, normalise
 
-REPLY_INTENTS = frozenset({"help", "smalltalk", "none"})
+REPLY_INTENTS = frozenset({"help", "smalltalk", "glossary", "none"})
 """Expected intents answered without a tool."""
 _CALL_STARTS = ("{", "[", "```", "<tool_call", "</tool_call", "<function", "</function")
 """How a message that is a tool call can begin (:func:`wass_chat.agent.parse.recover_tool_calls`

@@ -119,6 +119,12 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "why does that node take no jobs",
         "who drained the node and why",
         "is n3 down",
+        "is the cluster busy",
+        "how busy is the cluster now",
+        "how loaded are the nodes",
+        "what is running on the cluster",
+        "who is using the cluster now",
+        "how many cpus are in use",
     ),
     "job_why": (
         "why is my job pending",
@@ -136,6 +142,7 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "when will job 42 start",
         "when does my job start running",
         "what is job 7 waiting for",
+        "why is my job still queued",
     ),
     "queue_overview": (
         "what is blocking the queue",
@@ -151,6 +158,7 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "what's holding up the queue",
         "why is everything stuck pending",
         "who has jobs waiting currently",
+        "why is nothing running",
     ),
     "top_waiters": (
         "which users waited the longest",

@@ -5,6 +5,8 @@ Slash commands are parsed exactly by their row of :data:`wass_chat.agent.intents
 
 1. **Refusals and small talk**, deterministic: actions the assistant cannot take (cancel, kill,
    delete, reboot, drain) get a plain "I can't", greetings a greeting.
+   A question about what a Slurm reason or state code means gets its meaning from the
+   explainer's table (:mod:`wass_chat.agent.glossary`).
 2. **Intent**: the nearest-exemplar classifier of :mod:`wass_chat.agent.nlu` (all-MiniLM-L6-v2
    embeddings) ranks the intents, and a few unambiguous cues (a job id after "why", the word
    "submit", a period with "waited") settle what embeddings blur.
@@ -21,8 +23,10 @@ from __future__ import annotations
 
 import getpass
 import re
+from dataclasses import replace
 from datetime import date
 
+from wass_chat.agent.glossary import glossary_reply
 from wass_chat.agent.intents import (
     INTENTS,
     SPEC_BY_NAME,
@@ -74,6 +78,21 @@ _NOW = re.compile(r"\b(now|right now|currently|at the moment|queue(?:d)?\s+now)\
 _MINE = re.compile(r"\b(my|mine)\b", re.I)
 """A job question without an id about the asker's own jobs: their pending jobs, with reasons."""
 _WAITED = re.compile(r"\b(waited|waiters?|waits|waiting users|longest|worst)\b", re.I)
+_JOB_STATE = re.compile(
+    r"\b(run|running|start|started|starting|pending|queued|stuck|wait|waiting|held|blocked|"
+    r"fail|failed|die|died|killed)\b",
+    re.I,
+)
+"""Words about a job's fate: with a lone number ("why won't 144 run?") the number is a job id."""
+_LIVE_LOAD = re.compile(
+    r"\b(busy|full|loaded|free|idle|in\s+use|using|hogging|running\s+(?:jobs|on)|"
+    r"(?:what|who)(?:'s|\s+is)\s+running)\b",
+    re.I,
+)
+_RUN_WORDS = re.compile(r"\b(runs?|workflows?|tasks?|plan)\b", re.I)
+"""Without these (or a run's name), "what's running?" is about the cluster, as ``/status`` is."""
+_PRESENT = re.compile(r"\b(?:is|are)\b|\w's\b", re.I)
+"""Present tense: "is the cluster busy?" is about now; "how busy was it?" is accounting."""
 
 
 def route(
@@ -95,9 +114,13 @@ def route(
         return Intent(reply=HELP, name="help")
     if is_small_talk(stripped):
         return Intent(reply=GREETING, name="smalltalk")
+    if not find_jobid(stripped) and (meaning := glossary_reply(stripped)):
+        return Intent(reply=meaning, name="glossary")
     classifier = classifier or shared_classifier()
     fixed = classifier.spelling.fix(delexicalise(stripped))
     slots = parse_slots(stripped, today)
+    if slots.jobid is None and _bare_job(stripped, slots):
+        slots = replace(slots, jobid=find_jobid(stripped, bare=True))
     readings = _with_cues(stripped, fixed, slots, classifier.rank(fixed))
     return decide(stripped, fixed, readings, slots)
 
@@ -106,9 +129,12 @@ def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> 
     """Unambiguous wording that overrides the embedding's order (documented, deterministic)."""
     boost: dict[str, float] = {}
     lowered = f"{fixed} \n {text}".lower()  # a cue counts as typed or as corrected
-    if find_jobid(text):
+    if slots.jobid:
         why = re.search(r"\b(why|what|reason|explain|happened|wrong)\b", lowered)
         boost["job_why"] = 0.2 if why else 0.1
+    now = _NOW.search(lowered) or _PRESENT.search(text)
+    if slots.period is None and not slots.run and _LIVE_LOAD.search(text) and now:
+        boost["cluster_status"] = 0.12
     if slots.task and re.search(
         r"\b(why|explain\w*|placement|placed|put|go|went|land\w*)\b", lowered
     ):
@@ -128,8 +154,27 @@ def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> 
     if slots.period is not None:
         for name in ("sacct_summary", "top_waiters", "generate_report"):
             boost[name] = boost.get(name, 0.0) + 0.05
+    if _about_the_cluster(text, slots):  # "what's running right now?", as `/status` alone is
+        readings = [r if r.intent != "run_status" else replace(r, intent="cluster_status")
+                    for r in readings]  # fmt: skip
     adjusted = [Reading(r.intent, r.score + boost.get(r.intent, 0.0), r.exemplar) for r in readings]
-    return sorted(adjusted, key=lambda r: -r.score)
+    best: dict[str, Reading] = {}
+    for r in sorted(adjusted, key=lambda r: -r.score):
+        best.setdefault(r.intent, r)
+    return list(best.values())
+
+
+def _about_the_cluster(text: str, slots: Slots) -> bool:
+    """Running or load wording that names no run, workflow or task: the cluster's state."""
+    if slots.run or slots.workflow or slots.task or _RUN_WORDS.search(text):
+        return False
+    return bool(_LIVE_LOAD.search(text) or re.search(r"running", text, re.I))
+
+
+def _bare_job(text: str, slots: Slots) -> bool:
+    """A lone number about a job's fate, with no run or workflow it could belong to."""
+    named = slots.run or slots.workflow or slots.task
+    return not named and bool(_JOB_STATE.search(text)) and bool(find_jobid(text, bare=True))
 
 
 def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Intent:
@@ -224,6 +269,3 @@ def _not_understood(readings: list[Reading]) -> Intent:
     if hint:
         reply += f" The closest things I can do: {hint}."
     return Intent(reply=f"{reply}\n\n{HELP}", name="none", readings=tuple(r.intent for r in tools))
-
-
-KNOWN_INTENTS = (*(spec.name for spec in INTENTS), "smalltalk", "none")

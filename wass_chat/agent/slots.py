@@ -23,7 +23,8 @@ from wass_chat.agent.period_words import COUNT, MONTHS, count_word, find_count, 
 _RUN = re.compile(r"\b((?:demo|run)-[\w.-]*[\w])", re.I)
 _FILE = re.compile(r"(?<![\w/.-])([\w./-]+\.(?:json|ya?ml))\b", re.I)
 _JOB = re.compile(r"\bjob+(?:\s*id)?\s*(?:#|no\.?|number)?\s*(\d+(?:_\d+)?)\b", re.I)
-_BARE_JOB = re.compile(r"(?:#|\b)(\d+(?:_\d+)?)\b")
+_BARE_JOB = re.compile(r"(?:#|(?<![\w-]))(\d+(?:_\d+)?)(?![\w-])")
+"""A lone number (not the ``60`` of ``montage-60``)."""
 
 
 @dataclass(frozen=True)

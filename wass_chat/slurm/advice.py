@@ -18,7 +18,7 @@ import math
 import re
 import shlex
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.formats import (
@@ -35,6 +35,12 @@ _TEST_ONLY = re.compile(
     r"to start at (?P<start>\S+) using (?P<cpus>\d+) processors on nodes (?P<nodes>\S+)"
     r"(?: in partition (?P<partition>\S+))?"
 )
+
+
+UNFORESEEABLE = timedelta(days=300)
+"""A ``--test-only`` start further off than this is no estimate: Slurm plans a job without a
+time limit to end a year after it starts (``2538-04-12`` was seen), so a start behind one is
+unknown rather than late."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +173,12 @@ def judge(
     """Advice whose outcome compares the changed request's start with ``baseline``."""
     if result.start is None:
         return Advice(text, result, False, f"Slurm would refuse it too: {result.refusal}")
+    if result.start - now > UNFORESEEABLE:
+        outcome = (
+            f"Slurm would accept it (on {result.nodes}) but can give no start time: jobs "
+            "ahead of it have no time limit"
+        )
+        return Advice(text, result, True if baseline is None else None, outcome)
     starts = "now" if result.start <= now else f"at about {clock(result.start, now)}"
     where = f"{starts} on {result.nodes}"
     if baseline is None:
@@ -248,11 +260,19 @@ def candidates(snap: Snapshot, request: JobRequest, klass: str) -> list[tuple[st
                 )
             )
         max_nodes = part.get("MaxNodes", "UNLIMITED")
+        has = len(_partition_nodes(snap, request.partition))
         if max_nodes.isdigit() and request.nodes and _low(request.nodes) > int(max_nodes):
             found.append(
                 (
                     f"ask for --nodes={max_nodes} (the partition's MaxNodes)",
                     replace(request, nodes=max_nodes),
+                )
+            )
+        elif has and request.nodes and _low(request.nodes) > has:
+            found.append(
+                (
+                    f"ask for --nodes={has} (all the partition has)",
+                    replace(request, nodes=str(has)),
                 )
             )
         usable = sum(
@@ -262,9 +282,10 @@ def candidates(snap: Snapshot, request: JobRequest, klass: str) -> list[tuple[st
             (int(snap.node(n).get("CPUTot") or 0) for n in free_cpus(snap, request.partition)),
             default=0,
         )
+        one_node = request.nodes in {"1", "1-1"}  # without it, tasks may spread over nodes
         for count, words in (
             (usable, "all the partition's usable ones"),
-            (largest, "its largest node's"),
+            *([(largest, "its largest node's")] if one_node else []),
         ):
             fewer = count // request.cpus_per_task
             if fewer > 0 and fewer * request.cpus_per_task < request.cpus:

@@ -22,6 +22,8 @@ from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.live import RUNNING_ARGV, RunningJob, parse_running
 from wass_chat.slurm.nodes import state_flags
 
+PENDING_ARGV = ["squeue", "-h", "-t", "PD", "-o", "%i"]
+
 _REASON = re.compile(r"^(?P<text>.*?)\s*\[(?P<who>[^@\]]+)@(?P<when>[^\]]+)\]\s*$")
 UNAVAILABLE = frozenset({"DRAIN", "DOWN", "FAIL", "NOT_RESPONDING", "POWERED_DOWN", "MAINT"})
 """Flags that keep new jobs off a node."""
@@ -53,6 +55,14 @@ class NodeFacts(TypedDict):
     jobs: list[NodeJob]
 
 
+class UserLoad(TypedDict):
+    """One user's running jobs and the CPUs they hold."""
+
+    user: str
+    jobs: int
+    cpus: int
+
+
 class ClusterFacts(TypedDict, total=False):
     """What ``cluster_status`` returns (kind ``cluster``)."""
 
@@ -64,6 +74,10 @@ class ClusterFacts(TypedDict, total=False):
     cores: int
     allocated_cores: int
     running_jobs: int
+    users: list[UserLoad]
+    """Who holds the running jobs' CPUs, the most first ("is the cluster busy?", "who is using
+    it?")."""
+    pending_jobs: int
 
 
 def condition(flags: set[str]) -> str:
@@ -128,6 +142,7 @@ def cluster_status(
     """
     now = now or datetime.now()
     running = parse_running(commands.run(RUNNING_ARGV))
+    pending = len(commands.run(PENDING_ARGV).split())
     nodes = [node_facts(r, running, now) for r in commands.show_nodes()]
     by_name = {n["name"]: n for n in nodes}
     if node is not None and node not in by_name:
@@ -140,9 +155,21 @@ def cluster_status(
         cores=sum(n["cores"] for n in nodes),
         allocated_cores=sum(n["allocated_cores"] for n in nodes),
         running_jobs=len(running),
+        users=user_loads(running),
+        pending_jobs=pending,
     )
     facts["verdict"] = node_verdict(by_name[node]) if node else cluster_verdict(facts)
     return facts
+
+
+def user_loads(running: Sequence[RunningJob]) -> list[UserLoad]:
+    """Running jobs and CPUs per user, the most CPUs first (ties by name)."""
+    loads: dict[str, UserLoad] = {}
+    for job in running:
+        load = loads.setdefault(job.user, UserLoad(user=job.user, jobs=0, cpus=0))
+        load["jobs"] += 1
+        load["cpus"] += job.cpus
+    return sorted(loads.values(), key=lambda u: (-u["cpus"], u["user"]))
 
 
 def _reason_words(n: NodeFacts) -> str:
@@ -194,15 +221,36 @@ def node_verdict(n: NodeFacts) -> str:
     return f"{name} is partly allocated: {holders} {verb} {used} of its {cores} CPUs."
 
 
+def _jobs(count: int, state: str = "") -> str:
+    """``1 running job``, ``3 jobs``."""
+    return " ".join(filter(None, (str(count), state, "job" if count == 1 else "jobs")))
+
+
+def _by_user(users: Sequence[UserLoad], shown: int = 3) -> str:
+    """``: root 7 CPUs in 2 jobs, alice 4 in 1`` (the first ``shown`` users, then how many more)."""
+    if not users:
+        return ""
+    first, *rest = users[:shown]
+    words = [f"{first['user']} {first['cpus']} CPUs in {_jobs(first['jobs'])}"]
+    words += [f"{u['user']} {u['cpus']} in {u['jobs']}" for u in rest]
+    if (more := len(users) - shown) > 0:
+        words[-1] += f" and {more} more user{'s' * (more > 1)}"
+    return ": " + ", ".join(words)
+
+
 def cluster_verdict(f: ClusterFacts) -> str:
     """How many nodes take jobs, which do not and why, and how much of the cluster is in use."""
     nodes = f["nodes"]
     out = [n for n in nodes if not n["takes_jobs"]]
     usage = (
         f"{f['allocated_cores']} of {f['cores']} CPUs are allocated "
-        f"({f['running_jobs']} running job{'' if f['running_jobs'] == 1 else 's'})."
+        f"({_jobs(f['running_jobs'], 'running')}{_by_user(f.get('users', []))})"
     )
+    if pending := f.get("pending_jobs", 0):
+        usage += f"; {_jobs(pending, 'pending')} (/queue says why)"
+    usage += "."
     if not out:
-        return f"All {len(nodes)} nodes take jobs; {usage}"
+        every = f"All {len(nodes)} nodes take" if len(nodes) > 1 else "The node takes"
+        return f"{every} jobs; {usage}"
     which = "; ".join(f"{n['name']} is {n['condition']}{_reason_words(n)}" for n in out)
     return f"{len(nodes) - len(out)} of {len(nodes)} nodes take jobs: {which}. {usage}"

@@ -225,6 +225,26 @@ def held(snap: Snapshot, commands: SlurmCommands, admin: bool) -> Explanation:
     return out
 
 
+def _node_limit(asked: str, part: dict[str, str]) -> str:
+    """Why a node count does not fit: more nodes than the partition has, or its per-job limits.
+
+    ``asked`` is scontrol's ``NumNodes`` (``3`` or ``3-3``); the partition record gives
+    ``TotalNodes``, ``MinNodes`` and ``MaxNodes``."""
+    low = int(asked.split("-")[0]) if asked.split("-")[0].isdigit() else 0
+    total = int(part.get("TotalNodes") or 0) or len(expand(part.get("Nodes", "")))
+    nodes = f"{low} node" + ("" if low == 1 else "s") if low else f"{asked} nodes"
+    if total and low > total:
+        return f"it asks for {nodes} and the partition has {total} ({part.get('Nodes', '')})."
+    most, least = part.get("MaxNodes", "UNLIMITED"), part.get("MinNodes", "0")
+    if most.isdigit() and low > int(most):
+        return f"it asks for {nodes} and the partition allows at most {most} per job (MaxNodes)."
+    if least.isdigit() and low < int(least):
+        return f"it asks for {nodes} and the partition needs at least {least} per job (MinNodes)."
+    return (
+        f"it asks for {nodes}; the partition allows {least} to {most} per job (MinNodes/MaxNodes)."
+    )
+
+
 def partition_limit(snap: Snapshot, commands: SlurmCommands) -> Explanation:
     """A request the partition can never satisfy: time, node count, CPUs or memory."""
     code, part = snap.reason, snap.partition_record()
@@ -243,15 +263,13 @@ def partition_limit(snap: Snapshot, commands: SlurmCommands) -> Explanation:
             Quoted("scontrol show partitions", f"{name} MaxTime", part.get("MaxTime", "")),
         )
     elif code == "PartitionNodeLimit":
-        out.verdict = (
-            f"Job {snap.job_id} cannot start in partition {name}: it asks for "
-            f"{snap.num_nodes} nodes and the partition allows "
-            f"{part.get('MinNodes', '0')} to {part.get('MaxNodes', 'UNLIMITED')} "
-            f"per job (MinNodes/MaxNodes)."
+        out.verdict = f"Job {snap.job_id} cannot start in partition {name}: " + _node_limit(
+            snap.num_nodes, part
         )
         out.quote(
             snap.quote("NumNodes"),
             Quoted("scontrol show partitions", f"{name} MaxNodes", part.get("MaxNodes", "")),
+            Quoted("scontrol show partitions", f"{name} TotalNodes", part.get("TotalNodes", "")),
         )
     else:
         total = int(part.get("TotalCPUs") or 0)
