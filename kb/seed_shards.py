@@ -1,15 +1,14 @@
 """Seeding split into independent tasks, each writing its own shard file, merged once at the end.
 
 Why: one machine seeds ~19 cases/s; a site's cluster runs many such tasks at once, and a Slurm
-job array (submitted by :mod:`wass_chat.slurm.seed_array`) is the engine that runs them. This
-module is the part that runs on the nodes, and the merge; it knows nothing about Slurm.
+job array (submitted by :mod:`wass_chat.slurm.job_array`) is the engine that runs them. This
+module is the part that runs on the nodes, and the merge; it knows nothing about Slurm. The
+array directory, its plan file and the atomic publication of shards are
+:mod:`sim.array_plan`'s, shared with the bench's and the evaluation's arrays.
 
-An *array directory* holds ``plan.json`` (the :class:`~kb.seed.SeedConfig` and the number of
-tasks), ``shard-KKKKK.sqlite`` for each finished task K and, while task K runs,
-``shard-KKKKK.sqlite.partial``. Task K takes the K-th contiguous block of the deterministic plan
-(so each block holds every recipe in turn), writes its partial file one transaction per finished
-chunk, then closes, fsyncs and renames it: a task killed at any instant leaves at most a
-``.partial`` file, which the merge never reads and a rerun of the task deletes first.
+Task K takes the K-th contiguous block of the deterministic seed plan (so each block holds
+every recipe in turn) and writes ``shard-KKKKK.sqlite.partial``, one transaction per finished
+chunk, then closes, fsyncs and renames it.
 
 A shard carries each case's and decision's sidecar row, Chroma metadata and v0 embedding, so
 merging into a v0 store inserts rows and vectors without decoding a record (a store with another
@@ -19,8 +18,6 @@ fixed by the plan, so merging twice, or merging a re-run task's shard, adds noth
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
 import os
 import sqlite3
@@ -37,9 +34,10 @@ from kb.embedding import StructuralEmbedder
 from kb.seed import SeedConfig, SeededJob, SeedJob, plan_seed, seeded_chunks
 from kb.sidecar import CASE_COLUMNS, case_row
 from kb.store import MAX_BATCH, KnowledgeBase, case_metadata, decision_metadata
+from sim.array_plan import ArrayPlan, clear_partial, publish, read_plan, task_main
 from sim.errors import InputError
 
-PLAN_FILE = "plan.json"
+KIND = "seed"
 _BODY = CASE_COLUMNS.index("body")
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,71 +52,21 @@ CREATE TABLE decisions (
 """
 
 
-@dataclass(frozen=True)
-class ArrayPlan:
-    """A seed plan split into ``tasks`` array tasks."""
-
-    config: SeedConfig
-    tasks: int
-
-    def to_json(self) -> str:
-        return json.dumps({"config": asdict(self.config), "tasks": self.tasks}, indent=1)
-
-    @classmethod
-    def from_json(cls, text: str) -> ArrayPlan:
-        doc = json.loads(text)
-        fields: dict[str, Any] = {
-            k: tuple(v) if isinstance(v, list) else v for k, v in doc["config"].items()
-        }
-        return cls(SeedConfig(**fields), int(doc["tasks"]))
-
-    @property
-    def digest(self) -> str:
-        """Names the plan: what is seeded and how it is split (not the workers per task)."""
-        what = {k: v for k, v in asdict(self.config).items() if k not in ("jobs", "batch")}
-        payload = json.dumps({"config": what, "tasks": self.tasks}, sort_keys=True)
-        return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-    def task_jobs(self, task: int, plan: Sequence[SeedJob] | None = None) -> list[SeedJob]:
-        """Task ``task``'s contiguous block of the plan (blocks differ in size by at most 1)."""
-        if not 0 <= task < self.tasks:
-            raise InputError("array task", [f"{task} is outside 0..{self.tasks - 1}"])
-        jobs = plan if plan is not None else plan_seed(self.config)
-        return list(jobs[task * len(jobs) // self.tasks : (task + 1) * len(jobs) // self.tasks])
+def seed_plan(config: SeedConfig, tasks: int) -> ArrayPlan:
+    """The seed of ``config`` split into ``tasks`` array tasks (the workers per task and the
+    insert batch do not change the cases, so they are left out of the plan's digest)."""
+    return ArrayPlan(KIND, asdict(config), tasks, "sqlite", ("jobs", "batch"))
 
 
-def write_plan(directory: Path, plan: ArrayPlan) -> None:
-    """Write ``plan`` into ``directory`` (atomically); a directory holding another plan is an
-    InputError, so shards of two plans never mix."""
-    if plan.tasks < 1:
-        raise InputError("--slurm-array", [f"{plan.tasks}: need at least 1 task"])
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / PLAN_FILE
-    if path.exists():
-        held = read_plan(directory)
-        if held.digest != plan.digest:
-            raise InputError(str(directory), ["holds the shards of another seed plan"])
-        if held == plan:
-            return
-    partial = path.with_suffix(".partial")
-    partial.write_text(plan.to_json())
-    os.replace(partial, path)
+def seed_config(plan: ArrayPlan) -> SeedConfig:
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                              for k, v in plan.spec.items()}  # fmt: skip
+    return SeedConfig(**fields)
 
 
-def read_plan(directory: Path) -> ArrayPlan:
-    path = directory / PLAN_FILE
-    if not path.exists():
-        raise InputError(str(directory), [f"no {PLAN_FILE}: not a seed array directory"])
-    return ArrayPlan.from_json(path.read_text())
-
-
-def shard_path(directory: Path, task: int) -> Path:
-    return directory / f"shard-{task:05d}.sqlite"
-
-
-def finished_tasks(directory: Path, plan: ArrayPlan) -> set[int]:
-    """The tasks whose shard is complete (renamed into place)."""
-    return {k for k in range(plan.tasks) if shard_path(directory, k).exists()}
+def task_jobs(plan: ArrayPlan, task: int, jobs: Sequence[SeedJob] | None = None) -> list[SeedJob]:
+    """Task ``task``'s contiguous block of the seed plan."""
+    return plan.block(task, jobs if jobs is not None else plan_seed(seed_config(plan)))
 
 
 # --- one task ----------------------------------------------------------------------------------
@@ -127,9 +75,7 @@ class ShardWriter:
 
     def __init__(self, final: Path, plan: ArrayPlan, task: int) -> None:
         self.final = final
-        self.partial = final.with_name(final.name + ".partial")
-        for leftover in (self.partial, self.partial.with_name(self.partial.name + "-journal")):
-            leftover.unlink(missing_ok=True)  # a killed earlier run of this task
+        self.partial = clear_partial(final)  # what a killed earlier run of this task left
         self._db = sqlite3.connect(self.partial)
         self._db.executescript(_SCHEMA)
         self._embedder = embedder = StructuralEmbedder()
@@ -164,27 +110,19 @@ class ShardWriter:
     def finish(self) -> Path:
         """Close, flush to disk and move into place: only now can a merge see the shard."""
         self._db.close()
-        with open(self.partial, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(self.partial, self.final)
-        directory = os.open(self.final.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
-        return self.final
+        return publish(self.partial, self.final)
 
 
 def run_task(directory: Path, task: int) -> Path:
     """Run array task ``task`` of the plan in ``directory`` into its shard; returns its path.
 
     A task whose shard already exists does nothing (a re-submitted finished task)."""
-    plan = read_plan(directory)
-    final = shard_path(directory, task)
+    plan = read_plan(directory, KIND)
+    final = plan.shard(directory, task)
     if final.exists():
         return final
     writer = ShardWriter(final, plan, task)
-    for finished in seeded_chunks(plan.config, plan.task_jobs(task)):
+    for finished in seeded_chunks(seed_config(plan), task_jobs(plan, task)):
         writer.add(finished)
     return writer.finish()
 
@@ -209,11 +147,11 @@ def merge_shards(
     kb: KnowledgeBase, directory: Path, progress: Callable[[int], None] | None = None
 ) -> MergeReport:
     """Add every finished shard of ``directory`` to ``kb``, skipping cases already stored."""
-    plan = read_plan(directory)
+    plan = read_plan(directory, KIND)
     report = MergeReport(tasks=plan.tasks)
     started, cpu = time.perf_counter(), time.process_time()
     for task in range(plan.tasks):
-        path = shard_path(directory, task)
+        path = plan.shard(directory, task)
         if not path.exists():
             report.missing_tasks.append(task)
             continue
@@ -282,18 +220,8 @@ def _merge_batch(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of one array task: ``python -m kb.seed_shards DIR [--task K]`` (K defaults
-    to ``$SLURM_ARRAY_TASK_ID``)."""
-    parser = argparse.ArgumentParser(prog="python -m kb.seed_shards", description=main.__doc__)
-    parser.add_argument("directory", type=Path)
-    parser.add_argument("--task", type=int, default=None)
-    args = parser.parse_args(argv)
-    task = args.task if args.task is not None else os.environ.get("SLURM_ARRAY_TASK_ID")
-    if task is None:
-        parser.error("no --task and no SLURM_ARRAY_TASK_ID")
-    path = run_task(args.directory, int(task))
-    print(f"task {task}: {path}")
-    return 0
+    """One seed array task: ``python -m kb.seed_shards DIR [--task K]``."""
+    return task_main("python -m kb.seed_shards", run_task, argv)
 
 
 if __name__ == "__main__":

@@ -15,16 +15,9 @@ import pytest
 from kb.decisions import DecisionState
 from kb.embedding import StructuralEmbedder
 from kb.seed import SeedConfig, job_case_ids, plan_seed, seed_knowledge_base
-from kb.seed_shards import (
-    ArrayPlan,
-    ShardWriter,
-    finished_tasks,
-    merge_shards,
-    run_task,
-    shard_path,
-    write_plan,
-)
+from kb.seed_shards import ShardWriter, merge_shards, run_task, seed_plan, task_jobs
 from kb.store import KnowledgeBase
+from sim.array_plan import ArrayPlan, finished_tasks, write_plan
 from sim.errors import InputError
 from sim.model import Platform, Workflow
 
@@ -37,25 +30,25 @@ TINY = SeedConfig(
 def test_task_blocks_cover_the_plan_once_in_order() -> None:
     plan = plan_seed(TINY)
     for tasks in (1, 3, 4, 14, 20):
-        blocks = [ArrayPlan(TINY, tasks).task_jobs(k) for k in range(tasks)]
+        blocks = [task_jobs(seed_plan(TINY, tasks), k) for k in range(tasks)]
         assert [job for block in blocks for job in block] == plan
         assert max(map(len, blocks)) - min(map(len, blocks)) <= 1
     with pytest.raises(InputError, match=r"outside 0\.\.3"):
-        ArrayPlan(TINY, 4).task_jobs(4)
+        task_jobs(seed_plan(TINY, 4), 4)
 
 
 def test_plan_round_trips_and_a_directory_keeps_one_plan(tmp_path: Path) -> None:
-    plan = ArrayPlan(TINY, 4)
+    plan = seed_plan(TINY, 4)
     assert ArrayPlan.from_json(plan.to_json()) == plan
     write_plan(tmp_path, plan)
-    write_plan(tmp_path, ArrayPlan(SeedConfig(**{**TINY.__dict__, "jobs": 2}), 4))  # same plan
+    write_plan(tmp_path, seed_plan(SeedConfig(**{**TINY.__dict__, "jobs": 2}), 4))  # same plan
     with pytest.raises(InputError, match="another seed plan"):
-        write_plan(tmp_path, ArrayPlan(TINY, 3))
+        write_plan(tmp_path, seed_plan(TINY, 3))
 
 
 def test_shards_merge_to_the_serial_seed_once(tmp_path: Path) -> None:
     directory = tmp_path / "array"
-    plan = ArrayPlan(TINY, 4)
+    plan = seed_plan(TINY, 4)
     write_plan(directory, plan)
     for task in (0, 1, 3):  # task 2 as a separate process, the way a node runs it
         run_task(directory, task)
@@ -83,14 +76,14 @@ def test_shards_merge_to_the_serial_seed_once(tmp_path: Path) -> None:
 
 def test_a_partial_shard_is_never_merged_and_a_rerun_replaces_it(tmp_path: Path) -> None:
     directory = tmp_path / "array"
-    plan = ArrayPlan(TINY, 2)
+    plan = seed_plan(TINY, 2)
     write_plan(directory, plan)
     run_task(directory, 0)
     # Task 1 as if killed mid-write: a partial file holding some committed rows.
     from kb.seed import seeded_chunks
 
-    writer = ShardWriter(shard_path(directory, 1), plan, 1)
-    writer.add(next(iter(seeded_chunks(TINY, plan.task_jobs(1)))))
+    writer = ShardWriter(plan.shard(directory, 1), plan, 1)
+    writer.add(next(iter(seeded_chunks(TINY, task_jobs(plan, 1)))))
     with sqlite3.connect(writer.partial) as db:
         assert db.execute("SELECT COUNT(*) FROM cases").fetchone()[0] > 0
     kb = KnowledgeBase(tmp_path / "kb")
@@ -122,7 +115,7 @@ class HalfEmbedder:
 
 def test_merge_into_a_store_with_another_embedder_re_embeds(tmp_path: Path) -> None:
     directory = tmp_path / "array"
-    write_plan(directory, ArrayPlan(TINY, 1))
+    write_plan(directory, seed_plan(TINY, 1))
     run_task(directory, 0)
     kb = KnowledgeBase(tmp_path / "kb", embedder=HalfEmbedder())
     assert merge_shards(kb, directory).added == 28

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from wass_chat.cli import main
-from wass_chat.slurm.seed_array import (
+from wass_chat.slurm.job_array import (
     ArrayProgress,
     ArrayResources,
     batch_script,

@@ -1,7 +1,7 @@
 """`wass-chat kb seed` (here, or as a Slurm job array) and `wass-chat kb merge`.
 
 With ``--slurm-array N`` the plan is split into N array tasks (:mod:`kb.seed_shards`, submitted
-by :mod:`wass_chat.slurm.seed_array`); the command shows the array's progress from squeue and
+by :mod:`wass_chat.slurm.job_array`); the command shows the array's progress from squeue and
 the finished shards, then merges them into the knowledge base. Running it again re-submits only
 the tasks without a finished shard (failed or killed ones) and merges again, adding nothing
 twice. Without Slurm it says so in one line and exits 2.
@@ -117,35 +117,22 @@ def seed_on_slurm(
     as_json: bool,
 ) -> None:
     """``kb seed --slurm-array N``: prepare, submit what lacks a shard, watch, merge."""
-    from kb.seed_shards import ArrayPlan
-    from wass_chat.config import settings
-    from wass_chat.slurm import seed_array
-    from wass_chat.slurm.commands import SlurmCommands
+    from kb.seed_shards import seed_plan
+    from wass_chat.cli import array_run
 
-    plan = ArrayPlan(config, tasks)
-    directory = (array_dir or settings().home / "kb-arrays" / plan.digest).resolve()
-    commands = SlurmCommands()
-    commands.ping()  # no Slurm here: one line, exit 2, before anything is written
-    resources = seed_array.ArrayResources(config.jobs, memory_mb, settings().slurm_partition)
-    seed_array.prepare(directory, plan, resources)
-    submitted = seed_array.submit_missing(commands, directory)
-    if submitted is not None:
-        err_console.print(
-            f"submitted array job {submitted.job_id}: tasks"
-            f" {seed_array.task_list(submitted.tasks)} of {tasks} ({directory})"
-        )
+    plan = seed_plan(config, tasks)
+    directory = array_run.array_directory(plan, array_dir, "kb-arrays")
+    commands, submitted = array_run.submit(plan, directory, config.jobs, memory_mb)
     if no_wait:
         data = {"directory": str(directory), "job_id": submitted.job_id if submitted else None,
                 "tasks": list(submitted.tasks) if submitted else []}  # fmt: skip
         emit(data, as_json, lambda d: console.print(f"merge later: wass-chat kb merge {directory}"))
         return
-    with err_console.status("waiting for the array") as status:
-        final = seed_array.wait(commands, directory, lambda p: status.update(p.line()))
-    err_console.print(final.line())
-    usage = seed_array.settled_usage(commands, directory, final.done)
+    ended = array_run.watch(commands, directory)
+    final = ended.progress
     cpu = {
-        "task_cpu_seconds": round(sum(c for _, c in usage.values()), 1),
-        "task_elapsed_max_seconds": max((e for e, _ in usage.values()), default=0.0),
+        "task_cpu_seconds": round(ended.cpu_seconds, 1),
+        "task_elapsed_max_seconds": max((e for e, _ in ended.usage.values()), default=0.0),
     }
     merge_into(kb_dir, directory, as_json, final.failed, cpu)
 

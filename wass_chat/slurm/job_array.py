@@ -1,16 +1,19 @@
-"""Seeding the knowledge base on a Slurm cluster: the plan as one job array, watched, merged.
+"""Work split into array tasks, run on a Slurm cluster as one job array, watched, re-run.
 
 Slurm is the scale-out engine (no scheduler of our own): ``sbatch --array`` runs the tasks of
-:mod:`kb.seed_shards` wherever the cluster has room, each writing its own shard into the array
-directory (which must be on a filesystem the nodes share). Progress comes from ``squeue``
-(which tasks are still pending or running) and the shards already renamed into place (which are
-done); ``sacct`` names the final state of a task that ended without a shard (FAILED, CANCELLED,
-OUT_OF_MEMORY...).
+an array directory (:mod:`sim.array_plan`) wherever the cluster has room, each writing its own
+shard into the directory (which must be on a filesystem the nodes share). The same machinery
+runs the knowledge-base seed (:mod:`kb.seed_shards`), the bench
+(:mod:`policy.bench.array_task`) and the policy's held-out evaluation
+(:mod:`policy.learned.evaluate_array`): :data:`TASK_MODULES` names each kind's task entry point.
+Progress comes from ``squeue`` (which tasks are still pending or running) and the shards
+already renamed into place (which are done); ``sacct`` names the final state of a task that
+ended without a shard (FAILED, CANCELLED, OUT_OF_MEMORY...).
 
 Re-running is submitting again: :func:`submit_missing` submits exactly the tasks that have no
-finished shard and are not queued, so running the same ``kb seed ... --slurm-array N`` again
-re-runs only the failed tasks. By hand, ``sbatch --array=K DIR/seed-task.sh`` re-runs task K
-(then ``wass-chat kb merge DIR``). Every submission is recorded in ``submissions.json``.
+finished shard and are not queued, so running the same command again re-runs only the failed
+tasks. By hand, ``sbatch --array=K DIR/KIND-task.sh`` re-runs task K. Every submission is
+recorded in ``submissions.json``.
 """
 
 from __future__ import annotations
@@ -24,10 +27,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb.seed_shards import ArrayPlan, finished_tasks, read_plan, write_plan
+from sim.array_plan import ArrayPlan, finished_tasks, read_plan, write_plan
 from wass_chat.slurm.commands import SlurmCommands
 
-SCRIPT = "seed-task.sh"
+TASK_MODULES = {
+    "seed": "kb.seed_shards",
+    "bench": "policy.bench.array_task",
+    "evaluate": "policy.learned.evaluate_array",
+}
+"""Each plan kind's task entry point (``python -m MODULE DIR`` runs one task)."""
 SUBMISSIONS = "submissions.json"
 ACTIVE = frozenset({
     "PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD",
@@ -41,9 +49,10 @@ class ArrayResources:
     """What each array task asks Slurm for."""
 
     cpus_per_task: int = 1
-    """Also the task's worker processes (``kb seed --jobs``)."""
+    """Also the task's worker processes (``--jobs``)."""
     memory_mb: int = 1000
-    """Per task; a one-worker task peaked at 257 MB (sacct MaxRSS, the README's seed spec)."""
+    """Per task; a one-worker seed task peaked at 257 MB (sacct MaxRSS, the README's seed
+    spec)."""
     partition: str | None = None
 
 
@@ -84,12 +93,17 @@ def task_list(tasks: Iterable[int]) -> str:
     return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges)
 
 
-def batch_script(directory: Path, resources: ArrayResources) -> str:
-    """The array's batch script: ``sbatch --array=K DIR/seed-task.sh`` runs task K alone."""
+def script_path(directory: Path, kind: str) -> Path:
+    return directory / f"{kind}-task.sh"
+
+
+def batch_script(directory: Path, resources: ArrayResources, kind: str = "seed") -> str:
+    """The array's batch script: ``sbatch --array=K DIR/KIND-task.sh`` runs task K alone."""
+    module = TASK_MODULES[kind]
     lines = [
         "#!/bin/bash",
-        "# wass-chat: one task of a knowledge-base seed array (kb/seed_shards.py).",
-        "#SBATCH --job-name=wass-seed",
+        f"# wass-chat: one task of a {kind} array ({module}).",
+        f"#SBATCH --job-name=wass-{kind}",
         f"#SBATCH --output={directory / 'logs' / 'task-%a.out'}",
         f"#SBATCH --chdir={directory}",
         "#SBATCH --ntasks=1",
@@ -99,7 +113,7 @@ def batch_script(directory: Path, resources: ArrayResources) -> str:
     if resources.partition:
         lines.append(f"#SBATCH --partition={resources.partition}")
     python = shlex.quote(sys.executable)
-    lines.append(f"exec {python} -m kb.seed_shards {shlex.quote(str(directory))}")
+    lines.append(f"exec {python} -m {module} {shlex.quote(str(directory))}")
     return "\n".join(lines) + "\n"
 
 
@@ -108,9 +122,9 @@ def prepare(directory: Path, plan: ArrayPlan, resources: ArrayResources) -> Path
     directory = directory.resolve()
     write_plan(directory, plan)
     (directory / "logs").mkdir(exist_ok=True)
-    script = directory / SCRIPT
+    script = script_path(directory, plan.kind)
     partial = script.with_suffix(".partial")
-    partial.write_text(batch_script(directory, resources))
+    partial.write_text(batch_script(directory, resources, plan.kind))
     partial.chmod(0o755)
     os.replace(partial, script)
     return script
@@ -179,7 +193,8 @@ def submit_missing(commands: SlurmCommands, directory: Path) -> Submission | Non
     todo = [t for t in range(plan.tasks) if t not in skip]
     if not todo:
         return None
-    job_id = commands.sbatch([f"--array={task_list(todo)}", str(directory / SCRIPT)])
+    script = script_path(directory, plan.kind)
+    job_id = commands.sbatch([f"--array={task_list(todo)}", str(script)])
     submission = Submission(job_id, tuple(todo))
     _record(directory, submission)
     return submission
