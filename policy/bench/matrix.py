@@ -11,7 +11,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from sim.errors import InputError
 from sim.model import Platform, Workflow
@@ -85,6 +85,12 @@ class Instance:
     def id(self) -> str:
         return f"{self.workflow.label}|{self.platform.label}|seed{self.seed}"
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Instance:
+        """The inverse of ``asdict(instance)``."""
+        return cls(WorkflowSource(**data["workflow"]), PlatformSource(**data["platform"]),
+                   int(data["seed"]))  # fmt: skip
+
 
 def parse_recipes(text: str) -> list[WorkflowSource]:
     """``"montage:200,genome:100"`` -> recipe sources; every bad item is reported at once."""
@@ -148,12 +154,8 @@ def build_matrix(
 ) -> list[Instance]:
     """Every workflow x platform x seed, in a fixed order."""
     if not workflows or not platforms or seeds < 1:
-        raise BenchSpecError(
-            "matrix", ["need at least one workflow, one platform and one seed"]
-        )
-    return [
-        Instance(w, p, s) for w in workflows for p in platforms for s in range(seeds)
-    ]
+        raise BenchSpecError("matrix", ["need at least one workflow, one platform and one seed"])
+    return [Instance(w, p, s) for w in workflows for p in platforms for s in range(seeds)]
 
 
 def content_digest(obj: Workflow | Platform) -> str:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from policy.base import Scheduler, StaticScheduler
 from policy.bench.matrix import Instance, content_digest
@@ -177,10 +178,12 @@ def run_matrix(
     jobs: int = 1,
     progress: Progress | None = None,
     predictions: Mapping[str, RuntimePredictions] | None = None,
+    on_outcome: Callable[[InstanceOutcome], None] | None = None,
 ) -> list[InstanceOutcome]:
     """Run every instance, in ``jobs`` processes (1: in this process); sorted by instance id.
 
     ``predictions`` maps instance ids to their ``kb`` estimates (when ``spec.estimates`` is kb).
+    ``on_outcome`` sees each outcome as it comes in (an array task writes it to its shard).
     """
     outcomes: list[InstanceOutcome] = []
     total = len(instances)
@@ -188,6 +191,8 @@ def run_matrix(
     if jobs <= 1:
         for instance in instances:
             outcomes.append(run_instance(instance, spec, known.get(instance.id)))
+            if on_outcome:
+                on_outcome(outcomes[-1])
             if progress:
                 progress(len(outcomes), total)
     else:
@@ -195,6 +200,8 @@ def run_matrix(
             futures = [pool.submit(run_instance, i, spec, known.get(i.id)) for i in instances]
             for future in as_completed(futures):
                 outcomes.append(future.result())
+                if on_outcome:
+                    on_outcome(outcomes[-1])
                 if progress:
                     progress(len(outcomes), total)
     order = {i.id: k for k, i in enumerate(instances)}
@@ -203,3 +210,22 @@ def run_matrix(
 
 def record_dict(record: RunRecord) -> dict[str, object]:
     return asdict(record)
+
+
+def outcome_from_dict(data: dict[str, Any]) -> InstanceOutcome:
+    """The inverse of ``asdict(outcome)`` (JSON keeps every float exactly)."""
+    return InstanceOutcome(
+        data["instance"], data["workflow_sha256"], data["platform_sha256"],
+        tuple(RunRecord(**r) for r in data["records"]), dict(data["seconds"]),
+        tuple(Hold(**h) for h in data["load"]),
+    )  # fmt: skip
+
+
+def spec_from_dict(data: dict[str, Any]) -> RunSpec:
+    """The inverse of ``asdict(spec)``."""
+    load = data.get("load")
+    return RunSpec(
+        tuple(data["schedulers"]), data["network_model"], tuple(data["peers"]),
+        data["estimates"], data["noise"], data["uncertainty_seed"],
+        BackgroundConfig(**load) if load is not None else None,
+    )  # fmt: skip

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -64,7 +64,28 @@ def geometric_mean_ci(ratios: Sequence[float]) -> tuple[float, float, float]:
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
+class EvaluationOptions(TypedDict, total=False):
+    """How :func:`evaluate` and :func:`score_instances` score (see :func:`score_instances`)."""
+
+    network_model: NetworkModel
+    lookahead: int
+    workers: int
+    setting: Setting
+    predictions: Predictions | None
+
+
 def evaluate(
+    net: PolicyNet, specs: Sequence[InstanceSpec], **options: Unpack[EvaluationOptions]
+) -> Evaluation:
+    """Greedy policy (or its lookahead) against HEFT on each spec, in the simulator."""
+    return summarize_scores(specs, score_instances(net, specs, **options))
+
+
+InstanceScore = tuple[float, float]
+"""(policy / HEFT makespan, HEFT / lower bound) on one instance."""
+
+
+def score_instances(
     net: PolicyNet,
     specs: Sequence[InstanceSpec],
     network_model: NetworkModel = "fair",
@@ -72,8 +93,9 @@ def evaluate(
     workers: int = 1,
     setting: Setting = EXACT,
     predictions: Predictions | None = None,
-) -> Evaluation:
-    """Greedy policy against HEFT on each spec, in the simulator.
+) -> list[InstanceScore]:
+    """Each spec's score, in the order of ``specs``; instances are independent, so an array
+    task scores its block alone (:mod:`policy.learned.evaluate_array`).
 
     Both are scored as static plans replayed under ``network_model`` (how they are deployed).
     ``lookahead`` > 0 scores the policy with a one-step lookahead over that many candidates
@@ -99,11 +121,18 @@ def evaluate(
             for spec in specs
         ]
     ratio_of = {ep.spec.label: ep.ratio for ep in episodes}
-    per = {spec.label: ratio_of[spec.label] for spec in specs}  # in the order of ``specs``
-    heft_over_bound: list[float] = []
+    scores = []
     for spec in specs:
         bound = lower_bound(*actual_instance(spec, setting))
-        heft_over_bound.append(reference_makespan(spec, network_model, setting) / bound)
+        heft_over_bound = reference_makespan(spec, network_model, setting) / bound
+        scores.append((ratio_of[spec.label], heft_over_bound))
+    return scores
+
+
+def summarize_scores(specs: Sequence[InstanceSpec], scores: Sequence[InstanceScore]) -> Evaluation:
+    """The evaluation of ``specs`` from their scores (in the same order)."""
+    per = {spec.label: ratio for spec, (ratio, _) in zip(specs, scores, strict=True)}
+    heft_over_bound = [h for _, h in scores]
     return Evaluation(
         **RatioSummary.fields_of(list(per.values())),
         heft_near_bound=sum(r <= 1.002 for r in heft_over_bound),
@@ -116,35 +145,35 @@ def regime_name(ccr: float) -> str:
     return f"ccr{ccr:g}" if ccr else "native"
 
 
-def evaluate_regimes(
-    net: PolicyNet,
-    recipes: tuple[str, ...],
-    count: int,
-    seed: int,
-    tasks: tuple[int, int],
-    nodes: tuple[int, ...],
-    ccrs: tuple[float, ...],
-    network_model: NetworkModel = "fair",
-    lookahead: int = 0,
-    workers: int = 1,
-    setting: Setting = EXACT,
-    predictions: Predictions | None = None,
-) -> dict[str, Evaluation]:
-    """One held-out evaluation per data regime (instances from evaluation seeds only)."""
-    from policy.learned.instances import sample_specs
+@dataclass(frozen=True)
+class HeldOutDraw:
+    """Which held-out instances an evaluation scores: ``count`` per data regime, drawn with
+    ``seed`` from evaluation seeds only."""
 
-    return {
-        regime_name(ccr): evaluate(
-            net,
-            sample_specs(recipes, count, seed, tasks, nodes, evaluation=True, ccrs=(ccr,)),
-            network_model,
-            lookahead,
-            workers,
-            setting,
-            predictions,
-        )
-        for ccr in ccrs
-    }
+    recipes: tuple[str, ...]
+    count: int
+    seed: int
+    tasks: tuple[int, int]
+    nodes: tuple[int, ...]
+    ccrs: tuple[float, ...]
+    """One regime per CCR (0: WfCommons' own file sizes)."""
+
+    def specs(self) -> dict[str, list[InstanceSpec]]:
+        """Each regime's instances, in the order they are drawn."""
+        from policy.learned.instances import sample_specs
+
+        return {
+            regime_name(ccr): sample_specs(self.recipes, self.count, self.seed, self.tasks,
+                                           self.nodes, evaluation=True, ccrs=(ccr,))
+            for ccr in self.ccrs
+        }  # fmt: skip
+
+
+def evaluate_regimes(
+    net: PolicyNet, draw: HeldOutDraw, **options: Unpack[EvaluationOptions]
+) -> dict[str, Evaluation]:
+    """One held-out evaluation per data regime."""
+    return {regime: evaluate(net, specs, **options) for regime, specs in draw.specs().items()}
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from wass_chat.atomic_files import write_atomic
+from wass_chat.cli.array_run import ARRAY_DIR_HELP, SLURM_ARRAY_HELP
 from wass_chat.cli.output import console, emit
 
 if TYPE_CHECKING:
@@ -78,6 +79,9 @@ def bench(
         help="Knowledge base of realised executions for --estimates kb, and for the "
         "learned policy's own retrieval under --estimates user (`wass-chat estimates seed`).",
     ),
+    slurm_array: int = typer.Option(0, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
+    array_dir: Path | None = typer.Option(None, "--array-dir", help=ARRAY_DIR_HELP),
+    memory_mb: int = typer.Option(1000, "--slurm-mem", help="MB per array task."),
 ) -> None:
     """Run every scheduler on every instance in the simulator and compare makespans."""
     from rich.progress import Progress
@@ -111,20 +115,27 @@ def bench(
         noise, uncertainty_seed, background,
     )  # fmt: skip
     predictions = None
+    if slurm_array and kb_dir is not None:
+        raise BenchSpecError("--slurm-array", ["--kb predictions do not travel to array tasks"])
     if estimates == "kb" or (estimates == "user" and kb_dir is not None):
         from wass_chat.cli.estimate_cmds import predictions_for
 
         predictions = predictions_for(kb_dir, instances, noise, uncertainty_seed)
+    if slurm_array:
+        from wass_chat.cli.slurm_array_cmds import bench_on_slurm
+
+        outcomes = bench_on_slurm(instances, spec, slurm_array, jobs, array_dir, memory_mb)
 
     with Progress(console=console, transient=True) as bar:
-        task = bar.add_task(f"{len(instances)} instances", total=len(instances))
-        outcomes = run_matrix(
-            instances,
-            spec,
-            jobs,
-            lambda done, total: bar.update(task, completed=done),
-            predictions,
-        )
+        if not slurm_array:
+            task = bar.add_task(f"{len(instances)} instances", total=len(instances))
+            outcomes = run_matrix(
+                instances,
+                spec,
+                jobs,
+                lambda done, total: bar.update(task, completed=done),
+                predictions,
+            )
         gaps = None
         if optimal:
             from policy.bench.optimality import optimality_study

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from wass_chat.cli.array_run import ARRAY_DIR_HELP, SLURM_ARRAY_HELP
 from wass_chat.cli.output import console, emit, err_console
 from wass_chat.cli.train_inputs import ccrs_of as _ccrs
 from wass_chat.cli.train_inputs import recipes_of as _recipes
@@ -66,7 +67,7 @@ def train_policy(
     noise: float = typer.Option(1.0, min=0.0, help="Scale of realised spreads (--estimates)."),
 ) -> None:
     """Train the policy (optional expert iteration, then PPO) and evaluate it held-out."""
-    from policy.learned.evaluate import evaluate_regimes
+    from policy.learned.evaluate import HeldOutDraw, evaluate_regimes
     from policy.learned.model import load_checkpoint
     from policy.learned.train import TrainConfig, setting_of, train
     from wass_chat.cli.train_inputs import check_estimates, uncertain_training
@@ -107,7 +108,7 @@ def train_policy(
     splits = {"held_out": names, "generalisation": held}
     scored = partial(evaluate_regimes, setting=setting_of(cfg), predictions=predictions)
     results = {
-        split: scored(net, rs, eval_instances, seed, cfg.tasks, cfg.nodes, regimes)
+        split: scored(net, HeldOutDraw(rs, eval_instances, seed, cfg.tasks, cfg.nodes, regimes))
         for split, rs in splits.items()
         if rs
     }
@@ -202,28 +203,29 @@ def train_evaluate(
     lookahead: int = typer.Option(
         0, help="Score policy-lookahead over this many candidates instead (0: greedy)."
     ),
-    workers: int = typer.Option(2, help="Processes for --lookahead."),
+    workers: int = typer.Option(2, help="Processes for --lookahead (per array task)."),
+    slurm_array: int = typer.Option(0, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
+    array_dir: Path | None = typer.Option(None, "--array-dir", help=ARRAY_DIR_HELP),
+    memory_mb: int = typer.Option(2000, "--slurm-mem", help="MB per array task."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Greedy policy (or its lookahead) against HEFT on instances from held-out seeds."""
-    import torch
-
-    from policy.learned.evaluate import evaluate_regimes
-    from policy.learned.model import PolicyNet
-    from policy.learned.planner import load_policy_net
+    from policy.learned.evaluate import HeldOutDraw, evaluate_regimes
+    from policy.learned.evaluate_array import evaluation_net
     from sim.errors import InputError
 
     if untrained == (checkpoint is not None):
         raise InputError("train evaluate", ["give a CHECKPOINT or --untrained, not both"])
-    if untrained:
-        torch.manual_seed(0)
-        net = PolicyNet()
+    draw = HeldOutDraw(_recipes(recipes), instances, seed, (50, 200), (8, 16, 32), _ccrs(ccrs))
+    if slurm_array:
+        from wass_chat.cli.slurm_array_cmds import evaluate_on_slurm
+
+        evs = evaluate_on_slurm(
+            checkpoint, draw, lookahead, workers, slurm_array, array_dir, memory_mb
+        )
     else:
-        net = load_policy_net(checkpoint)
-    evs = evaluate_regimes(
-        net, _recipes(recipes), instances, seed, (50, 200), (8, 16, 32), _ccrs(ccrs),
-        lookahead=lookahead, workers=workers,
-    )  # fmt: skip
+        net = evaluation_net(checkpoint)
+        evs = evaluate_regimes(net, draw, lookahead=lookahead, workers=workers)
 
     def render(_: object) -> None:
         for regime, ev in evs.items():

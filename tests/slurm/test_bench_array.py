@@ -1,0 +1,96 @@
+"""`bench --slurm-array N` and `train evaluate --slurm-array N` on the real local cluster: the
+merged records are the local run's exactly, and a task killed with SIGKILL mid-run, then re-run
+by the same command, leaves every record present once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from policy.bench.matrix import build_matrix, parse_platforms, parse_recipes
+from policy.bench.runner import RunSpec, run_matrix
+from sim.array_plan import read_plan
+from tests.slurm.conftest import Cluster, wait_for_final
+from wass_chat.cli import main
+from wass_chat.slurm import job_array
+
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
+
+BENCH = ["bench", "--recipes", "montage:60,genome:60", "--platforms", "hetero:4", "--seeds", "6",
+         "--schedulers", "heft,minmin"]  # fmt: skip
+"""12 instances: 3 per task of 4, so a task killed after its first instance has work left."""
+
+
+def _first_row_pid(partial: Path) -> int | None:
+    """The writer's pid once a partial shard holds its header and at least one instance."""
+    try:
+        lines = partial.read_text().splitlines()
+    except FileNotFoundError:
+        return None
+    return int(json.loads(lines[0])["pid"]) if len(lines) >= 2 else None
+
+
+def test_bench_array_equals_the_local_run_and_a_killed_task_reruns_alone(
+    cluster: Cluster, wass_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    array, victim = tmp_path / "array", 1
+    argv = [*BENCH, "--slurm-array", "4", "--array-dir", str(array),
+            "--json", str(tmp_path / "array.json")]  # fmt: skip
+    first = subprocess.Popen([sys.executable, "-m", "wass_chat.cli", *argv],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 180
+    while not (array / "plan.json").exists():
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.05)
+    shard = read_plan(array).shard(array, victim)
+    partial = shard.with_name(shard.name + ".partial")
+    while (pid := _first_row_pid(partial)) is None:
+        assert time.monotonic() < deadline, "task 1 never finished its first instance"
+        assert not shard.exists(), "task 1 finished before it could be killed"
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)  # kill -9 of the array task, one instance written
+    _, err = first.communicate(timeout=180)
+    assert first.returncode == 1, err
+    assert "task 1: FAILED" in err and "run the same command again" in err
+    assert not (tmp_path / "array.json").exists()  # nothing written from a partial array
+    job = job_array.submissions(array)[0].job_id
+    assert wait_for_final([f"{job}_{victim}"])[f"{job}_{victim}"]["State"].startswith("FAILED")
+
+    capsys.readouterr()
+    assert main(argv) == 0, capsys.readouterr().err  # the same command re-runs only task 1
+    assert [s.tasks for s in job_array.submissions(array)] == [(0, 1, 2, 3), (victim,)]
+    assert not partial.exists() and shard.exists()
+    assert main([*BENCH, "--json", str(tmp_path / "local.json")]) == 0
+    on_array = json.loads((tmp_path / "array.json").read_text())
+    local = json.loads((tmp_path / "local.json").read_text())
+    assert on_array == local  # the whole document: records, instances, summary, settings
+    instances = build_matrix(parse_recipes("montage:60,genome:60"), parse_platforms("hetero:4"), 6)
+    expected = run_matrix(instances, RunSpec(("heft", "minmin")))
+    assert on_array["records"] == [asdict(r) for o in expected for r in o.records]
+    keys = [(r["instance"], r["scheduler"]) for r in on_array["records"]]
+    assert len(keys) == len(set(keys)) == 24  # every record once
+
+
+def test_evaluate_array_equals_the_local_evaluation(
+    cluster: Cluster, wass_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = ["train", "evaluate", "--untrained", "--instances", "2", "--recipes", "montage",
+            "--ccrs", "0,1", "--json"]  # fmt: skip
+    capsys.readouterr()
+    code = main([*spec, "--slurm-array", "4", "--array-dir", str(tmp_path / "array")])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "4/4 tasks done, 0 running, 0 pending, 0 failed" in out.err
+    on_array = json.loads(out.out)
+    assert main(spec) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert on_array == local and set(local) == {"native", "ccr1"}
+    assert [ev["instances"] for ev in local.values()] == [2, 2]

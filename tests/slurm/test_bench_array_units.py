@@ -1,0 +1,77 @@
+"""`bench` and `train evaluate` with `--slurm-array` without a cluster: Slurm absent is one line
+and exit 2 with nothing written; the tasks' shards (run here in process, as a node runs them)
+merge to the local result, and a partial shard is never read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from policy.bench.array_task import bench_plan, merged_outcomes, run_task
+from policy.bench.matrix import build_matrix, parse_platforms, parse_recipes
+from policy.bench.runner import RunSpec, run_matrix
+from policy.learned import evaluate_array
+from policy.learned.evaluate import HeldOutDraw, evaluate_regimes
+from sim.array_plan import LineShard, write_plan
+from sim.errors import InputError
+from wass_chat.cli import main
+
+BENCH = ["bench", "--recipes", "montage:60", "--platforms", "hetero:4", "--seeds", "2",
+         "--schedulers", "heft,minmin", "--slurm-array", "2"]  # fmt: skip
+EVALUATE = ["train", "evaluate", "--untrained", "--instances", "1", "--recipes", "montage",
+            "--ccrs", "0", "--slurm-array", "2"]  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", [BENCH, EVALUATE], ids=["bench", "evaluate"])
+def test_without_slurm_one_line_exit_2_and_nothing_written(
+    argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no scontrol, no sbatch
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    array = tmp_path / "array"
+    extra = ["--markdown", str(tmp_path / "out.md")] if argv is BENCH else ["--json"]
+    code = main([*argv, "--array-dir", str(array), *extra])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.strip().count("\n") == 0 and "Slurm is not installed here" in captured.err
+    assert captured.out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no array, no output, no home
+
+
+def test_bench_shards_merge_to_the_local_run_and_a_partial_is_never_read(tmp_path: Path) -> None:
+    instances = build_matrix(parse_recipes("montage:60"), parse_platforms("hetero:4"), 4)
+    spec = RunSpec(("heft", "minmin"))
+    plan = bench_plan(instances, spec, 3)
+    write_plan(tmp_path, plan)
+    run_task(tmp_path, 0)
+    run_task(tmp_path, 2)
+    killed = LineShard(tmp_path, plan, 1)  # task 1 as if killed after writing one line
+    killed.write({"instance": "not a record"})
+    merged, missing = merged_outcomes(tmp_path)
+    assert missing == [1] and len(merged) == 3  # blocks of 1, 1 and 2 instances
+    run_task(tmp_path, 1)  # the re-run replaces the partial file
+    assert not killed.partial.exists()
+    merged, missing = merged_outcomes(tmp_path)
+    local = run_matrix(instances, spec)
+    assert missing == [] and [o.instance for o in merged] == [o.instance for o in local]
+    assert [o.records for o in merged] == [o.records for o in local]
+    assert [o.load for o in merged] == [o.load for o in local]
+    with pytest.raises(InputError, match="another bench plan"):
+        write_plan(tmp_path, bench_plan(instances, RunSpec(("heft",)), 3))
+    with pytest.raises(InputError, match="holds a bench array, not a evaluate one"):
+        evaluate_array.merged_evaluations(tmp_path)
+
+
+def test_evaluation_shards_merge_to_the_local_evaluation(tmp_path: Path) -> None:
+    draw = HeldOutDraw(("montage",), 2, 3, (50, 60), (8,), (0.0, 1.0))
+    plan = evaluate_array.evaluation_plan(None, draw, "fair", 0, 3)
+    write_plan(tmp_path, plan)
+    for task in range(3):
+        evaluate_array.run_task(tmp_path, task)
+    merged, missing = evaluate_array.merged_evaluations(tmp_path)
+    local = evaluate_regimes(evaluate_array.evaluation_net(None), draw)
+    assert missing == [] and merged == local and list(merged) == ["native", "ccr1"]
