@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,7 +40,7 @@ class ArrayPlan:
     """JSON-ready: everything a task needs to rebuild its items and run them."""
     tasks: int
     shard_suffix: str = "json"
-    volatile: tuple[str, ...] = field(default=())
+    volatile: tuple[str, ...] = ()
     """Keys of ``spec`` that change how the work runs, not what it computes (workers per task):
     left out of :attr:`digest`, so changing them reuses the finished shards."""
 
@@ -90,7 +90,7 @@ def write_plan(directory: Path, plan: ArrayPlan) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / PLAN_FILE
     if path.exists():
-        held = ArrayPlan.from_json(path.read_text())
+        held = _load(path)
         if (held.kind, held.digest) != (plan.kind, plan.digest):
             raise InputError(str(directory), [f"holds the shards of another {held.kind} plan"])
         if held == plan:
@@ -105,10 +105,19 @@ def read_plan(directory: Path, kind: str | None = None) -> ArrayPlan:
     path = directory / PLAN_FILE
     if not path.exists():
         raise InputError(str(directory), [f"no {PLAN_FILE}: not an array directory"])
-    plan = ArrayPlan.from_json(path.read_text())
+    plan = _load(path)
     if kind is not None and plan.kind != kind:
         raise InputError(str(directory), [f"holds a {plan.kind} array, not a {kind} one"])
     return plan
+
+
+def _load(path: Path) -> ArrayPlan:
+    try:
+        return ArrayPlan.from_json(path.read_text())
+    except (KeyError, TypeError, ValueError) as exc:  # an older layout, a damaged file
+        raise InputError(
+            str(path), [f"not an array plan ({exc!r}): use another --array-dir"]
+        ) from None
 
 
 def finished_tasks(directory: Path, plan: ArrayPlan) -> set[int]:

@@ -75,3 +75,9 @@ def test_evaluation_shards_merge_to_the_local_evaluation(tmp_path: Path) -> None
     merged, missing = evaluate_array.merged_evaluations(tmp_path)
     local = evaluate_regimes(evaluate_array.evaluation_net(None), draw)
     assert missing == [] and merged == local and list(merged) == ["native", "ccr1"]
+
+
+def test_a_plan_file_of_another_layout_is_one_error(tmp_path: Path) -> None:
+    (tmp_path / "plan.json").write_text('{"config": {}, "tasks": 4}')  # before the shared plan
+    with pytest.raises(InputError, match="not an array plan"):
+        merged_outcomes(tmp_path)

@@ -52,14 +52,12 @@ class ArrayOutcome:
         return sum(c for _, c in self.usage.values())
 
 
-def array_directory(
-    plan: ArrayPlan, array_dir: Path | None, default_parent: str = "arrays"
-) -> Path:
-    """``array_dir``, or ``WASS_HOME/<default_parent>/<kind>-<digest>``."""
+def array_directory(plan: ArrayPlan, array_dir: Path | None) -> Path:
+    """``array_dir``, or ``WASS_HOME/arrays/<kind>-<digest>`` (the same command finds its
+    own array again; another plan gets another directory)."""
     from wass_chat.config import settings
 
-    name = plan.digest if default_parent == "kb-arrays" else f"{plan.kind}-{plan.digest}"
-    return (array_dir or settings().home / default_parent / name).resolve()
+    return (array_dir or settings().home / "arrays" / f"{plan.kind}-{plan.digest}").resolve()
 
 
 def submit(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from wass_chat.cli.array_run import ARRAY_DIR_HELP, SLURM_ARRAY_HELP
 from wass_chat.cli.kb_cmds import (
     JSON,
     KB_DIR,
@@ -51,15 +52,8 @@ def seed_command(
     batch: int = typer.Option(1000, "--batch", help="Cases per insert (<= 5000)."),
     decisions: int = typer.Option(4, "--decisions", help="Decision records kept per case."),
     network_model: str = typer.Option("fair", "--network-model"),
-    slurm_array: int = typer.Option(
-        0, "--slurm-array", help="Split the plan into N Slurm array tasks, then merge."
-    ),
-    array_dir: Path | None = typer.Option(
-        None,
-        "--array-dir",
-        help="Shards and logs, on a filesystem the nodes share (default:"
-        " WASS_HOME/kb-arrays/<plan digest>).",
-    ),
+    slurm_array: int = typer.Option(0, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
+    array_dir: Path | None = typer.Option(None, "--array-dir", help=ARRAY_DIR_HELP),
     memory_mb: int = typer.Option(1000, "--slurm-mem", help="MB per array task."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Submit the array and return."),
     kb_dir: Path | None = KB_DIR,
@@ -121,7 +115,7 @@ def seed_on_slurm(
     from wass_chat.cli import array_run
 
     plan = seed_plan(config, tasks)
-    directory = array_run.array_directory(plan, array_dir, "kb-arrays")
+    directory = array_run.array_directory(plan, array_dir)
     commands, submitted = array_run.submit(plan, directory, config.jobs, memory_mb)
     if no_wait:
         data = {"directory": str(directory), "job_id": submitted.job_id if submitted else None,
