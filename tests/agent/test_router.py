@@ -148,6 +148,14 @@ def test_commands_without_required_arguments_say_how_to_use_them() -> None:
         ("is the cluster busy", "cluster_status", {}),  # present tense: now, not accounting
         ("what's running right now", "cluster_status", {}),  # no run named: as `/status` alone
         ("why is nothing running", "queue_overview", {}),
+        ("why did my job crash", "job_why", {}),  # no id: the asker's latest bad ending
+        ("was 162 efficient", "job_why", {"jobid": "162"}),
+        ("why did n2 go down", "cluster_status", {"node": "n2"}),
+        ("why was c12-3 drained", "cluster_status", {"node": "c12-3"}),
+        ("why is alice's job pending", "queue_overview", {"user": "alice"}),
+        ("estimated start for 139", "job_why", {"jobid": "139"}),
+        ("why is the small partition so slow", "queue_overview", {"partition": "small"}),
+        ("which partition has free nodes", "queue_overview", {}),
     ],
 )
 def test_plain_english_routes_to_tools(text: str, tool: str, arguments: dict[str, Any]) -> None:

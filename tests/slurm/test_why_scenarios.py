@@ -148,6 +148,16 @@ def test_ended_jobs_say_how_they_ended(scenarios: dict[str, str], session_home: 
     assert "asked for 50 MB" in oom["verdict"] and "MaxRSS" in oom["verdict"]
     completed = ask_tool(scenarios["completed"])
     assert "waited" in completed["verdict"] and "scheduler started it" in completed["verdict"]
+    # no id: the asker's job that ended last in a bad state, as sacct has it
+    ended = run(
+        ["sacct", "-X", "-n", "-P", "-u", "root", "-S", "now-1days", "-o", "JobID,State,End"]
+    )
+    bad = [r.split("|") for r in ended.splitlines()]
+    bad = [r for r in bad if r[1].split()[0] in {"FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT"}]
+    latest = max(bad, key=lambda r: r[2])[0]
+    crash = ask_offline("why did my job crash?")
+    assert crash["tools"] == ["job_why"] and crash["facts"]["job_id"] == latest
+    assert crash["facts"]["verdict"].startswith(f"Your latest job that ended badly is {latest} (")
 
 
 def test_a_job_killed_at_its_time_limit(scenarios: dict[str, str], session_home: Path) -> None:

@@ -218,3 +218,17 @@ def test_a_start_a_year_away_is_no_estimate() -> None:
     assert queued.helps is None  # not comparable with the job's own estimate
     soon = judge("submit to debug", Check(("sbatch",), now, "n1", ""), None, now)
     assert soon.helps is True and soon.outcome == "Slurm would start it now on n1"
+
+
+def test_an_ended_job_says_how_much_of_what_it_held_it_used() -> None:
+    """'Was job 162 efficient?': CPU time over elapsed x CPUs, and on one node the memory peak
+    against the request (as sacct printed them for a 2-CPU job on the live cluster)."""
+    from wass_chat.slurm.explain.ended import usage
+    from wass_chat.slurm.live import Snapshot
+
+    acct = {"TotalCPU": "00:02.529", "NCPUS": "2", "NNodes": "1", "ReqMem": "500M"}
+    snap = Snapshot("162", datetime(2026, 11, 24, 4, 30), accounting=acct)
+    assert usage(snap, 8.0) == "It kept its 2 CPUs 16% busy (CPU time 3 s over 8 s)."
+    snap.steps = [{"JobID": "162.batch", "MaxRSS": "102400K"}]
+    assert usage(snap, 8.0).endswith("; its memory peaked at 100 MB of the 500 MB it asked for.")
+    assert usage(snap, 0.0) == "" and usage(Snapshot("1", snap.now), 8.0) == ""

@@ -143,6 +143,7 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "when does my job start running",
         "what is job 7 waiting for",
         "why is my job still queued",
+        "estimated start time of the job",
     ),
     "queue_overview": (
         "what is blocking the queue",

@@ -77,10 +77,16 @@ _HELP_CUE = re.compile(
 _NOW = re.compile(r"\b(now|right now|currently|at the moment|queue(?:d)?\s+now)\b", re.I)
 _MINE = re.compile(r"\b(my|mine)\b", re.I)
 """A job question without an id about the asker's own jobs: their pending jobs, with reasons."""
+_ENDED = re.compile(
+    r"\b(fail\w*|crash\w*|die|died|killed|broke|error\w*|oom|out of memory|timed?\s*out|"
+    r"cancel+ed)\b",
+    re.I,
+)
+"""A job question without an id about how the asker's job ended: their latest bad ending."""
 _WAITED = re.compile(r"\b(waited|waiters?|waits|waiting users|longest|worst)\b", re.I)
 _JOB_STATE = re.compile(
     r"\b(run|running|start|started|starting|pending|queued|stuck|wait|waiting|held|blocked|"
-    r"fail|failed|die|died|killed)\b",
+    r"fail|failed|die|died|killed|efficient|efficiency|use|used|wasted?)\b",
     re.I,
 )
 """Words about a job's fate: with a lone number ("why won't 144 run?") the number is a job id."""
@@ -91,6 +97,8 @@ _LIVE_LOAD = re.compile(
 )
 _RUN_WORDS = re.compile(r"\b(runs?|workflows?|tasks?|plan)\b", re.I)
 """Without these (or a run's name), "what's running?" is about the cluster, as ``/status`` is."""
+_NODE_STATE = re.compile(r"\b(down|drain\w*|offline|resum\w*|fail\w*|state|up|broken)\b", re.I)
+"""A node's state words: with a node named and no "what if", a question about that node."""
 _PRESENT = re.compile(r"\b(?:is|are)\b|\w's\b", re.I)
 """Present tense: "is the cluster busy?" is about now; "how busy was it?" is accounting."""
 
@@ -130,11 +138,13 @@ def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> 
     boost: dict[str, float] = {}
     lowered = f"{fixed} \n {text}".lower()  # a cue counts as typed or as corrected
     if slots.jobid:
-        why = re.search(r"\b(why|what|reason|explain|happened|wrong)\b", lowered)
+        why = re.search(r"\b(why|what|how|reason|explain|happened|wrong|use|used)\b", lowered)
         boost["job_why"] = 0.2 if why else 0.1
     now = _NOW.search(lowered) or _PRESENT.search(text)
     if slots.period is None and not slots.run and _LIVE_LOAD.search(text) and now:
         boost["cluster_status"] = 0.12
+    if slots.host and _NODE_STATE.search(text) and not re.search(r"\bwhat\s*if\b", lowered):
+        boost["cluster_status"] = boost.get("cluster_status", 0.0) + 0.1  # "why did n2 go down?"
     if slots.task and re.search(
         r"\b(why|explain\w*|placement|placed|put|go|went|land\w*)\b", lowered
     ):
@@ -205,8 +215,12 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
         return _ask_back([top, *rivals], text)
     if spec.name == "job_why" and slots.jobid is None:
         slots = Slots(**{**slots.__dict__, "jobid": find_jobid(text, bare=True)})
+        if slots.jobid is None and _MINE.search(text) and _ENDED.search(text):
+            return Intent("job_why", {}, name="job_why")  # "why did my job crash?": the latest
         if slots.jobid is None and _MINE.search(text):  # "why is my job not running?"
             return Intent("queue_overview", {"user": getpass.getuser()}, name="queue_overview")
+        if slots.jobid is None and slots.user:  # "why is alice's job pending?"
+            return Intent("queue_overview", {"user": slots.user}, name="queue_overview")
         if slots.jobid is None:
             return Intent(reply="Which job? For example `/why 42`.", name="clarify")
     if spec.name == "submit_workflow" and slots.workflow is None:

@@ -158,9 +158,14 @@ _NOT_HOSTS = frozenset({"top", "last", "past", "next", "first", "x", "k", "q", "
 """Letters before a number that make a count or a factor (``top3``, ``x2``), not a node."""
 
 
+_BARE_HOST = r"(?<![\w-])[a-z]{1,8}\d{1,5}(?:-\d{1,5})?(?![\w-])"
+"""``n2``, ``gpu02``, ``c12-3`` standing alone (not inside ``montage-60`` or a file name)."""
+
+
 def _looks_like_host(word: str) -> bool:
-    """``n2``, ``cn017``: letters then digits, not a count or a factor (``top3``, ``x2``)."""
-    match = re.fullmatch(r"([a-z]{1,8})\d{1,5}", word.lower())
+    """``n2``, ``cn017``, ``c12-3``: letters then digits, not a count or a factor (``top3``,
+    ``x2``)."""
+    match = re.fullmatch(r"([a-z]{1,8})\d{1,5}(?:-\d{1,5})?", word.lower())
     return match is not None and match.group(1) not in _NOT_HOSTS
 
 
@@ -173,9 +178,7 @@ def find_host(text: str) -> str | None:
     lowered = _RUN.sub(" ", _FILE.sub(" ", text)).lower()
     if match := re.search(r"\bnode\s+([a-z][\w.-]*\d[\w-]*)", lowered):
         return match.group(1)
-    return next(
-        (w for w in re.findall(r"\b[a-z]{1,8}\d{1,5}\b", lowered) if _looks_like_host(w)), None
-    )
+    return next((w for w in re.findall(_BARE_HOST, lowered) if _looks_like_host(w)), None)
 
 
 def find_task(text: str) -> str | None:
@@ -250,11 +253,19 @@ def _plausible_user(name: str) -> bool:
     )
 
 
+_NOT_PARTITIONS = frozenset((
+    "is", "are", "was", "were", "has", "have", "had", "so", "with", "that", "this", "for", "of",
+    "in", "on", "now", "right", "today", "congested", "backed", "busy", "full", "slow", "free",
+    "limits", "limit", "queue", "and", "or", "to",
+))  # fmt: skip
+"""Words after "partition" that are not its name ("which partition has free nodes")."""
+
+
 def find_partition(text: str) -> str | None:
     """``partition gpu``, ``the gpu partition``."""
     lowered = text.lower()
     after = re.search(r"\bpartition\s+([a-z][\w-]*)", lowered)
-    if after and after.group(1) not in {"is", "are", "congested", "backed", "busy", "full"}:
+    if after and after.group(1) not in _NOT_PARTITIONS:
         return after.group(1)
     before = re.search(r"\b([a-z][\w-]*)\s+partition\b", lowered)
     if before and before.group(1) not in {"the", "a", "which", "what", "each", "every", "my"}:

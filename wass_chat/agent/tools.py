@@ -110,7 +110,11 @@ class JobWhyArgs(BaseModel):
     memory...): Slurm's reason explained, the quoted evidence, advice checked with sbatch
     --test-only, and the expected start."""
 
-    jobid: str = Field(description="Slurm job id, e.g. 42 or 42_3 (array task).")
+    jobid: str | None = Field(
+        None,
+        description="Slurm job id, e.g. 42 or 42_3 (array task). Omit it for the asker's "
+        "latest job that failed, timed out or was killed (last 7 days).",
+    )
 
 
 class QueueOverviewArgs(BaseModel):

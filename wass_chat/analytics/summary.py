@@ -17,12 +17,19 @@ WAIT_QUANTILE_METHOD = "linear"
 """Quantile interpolation (numpy's default), so every quantile is checkable with numpy."""
 
 
+NO_LIMIT_S = 365 * 86400
+"""A job that started without a time limit is recorded with ``Timelimit=365-00:00:00``
+(slurmctld gives it a year; seen with Slurm 22.05 on ``scripts/slurm-cluster``, whose
+partitions have ``MaxTime=INFINITE``): such a limit is no request to measure."""
+
+
 def over_request_jobs() -> pl.Expr:
     """Jobs whose walltime accuracy is measured: completed, in period, finite limit, ran > 0 s."""
     return (
         pl.col("in_period")
         & (pl.col("state") == "COMPLETED")
         & pl.col("timelimit_s").is_not_null()
+        & (pl.col("timelimit_s") < NO_LIMIT_S)
         & (pl.col("elapsed_s") > 0)
     )
 

@@ -53,6 +53,7 @@ ACCOUNTING_FIELDS = (
     "Reservation",
     "Comment",
     "MaxRSS",
+    "TotalCPU",
 )
 """sacct fields read for a finished job; those this sacct lacks are left out (22.05 has no
 ``Dependency``, and asking for an unknown field fails the whole command)."""

@@ -6,6 +6,7 @@ import signal
 import statistics
 from datetime import timedelta
 
+from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.commands import SlurmCommands, parse_parsable
 from wass_chat.slurm.explain.model import Explanation
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration, slurm_time
@@ -200,4 +201,33 @@ def finished(snap: Snapshot, commands: SlurmCommands | None, klass: str) -> Expl
         out.verdict += extra + (f"; {started}." if started else ".")
         out.quote(snap.quote("EligibleTime"), snap.quote("StartTime"))
         out.quote(Quoted(f"sacct -j {jid}", "Flags", snap.accounting.get("Flags", "")))
+    if klass in {"completed", "timeout"} and (used := usage(snap, elapsed)):
+        out.verdict += f" {used}"
+        out.quote(
+            *(
+                Quoted(f"sacct -j {jid}", k, snap.accounting.get(k, ""))
+                for k in ("TotalCPU", "NCPUS")
+            )
+        )
     return out
+
+
+def usage(snap: Snapshot, elapsed: float | None) -> str:
+    """How much of what it held the job used: CPU time over elapsed x CPUs (sacct TotalCPU),
+    and on one node its memory peak against its request ("was job 42 efficient?")."""
+    cpu = slurm_duration(snap.accounting.get("TotalCPU"))
+    ncpus = (
+        int(snap.accounting.get("NCPUS") or 0) if snap.accounting.get("NCPUS", "").isdigit() else 0
+    )
+    if cpu is None or not elapsed or not ncpus:
+        return ""
+    share = cpu / (elapsed * ncpus)
+    text = (
+        f"It kept its {cpus(ncpus)} {share:.0%} busy (CPU time {duration(cpu)} over "
+        f"{duration(elapsed)})"
+    )
+    peak, _ = snap.peak_memory_mb()
+    asked = _requested_mem_mb(snap)
+    if peak and asked and snap.accounting.get("NNodes", "1") == "1":
+        text += f"; its memory peaked at {peak:.0f} MB of the {asked:.0f} MB it asked for"
+    return text + "."

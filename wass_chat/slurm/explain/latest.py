@@ -1,0 +1,45 @@
+"""Which job "my job" means when no id is given: the asker's latest job that ended badly.
+
+"Why did my job crash?" names no job. ``sacct`` lists the asker's allocations of the last
+:data:`DAYS` days, and the one that ended last in a bad state is the one explained (the
+states are sacct's, ``CANCELLED by 0`` read as ``CANCELLED``). ``sacct --state`` is not used:
+with it Slurm 22.05 returned nothing here, even for a job that had just failed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.slurm.formats import slurm_time
+
+DAYS = 7
+ENDED_BADLY = frozenset({
+    "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "CANCELLED", "BOOT_FAIL", "DEADLINE",
+    "PREEMPTED",
+})  # fmt: skip
+
+
+class EndedJob(NamedTuple):
+    job_id: str
+    name: str
+    state: str
+    end: datetime
+
+
+def latest_bad_job(
+    commands: SlurmCommands, user: str, now: datetime | None = None
+) -> EndedJob | None:
+    """``user``'s job that ended last in a bad state within :data:`DAYS` days, or ``None``."""
+    since = ((now or datetime.now()) - timedelta(days=DAYS)).strftime("%Y-%m-%dT%H:%M:%S")
+    argv = ["sacct", "-X", "-n", "-P", "-u", user, "-S", since, "-o", "JobID,JobName,State,End"]
+    latest: EndedJob | None = None
+    for line in commands.run(argv).splitlines():
+        parts = line.split("|")
+        if len(parts) != 4 or not parts[2].split() or parts[2].split()[0] not in ENDED_BADLY:
+            continue
+        end = slurm_time(parts[3])
+        if end is not None and (latest is None or end > latest.end):
+            latest = EndedJob(parts[0], parts[1], parts[2].split()[0], end)
+    return latest
