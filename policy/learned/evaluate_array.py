@@ -55,9 +55,9 @@ def evaluation_plan(
     tasks: int,
     workers: int = 1,
 ) -> ArrayPlan:
-    """The evaluation of ``checkpoint`` on the instances ``draw`` names in ``tasks`` array
-    tasks; the
-    checkpoint's sha256 is part of the plan, so new weights make a new plan."""
+    """The evaluation of ``checkpoint`` (None: the untrained prior) on the instances ``draw``
+    names, in ``tasks`` array tasks; the checkpoint's sha256 is part of the plan, so new
+    weights make a new plan."""
     if checkpoint is not None and not checkpoint.is_file():
         raise InputError(str(checkpoint), ["no policy checkpoint here"])
     digest = hashlib.sha256(checkpoint.read_bytes()).hexdigest() if checkpoint else None

@@ -16,6 +16,7 @@ from policy.learned.evaluate import HeldOutDraw, evaluate_regimes
 from sim.array_plan import LineShard, write_plan
 from sim.errors import InputError
 from wass_chat.cli import main
+from wass_chat.slurm.job_array import ArrayResources, batch_script, script_path
 
 BENCH = ["bench", "--recipes", "montage:60", "--platforms", "hetero:4", "--seeds", "2",
          "--schedulers", "heft,minmin", "--slurm-array", "2"]  # fmt: skip
@@ -81,3 +82,16 @@ def test_a_plan_file_of_another_layout_is_one_error(tmp_path: Path) -> None:
     (tmp_path / "plan.json").write_text('{"config": {}, "tasks": 4}')  # before the shared plan
     with pytest.raises(InputError, match="not an array plan"):
         merged_outcomes(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("kind", "module"),
+    [("bench", "policy.bench.array_task"), ("evaluate", "policy.learned.evaluate_array")],
+)
+def test_each_kind_s_batch_script_runs_its_task_module(
+    kind: str, module: str, tmp_path: Path
+) -> None:
+    lines = batch_script(tmp_path, ArrayResources(cpus_per_task=2), kind).splitlines()
+    assert f"#SBATCH --job-name=wass-{kind}" in lines and "#SBATCH --cpus-per-task=2" in lines
+    assert lines[-1].endswith(f"-m {module} {tmp_path}")
+    assert script_path(tmp_path, kind).name == f"{kind}-task.sh"
