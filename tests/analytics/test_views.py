@@ -158,3 +158,21 @@ def test_every_finding_quotes_its_table():
     worst = failing.examples.row(0, named=True)
     assert f"{failing.count:,} users" in found["failures"]
     assert f"{worst['failure_pct']:.1f}% of {worst['finished']:,}" in found["failures"]
+
+
+def test_pending_jobs_without_a_recorded_reason_are_not_said_to_wait_for_one():
+    """sacct said ``None`` for jobs squeue showed pending for Priority (live cluster): the finding
+    says no reason is recorded and points at the live queue, not 'waited for (none recorded)'."""
+    from wass_chat.analytics.findings import _pending
+    from wass_chat.analytics.insights import pending_insight
+
+    rows = [dict(user="a", state="PENDING", submit=at(20 + i), reason=None, elapsed_s=0)
+            for i in range(3)] + [dict(user="b", state="PENDING", submit=at(23), reason="Priority",
+                                       elapsed_s=0)]  # fmt: skip
+    pending = waits.pending_at_end(load_period(make_jobs(rows).lazy(), PERIOD), PERIOD)
+    table = waits.pending_reasons(pending)
+    finding = _pending(table)
+    assert finding is not None
+    assert finding.text.startswith("3 pending jobs (75.0%) have no pending reason in the")
+    assert "waited for" not in finding.text and "squeue" in finding.recommendation
+    assert "no reason is recorded for 3 of them (75.0%)" in pending_insight(table, 4)

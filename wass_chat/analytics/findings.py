@@ -27,6 +27,7 @@ from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.efficiency import LOW_MEMORY_EFFICIENCY, EfficiencySummary
 from wass_chat.analytics.insights import human_duration, large_groups, percent
 from wass_chat.analytics.summary import PeriodSummary
+from wass_chat.analytics.waits import NO_REASON
 
 LOW_UTILISATION = 0.50
 HIGH_UTILISATION = 0.85
@@ -144,11 +145,20 @@ def _pending(table: pl.DataFrame) -> Finding | None:
     if table.is_empty():
         return None
     top = table.row(0, named=True)
+    oldest = human_duration(top["max_age_h"] * 3600)
+    if top["reason"] == NO_REASON:
+        return Finding(
+            "pending",
+            f"{top['jobs']:,} pending jobs ({top['share_pct']:.1f}%) have no pending reason in "
+            f"the accounting data (slurmdbd records one only from time to time); the oldest of "
+            f"them has waited {oldest}.",
+            'For the live reasons, ask squeue (wass-chat ask "what is blocking the queue?").',
+        )
     remedy = REMEDIES.get(str(top["reason"]), "see Slurm's squeue reason codes for this one")
     return Finding(
         "pending",
         f"{top['jobs']:,} pending jobs ({top['share_pct']:.1f}%) waited for {top['reason']}; "
-        f"the oldest of them for {human_duration(top['max_age_h'] * 3600)}.",
+        f"the oldest of them for {oldest}.",
         remedy[0].upper() + remedy[1:] + ".",
     )
 

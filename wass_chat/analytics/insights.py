@@ -10,6 +10,7 @@ import polars as pl
 
 from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.summary import PeriodSummary
+from wass_chat.analytics.waits import NO_REASON
 
 
 def human_duration(seconds: float | None) -> str:
@@ -97,10 +98,14 @@ def pending_insight(table: pl.DataFrame, pending: int) -> str:
         return "No job submitted in this period was still pending at its end."
     top = table.row(0, named=True)
     oldest = table.sort(["max_age_h", "reason"], descending=[True, False]).row(0, named=True)
+    held = (
+        f"no reason is recorded for {top['jobs']:,} of them ({top['share_pct']:.1f}%)"
+        if top["reason"] == NO_REASON
+        else f"{top['reason']} held {top['jobs']:,} of them ({top['share_pct']:.1f}%)"
+    )
     return (
-        f"{pending:,} jobs were still pending at the end of the period; {top['reason']} held "
-        f"{top['jobs']:,} of them ({top['share_pct']:.1f}%). The oldest had waited "
-        f"{human_duration(oldest['max_age_h'] * 3600)} ({oldest['reason']})."
+        f"{pending:,} jobs were still pending at the end of the period; {held}. The oldest had "
+        f"waited {human_duration(oldest['max_age_h'] * 3600)} ({oldest['reason']})."
     )
 
 

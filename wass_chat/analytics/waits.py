@@ -59,6 +59,12 @@ def wait_by_size(loaded: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+NO_REASON = "(none recorded)"
+"""A pending job whose accounting row has no reason: slurmdbd stores the pending reason only
+from time to time (on the live cluster, sacct said ``None`` for jobs squeue showed pending for
+Priority and Resources, and ``PartitionConfig`` for one squeue showed as ``PartitionNodeLimit``)."""
+
+
 def pending_at_end(loaded: pl.DataFrame, period: Period) -> pl.DataFrame:
     """Jobs submitted in the period and still waiting at its end, with their age in hours.
 
@@ -72,7 +78,7 @@ def pending_at_end(loaded: pl.DataFrame, period: Period) -> pl.DataFrame:
     )
     return loaded.filter(waiting).with_columns(
         ((end - pl.col("submit")).dt.total_seconds() / 3600).alias("age_h"),
-        pl.col("reason").fill_null("(none recorded)"),
+        pl.col("reason").fill_null(NO_REASON),
     )
 
 
