@@ -45,7 +45,7 @@ from policy.learned.rollout import Episode, reference_makespan, replayed_makespa
 from sim.errors import InputError
 from sim.fork import Rollout, continue_from
 from sim.model import Platform, Workflow, check_fits
-from sim.occupancy import Occupancy, OccupancyError
+from sim.occupancy import Occupancy
 from sim.schedule import ClusterView, NetworkModel, StaticSchedule
 
 MAX_TASKS = 400
@@ -152,11 +152,15 @@ class LookaheadPolicy(LearnedPolicy):
         platform: Platform,
         network_model: NetworkModel = "fair",
         k: int = DEFAULT_K,
+        occupancy: Occupancy | None = None,
     ) -> None:
         super().__init__(net, mode="greedy")
         self.workflow, self.platform = workflow, platform
         self.network_model: NetworkModel = network_model
         self.k = k
+        self.occupancy = occupancy
+        """Other jobs' holds the plan starts from: the run this policy decides in must start
+        from them too (its forks copy them; the from-scratch reference replays with them)."""
         self.decided: dict[str, str] = {}
         self.simulations = 0
         self.changed = 0
@@ -185,8 +189,9 @@ class LookaheadPolicy(LearnedPolicy):
         self.simulations += 1
         if not self.fork or getattr(view, "run", None) is None:
             fixed = {**self.decided, task: node}
+            prefix = _Prefix(self.net, fixed)
             return replayed_makespan(
-                self.workflow, self.platform, _Prefix(self.net, fixed), self.network_model
+                self.workflow, self.platform, prefix, self.network_model, self.occupancy
             )[0]
         rollout = continue_from(view, _Continuation(self, task, node))
         span = rollout.replayed_makespan()
@@ -286,8 +291,9 @@ def collect_lookahead(
 class LookaheadPlanner(LearnedPlanner):
     """The learned policy with a one-step lookahead at planning time (``policy-lookahead``).
 
-    Never worse than the greedy ``policy`` on the simulator's account of the instance; costs
-    ``k`` simulations per decision, so plan time is seconds, not milliseconds.
+    Never worse than the greedy ``policy`` on the simulator's account of the instance and of
+    the load it starts from (an :class:`~sim.occupancy.Occupancy`: the rollouts fork the run
+    that starts from its holds, and replay from them); costs ``k`` simulations per decision.
     """
 
     name: str = "policy-lookahead"
@@ -306,16 +312,18 @@ class LookaheadPlanner(LearnedPlanner):
         self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
     ) -> StaticSchedule:
         check_fits(workflow, platform)
-        if occupancy:  # its forked rollouts replay without the holds (sim.fork.Rollout)
-            raise OccupancyError(self.name, ["policy-lookahead plans on an idle cluster only"])
         if len(workflow.tasks) > MAX_TASKS:
             raise InputError(workflow.name, [
                 f"policy-lookahead plans at most {MAX_TASKS} tasks (this one has "
                 f"{len(workflow.tasks)}; its cost grows with the square of the task count): "
                 "use policy or rag-guarded"
             ])  # fmt: skip
-        expert = LookaheadPolicy(self.net, workflow, platform, self.network_model, self.k)
-        makespan, plan = replayed_makespan(workflow, platform, expert, self.network_model)
+        expert = LookaheadPolicy(
+            self.net, workflow, platform, self.network_model, self.k, occupancy
+        )
+        makespan, plan = replayed_makespan(
+            workflow, platform, expert, self.network_model, occupancy
+        )
         return StaticSchedule(plan.assignment, plan.order, self.name, makespan)
 
 
