@@ -26,6 +26,7 @@ setup(
                     "run",
                     "records",
                     "view",
+                    "chooser",
                     "instance",
                     "module",
                 )

@@ -104,7 +104,12 @@ def _fork(run: _Run, dispatcher: Dispatcher) -> _Run:
     return twin
 
 
-def continue_from(view: ClusterView, scheduler: DynamicScheduler) -> Rollout:
+def continue_from(
+    view: ClusterView,
+    scheduler: DynamicScheduler,
+    chooser: Any = None,
+    pinned: tuple[int, int] = (-1, -1),
+) -> Rollout:
     """Finish a copy of the running dynamic simulation under ``scheduler``.
 
     ``view`` is the view the engine passed to the current ``choose_node`` call; ``scheduler``
@@ -112,6 +117,11 @@ def continue_from(view: ClusterView, scheduler: DynamicScheduler) -> Rollout:
     later one. The original run is untouched. ``scheduler.reset`` is called first, as
     :func:`sim.engine.simulate` would. Raises :class:`ScheduleError` for a view that is not a
     running engine's.
+
+    ``chooser``: on the compiled core, a ``sim._core.Chooser`` that takes the scheduler's
+    decisions and orders its ready tasks in C wherever it is certain to agree with it (the
+    scheduler is asked otherwise), with the ``pinned`` (task index, node index) placed as given;
+    the Python engine ignores it (the scheduler decides everything).
     """
     run = view.run if isinstance(view, EngineView) else None
     if not isinstance(run, _Run | CoreRun) or run.dispatcher is None:
@@ -124,6 +134,8 @@ def continue_from(view: ClusterView, scheduler: DynamicScheduler) -> Rollout:
     dispatcher = Dispatcher(scheduler, workflow, platform)
     if isinstance(run, CoreRun):
         core = run.fork(dispatcher)
+        if chooser is not None:
+            core.core.set_chooser(chooser, *pinned)
         core.resume()
         started, node_of, _, start, _ = core.core.tasks()
         return Rollout(

@@ -25,7 +25,7 @@ from sim.view import EngineView
 
 
 @dataclass(frozen=True)
-class _TaskConstants:
+class TaskConstants:
     """What :func:`candidate_features` needs of one task that no decision changes."""
 
     mask: np.ndarray
@@ -40,7 +40,7 @@ class _TaskConstants:
 
 
 @dataclass(frozen=True)
-class _InstanceConstants:
+class InstanceConstants:
     """Per-node constants of an instance, and its tasks' constants as decisions need them."""
 
     context: InstanceContext
@@ -50,19 +50,20 @@ class _InstanceConstants:
     file_index: dict[str, int]
     """File id -> the engine's file index (declaration order, as :mod:`sim.compiled`)."""
     unwritten: frozenset[str]
-    tasks: dict[str, _TaskConstants]
+    tasks: dict[str, TaskConstants]
 
 
-_instance_constants: dict[int, _InstanceConstants] = {}
+_instance_constants: dict[int, InstanceConstants] = {}
 
 
-def _constants(ctx: InstanceContext, task: str) -> tuple[_TaskConstants, _InstanceConstants]:
+def constants_of(ctx: InstanceContext, task: str) -> tuple[TaskConstants, InstanceConstants]:
+    """What no decision changes about ``task`` and the instance's nodes, computed once each."""
     instance = _instance_constants.get(id(ctx))
     if instance is None or instance.context is not ctx:
         if len(_instance_constants) >= 64:
             _instance_constants.clear()
         pf = ctx.platform
-        instance = _instance_constants[id(ctx)] = _InstanceConstants(
+        instance = _instance_constants[id(ctx)] = InstanceConstants(
             context=ctx,
             bandwidth=np.array([n.bandwidth for n in pf.nodes], dtype=np.float64),
             speed_share=np.array([n.speed / pf.fastest_core_speed for n in pf.nodes]),
@@ -77,14 +78,14 @@ def _constants(ctx: InstanceContext, task: str) -> tuple[_TaskConstants, _Instan
     return constants, instance
 
 
-def _task_constants(instance: _InstanceConstants, task: str) -> _TaskConstants:
+def _task_constants(instance: InstanceConstants, task: str) -> TaskConstants:
     ctx = instance.context
     wf, pf = ctx.workflow, ctx.platform
     t = wf.task_by_id[task]
     mask = np.array([n.cores >= t.cores and n.memory >= t.memory and n.gpus >= t.gpus
                      for n in pf.nodes], dtype=bool)  # fmt: skip
     file_index, unwritten = instance.file_index, instance.unwritten
-    return _TaskConstants(
+    return TaskConstants(
         mask=mask,
         unfit=~mask,
         inputs=tuple((file_index[f], wf.file_by_id[f].size) for f in t.inputs),
@@ -98,7 +99,7 @@ def engine_candidate_features(
     ctx: InstanceContext, task: str, view: EngineView
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`~policy.learned.features.candidate_features` on the engine's own view."""
-    constants, nodes = _constants(ctx, task)
+    constants, nodes = constants_of(ctx, task)
     mask = constants.mask
     now, scale = view.now, ctx.scale
     local = np.zeros(len(mask), dtype=np.float64)
@@ -112,23 +113,42 @@ def engine_candidate_features(
     serve = constants.serve
     aware = np.maximum(finish, now + inbound + constants.compute) + serve
     own = max(ctx.mean_runtime[task], 1e-9)
-    block = np.empty((len(mask), CANDIDATE_FEATURES), dtype=np.float64)
+    block = fixed_columns(ctx, task)
     block[:, 0] = (finish - now) / scale
     block[:, 1] = (finish - finish[mask].min()) / scale
     block[:, 2] = np.maximum(np.array(view.available_times()) - now, 0.0) / scale
     block[:, 3] = local / max(ctx.input_bytes[task], 1)
-    block[:, 4] = nodes.speed_share
     block[:, 5] = np.array(view.free_cores_all()) / nodes.cores
-    block[:, 6] = ctx.upward[task] / scale
     block[:, PRIOR_GAP] = (aware - aware[mask].min()) / own
-    block[:, PRIOR_COST_TO_GO] = ctx.lookahead[ctx.task_index[task]] / own
     block[:, 9] = inbound / scale
-    block[:, 10] = serve / scale
+    return to_features(block, constants.unfit), mask.copy()
+
+
+FIXED_COLUMNS = (4, 6, PRIOR_COST_TO_GO, 10, PLANNED_COMPUTE, SPREAD)
+"""Candidate columns that depend on the task and the node only, not on the decision."""
+
+
+def fixed_columns(ctx: InstanceContext, task: str) -> np.ndarray:
+    """A float64 (nodes, features) block with :data:`FIXED_COLUMNS` filled, the rest zero."""
+    constants, nodes = constants_of(ctx, task)
+    own = max(ctx.mean_runtime[task], 1e-9)
+    scale = ctx.scale
+    block = np.zeros((len(constants.mask), CANDIDATE_FEATURES), dtype=np.float64)
+    block[:, 4] = nodes.speed_share
+    block[:, 6] = ctx.upward[task] / scale
+    block[:, PRIOR_COST_TO_GO] = ctx.lookahead[ctx.task_index[task]] / own
+    block[:, 10] = constants.serve / scale
     block[:, PLANNED_COMPUTE] = constants.compute / scale
     block[:, SPREAD] = ctx.log_spread[ctx.task_index[task]] * constants.compute / own
+    return block
+
+
+def to_features(block: np.ndarray, unfit: np.ndarray) -> np.ndarray:
+    """The float32 features of a float64 block: rows of nodes that cannot host the task keep
+    only the task's upward rank, and every column is clipped."""
     feats = block.astype(np.float32)
-    if constants.unfit.any():
-        feats[constants.unfit] = 0.0
-        feats[constants.unfit, 6] = block[0, 6]
+    if unfit.any():
+        feats[unfit] = 0.0
+        feats[unfit, 6] = block[0, 6]
     np.minimum(feats, RELATIVE_FINISH_CLIP, out=feats)
-    return feats, mask.copy()
+    return feats

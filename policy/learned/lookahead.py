@@ -14,10 +14,11 @@ the search's choices without the search, then the improved network is the next s
 ``policy-lookahead`` runs it at planning time. Each candidate's rollout continues a copy of
 the running simulation from the decision (:func:`sim.fork.continue_from`) rather than
 re-simulating from t=0, the greedy candidate's completion is the rollout kept at the previous
-decision, and rollouts share the encoding and an exact fast head: the plans are those of the
-from-scratch search (tested), still quadratic in the task count (``wass-chat train bench``
-times a 200-task plan). Measured: the network imitates it poorly (docs/learned.md), so the
-search is worth running at planning time.
+decision, and the rollouts' greedy decisions are taken inside the compiled core wherever it is
+certain to agree with the network (:mod:`policy.learned.compiled_head`), by an exact fast head
+sharing the encoding otherwise: the plans are those of the from-scratch search (tested), still
+quadratic in the task count (``wass-chat train bench`` times a 200-task plan). Measured: the
+network imitates it poorly (docs/learned.md), so the search is worth running at planning time.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.learned.agent import LearnedPolicy
+from policy.learned.compiled_head import compiled_chooser
 from policy.learned.features import (
     CANDIDATE_FEATURES,
     PRIOR_COST_TO_GO,
@@ -42,6 +44,7 @@ from policy.learned.instances import InstanceSpec, materialize
 from policy.learned.model import NetConfig, PolicyNet
 from policy.learned.planner import LearnedPlanner
 from policy.learned.rollout import Episode, reference_makespan, replayed_makespan
+from sim import fast
 from sim.errors import InputError
 from sim.fork import Rollout, continue_from
 from sim.model import Platform, Workflow, check_fits
@@ -129,6 +132,7 @@ class _Continuation(LearnedPolicy):
         self._placed += 1
         if task == self.task:
             return self.node
+        self.parent.asked += 1
         ctx = self.context
         feats, mask = candidate_features(ctx, task, view)
         action = self.parent.head.choose(ctx.task_index[task], feats, mask)
@@ -172,6 +176,14 @@ class LookaheadPolicy(LearnedPolicy):
         self._base: tuple[Rollout, float] | None = None
         """The rollout of the decisions so far followed by the greedy network, and its replayed
         makespan: its node for the next task is the greedy choice there, whose completion it is."""
+        self.compiled = True
+        """Let the compiled core take the rollouts' greedy decisions where it is certain to
+        agree with the network (:mod:`policy.learned.compiled_head`); False asks the network
+        for every one (the reference the compiled decisions are tested against)."""
+        self.chooser: Any = None
+        self.asked = 0
+        """Rollout decisions taken by the network in Python (all of them without the chooser;
+        with it, those where its float64 head could not be sure of torch's argmax)."""
         self.head: _GreedyHead
 
     def reset(self, workflow: Workflow, platform: Platform) -> None:
@@ -179,6 +191,10 @@ class LookaheadPolicy(LearnedPolicy):
         self.decided = {}
         self._base = None
         self.head = _GreedyHead(self.net, self._emb)
+        self.chooser = None
+        if self.compiled and fast.enabled():
+            ctx = self.context
+            self.chooser = compiled_chooser(ctx, self.net, self._emb, ctx.upward)
 
     def _completion(self, task: str, action: int, view: ClusterView) -> float:
         """Replayed makespan of the decisions so far, ``task`` on ``action``, then greedy."""
@@ -193,7 +209,8 @@ class LookaheadPolicy(LearnedPolicy):
             return replayed_makespan(
                 self.workflow, self.platform, prefix, self.network_model, self.occupancy
             )[0]
-        rollout = continue_from(view, _Continuation(self, task, node))
+        pinned = (self.context.task_index[task], action)
+        rollout = continue_from(view, _Continuation(self, task, node), self.chooser, pinned)
         span = rollout.replayed_makespan()
         self._rollouts[action] = (rollout, span)
         return span

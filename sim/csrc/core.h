@@ -95,7 +95,11 @@ typedef struct {
     int64_t *re_version; double *re_ends; int *re_n;
     Net net;
     PyObject *choose, *order;
+    PyObject *chooser;           /* a sim._core.Chooser deciding in C (chooser.c), or NULL */
+    int pinned_task, pinned_node; /* with a chooser: this task goes to this node (-1: none) */
 } Run;
+
+extern PyTypeObject RunType;
 
 /* network.c */
 int net_init(Net *n, const Shared *sh, int fair);
@@ -128,6 +132,11 @@ PyObject *run_available_times(Run *r, PyObject *noargs);
 PyObject *run_free_cores(Run *r, PyObject *noargs);
 PyObject *run_located(Run *r, PyObject *arg);
 PyObject *run_node_of(Run *r, PyObject *arg);
+
+/* chooser.c */
+extern PyTypeObject ChooserType;
+int chooser_choose(PyObject *chooser, Run *r, int task);
+void chooser_order(PyObject *chooser, int *tasks, Py_ssize_t n);
 
 /* records.c */
 PyObject *run_task_records(Run *r, PyObject *args);

@@ -9,7 +9,6 @@
 extern PyTypeObject InstanceType;
 Shared *instance_shared(PyObject *obj);
 void shared_release(Shared *s);
-static PyTypeObject RunType;
 
 #define ALLOC(p, n) ((p) = calloc((size_t)((n) ? (n) : 1), sizeof(*(p))))
 #define DUP(d, s, n) (ALLOC(d, n) && memcpy(d, s, sizeof(*(d)) * (size_t)(n)) == (d))
@@ -99,6 +98,7 @@ static void run_dealloc(Run *r) {
     shared_release(r->sh);
     Py_XDECREF(r->choose);
     Py_XDECREF(r->order);
+    Py_XDECREF(r->chooser);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
@@ -157,6 +157,21 @@ static PyObject *run_set_callbacks(Run *r, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OO", &choose, &order)) return NULL;
     Py_XINCREF(choose); Py_XSETREF(r->choose, choose);
     Py_XINCREF(order); Py_XSETREF(r->order, order);
+    Py_RETURN_NONE;
+}
+
+static PyObject *run_set_chooser(Run *r, PyObject *args) {
+    PyObject *chooser;
+    int task, node;
+    if (!PyArg_ParseTuple(args, "O!ii", &ChooserType, &chooser, &task, &node)) return NULL;
+    if (task < -1 || task >= r->sh->nt || node < -1 || node >= r->sh->nn) {
+        PyErr_SetString(PyExc_IndexError, "pinned task or node");
+        return NULL;
+    }
+    Py_INCREF(chooser);
+    Py_XSETREF(r->chooser, chooser);
+    r->pinned_task = task;
+    r->pinned_node = node;
     Py_RETURN_NONE;
 }
 
@@ -267,6 +282,8 @@ static PyMethodDef run_methods[] = {
     {"set_callbacks", (PyCFunction)run_set_callbacks, METH_VARARGS,
      "set_callbacks(choose, order): dynamic mode's scheduler calls (task -> node index; "
      "list of ready tasks -> the same tasks in placement order)."},
+    {"set_chooser", (PyCFunction)run_set_chooser, METH_VARARGS,
+     "set_chooser(chooser, task, node): decide in C (chooser.c), task pinned to node."},
     {"hold", (PyCFunction)run_hold_m, METH_VARARGS, "hold(node, cores, until): another job's cores."},
     {"load_plan", (PyCFunction)run_load_plan, METH_VARARGS,
      "load_plan(node_of, queues): a static plan in index form (trusted)."},
@@ -298,7 +315,7 @@ static PyGetSetDef run_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyTypeObject RunType = {
+PyTypeObject RunType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "sim._core.Run",
     .tp_basicsize = sizeof(Run),
@@ -316,13 +333,17 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__core(void) {
-    if (PyType_Ready(&InstanceType) < 0 || PyType_Ready(&RunType) < 0) return NULL;
+    if (PyType_Ready(&InstanceType) < 0 || PyType_Ready(&RunType) < 0 ||
+        PyType_Ready(&ChooserType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&InstanceType);
     Py_INCREF(&RunType);
+    Py_INCREF(&ChooserType);
     if (PyModule_AddObject(m, "Instance", (PyObject *)&InstanceType) < 0 ||
         PyModule_AddObject(m, "Run", (PyObject *)&RunType) < 0 ||
+        PyModule_AddObject(m, "Chooser", (PyObject *)&ChooserType) < 0 ||
         PyModule_AddStringConstant(m, "SOURCE_HASH", CORE_SOURCE_HASH) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -127,7 +127,9 @@ static int place_ready(Run *r) {
     r->batch = r->deciding;
     r->batch.n = 0;
     r->deciding = batch;
-    if (batch.n > 1) {
+    if (batch.n > 1 && r->chooser) {
+        chooser_order(r->chooser, r->deciding.a, batch.n);
+    } else if (batch.n > 1) {
         PyObject *list = PyList_New(batch.n);
         if (!list) return -1;
         for (Py_ssize_t i = 0; i < batch.n; i++) PyList_SET_ITEM(list, i, PyLong_FromLong(batch.a[i]));
@@ -141,13 +143,18 @@ static int place_ready(Run *r) {
     for (Py_ssize_t pos = 0; pos < r->deciding.n; pos++) {
         r->position = pos;
         int task = r->deciding.a[pos];
-        PyObject *arg = PyLong_FromLong(task);
-        PyObject *got = arg ? PyObject_CallOneArg(r->choose, arg) : NULL;
-        Py_XDECREF(arg);
-        if (!got) return -1;
-        long node = PyLong_AsLong(got);
-        Py_DECREF(got);
-        if (node == -1 && PyErr_Occurred()) return -1;
+        long node = -1;
+        if (r->chooser && task == r->pinned_task) node = r->pinned_node;
+        else if (r->chooser && (node = chooser_choose(r->chooser, r, task)) == -2) return -1;
+        if (node < 0) { /* no chooser, or only the Python scheduler can tell */
+            PyObject *arg = PyLong_FromLong(task);
+            PyObject *got = arg ? PyObject_CallOneArg(r->choose, arg) : NULL;
+            Py_XDECREF(arg);
+            if (!got) return -1;
+            node = PyLong_AsLong(got);
+            Py_DECREF(got);
+            if (node == -1 && PyErr_Occurred()) return -1;
+        }
         r->node_of[task] = (int)node;
         if (ivec_push(&r->queues[node], task) < 0) return -1;
         r->version[node]++;
