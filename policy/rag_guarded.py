@@ -75,8 +75,8 @@ def regret_quantile(spans: dict[str, np.ndarray], q: float = QUANTILE) -> dict[s
 
 
 class RagGuarded(StaticScheduler):
-    """Best of {learned policy, HEFT, PEFT} by simulated makespan (mean over predicted draws
-    when it has retrieved predictions)."""
+    """Best of {learned policy, HEFT, PEFT} by simulated makespan; with retrieved predictions,
+    by :func:`regret_quantile` over executions drawn from them."""
 
     name: str = "rag-guarded"
     description: ClassVar[str] = "learned policy guarded by HEFT and PEFT (best simulated wins)"
