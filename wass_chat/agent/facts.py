@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from policy.registry import canonical_name
+from policy.registry import DEFAULT_COMPARISON, canonical_name
 from sim.errors import InputError
 from sim.model import Platform, Workflow
 from sim.schedule import NetworkModel
@@ -28,20 +28,6 @@ from wass_chat.agent.counterfactual import (
 from wass_chat.agent.sources import Sources, UnknownReference, demo_run_id
 from wass_chat.agent.whatif import WhatIf, compare, what_if
 from wass_chat.config import Settings
-
-DEFAULT_COMPARISON = (
-    "heft",
-    "cpop",
-    "peft",
-    "minmin",
-    "wass_heuristic",
-    "traditional_slurm",
-    "policy",
-    "rag-guarded",
-)
-"""What ``/compare`` ranks by default: the classic list heuristics, the WASS heuristic, the
-Slurm-like baseline, and the learned policy with its guarded form (the lookahead and sampling
-variants simulate many rollouts per decision: name them to include them)."""
 
 
 class CaseFacts(TypedDict):

@@ -126,12 +126,12 @@ def _simulator() -> tuple[Any, str | None]:
     """A function run -> (makespan per scheduler, problems), or None and why it is unavailable."""
     try:
         from policy.base import plan_and_simulate
-        from policy.registry import get_scheduler, scheduler_names
+        from policy.registry import DEFAULT_COMPARISON, get_scheduler
         from sim.platforms import platform_from_dict
         from sim.wfformat import read_workflow, workflow_from_dict
     except ImportError as exc:
         return None, f"scheduler comparison not available (import failed: {exc})"
-    names = scheduler_names()
+    names = DEFAULT_COMPARISON  # not the seconds-per-plan search variants
 
     def simulate(record: Any) -> tuple[dict[str, float], list[str]]:
         try:
