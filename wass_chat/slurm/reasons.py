@@ -56,8 +56,9 @@ REASONS: tuple[Reason, ...] = (
            "there (account, QOS)",
            "fit the request to the partition, or use another partition"),
     Reason("PartitionNodeLimit", "partition_limit",
-           "it asks for more or fewer nodes than the partition allows per job (MaxNodes, "
-           "MinNodes)", "ask for a node count within the limit, or use another partition"),
+           "it asks for more nodes than the partition has, or more or fewer than it allows "
+           "per job (MaxNodes, MinNodes)",
+           "ask for a node count within the limit, or use another partition"),
     Reason("PartitionTimeLimit", "partition_limit",
            "its --time exceeds the partition's MaxTime",
            "ask for a --time within MaxTime, or use a partition that allows it"),
