@@ -120,9 +120,9 @@ def test_bench_cli_checks_the_uncertainty_flags(tmp_path: Path, capsys) -> None:
     assert "psychic" in err and "--load: share must be in [0, 1]" in err and "speed" in err
     assert main([*args, "--estimates", "kb", "--kb", str(tmp_path / "none")]) == 2
     assert "--kb DIR" in capsys.readouterr().err
-    lookahead = ["bench", "--recipes", "montage:60", "--schedulers", "heft,policy-lookahead"]
-    assert main([*lookahead, "--seeds", "1", "--load", "share=0.5"]) == 2
-    assert "policy-lookahead plans on an idle cluster only" in capsys.readouterr().err
+    peers = ["bench", "--recipes", "montage:60", "--schedulers", "heft", "--peers", "saga"]
+    assert main([*peers, "--seeds", "1", "--load", "share=0.5"]) == 2
+    assert "plans on an idle cluster only" in capsys.readouterr().err
 
 
 @pytest.mark.slow

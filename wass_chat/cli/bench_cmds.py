@@ -25,8 +25,6 @@ ESTIMATES_HELP = (
     " means), kb (predicted from the knowledge base's realised executions, see --kb), oracle "
     "(the realised values). Default: the exact setting."
 )
-IDLE_ONLY = ("policy-lookahead", "rag-guarded-lookahead")
-"""Schedulers that refuse a load (their forked rollouts replay on an idle machine)."""
 LOAD_HELP = (
     "A seeded background load every scheduler plans around and runs on: share=S,horizon=H,"
     "seed=K,seen=1 (defaults 0.5, 1.0, 0, 1: half the nodes held whole from time 0 until a "
@@ -107,7 +105,7 @@ def bench(
     )
     instances = build_matrix(sources, parse_platforms(platforms), seeds)
     background = _check_uncertainty(estimates, noise, load, kb_dir)
-    idle_only = [n for n in names if n in IDLE_ONLY] + [f"saga-{p}" for p in peer_names]
+    idle_only = [f"saga-{p}" for p in peer_names]  # SAGA's conversions assume an idle machine
     if background is not None and idle_only:  # they would fail after minutes of work
         raise BenchSpecError("--load", [f"{n} plans on an idle cluster only" for n in idle_only])
     spec = RunSpec(
