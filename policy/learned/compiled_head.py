@@ -47,7 +47,7 @@ def _head_arrays(net: PolicyNet, emb: dict[str, torch.Tensor]) -> dict[str, Any]
         "base_abs": np.abs(b1) + np.abs(task) @ np.abs(w_task).T,
         "node": nodes @ w_node.T,
         "node_abs": np.abs(nodes) @ np.abs(w_node).T,
-        "w1f": np.ascontiguousarray(w_feat),
+        "w1f": np.ascontiguousarray(w_feat.T),
         "w2": net.head[2].weight.detach().double().numpy()[0],
         "b2": float(net.head[2].bias.detach().double().item()),
     }

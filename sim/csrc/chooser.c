@@ -36,13 +36,14 @@ typedef struct {
     float *fixed;               /* nt x nn x NF: the float32 columns no decision changes */
     double *base, *base_abs;    /* nt x h: b1 + W1[task part] . task embedding; |.| version */
     double *node, *node_abs;    /* nn x h: W1[node part] . node embedding; |.| version */
-    double *w1f, *w1f_abs;      /* h x NF: W1's feature columns */
+    double *w1f, *w1f_abs;      /* NF x h: W1's feature columns, transposed */
     double *w2, *w2_abs, b2;    /* h */
     float eft_prior, lookahead_weight;
     int *rank;                  /* nt: position in the scheduler's placement order */
     double scale;
     double *work;               /* scratch: 6 x nn doubles */
     float *feats;               /* scratch: nn x NF */
+    double *z, *s;              /* scratch: h each */
 } Chooser;
 
 static void chooser_dealloc(Chooser *c) {
@@ -50,7 +51,7 @@ static void chooser_dealloc(Chooser *c) {
     free(c->input_bytes); free(c->input_div); free(c->own); free(c->bw); free(c->ncores);
     free(c->serve); free(c->compute); free(c->fixed); free(c->base); free(c->base_abs);
     free(c->node); free(c->node_abs); free(c->w1f); free(c->w1f_abs); free(c->w2);
-    free(c->w2_abs); free(c->rank); free(c->work); free(c->feats);
+    free(c->w2_abs); free(c->rank); free(c->work); free(c->feats); free(c->z); free(c->s);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
@@ -108,7 +109,8 @@ static PyObject *chooser_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
          (c->w1f_abs = malloc(sizeof(double) * (size_t)h * NF)) &&
          (c->w2_abs = malloc(sizeof(double) * (size_t)h)) &&
          (c->work = malloc(sizeof(double) * 6 * (size_t)nn)) &&
-         (c->feats = malloc(sizeof(float) * NF * (size_t)nn));
+         (c->feats = malloc(sizeof(float) * NF * (size_t)nn)) &&
+         (c->z = malloc(sizeof(double) * (size_t)h)) && (c->s = malloc(sizeof(double) * (size_t)h));
     if (!ok) {
         Py_DECREF(c);
         return PyErr_Occurred() ? NULL : PyErr_NoMemory();
@@ -186,15 +188,22 @@ int chooser_choose(PyObject *obj, Run *r, int task) {
         const double *base = c->base + (Py_ssize_t)task * h, *node = c->node + (Py_ssize_t)n * h;
         const double *base_abs = c->base_abs + (Py_ssize_t)task * h;
         const double *node_abs = c->node_abs + (Py_ssize_t)n * h;
+        double *z = c->z, *s = c->s;
+        for (int j = 0; j < h; j++) {
+            z[j] = base[j] + node[j];
+            s[j] = base_abs[j] + node_abs[j];
+        }
+        for (int k = 0; k < NF; k++) { /* over the hidden units innermost: vectorised */
+            const double *w = c->w1f + (Py_ssize_t)k * h, *wa = c->w1f_abs + (Py_ssize_t)k * h;
+            double fk = f[k], ak = fabs(fk);
+            for (int j = 0; j < h; j++) {
+                z[j] += w[j] * fk;
+                s[j] += wa[j] * ak;
+            }
+        }
         double raw = c->b2, spread = 0.0, carried = fabs(c->b2);
         for (int j = 0; j < h; j++) {
-            const double *w = c->w1f + (Py_ssize_t)j * NF, *wa = c->w1f_abs + (Py_ssize_t)j * NF;
-            double z = base[j] + node[j], s = base_abs[j] + node_abs[j];
-            for (int k = 0; k < NF; k++) {
-                z += w[k] * f[k];
-                s += wa[k] * fabs(f[k]);
-            }
-            double hid = z > 0.0 ? z : 0.0, e1 = g1 * s;
+            double hid = z[j] > 0.0 ? z[j] : 0.0, e1 = g1 * s[j];
             raw += c->w2[j] * hid;
             spread += c->w2_abs[j] * e1;                /* hidden errors carried through w2 */
             carried += c->w2_abs[j] * (hid + e1);       /* |w2| . |hidden| for layer 2's own */
