@@ -110,6 +110,14 @@ def tool_schemas() -> list[dict[str, Any]]:
     ]
 
 
+def _type_name(schema: dict[str, Any]) -> str:
+    """``string`` for a string and for an optional one (``anyOf: [string, null]``)."""
+    if "type" in schema:
+        return str(schema["type"])
+    kinds = [str(k["type"]) for k in schema.get("anyOf", []) if k.get("type") not in (None, "null")]
+    return kinds[0] if len(kinds) == 1 else "any"
+
+
 def tools_prompt(system_prompt: str) -> str:
     """The system prompt followed by the tools, one compact JSON object a line."""
     lines = [
@@ -118,7 +126,7 @@ def tools_prompt(system_prompt: str) -> str:
                 "name": t["function"]["name"],
                 "description": t["function"]["description"],
                 "parameters": {
-                    k: v.get("type", "any")
+                    k: _type_name(v)
                     for k, v in t["function"]["parameters"].get("properties", {}).items()
                 },
             }
