@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sim.errors import InputError, ServiceUnavailable
 from sim.model import node_fits
@@ -29,9 +29,6 @@ from wass_chat.agent.fact_kinds import (
 from wass_chat.agent.sources import Sources
 from wass_chat.agent.verdicts_cluster import run_verdict, sacct_verdict
 from wass_chat.config import Settings
-
-if TYPE_CHECKING:
-    from wass_chat.slurm.commands import SlurmCommands
 
 
 class ClusterFacts:
@@ -229,10 +226,11 @@ class ClusterFacts:
         Without ``jobid``: the asker's latest job that ended badly ("why did my job crash?")."""
         from wass_chat.slurm.commands import SlurmCommands
         from wass_chat.slurm.explain import asker, explain_job
+        from wass_chat.slurm.explain.latest import explain_latest_bad
 
         commands = SlurmCommands(timeout=15)
         if not jobid:
-            return self._latest_bad_job(commands, asker())
+            return dict(explain_latest_bad(commands, asker()))
         try:
             return dict(explain_job(commands, jobid))
         except ServiceUnavailable as exc:
@@ -240,25 +238,6 @@ class ClusterFacts:
             if cached is None:
                 raise
             return cached
-
-    def _latest_bad_job(self, commands: SlurmCommands, user: str) -> dict[str, Any]:
-        from wass_chat.slurm.explain import explain_job
-        from wass_chat.slurm.explain.latest import DAYS, latest_bad_job
-        from wass_chat.slurm.formats import clock
-
-        found = latest_bad_job(commands, user)
-        if found is None:
-            raise InputError(
-                "my job",
-                [f"{user} has no job that failed, timed out or was killed in the last {DAYS} "
-                 "days; ask about one by its id (/why JOBID)"],
-            )  # fmt: skip
-        facts = dict(explain_job(commands, found.job_id, user=user))
-        facts["verdict"] = (
-            f"Your latest job that ended badly is {found.job_id} ({found.name}, "
-            f"{found.state.lower()} at {clock(found.end)}). {facts.get('verdict', '')}"
-        )
-        return facts
 
     def _cached_job(self, jobid: str, why: str) -> dict[str, Any] | None:
         """The job as the imported accounting cache holds it, when Slurm does not answer."""

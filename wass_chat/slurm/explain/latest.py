@@ -11,8 +11,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from sim.errors import InputError
 from wass_chat.slurm.commands import SlurmCommands
-from wass_chat.slurm.formats import slurm_time
+from wass_chat.slurm.explain import explain_job
+from wass_chat.slurm.explain.model import JobWhyFacts
+from wass_chat.slurm.formats import clock, slurm_time
 
 DAYS = 7
 ENDED_BADLY = frozenset({
@@ -43,3 +46,22 @@ def latest_bad_job(
         if end is not None and (latest is None or end > latest.end):
             latest = EndedJob(parts[0], parts[1], parts[2].split()[0], end)
     return latest
+
+
+def explain_latest_bad(commands: SlurmCommands, user: str) -> JobWhyFacts:
+    """The explanation of ``user``'s latest bad ending, its verdict saying which job that is.
+
+    Raises :class:`~sim.errors.InputError` when there is none in :data:`DAYS` days."""
+    found = latest_bad_job(commands, user)
+    if found is None:
+        raise InputError(
+            "my job",
+            [f"{user} has no job that failed, timed out or was killed in the last {DAYS} days; "
+             "ask about one by its id (/why JOBID)"],
+        )  # fmt: skip
+    facts = explain_job(commands, found.job_id, user=user)
+    facts["verdict"] = (
+        f"Your latest job that ended badly is {found.job_id} ({found.name}, "
+        f"{found.state.lower()} at {clock(found.end)}). {facts.get('verdict', '')}"
+    )
+    return facts
