@@ -147,6 +147,7 @@ def test_commands_without_required_arguments_say_how_to_use_them() -> None:
         ("why won't 144 run", "job_why", {"jobid": "144"}),  # a lone number about a job's fate
         ("is the cluster busy", "cluster_status", {}),  # present tense: now, not accounting
         ("what's running right now", "cluster_status", {}),  # no run named: as `/status` alone
+        ("still running?", "run_status", {}),  # a follow-up about the current run
         ("why is nothing running", "queue_overview", {}),
         ("why did my job crash", "job_why", {}),  # no id: the asker's latest bad ending
         ("was 162 efficient", "job_why", {"jobid": "162"}),

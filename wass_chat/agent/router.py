@@ -175,10 +175,11 @@ def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> 
 
 
 def _about_the_cluster(text: str, slots: Slots) -> bool:
-    """Running or load wording that names no run, workflow or task: the cluster's state."""
+    """Load wording ("what's running", "who is using", "busy") that names no run, workflow or
+    task: the cluster's state. A bare "still running?" stays the current run's question."""
     if slots.run or slots.workflow or slots.task or _RUN_WORDS.search(text):
         return False
-    return bool(_LIVE_LOAD.search(text) or re.search(r"running", text, re.I))
+    return bool(_LIVE_LOAD.search(text))
 
 
 def _bare_job(text: str, slots: Slots) -> bool:
