@@ -132,9 +132,7 @@ DEFAULT_COMPARISON = (
 """What a comparison ranks unless schedulers are named (the chat's ``/compare``, the report's
 runs): the classic list heuristics, the WASS heuristic, the Slurm-like baseline, and the
 learned policy with its guarded form. The lookahead and sampling variants simulate many
-rollouts per decision: re-simulating 4 live-cluster runs took 11.2 s CPU with every registered
-scheduler against 6.4 s with these (92 s before the lookahead's compiled chooser). Name them
-to include them."""
+rollouts per decision, so they cost the most of all: name them to include them."""
 
 
 def scheduler_names() -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from wass_chat.agent.safety import literal as lit
 from wass_chat.slurm.explain.ended import duration
+from wass_chat.slurm.explain.phrases import jobs
 
 Facts = Mapping[str, Any]
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>#|~!])")
@@ -69,7 +70,7 @@ def render_queue(f: Facts) -> str:
     if f["reasons"]:
         lines += ["", "**Pending jobs by reason** (`squeue -t PD`):"]
         lines += [
-            f"- {lit(r['reason'])}: {_jobs(r['jobs'])}, {r['cpus']} CPUs ({r['meaning']})"
+            f"- {lit(r['reason'])}: {jobs(r['jobs'])}, {r['cpus']} CPUs ({r['meaning']})"
             for r in f["reasons"]
         ]
     if f["partitions"]:
@@ -82,7 +83,7 @@ def render_queue(f: Facts) -> str:
             )
             lines.append(
                 f"- {lit(p['partition'])}: {p['cpus_allocated']} of {p['cpus_total']} "
-                f"CPUs in use, {_jobs(p['pending_jobs'])} pending for "
+                f"CPUs in use, {jobs(p['pending_jobs'])} pending for "
                 f"{p['pending_cpus']} CPUs{down}"
             )
     if f["longest"]:
@@ -101,16 +102,12 @@ def render_waiters(f: Facts) -> str:
         lines += ["", f"**Median wait by user** ({f['jobs']} jobs that started, from sacct):"]
         lines += [
             f"- {lit(u['user'])}: median {duration(u['median_wait_s'])}, longest "
-            f"{duration(u['max_wait_s'])} (job {lit(u['longest_job'])}), {_jobs(u['jobs'])}"
+            f"{duration(u['max_wait_s'])} (job {lit(u['longest_job'])}), {jobs(u['jobs'])}"
             for u in f["users"]
         ]
     if f.get("note"):
         lines += ["", f"_{lit(f['note'])}_"]
     return "\n".join(lines)
-
-
-def _jobs(count: int) -> str:
-    return f"{count:,} job" + ("" if count == 1 else "s")
 
 
 def render_cluster(f: Facts) -> str:

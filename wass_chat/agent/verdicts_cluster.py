@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from wass_chat.agent.fact_kinds import RunStatusFacts, SacctSummaryFacts
 from wass_chat.slurm.explain.ended import duration
-
-_ENDED_BADLY = ("FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "CANCELLED")
+from wass_chat.slurm.explain.latest import ENDED_BADLY
 
 
 def run_verdict(f: RunStatusFacts) -> str:
@@ -30,7 +29,7 @@ def run_verdict(f: RunStatusFacts) -> str:
     words = f"Run {f['run_id']}: {done} of {total} jobs completed" + (
         f", {others}." if others else "; the run is finished."
     )
-    bad = next((t for t in f["tasks"] if t["state"].split()[0] in _ENDED_BADLY), None)
+    bad = next((t for t in f["tasks"] if t["state"].split()[0] in ENDED_BADLY), None)
     if bad is not None:
         job = f"job {bad['job_id']}" if bad["job_id"] else "its job"
         words += f" Task {bad['task']} ({job}, on {bad['node']}) ended {bad['state'].lower()}."

@@ -17,6 +17,7 @@ from typing import TypedDict
 
 from sim.errors import InputError
 from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.slurm.explain.phrases import jobs
 from wass_chat.slurm.formats import clock, is_set, memory_mb, slurm_time
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.live import RUNNING_ARGV, RunningJob, parse_running
@@ -110,7 +111,7 @@ def node_facts(
     if match := _REASON.match(reason):
         reason, who = match["text"], match["who"]
         since = clock(slurm_time(match["when"]), now)
-    jobs = [
+    held = [
         NodeJob(job_id=j.job_id, user=j.user, cpus=j.cpus, ends=clock(j.end, now) if j.end else "")
         for j in running
         if name in expand(j.nodes)
@@ -128,7 +129,7 @@ def node_facts(
         reason=reason if is_set(reason) else "",
         reason_by=who,
         reason_since=since,
-        jobs=jobs,
+        jobs=held,
     )
 
 
@@ -221,17 +222,12 @@ def node_verdict(n: NodeFacts) -> str:
     return f"{name} is partly allocated: {holders} {verb} {used} of its {cores} CPUs."
 
 
-def _jobs(count: int, state: str = "") -> str:
-    """``1 running job``, ``3 jobs``."""
-    return " ".join(filter(None, (str(count), state, "job" if count == 1 else "jobs")))
-
-
 def _by_user(users: Sequence[UserLoad], shown: int = 3) -> str:
     """``: root 7 CPUs in 2 jobs, alice 4 in 1`` (the first ``shown`` users, then how many more)."""
     if not users:
         return ""
     first, *rest = users[:shown]
-    words = [f"{first['user']} {first['cpus']} CPUs in {_jobs(first['jobs'])}"]
+    words = [f"{first['user']} {first['cpus']} CPUs in {jobs(first['jobs'])}"]
     words += [f"{u['user']} {u['cpus']} in {u['jobs']}" for u in rest]
     if (more := len(users) - shown) > 0:
         words[-1] += f" and {more} more user{'s' * (more > 1)}"
@@ -244,10 +240,10 @@ def cluster_verdict(f: ClusterFacts) -> str:
     out = [n for n in nodes if not n["takes_jobs"]]
     usage = (
         f"{f['allocated_cores']} of {f['cores']} CPUs are allocated "
-        f"({_jobs(f['running_jobs'], 'running')}{_by_user(f.get('users', []))})"
+        f"({jobs(f['running_jobs'], 'running')}{_by_user(f.get('users', []))})"
     )
     if pending := f.get("pending_jobs", 0):
-        usage += f"; {_jobs(pending, 'pending')} (/queue says why)"
+        usage += f"; {jobs(pending, 'pending')} (/queue says why)"
     usage += "."
     if not out:
         every = f"All {len(nodes)} nodes take" if len(nodes) > 1 else "The node takes"

@@ -11,6 +11,11 @@ def names(names: list[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def jobs(count: int, state: str = "") -> str:
+    """``1 job``, ``3 running jobs``, ``1,204 pending jobs``."""
+    return f"{count:,} " + (f"{state} " if state else "") + ("job" if count == 1 else "jobs")
+
+
 def minutes(seconds: float | None) -> str:
     if seconds is None:
         return "no limit"
