@@ -8,12 +8,15 @@ instances with :func:`~policy.bench.runner.run_matrix`, appending each instance'
 its ``.partial`` shard as it comes, then publishes the shard. The merge reads the finished
 shards and orders the outcomes as the plan lists the instances, which is the order
 ``run_matrix`` returns on one machine: the records are the same, only the wall-clock
-``seconds`` (never part of the results) differ.
+``seconds`` (never part of the results) differ. With ``--kb``, the plan also carries each
+instance's retrieved runtime predictions (:mod:`sim.predictions_json`): the submitter queried
+the knowledge base, so the tasks never open it (a Chroma store on disk is not for many
+concurrent openers).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -34,21 +37,47 @@ from sim.array_plan import (
     shard_rows,
     task_main,
 )
+from sim.predictions_json import predictions_from_json, predictions_to_json
+from sim.uncertainty import RuntimePredictions
 
 KIND = "bench"
 
 
 def bench_plan(
-    instances: Sequence[Instance], spec: RunSpec, tasks: int, jobs: int = 1
+    instances: Sequence[Instance],
+    spec: RunSpec,
+    tasks: int,
+    jobs: int = 1,
+    predictions: Mapping[str, RuntimePredictions] | None = None,
 ) -> ArrayPlan:
     """The bench of ``spec`` on ``instances`` split into ``tasks`` array tasks of ``jobs``
-    worker processes each (the workers do not change the records: not in the digest)."""
-    payload = {"instances": [asdict(i) for i in instances], "run": asdict(spec), "jobs": jobs}
+    worker processes each (the workers do not change the records: not in the digest).
+
+    ``predictions`` (instance id -> retrieved predictions, ``--kb``) go into the plan, so into
+    its digest: a knowledge base that predicts otherwise gets another array directory.
+    """
+    payload: dict[str, object] = {
+        "instances": [asdict(i) for i in instances], "run": asdict(spec), "jobs": jobs,
+    }  # fmt: skip
+    if predictions is not None:
+        payload["predictions"] = {i.id: predictions_to_json(predictions[i.id])
+                                  for i in instances if i.id in predictions}  # fmt: skip
     return ArrayPlan(KIND, payload, tasks, "json", ("jobs",))
 
 
 def plan_instances(plan: ArrayPlan) -> list[Instance]:
     return [Instance.from_dict(d) for d in plan.spec["instances"]]
+
+
+def plan_predictions(
+    plan: ArrayPlan, instances: Sequence[Instance]
+) -> dict[str, RuntimePredictions] | None:
+    """The retrieved predictions the plan carries for ``instances`` (None: planned without
+    ``--kb``)."""
+    carried = plan.spec.get("predictions")
+    if carried is None:
+        return None
+    return {i.id: predictions_from_json(carried[i.id]) for i in instances if i.id in carried}
 
 
 def run_task(directory: Path, task: int) -> Path:
@@ -57,7 +86,9 @@ def run_task(directory: Path, task: int) -> Path:
     def work(plan: ArrayPlan, shard: LineShard) -> None:
         block = plan.block(task, plan_instances(plan))
         spec, jobs = spec_from_dict(plan.spec["run"]), int(plan.spec["jobs"])
-        run_matrix(block, spec, jobs, on_outcome=lambda o: shard.write(asdict(o)))
+        predictions = plan_predictions(plan, block)
+        run_matrix(block, spec, jobs, predictions=predictions,
+                   on_outcome=lambda o: shard.write(asdict(o)))  # fmt: skip
 
     return run_line_task(directory, KIND, task, work)
 

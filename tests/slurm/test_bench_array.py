@@ -1,6 +1,7 @@
 """`bench --slurm-array N` and `train evaluate --slurm-array N` on the real local cluster: the
 merged records are the local run's exactly, and a task killed with SIGKILL mid-run, then re-run
-by the same command, leaves every record present once."""
+by the same command, leaves every record present once; with ``--kb``, the predictions the
+submitter retrieved travel in the plan and the files are byte-identical to the local run's."""
 
 from __future__ import annotations
 
@@ -94,3 +95,33 @@ def test_evaluate_array_equals_the_local_evaluation(
     local = json.loads(capsys.readouterr().out)
     assert on_array == local and set(local) == {"native", "ccr1"}
     assert [ev["instances"] for ev in local.values()] == [2, 2]
+
+
+@pytest.mark.parametrize("estimates", ["kb", "user"])
+def test_bench_array_with_kb_predictions_equals_the_local_kb_run(
+    estimates: str,
+    cluster: Cluster,
+    wass_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """kb: every scheduler plans on the predictions; user: only the learned policy uses them
+    (its records differ without them), HEFT plans on the requests."""
+    kb = tmp_path / "kb"
+    seed = ["estimates", "seed", "--kb", str(kb), "--recipes", "montage:60,genome:60",
+            "--platforms", "hetero:4", "--seeds", "3"]  # fmt: skip
+    assert main(seed) == 0, capsys.readouterr().err
+    bench = ["bench", "--recipes", "montage:60,genome:60", "--platforms", "hetero:4",
+             "--seeds", "2", "--schedulers", "heft,policy", "--estimates", estimates,
+             "--kb", str(kb)]  # fmt: skip
+    out = {}
+    for run, extra in (("array", ["--slurm-array", "2", "--array-dir", str(tmp_path / "a")]),
+                       ("local", [])):  # fmt: skip
+        files = ["--json", str(tmp_path / f"{run}.json"), "--markdown", str(tmp_path / f"{run}.md")]
+        assert main([*bench, *extra, *files]) == 0, capsys.readouterr().err
+        out[run] = [(tmp_path / f"{run}.{s}").read_bytes() for s in ("json", "md")]
+    assert out["array"] == out["local"]  # byte for byte, --json and --markdown
+    plan = (tmp_path / "a" / "plan.json").read_text()
+    carried = json.loads(plan)["spec"]["predictions"]
+    assert len(carried) == 4 and all(p["categories"] and p["cases"] for p in carried.values())
+    assert str(kb) not in plan  # the tasks read the plan's predictions, never the store

@@ -1,6 +1,7 @@
 """`bench` and `train evaluate` with `--slurm-array` without a cluster: Slurm absent is one line
 and exit 2 with nothing written; the tasks' shards (run here in process, as a node runs them)
-merge to the local result, and a partial shard is never read."""
+merge to the local result (with ``--kb``'s predictions carried in the plan too), and a partial
+shard is never read."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from policy.learned import evaluate_array
 from policy.learned.evaluate import HeldOutDraw, evaluate_regimes
 from sim.array_plan import LineShard, write_plan
 from sim.errors import InputError
+from sim.uncertainty import CategoryPrediction, RuntimePredictions, task_category
 from wass_chat.cli import main
 from wass_chat.slurm.job_array import ArrayResources, batch_script, script_path
 
@@ -65,6 +67,33 @@ def test_bench_shards_merge_to_the_local_run_and_a_partial_is_never_read(tmp_pat
         write_plan(tmp_path, bench_plan(instances, RunSpec(("heft",)), 3))
     with pytest.raises(InputError, match="holds a bench array, not a evaluate one"):
         evaluate_array.merged_evaluations(tmp_path)
+
+
+def test_bench_shards_plan_on_the_predictions_the_plan_carries(tmp_path: Path) -> None:
+    instances = build_matrix(parse_recipes("montage:60"), parse_platforms("hetero:4"), 3)
+    spec = RunSpec(("heft", "minmin"), estimates="kb")
+    predictions = {}  # each instance its own, so a task reading another's would differ
+    for k, instance in enumerate(instances):
+        tasks = instance.workflow.build(instance.seed).tasks
+        categories = sorted({task_category(t) for t in tasks})[: 2 + k]  # the rest: requests
+        predictions[instance.id] = RuntimePredictions(
+            {c: CategoryPrediction(3.0 + j / 7 + k, 0.2, 4) for j, c in enumerate(categories)},
+            {"cpu-4c": 1.1 + k / 10}, 0.3 + k / 10, 5,
+        )  # fmt: skip
+    plan = bench_plan(instances, spec, 2, predictions=predictions)
+    write_plan(tmp_path, plan)
+    for task in range(2):
+        run_task(tmp_path, task)
+    merged, missing = merged_outcomes(tmp_path)
+    local = run_matrix(instances, spec, predictions=predictions)
+    assert missing == [] and [o.records for o in merged] == [o.records for o in local]
+    without = run_matrix(
+        instances, spec, predictions={i.id: RuntimePredictions() for i in instances}
+    )
+    assert [o.records for o in merged] != [o.records for o in without]  # they made a difference
+    assert "predictions" not in bench_plan(instances, spec, 2).spec  # digest of old plans kept
+    other = {**predictions, instances[0].id: RuntimePredictions()}
+    assert bench_plan(instances, spec, 2, predictions=other).digest != plan.digest
 
 
 def test_evaluation_shards_merge_to_the_local_evaluation(tmp_path: Path) -> None:

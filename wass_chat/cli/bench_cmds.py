@@ -113,16 +113,17 @@ def bench(
         noise, uncertainty_seed, background,
     )  # fmt: skip
     predictions = None
-    if slurm_array and kb_dir is not None:
-        raise BenchSpecError("--slurm-array", ["--kb predictions do not travel to array tasks"])
     if estimates == "kb" or (estimates == "user" and kb_dir is not None):
         from wass_chat.cli.estimate_cmds import predictions_for
 
+        # Here, also under --slurm-array: the tasks read them from the plan, not the store.
         predictions = predictions_for(kb_dir, instances, noise, uncertainty_seed)
     if slurm_array:
         from wass_chat.cli.slurm_array_cmds import bench_on_slurm
 
-        outcomes = bench_on_slurm(instances, spec, slurm_array, jobs, array_dir, memory_mb)
+        outcomes = bench_on_slurm(
+            instances, spec, slurm_array, jobs, array_dir, memory_mb, predictions
+        )
 
     with Progress(console=console, transient=True) as bar:
         if not slurm_array:

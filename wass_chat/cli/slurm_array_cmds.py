@@ -10,6 +10,7 @@ sacct state). The callers then render and write the merged result as they do loc
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from policy.bench.matrix import Instance
     from policy.bench.runner import InstanceOutcome, RunSpec
     from policy.learned.evaluate import Evaluation, HeldOutDraw
+    from sim.uncertainty import RuntimePredictions
 
 
 def bench_on_slurm(
@@ -29,13 +31,15 @@ def bench_on_slurm(
     jobs: int,
     array_dir: Path | None,
     memory_mb: int,
+    predictions: Mapping[str, RuntimePredictions] | None = None,
 ) -> list[InstanceOutcome]:
-    """The outcomes :func:`~policy.bench.runner.run_matrix` returns for ``instances``, computed
-    by an array of ``tasks`` tasks of ``jobs`` workers; prints the array's wall time and its
-    per-instance overhead (sacct elapsed of the tasks against the in-process seconds)."""
+    """The outcomes :func:`~policy.bench.runner.run_matrix` returns for ``instances`` (and the
+    retrieved ``predictions``, which travel in the plan), computed by an array of ``tasks``
+    tasks of ``jobs`` workers; prints the array's wall time and its per-instance overhead
+    (sacct elapsed of the tasks against the in-process seconds)."""
     from policy.bench.array_task import bench_plan, merged_outcomes
 
-    plan = bench_plan(instances, spec, tasks, jobs)
+    plan = bench_plan(instances, spec, tasks, jobs, predictions)
     directory = array_run.array_directory(plan, array_dir)
     started = time.perf_counter()
     ended = array_run.run(plan, directory, jobs, memory_mb)
