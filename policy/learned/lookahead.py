@@ -38,6 +38,7 @@ from policy.learned.features import (
     CANDIDATE_FEATURES,
     PRIOR_COST_TO_GO,
     PRIOR_GAP,
+    Spreads,
     candidate_features,
 )
 from policy.learned.instances import InstanceSpec, materialize
@@ -62,8 +63,8 @@ the cost grows linearly with it."""
 class _Prefix(LearnedPolicy):
     """The greedy network, except that the tasks in ``fixed`` go where it says."""
 
-    def __init__(self, net: PolicyNet, fixed: dict[str, str]) -> None:
-        super().__init__(net, mode="greedy")
+    def __init__(self, net: PolicyNet, fixed: dict[str, str], spreads: Spreads = ()) -> None:
+        super().__init__(net, mode="greedy", spreads=spreads)
         self.fixed = fixed
 
     def choose_node(self, task: str, view: ClusterView) -> str:
@@ -121,7 +122,7 @@ class _Continuation(LearnedPolicy):
     """
 
     def __init__(self, parent: LookaheadPolicy, task: str, node: str) -> None:
-        super().__init__(parent.net, mode="greedy")
+        super().__init__(parent.net, mode="greedy", spreads=parent.spreads)
         self.parent, self.task, self.node = parent, task, node
 
     def reset(self, workflow: Workflow, platform: Platform) -> None:
@@ -157,8 +158,9 @@ class LookaheadPolicy(LearnedPolicy):
         network_model: NetworkModel = "fair",
         k: int = DEFAULT_K,
         occupancy: Occupancy | None = None,
+        spreads: Spreads = (),
     ) -> None:
-        super().__init__(net, mode="greedy")
+        super().__init__(net, mode="greedy", spreads=spreads)
         self.workflow, self.platform = workflow, platform
         self.network_model: NetworkModel = network_model
         self.k = k
@@ -205,7 +207,7 @@ class LookaheadPolicy(LearnedPolicy):
         self.simulations += 1
         if not self.fork or getattr(view, "run", None) is None:
             fixed = {**self.decided, task: node}
-            prefix = _Prefix(self.net, fixed)
+            prefix = _Prefix(self.net, fixed, self.spreads)
             return replayed_makespan(
                 self.workflow, self.platform, prefix, self.network_model, self.occupancy
             )[0]
@@ -311,6 +313,10 @@ class LookaheadPlanner(LearnedPlanner):
     Never worse than the greedy ``policy`` on the simulator's account of the instance and of
     the load it starts from (an :class:`~sim.occupancy.Occupancy`: the rollouts fork the run
     that starts from its holds, and replay from them); costs ``k`` simulations per decision.
+    Given retrieved predictions (:meth:`with_predictions`) it plans, searches and replays on
+    what ``policy`` plans on (:meth:`LearnedPlanner.planning_inputs`: the requests re-timed by
+    them), and the spreads reach the network's candidate features in every rollout (the
+    shipped checkpoints weigh that column zero, so today only the re-timing changes plans).
     """
 
     name: str = "policy-lookahead"
@@ -335,8 +341,9 @@ class LookaheadPlanner(LearnedPlanner):
                 f"{len(workflow.tasks)}; its cost grows with the square of the task count): "
                 "use policy or rag-guarded"
             ])  # fmt: skip
+        workflow, platform, spreads = self.planning_inputs(workflow, platform)
         expert = LookaheadPolicy(
-            self.net, workflow, platform, self.network_model, self.k, occupancy
+            self.net, workflow, platform, self.network_model, self.k, occupancy, spreads
         )
         makespan, plan = replayed_makespan(
             workflow, platform, expert, self.network_model, occupancy

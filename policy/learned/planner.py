@@ -16,6 +16,7 @@ from typing import ClassVar
 
 from policy.base import StaticScheduler
 from policy.learned.agent import LearnedPolicy
+from policy.learned.features import Spreads
 from policy.learned.model import PolicyNet, load_checkpoint
 from policy.learned.rollout import replayed_makespan
 from sim.errors import InputError
@@ -62,19 +63,28 @@ class LearnedPlanner(StaticScheduler):
         planner.predictions, planner.calibrated = predictions, calibrated
         return planner
 
+    def planning_inputs(
+        self, workflow: Workflow, platform: Platform
+    ) -> tuple[Workflow, Platform, Spreads]:
+        """What this planner plans on: the given view re-timed by its retrieved predictions
+        (unless the view already carries them), and their spreads; the view itself and no
+        spreads without predictions. One place, so ``policy`` and ``policy-lookahead`` agree."""
+        from policy.learned.calibration import calibrate
+
+        if self.predictions is None:
+            return workflow, platform, ()
+        view = calibrate(workflow, platform, self.predictions)
+        if self.calibrated:
+            return workflow, platform, view.spreads
+        return view.workflow, view.platform, view.spreads
+
     def schedule(
         self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
     ) -> StaticSchedule:
-        from policy.learned.calibration import calibrate
         from sim.engine import simulate
 
         check_fits(workflow, platform)
-        spreads: tuple[tuple[str, float], ...] = ()
-        if self.predictions is not None:
-            view = calibrate(workflow, platform, self.predictions)
-            spreads = view.spreads
-            if not self.calibrated:
-                workflow, platform = view.workflow, view.platform
+        workflow, platform, spreads = self.planning_inputs(workflow, platform)
         policy = LearnedPolicy(self.net, spreads=spreads)
         rollout = simulate(workflow, platform, policy, self.network_model, occupancy)
         realised = rollout.to_schedule()
