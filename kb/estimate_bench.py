@@ -42,13 +42,19 @@ def fill_history(
     instances: Sequence[Instance],
     cfg: UncertaintyConfig,
     progress: Callable[[int], None] | None = None,
+    runs: int = 0,
 ) -> int:
-    """One realised execution per history instance into ``kb``; returns cases added."""
+    """Realised executions of every history instance into ``kb``; returns cases added.
+
+    ``runs`` = 0: one execution each (run 0). ``runs`` = K: runs 1..K of each instance, the
+    earlier runs of a recurring workflow (the bench measures run 0 of its instances, so with
+    the bench's own seeds this is their history, never the execution it measures).
+    """
     built = [
         (f"realised;{i.id}", i.workflow.build(i.seed), i.platform.build(i.seed), i.seed)
         for i in instances
     ]
-    return seed_history(kb, built, cfg, progress)
+    return seed_history(kb, built, cfg, progress, range(1, runs + 1) if runs else (0,))
 
 
 def instance_predictions(

@@ -8,6 +8,14 @@ model on the observed compute times: ``observed = runtime[category] * slowdown[n
 (in log space, alternating medians, which resists outliers), with the per-category spread of the
 residuals. :mod:`sim.uncertainty` turns that into the workflow and platform a scheduler plans on.
 
+**Recurring workflows.** When some retrieved cases are earlier runs of *this very* workflow
+on *this very* platform (the same content hashes of the submitted graph and of the platform),
+the fit goes one step further (:func:`recurring_fit`): each node's own slowdown, then each
+task's own runtime (the median over the runs of what it took, its node's slowdown taken out),
+and the run-to-run spread of those. Which tasks and which nodes come out slow is what
+per-category predictions cannot carry and what decides a choice between close plans
+(docs/learned.md).
+
 :func:`seed_history` fills a store with such executions (HEFT planned on the user requests and
 replayed on the realised values, the situation a cluster records day to day).
 """
@@ -17,14 +25,15 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from kb.records import CaseRecord, case_from_result
+from kb.records import CaseRecord, case_from_result, platform_hash, workflow_hash
 from kb.store import KnowledgeBase
 from policy.bench.uncertain import instance_views, replay
 from policy.heft import HEFT
+from sim.background import BackgroundConfig
 from sim.model import REFERENCE_SPEED, Platform, Workflow
 from sim.schedule import NetworkModel
 from sim.uncertainty import (
@@ -37,6 +46,9 @@ from sim.uncertainty import (
 
 REALISED = "simulated-realised"
 """Source of the cases :func:`seed_history` stores (simulated, with realised noise)."""
+RUN_LOAD_SEED = 100
+"""A recurring workflow's run ``r`` >= 1 meets the background load of seed ``100 + r`` (apart
+from the bench's ``--load seed=K`` draws, which use small seeds)."""
 FIT_ROUNDS = 6
 """Alternations of the two-way median fit (it settles within a few)."""
 
@@ -49,6 +61,8 @@ class Observation:
     node_class: str
     log_runtime: float
     log_request: float
+    task: str = ""
+    node: str = ""
 
 
 def observations(case: CaseRecord) -> list[Observation]:
@@ -69,17 +83,29 @@ def observations(case: CaseRecord) -> list[Observation]:
         runtime = (end - start) * node.speed / REFERENCE_SPEED
         found.append(
             Observation(
-                task_category(task), node_class(node), math.log(runtime), math.log(task.runtime)
+                task_category(task),
+                node_class(node),
+                math.log(runtime),
+                math.log(task.runtime),
+                task_id,
+                node.name,
             )
         )
     return found
 
 
-def predict_runtimes(cases: Sequence[CaseRecord], min_samples: int = 2) -> RuntimePredictions:
+def predict_runtimes(
+    cases: Sequence[CaseRecord],
+    min_samples: int = 2,
+    request: Workflow | None = None,
+    platform: Platform | None = None,
+) -> RuntimePredictions:
     """Per-category runtime and spread, per-class slowdown, from realised ``cases``.
 
     Categories seen fewer than ``min_samples`` times are left out (the caller falls back to
-    the user request times :attr:`RuntimePredictions.request_ratio`).
+    the user request times :attr:`RuntimePredictions.request_ratio`). Given the ``request``
+    (as submitted) and its ``platform``, cases that are earlier runs of that same workflow add
+    per-task runtimes, and per-node slowdowns when they ran on that same platform.
     """
     obs = [o for c in cases for o in observations(c)]
     if not obs:
@@ -98,11 +124,58 @@ def predict_runtimes(cases: Sequence[CaseRecord], min_samples: int = 2) -> Runti
         if len(r) >= min_samples
     }
     ratio = float(np.median([o.log_runtime - o.log_request for o in obs]))
-    return RuntimePredictions(
+    predictions = RuntimePredictions(
         categories=categories,
         node_classes={k: math.exp(v) for k, v in log_class.items()},
         request_ratio=math.exp(ratio),
         cases=len(cases),
+    )
+    if request is None or platform is None:
+        return predictions
+    here, wanted = platform_hash(platform), workflow_hash(request)
+    runs = [observations(c) for c in cases if c.workflow_hash == wanted and c.platform_hash == here]
+    if not runs:
+        return predictions
+    return recurring_fit(predictions, runs, [n.name for n in platform.nodes])
+
+
+def recurring_fit(
+    predictions: RuntimePredictions,
+    runs: Sequence[list[Observation]],
+    node_names: Sequence[str],
+) -> RuntimePredictions:
+    """``predictions`` plus per-task runtimes and per-node slowdowns from earlier ``runs`` of
+    the same workflow on the same platform (each run: its observations).
+
+    A two-way median fit on these runs alone, ``log observed = log category + log node``, gives
+    each node's own slowdown (its tasks' own deviations average out); a task's runtime is then
+    the median over the runs of what it took with its node's slowdown taken out. The nodes
+    these runs never used stay at their nominal speed: the tasks' runtimes are measured in this
+    fit's frame, so the class slowdowns of the wider fit (another frame, and unreliable on
+    these platforms, docs/learned.md) would mis-scale them. The spread is the standard
+    deviation of the residuals of tasks seen in at least two runs (one degree of freedom per
+    task taken by its median).
+    """
+    obs = [o for run in runs for o in run]
+    if not obs:
+        return predictions
+    own = {o.node: 0.0 for o in obs}
+    for _ in range(FIT_ROUNDS):
+        log_cat = _medians((o.category, o.log_runtime - own[o.node]) for o in obs)
+        own = _medians((o.node, o.log_runtime - log_cat[o.category]) for o in obs)
+    per_task: dict[str, list[float]] = defaultdict(list)
+    for o in obs:
+        per_task[o.task].append(o.log_runtime - own[o.node])
+    task_log = {t: float(np.median(v)) for t, v in per_task.items()}
+    repeated = [(t, v) for t, v in per_task.items() if len(v) > 1]
+    dof = sum(len(v) - 1 for _, v in repeated)
+    squares = sum((x - task_log[t]) ** 2 for t, v in repeated for x in v)
+    return replace(
+        predictions,
+        tasks={t: math.exp(v) for t, v in task_log.items()},
+        nodes={n: math.exp(own.get(n, 0.0)) for n in node_names},
+        task_log_spread=math.sqrt(squares / dof) if dof else 0.0,
+        runs=len(runs),
     )
 
 
@@ -124,7 +197,9 @@ def retrieve_predictions(
     """
     hits = kb.query(request, platform, k)
     records = [h.record for h in hits]
-    return predict_runtimes([r for r in records if r is not None])
+    return predict_runtimes(
+        [r for r in records if r is not None], request=request, platform=platform
+    )
 
 
 def realised_case(
@@ -134,15 +209,22 @@ def realised_case(
     cfg: UncertaintyConfig,
     workflow_key: str,
     network_model: NetworkModel = "fair",
+    run: int = 0,
 ) -> CaseRecord:
     """One day-to-day execution: HEFT plans on the user's requests, the realised values run.
 
     The realisation is the bench's for ``seed`` (:func:`policy.bench.uncertain.instance_views`),
-    so history and bench draw from the same model; history uses seeds the bench never does.
+    so history and bench draw from the same model; history uses seeds the bench never does,
+    or, for a recurring workflow, the bench's own instance in runs the bench never measures
+    (``run`` >= 1; the bench measures run 0). Each such run meets its own day's load (half
+    the nodes held for a while, :mod:`sim.background` seeded by the run), so, as on a shared
+    cluster, the runs use different nodes, which is what lets a node's own slowdown be told
+    from its tasks' own runtimes.
     """
-    views = instance_views(workflow, platform, seed, "user", cfg)
+    load = BackgroundConfig(seed=RUN_LOAD_SEED + run) if run else None
+    views = instance_views(workflow, platform, seed, "user", cfg, background=load, run=run)
     request, _ = views.planning
-    schedule = HEFT().schedule(request, platform)
+    schedule = HEFT().schedule(request, platform, views.occupancy)
     result, _ = replay(schedule, views, network_model)
     return case_from_result(
         request, platform, result, workflow_key=workflow_key, source=REALISED,
@@ -158,12 +240,16 @@ def seed_history(
     instances: Sequence[tuple[str, Workflow, Platform, int]],
     cfg: UncertaintyConfig,
     progress: Progress | None = None,
+    runs: Sequence[int] = (0,),
 ) -> int:
-    """Store one realised execution per ``(key, workflow, platform, seed)``; returns cases added."""
+    """Store realised executions of every ``(key, workflow, platform, seed)``, one per run in
+    ``runs`` (run 0 keeps the bare key, run r the key ``KEY;runR``); returns cases added."""
     added = 0
     for key, workflow, platform, seed in instances:
-        case = realised_case(workflow, platform, seed, cfg, key)
-        added += kb.add_cases([case])
-        if progress:
-            progress(1)
+        for run in runs:
+            run_key = f"{key};run{run}" if run else key
+            case = realised_case(workflow, platform, seed, cfg, run_key, run=run)
+            added += kb.add_cases([case])
+            if progress:
+                progress(1)
     return added

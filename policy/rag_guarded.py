@@ -146,18 +146,22 @@ class RagGuarded(StaticScheduler):
         occupancy: Occupancy | None = None,
     ) -> dict[str, np.ndarray]:
         """Each schedule's makespan on each of :attr:`draws` executions drawn from the
-        predictions, seeded by the planning view (``workflow``, ``platform``) alone."""
+        predictions, seeded by the planning view (``workflow``, ``platform``) alone. The draws
+        run on the view's node speeds (see :data:`DRAWS`), or on the nodes' own slowdowns when
+        earlier runs on this platform measured them (a recurring workflow)."""
         from sim.engine import simulate
 
         assert self.predictions is not None, "draws need predictions"
-        kb_wf, _ = self.calibrated_view(workflow, platform)  # node speeds: the view's (see DRAWS)
+        kb_wf, kb_pf = self.calibrated_view(workflow, platform)
+        # nodes measured on this very platform are trusted, unlike the classes' slowdowns
+        nodes = kb_pf if self.predictions.nodes else platform
         model = draw_model(kb_wf, self.predictions, None if self.calibrated else workflow)
         rng = np.random.default_rng([view_seed(workflow, platform), GUARD_STREAM])
         spans = {name: np.empty(self.draws) for name in schedules}
         for r in range(self.draws):
             drawn = predicted_realisation(kb_wf, model, rng)
             for name, s in schedules.items():
-                result = simulate(drawn, platform, s, self.network_model, occupancy)
+                result = simulate(drawn, nodes, s, self.network_model, occupancy)
                 spans[name][r] = result.makespan
         return spans
 

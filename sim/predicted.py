@@ -14,7 +14,9 @@ The draw, per category ``c`` with retrieved spread ``s_c`` from ``n_c`` samples:
 error, shared by the category's tasks) and ``noise_t ~ N(0, s_c)`` per task (the spread around
 it, which already holds the per-task noise and the per-node deviations the fit could not
 separate). A category the history never saw gets the widest retrieved spread and a whole
-``s`` of shift (its runtime is the request times a global ratio, the crudest guess).
+``s`` of shift (its runtime is the request times a global ratio, the crudest guess). When the
+history holds earlier runs of this very workflow (a recurring one), each task's own runtime is
+known up to the run-to-run spread, and its category is drawn from that alone.
 
 **The request's tail.** A request covers its category's *longest* task, the prediction is a
 median: when the request times the history's actual/request ratio exceeds the prediction
@@ -60,8 +62,12 @@ def draw_model(
     widest = max((p.log_spread for p in known.values()), default=0.0)
     planned = {task_category(t): t.runtime for t in calibrated.tasks}
     requested = {task_category(t): t.runtime for t in request.tasks} if request else {}
+    own = _predicted_per_task(calibrated, predictions)
     model: dict[str, CategoryDraw] = {}
     for c, runtime in planned.items():
+        if c in own:
+            model[c] = own[c]
+            continue
         if c not in known:
             model[c] = CategoryDraw(widest, widest)
             continue
@@ -70,6 +76,22 @@ def draw_model(
         tail = longest / runtime if runtime > 0 and longest > runtime else 1.0
         model[c] = CategoryDraw(p.log_spread / math.sqrt(max(p.samples, 1)), p.log_spread, tail)
     return model
+
+
+def _predicted_per_task(
+    calibrated: Workflow, predictions: RuntimePredictions
+) -> dict[str, CategoryDraw]:
+    """Categories whose every task earlier runs of this workflow predict, and their draw: no
+    shared shift (each task's value is its own), a task's noise is the run-to-run spread plus
+    the error of a median over ``runs`` runs, and no tail (the long task is known)."""
+    if not predictions.runs:
+        return {}
+    sigma = predictions.task_log_spread * math.sqrt(1.0 + 1.0 / predictions.runs)
+    covered: dict[str, bool] = {}
+    for t in calibrated.tasks:
+        c = task_category(t)
+        covered[c] = covered.get(c, True) and t.id in predictions.tasks
+    return {c: CategoryDraw(0.0, sigma) for c, every in covered.items() if every}
 
 
 def predicted_realisation(

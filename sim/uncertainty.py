@@ -27,6 +27,15 @@ that outrun their request are not killed here (the simulator has no kill-time).
 **Actual values**: the default spreads (``task_sigma`` 0.3, ``file_sigma`` 0.2, ``class_sigma``
 0.15, ``node_sigma`` 0.08) are assumptions chosen to be visible but not dominant; no published
 per-task runtime-variability figure for these WfCommons recipes was verified here.
+
+**Recurring workflows.** Production pipelines run again and again on the same cluster (Jockey,
+Ferguson et al., EuroSys 2012, predicts recurring production jobs from their earlier runs).
+Run ``r`` of an instance meets the same persistent draw (its tasks' inputs, its nodes) and its
+own run-to-run variation, lognormal with ``run_sigma`` (0.1: our assumption). Run 0 is what
+:func:`realise` returns, which stands for the persistent draw times run 0's own variation, so
+:func:`rerun` gives run ``r`` as run 0 times ``exp(run_sigma * (z_r - z_0))``: every run,
+run 0 included, varies alike around the persistent value, and run 0 (the one the bench
+measures) is unchanged by the existence of the others.
 """
 
 from __future__ import annotations
@@ -70,6 +79,9 @@ class UncertaintyConfig:
     request_factor: float = 3.0
     """``f``: a user request inflates the category's longest runtime by U[1, 1 + f]."""
     modal_walltimes: tuple[float, ...] = MODAL_WALLTIMES
+    run_sigma: float = 0.1
+    """Lognormal sigma of a task's run-to-run variation when the same workflow runs again on
+    the same cluster (:func:`rerun`; it never changes run 0)."""
 
     def scaled(self, noise: float) -> UncertaintyConfig:
         """The same config with every actual-value spread multiplied by ``noise`` (0: exact)."""
@@ -81,6 +93,7 @@ class UncertaintyConfig:
             file_sigma=self.file_sigma * noise,
             class_sigma=self.class_sigma * noise,
             node_sigma=self.node_sigma * noise,
+            run_sigma=self.run_sigma * noise,
         )
 
     @property
@@ -135,6 +148,26 @@ def realise(
     return actual_wf, replace(platform, nodes=nodes)
 
 
+def rerun(actual: Workflow, cfg: UncertaintyConfig, seed: int, run: int) -> Workflow:
+    """Run ``run`` of the instance whose run 0 is ``actual`` (:func:`realise`'s, for ``seed``).
+
+    Each task's work is multiplied by ``exp(run_sigma * (z_run - z_0))``, one standard normal
+    per task and run keyed by the instance seed, ``cfg.seed`` and the run, so a run is the same
+    in every process. Files and nodes are the same in every run (the same inputs, the same
+    machines). Run 0 is ``actual`` itself.
+    """
+    if run == 0 or cfg.run_sigma == 0:
+        return actual
+    n = len(actual.tasks)
+    z_run = _stable_rng(seed, cfg.seed, "run", run).standard_normal(n)
+    z_0 = _stable_rng(seed, cfg.seed, "run", 0).standard_normal(n)
+    factor = np.exp(cfg.run_sigma * (z_run - z_0))
+    tasks = tuple(
+        replace(t, work=t.work * float(k)) for t, k in zip(actual.tasks, factor, strict=True)
+    )
+    return Workflow(actual.name, tasks, actual.files, actual.description, actual.meta)
+
+
 @dataclass(frozen=True)
 class CategoryPrediction:
     """A predicted runtime (seconds on the reference machine) and its spread."""
@@ -159,6 +192,29 @@ class RuntimePredictions:
     request_ratio: float = 1.0
     """Median actual runtime over request, for categories the history never saw."""
     cases: int = 0
+    tasks: Mapping[str, float] = field(default_factory=dict)
+    """Task id -> runtime (s on the reference machine) in earlier runs of this very workflow
+    (a recurring one); empty when none was retrieved. Overrides the task's category."""
+    nodes: Mapping[str, float] = field(default_factory=dict)
+    """Node name -> slowdown measured in earlier runs on this very platform; overrides the
+    node's class."""
+    task_log_spread: float = 0.0
+    """Run-to-run standard deviation of a task's log runtime around its value in ``tasks``."""
+    runs: int = 0
+    """Earlier runs of this workflow behind ``tasks``."""
+
+    def runtime_of(self, task: Task) -> float | None:
+        """The predicted reference runtime of ``task`` (its own, else its category's), or None."""
+        if task.id in self.tasks:
+            return self.tasks[task.id]
+        known = self.categories.get(task_category(task))
+        return known.runtime if known is not None else None
+
+    def slowdown_of(self, node: Node) -> float:
+        """The predicted slowdown of ``node`` (its own, else its class's, else 1)."""
+        if node.name in self.nodes:
+            return self.nodes[node.name]
+        return self.node_classes.get(node_class(node), 1.0)
 
 
 def user_request(cfg: UncertaintyConfig, category: str, longest_runtime: float) -> float:
@@ -203,8 +259,9 @@ def estimate(
     """The workflow a scheduler plans on (files keep their nominal sizes).
 
     ``oracle`` returns ``workflow`` itself: pass the *actual* workflow for clairvoyant planning.
-    ``kb`` needs ``predictions``; a category they lack falls back to the user request times the
-    predictions' ``request_ratio``.
+    ``kb`` needs ``predictions``: a task takes its own predicted runtime (earlier runs of this
+    workflow), else its category's; a category they lack falls back to the user request times
+    the predictions' ``request_ratio``.
     """
     if mode == "oracle":
         return workflow
@@ -219,25 +276,27 @@ def estimate(
     if mode == "kb":
         if predictions is None:
             raise InputError("--estimates kb", ["kb estimates need predictions from a kb"])
-        known = predictions.categories
-        runtime = {
-            c: known[c].runtime if c in known else r * predictions.request_ratio
-            for c, r in requests.items()
-        }
-        return _with_runtimes(workflow, runtime)
+        known = predictions
+
+        def runtime(task: Task) -> float:
+            found = known.runtime_of(task)
+            return requests[task_category(task)] * known.request_ratio if found is None else found
+
+        tasks = tuple(
+            replace(t, work=runtime(t) * REFERENCE_SPEED * t.cores) for t in workflow.tasks
+        )
+        return Workflow(workflow.name, tasks, workflow.files, workflow.description, workflow.meta)
     raise InputError(
         "--estimates", [f"unknown estimate mode {mode!r}: {', '.join(ESTIMATE_MODES)}"]
     )
 
 
 def planning_platform(platform: Platform, predictions: RuntimePredictions | None) -> Platform:
-    """``platform`` with each node slowed by its class's predicted slowdown (kb estimates)."""
-    if predictions is None or not predictions.node_classes:
+    """``platform`` with each node slowed by its predicted slowdown (kb estimates): its own
+    when earlier runs on this platform measured it, else its class's."""
+    if predictions is None or not (predictions.node_classes or predictions.nodes):
         return platform
-    nodes = tuple(
-        replace(n, speed=n.speed / predictions.node_classes.get(node_class(n), 1.0))
-        for n in platform.nodes
-    )
+    nodes = tuple(replace(n, speed=n.speed / predictions.slowdown_of(n)) for n in platform.nodes)
     return replace(platform, nodes=nodes)
 
 

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from policy.learned.features import Spreads
 from policy.learned.instances import InstanceSpec, materialize
-from sim.model import Platform, Workflow
+from sim.model import Platform, Task, Workflow
 from sim.uncertainty import (
     RuntimePredictions,
     UncertaintyConfig,
@@ -70,27 +70,45 @@ class Planning:
 def calibrate(request: Workflow, platform: Platform, predictions: RuntimePredictions) -> Planning:
     """The user's ``request`` re-timed by retrieved ``predictions``.
 
-    A category the history knows takes its predicted runtime; one it never saw keeps its
-    request times the history's median actual/request ratio (as ``kb`` estimates do); nodes
-    are slowed by their class's predicted slowdown. A category without a spread of its own
+    A task takes its own predicted runtime when earlier runs of this workflow were retrieved,
+    else its category's; a category the history never saw keeps its request times the
+    history's median actual/request ratio (as ``kb`` estimates do); nodes are slowed by their
+    own predicted slowdown, else their class's. A category without a spread of its own
     gets the largest retrieved one (an unseen category is the least certain).
     """
     known = predictions.categories
-    tasks = tuple(
-        replace(t, work=known[c].runtime * t.work / t.runtime)
-        if (c := task_category(t)) in known and t.runtime > 0
-        else replace(t, work=t.work * predictions.request_ratio)
-        for t in request.tasks
-    )
+
+    def work(t: Task) -> float:
+        runtime = predictions.runtime_of(t)
+        if runtime is None or t.runtime <= 0:
+            return t.work * predictions.request_ratio
+        return runtime * t.work / t.runtime
+
+    tasks = tuple(replace(t, work=work(t)) for t in request.tasks)
     workflow = Workflow(request.name, tasks, request.files, request.description, request.meta)
     widest = max((p.log_spread for p in known.values()), default=0.0)
-    spreads = tuple(
-        sorted(
-            (c, known[c].log_spread if c in known else widest)
-            for c in {task_category(t) for t in request.tasks}
-        )
-    )
+    spreads = tuple(sorted(_spread(predictions, ts, widest) for ts in _by_category(request)))
     return Planning(workflow, planning_platform(platform, predictions), spreads)
+
+
+def _by_category(workflow: Workflow) -> list[tuple[Task, ...]]:
+    """The workflow's tasks grouped by category."""
+    groups: dict[str, list[Task]] = {}
+    for t in workflow.tasks:
+        groups.setdefault(task_category(t), []).append(t)
+    return [tuple(g) for g in groups.values()]
+
+
+def _spread(
+    predictions: RuntimePredictions, tasks: tuple[Task, ...], widest: float
+) -> tuple[str, float]:
+    """A category's retrieved spread: the run-to-run one when earlier runs of this workflow
+    predict every one of its tasks, else the category's, else ``widest``."""
+    category = task_category(tasks[0])
+    if predictions.runs and all(t.id in predictions.tasks for t in tasks):
+        return category, predictions.task_log_spread
+    known = predictions.categories.get(category)
+    return category, known.log_spread if known is not None else widest
 
 
 @lru_cache(maxsize=512)

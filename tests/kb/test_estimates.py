@@ -17,6 +17,7 @@ from kb.estimate_bench import (
 from kb.estimates import observations, predict_runtimes, realised_case
 from kb.store import KnowledgeBase
 from policy.bench.matrix import PlatformSource, WorkflowSource, build_matrix
+from policy.bench.uncertain import instance_views
 from sim.model import REFERENCE_SPEED, File, Task, Workflow
 from sim.platforms import ClusterSpec, generate_platform
 from sim.uncertainty import UncertaintyConfig, class_slowdown
@@ -127,3 +128,47 @@ def test_estimates_commands_seed_a_history_and_report_errors(
     assert errors["kb"]["mape"] < errors["user"]["mape"]
     assert main(["estimates", "error", "--kb", str(tmp_path / "missing"), *common]) == 2
     assert "estimates seed" in capsys.readouterr().err
+    # the bench instance's own earlier runs (a recurring workflow): keyed apart, all stored
+    runs = ["--seeds", "1", "--first-seed", "0", "--runs", "2"]
+    assert main(["estimates", "seed", "--kb", kb, *runs, *common]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "planned": 2, "added": 2, "cases": 5, "kb": kb
+    }  # fmt: skip
+    assert main(["estimates", "error", "--kb", kb, "--seeds", "1", *common]) == 0
+    recurring = json.loads(capsys.readouterr().out)
+    assert recurring["kb"]["median_abs_log_ratio"] < errors["kb"]["median_abs_log_ratio"]
+
+
+def test_earlier_runs_of_the_same_workflow_predict_each_task_and_node(tmp_path: Path) -> None:
+    path = tmp_path / "staged.json"
+    write_workflow(staged_workflow(), path)
+    workflows = [WorkflowSource("file", str(path))]
+    bench = build_matrix(workflows, [PlatformSource("spec", "hetero:8")], 1)
+    cfg = UncertaintyConfig()
+    kb = KnowledgeBase(tmp_path / "kb")
+    try:
+        # the same graph on other platforms (history seeds) teaches categories only
+        fill_history(kb, history_matrix(workflows, [PlatformSource("spec", "hetero:8")], 2), cfg)
+        generic = instance_predictions(kb, bench, cfg)
+        assert fill_history(kb, bench, cfg, runs=3) == 3  # runs 1-3 of the bench's instance
+        assert fill_history(kb, bench, cfg, runs=3) == 0  # keyed by run: resumable
+        recurring = instance_predictions(kb, bench, cfg)
+    finally:
+        kb.close()
+    (only,) = bench
+    before, after = generic[only.id], recurring[only.id]
+    assert before.runs == 0 and not before.tasks and not before.nodes
+    nodes = [n.name for n in only.platform.build(only.seed).nodes]
+    assert after.runs == 3 and len(after.tasks) == 14 and sorted(after.nodes) == sorted(nodes)
+    assert 0.05 < after.task_log_spread < 0.2  # run-to-run sigma 0.1
+    errors = {
+        name: estimate_errors(bench, cfg, {only.id: p})["kb"]["median_abs_log_ratio"]
+        for name, p in (("category", before), ("own", after))
+    }
+    assert errors["own"] < errors["category"]
+    # which task comes out slow (sigma 0.3 per task) is what the runs carry: the run the bench
+    # measures (run 0, never stored) follows the predicted runtimes task by task
+    workflow, platform = only.workflow.build(only.seed), only.platform.build(only.seed)
+    actual, _ = instance_views(workflow, platform, only.seed, "oracle", cfg).actual
+    predicted = np.log([after.tasks[t.id] for t in actual.tasks])
+    assert np.corrcoef(predicted, np.log([t.runtime for t in actual.tasks]))[0, 1] > 0.95

@@ -3,6 +3,7 @@ teacher and planner, and the exact setting left as it was."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,29 @@ def test_calibration_retimes_known_categories_and_scales_the_rest_by_the_history
         assert dict(view.spreads)[c] == (known[c].log_spread if c in known else widest)
     for nominal, slowed in zip(request.platform.nodes, view.platform.nodes, strict=True):
         assert slowed.speed == pytest.approx(nominal.speed / 1.5)
+
+
+def test_earlier_runs_of_this_workflow_retime_each_task_and_node_of_their_own() -> None:
+    request = planning_view(SPEC, USER)
+    generic = _predictions(SPEC, leave_out=0)
+    first, second = request.workflow.tasks[:2]
+    node = request.platform.nodes[0]
+    own = {first.id: 123.0, second.id: 45.0}
+    recurring = replace(generic, tasks=own, nodes={node.name: 0.8}, task_log_spread=0.07, runs=2)
+    view = calibrate(request.workflow, request.platform, recurring)
+    runtimes = {t.id: t.runtime for t in view.workflow.tasks}
+    assert runtimes[first.id] == pytest.approx(123.0) and runtimes[second.id] == pytest.approx(45.0)
+    rest = [t for t in view.workflow.tasks if t.id not in own]
+    assert all(
+        t.runtime == pytest.approx(generic.categories[task_category(t)].runtime) for t in rest
+    )
+    assert view.platform.nodes[0].speed == pytest.approx(node.speed / 0.8)
+    assert view.platform.nodes[1].speed == pytest.approx(request.platform.nodes[1].speed / 1.5)
+    # a category whose every task has its own runtime takes the run-to-run spread
+    every = replace(recurring, tasks={t.id: 1.0 for t in request.workflow.tasks})
+    assert set(dict(calibrate(request.workflow, request.platform, every).spreads).values()) == {
+        0.07
+    }
 
 
 def test_the_exact_setting_is_the_nominal_instance_as_before() -> None:

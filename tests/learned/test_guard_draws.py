@@ -18,7 +18,7 @@ from sim.demo import demo_platform, demo_workflow
 from sim.engine import simulate
 from sim.model import Platform, Workflow
 from sim.occupancy import Occupancy
-from sim.predicted import draw_model, predicted_realisation, view_seed
+from sim.predicted import CategoryDraw, draw_model, predicted_realisation, view_seed
 from sim.schedule import StaticSchedule
 from sim.uncertainty import (
     CategoryPrediction,
@@ -159,3 +159,18 @@ def test_the_candidate_better_on_the_draws_wins() -> None:
     scores = regret_quantile({"a": np.array([1.0, 2.0]), "heft": np.array([2.0, 2.0]),
                               "peft": np.array([3.0, 1.0])}, q=1.0)  # fmt: skip
     assert scores == {"a": 2.0, "heft": 2.0, "peft": 1.5}
+
+
+def test_earlier_runs_replace_a_covered_categorys_shift_and_tail_by_the_run_spread() -> None:
+    wf = demo_workflow("fork-join-20")
+    request = Workflow(
+        wf.name, tuple(replace(t, work=t.work * 100.0) for t in wf.tasks), wf.files, wf.description
+    )
+    generic = _predictions(wf, ratio=0.5)
+    work_ids = [t.id for t in wf.tasks if task_category(t) == "work"]
+    recurring = replace(generic, tasks={i: 1.0 for i in work_ids[:-1]}, task_log_spread=0.1, runs=3)
+    assert draw_model(wf, recurring, request)["work"].tail > 1.0  # one task not covered
+    covered = replace(recurring, tasks={i: 1.0 for i in work_ids})
+    model = draw_model(wf, covered, request)
+    assert model["work"] == CategoryDraw(0.0, 0.1 * np.sqrt(1 + 1 / 3))  # no shift, no tail
+    assert model["join"] == draw_model(wf, generic, request)["join"]  # others as before

@@ -21,6 +21,7 @@ from sim.uncertainty import (
     node_class,
     planning_platform,
     realise,
+    rerun,
     user_requests,
 )
 
@@ -169,3 +170,39 @@ def test_parse_load_takes_every_parameter_and_reports_every_problem() -> None:
     with pytest.raises(InputError) as caught:
         parse_load("share=2,horizon=-1,speed=3,seed=x,seen=maybe")
     assert len(caught.value.problems) == 5
+
+
+def test_reruns_vary_each_task_alike_around_run_zero_and_keep_files_and_nodes() -> None:
+    wf = Workflow(
+        "wide", tuple(Task(f"t{i}", 100.0 * REFERENCE_SPEED, category="t") for i in range(400)), ()
+    )
+    cfg = UncertaintyConfig(run_sigma=0.1)
+    assert rerun(wf, cfg, seed=3, run=0) is wf  # run 0 is the realisation itself
+    first, second = rerun(wf, cfg, 3, 1), rerun(wf, cfg, 3, 2)
+    assert first == rerun(wf, cfg, 3, 1)  # keyed, not stateful
+    assert first.files == wf.files and [t.id for t in first.tasks] == [t.id for t in wf.tasks]
+    log_1 = np.log([t.work / w.work for t, w in zip(first.tasks, wf.tasks, strict=True)])
+    log_2 = np.log([t.work / w.work for t, w in zip(second.tasks, wf.tasks, strict=True)])
+    # run r over run 0 is exp(sigma (z_r - z_0)): spread sigma * sqrt(2); two later runs share
+    # run 0's term, so they correlate by one half, as any three runs of one task would
+    assert np.std(log_1) == pytest.approx(0.1 * np.sqrt(2), rel=0.15)
+    assert np.corrcoef(log_1, log_2)[0, 1] == pytest.approx(0.5, abs=0.12)
+    assert rerun(wf, UncertaintyConfig(run_sigma=0.0), 3, 1) is wf
+
+
+def test_kb_estimates_prefer_a_task_and_a_node_of_their_own() -> None:
+    wf, pf = _workflow(), _platform()
+    predictions = RuntimePredictions(
+        {"a": CategoryPrediction(7.0, 0.1, 4), "b": CategoryPrediction(3.0, 0.1, 4)},
+        {node_class(pf.nodes[0]): 2.0},
+        tasks={"a1": 19.0},
+        nodes={"n0": 1.25},
+        runs=3,
+    )
+    planned = estimate(wf, UncertaintyConfig(), "kb", predictions)
+    runtimes = {t.id: t.runtime for t in planned.tasks}
+    assert runtimes["a1"] == pytest.approx(19.0)  # its own
+    assert runtimes["a0"] == runtimes["a2"] == pytest.approx(7.0)  # its category's
+    nodes = planning_platform(pf, predictions).nodes
+    assert nodes[0].speed == pytest.approx(pf.nodes[0].speed / 1.25)  # its own, not its class's
+    assert nodes[2].speed == pytest.approx(pf.nodes[2].speed / 2.0)  # n2 shares n0's class

@@ -1,9 +1,10 @@
 """`wass-chat estimates`: a history of realised executions, and how good each estimate is.
 
 ``estimates seed`` fills a knowledge base with realised executions of the bench's recipes and
-platform kinds under history seeds (never the bench's); ``estimates error`` reports, on the
-bench's own instances, the error of user requests, per-category means and the knowledge base's
-predictions against the realised compute times (MAPE over every task-node pair).
+platform kinds under history seeds (never the bench's), or with ``--runs N --first-seed 0`` the
+earlier runs of the bench's own instances (a recurring workflow); ``estimates error`` reports,
+on the bench's own instances, the error of user requests, per-category means and the knowledge
+base's predictions against the realised compute times (MAPE over every task-node pair).
 """
 
 from __future__ import annotations
@@ -70,6 +71,13 @@ def seed(
     first_seed: int = typer.Option(1000, "--first-seed", min=0, help="First history seed."),
     noise: float = typer.Option(1.0, "--noise", min=0.0, help="Scale of realised spreads."),
     uncertainty_seed: int = typer.Option(0, "--uncertainty-seed"),
+    runs: int = typer.Option(
+        0,
+        "--runs",
+        min=0,
+        help="Store runs 1..N of each instance, a recurring workflow's earlier runs (with "
+        "--first-seed 0: the bench's own instances, whose run 0 the bench measures).",
+    ),
     as_json: bool = typer.Option(False, "--print-json", help="Print the result as JSON."),
 ) -> None:
     """Store realised executions (HEFT on user requests, replayed on noisy values)."""
@@ -81,11 +89,16 @@ def seed(
     history = history_matrix(sources, parse_platforms(platforms), seeds, first_seed)
     kb = KnowledgeBase(kb_dir)
     try:
-        added = fill_history(kb, history, _config(noise, uncertainty_seed))
+        added = fill_history(kb, history, _config(noise, uncertainty_seed), runs=runs)
         total = kb.count()
     finally:
         kb.close()
-    result = {"planned": len(history), "added": added, "cases": total, "kb": str(kb_dir)}
+    result = {
+        "planned": len(history) * max(runs, 1),
+        "added": added,
+        "cases": total,
+        "kb": str(kb_dir),
+    }
     emit(result, as_json, lambda r: console.print(
         f"{r['added']} realised executions added ({r['planned']} planned); {r['cases']} cases"
         f" in {r['kb']}"
