@@ -1,7 +1,8 @@
 """`bench --slurm-array N` and `train evaluate --slurm-array N` on the real local cluster: the
-merged records are the local run's exactly, and a task killed with SIGKILL mid-run, then re-run
-by the same command, leaves every record present once; with ``--kb``, the predictions the
-submitter retrieved travel in the plan and the files are byte-identical to the local run's."""
+merged records are the local run's exactly (``--optimal``'s study solved by the submitter
+after the merge), and a task killed with SIGKILL mid-run, then re-run by the same command,
+leaves every record present once; with ``--kb``, the predictions the submitter retrieved travel
+in the plan and the files are byte-identical to the local run's."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def test_bench_array_equals_the_local_run_and_a_killed_task_reruns_alone(
     cluster: Cluster, wass_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     array, victim = tmp_path / "array", 1
-    argv = [*BENCH, "--slurm-array", "4", "--array-dir", str(array),
+    argv = [*BENCH, "--optimal", "--slurm-array", "4", "--array-dir", str(array),
             "--json", str(tmp_path / "array.json")]  # fmt: skip
     first = subprocess.Popen([sys.executable, "-m", "wass_chat.cli", *argv],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -69,10 +70,11 @@ def test_bench_array_equals_the_local_run_and_a_killed_task_reruns_alone(
     assert main(argv) == 0, capsys.readouterr().err  # the same command re-runs only task 1
     assert [s.tasks for s in job_array.submissions(array)] == [(0, 1, 2, 3), (victim,)]
     assert not partial.exists() and shard.exists()
-    assert main([*BENCH, "--json", str(tmp_path / "local.json")]) == 0
+    assert main([*BENCH, "--optimal", "--json", str(tmp_path / "local.json")]) == 0
     on_array = json.loads((tmp_path / "array.json").read_text())
     local = json.loads((tmp_path / "local.json").read_text())
     assert on_array == local  # the whole document: records, instances, summary, settings
+    assert on_array["optimality"]["instances"] == 50  # --optimal: solved by the submitter
     instances = build_matrix(parse_recipes("montage:60,genome:60"), parse_platforms("hetero:4"), 6)
     expected = run_matrix(instances, RunSpec(("heft", "minmin")))
     assert on_array["records"] == [asdict(r) for o in expected for r in o.records]
