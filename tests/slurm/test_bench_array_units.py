@@ -45,6 +45,20 @@ def test_without_slurm_one_line_exit_2_and_nothing_written(
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no array, no output, no home
 
 
+def test_without_slurm_the_kb_is_never_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The retrieval takes minutes on a real history: Slurm is asked first."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    kb = tmp_path / "kb"
+    kb.mkdir()  # a directory, as --kb requires; opening the store would fill it
+    argv = [*BENCH, "--estimates", "kb", "--kb", str(kb), "--array-dir", str(tmp_path / "a")]
+    assert main(argv) == 2
+    assert "Slurm is not installed here" in capsys.readouterr().err
+    assert list(kb.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["kb"]
+
+
 def test_bench_shards_merge_to_the_local_run_and_a_partial_is_never_read(tmp_path: Path) -> None:
     instances = build_matrix(parse_recipes("montage:60"), parse_platforms("hetero:4"), 4)
     spec = RunSpec(("heft", "minmin"))

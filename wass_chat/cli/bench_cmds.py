@@ -112,6 +112,10 @@ def bench(
         names, network_model, peer_names, estimates,  # type: ignore[arg-type]
         noise, uncertainty_seed, background,
     )  # fmt: skip
+    if slurm_array:  # before the retrieval, which takes minutes on a real history
+        from wass_chat.slurm.commands import SlurmCommands
+
+        SlurmCommands().ping()
     predictions = None
     if estimates == "kb" or (estimates == "user" and kb_dir is not None):
         from wass_chat.cli.estimate_cmds import predictions_for
