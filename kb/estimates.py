@@ -50,6 +50,9 @@ RUN_LOAD_SEED = 100
 """A recurring workflow's run ``r`` >= 1 meets the background load of seed ``100 + r`` (apart
 from the bench's ``--load seed=K`` draws, which use small seeds)."""
 FIT_ROUNDS = 6
+PLATFORM_HISTORY = 32
+"""The platform's own most recent cases read for a recurring workflow's fit (its earlier runs
+and other workflows' runs on the same nodes)."""
 PRIOR_WEIGHT = 1.0
 """How many observations a node's nominal speed counts as in the per-task fit (chosen on
 development seeds 3-5: the nominal speed at weights 0.1-1 against the category fit's
@@ -103,13 +106,16 @@ def predict_runtimes(
     min_samples: int = 2,
     request: Workflow | None = None,
     platform: Platform | None = None,
+    history: Sequence[CaseRecord] | None = None,
 ) -> RuntimePredictions:
     """Per-category runtime and spread, per-class slowdown, from realised ``cases``.
 
     Categories seen fewer than ``min_samples`` times are left out (the caller falls back to
     the user request times :attr:`RuntimePredictions.request_ratio`). Given the ``request``
-    (as submitted) and its ``platform``, cases that are earlier runs of that same workflow add
-    per-task runtimes, and per-node slowdowns when they ran on that same platform.
+    (as submitted) and its ``platform``, earlier runs of that same workflow on that same
+    platform add per-task runtimes and per-node slowdowns (:func:`recurring_fit`); they are
+    looked for in ``history`` (the platform's own cases, :meth:`KnowledgeBase.cases_on`), else
+    among ``cases``, and the platform's runs of other workflows help pin down its nodes.
     """
     obs = [o for c in cases for o in observations(c)]
     if not obs:
@@ -137,19 +143,29 @@ def predict_runtimes(
     if request is None or platform is None:
         return predictions
     here, wanted = platform_hash(platform), workflow_hash(request)
-    runs = [observations(c) for c in cases if c.workflow_hash == wanted and c.platform_hash == here]
+    local = [c for c in (cases if history is None else history) if c.platform_hash == here]
+    runs = [observations(c) for c in local if c.workflow_hash == wanted]
     if not runs:
         return predictions
-    return recurring_fit(predictions, runs, [n.name for n in platform.nodes])
+    others = [_keyed(observations(c), c.workflow_hash) for c in local if c.workflow_hash != wanted]
+    return recurring_fit(predictions, runs, [n.name for n in platform.nodes], others)
+
+
+def _keyed(obs: list[Observation], workflow: str) -> list[Observation]:
+    """``obs`` with task keys of their workflow's (``hash:task``): another workflow's task ids
+    are not the request's, and its runs share them."""
+    return [replace(o, task=f"{workflow}:{o.task}") for o in obs]
 
 
 def recurring_fit(
     predictions: RuntimePredictions,
     runs: Sequence[list[Observation]],
     node_names: Sequence[str],
+    others: Sequence[list[Observation]] = (),
 ) -> RuntimePredictions:
     """``predictions`` plus per-task runtimes and per-node slowdowns from earlier ``runs`` of
-    the same workflow on the same platform (each run: its observations).
+    the same workflow on the same platform (each run: its observations), with the platform's
+    runs of ``others`` workflows (task keys of their own) in the fit for the nodes only.
 
     A task-by-node fit on these runs alone (:func:`_task_node_fit`) gives each task's own
     runtime and each node's own slowdown; the runs meet different loads, so tasks move
@@ -162,7 +178,7 @@ def recurring_fit(
     obs = [o for run in runs for o in run]
     if not obs:
         return predictions
-    task_log, own = _task_node_fit(obs)
+    task_log, own = _task_node_fit(obs + [o for run in others for o in run])
     squares: dict[str, list[float]] = defaultdict(list)
     for o in obs:
         squares[o.task].append((o.log_runtime - task_log[o.task] - own[o.node]) ** 2)
@@ -170,7 +186,7 @@ def recurring_fit(
     dof = sum(len(v) - 1 for v in repeated)
     return replace(
         predictions,
-        tasks={t: math.exp(v) for t, v in task_log.items()},
+        tasks={o.task: math.exp(task_log[o.task]) for o in obs},
         nodes={n: math.exp(own.get(n, 0.0)) for n in node_names},
         task_log_spread=math.sqrt(sum(map(sum, repeated)) / dof) if dof else 0.0,
         runs=len(runs),
@@ -222,12 +238,15 @@ def retrieve_predictions(
     """Predictions from the ``k`` stored executions most similar to ``request`` on ``platform``.
 
     ``request`` is the workflow as submitted (user walltimes), the same view the stored cases
-    were recorded with, so the query compares like with like.
+    were recorded with, so the query compares like with like. The platform's own recent cases
+    (:data:`PLATFORM_HISTORY`, by lookup) are where a recurring workflow's earlier runs are
+    found, however many other similar cases the store holds.
     """
     hits = kb.query(request, platform, k)
     records = [h.record for h in hits]
+    history = kb.cases_on(platform, PLATFORM_HISTORY)
     return predict_runtimes(
-        [r for r in records if r is not None], request=request, platform=platform
+        [r for r in records if r is not None], request=request, platform=platform, history=history
     )
 
 

@@ -215,6 +215,11 @@ class ServedSidecar:
                                    m["platform"], m["source"], _decode(m["body"]))  # fmt: skip
         return found
 
+    def ids_on_platform(self, platform_hash: str, limit: int) -> list[str]:
+        """Ids of up to ``limit`` cases on the platform (a scan of the curation rows; the
+        served store records no time order, so ties of recency are not kept)."""
+        return sorted(r.id for r in self.case_rows() if r.platform_hash == platform_hash)[:limit]
+
     def case_rows(self) -> list[CaseRow]:
         """The curation columns of every case (the scan carries the bodies too: Chroma returns
         whole metadata)."""

@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS cases (
     workflow TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS cases_by_problem ON cases (workflow_hash, platform_hash);
+CREATE INDEX IF NOT EXISTS cases_by_platform ON cases (platform_hash, recorded_at);
 CREATE TABLE IF NOT EXISTS decisions (
     id TEXT PRIMARY KEY,
     case_id TEXT NOT NULL,
@@ -314,6 +315,15 @@ class Sidecar:
             )
             found.update((r[0], CaseHit(r[1], r[2], r[3], r[4], r[5], r[6])) for r in rows)
         return found
+
+    @_serialised
+    def ids_on_platform(self, platform_hash: str, limit: int) -> list[str]:
+        """Ids of the ``limit`` most recently recorded cases on the platform (one index scan)."""
+        rows = self._db.execute(
+            "SELECT id FROM cases WHERE platform_hash = ? ORDER BY recorded_at DESC, id LIMIT ?",
+            (platform_hash, limit),
+        )
+        return [r[0] for r in rows]
 
     @_serialised
     def case_rows(self) -> list[CaseRow]:

@@ -31,7 +31,7 @@ from kb.codec import case_from_bytes, case_to_bytes, decision_from_bytes
 from kb.decisions import DecisionRecord, DecisionState
 from kb.embedders import embedder_by_name, registry_name
 from kb.embedding import Embedder, StructuralEmbedder
-from kb.records import CaseRecord
+from kb.records import CaseRecord, platform_hash
 from kb.retrieve import RetrievedCase, RetrievedDecision, rank_cases, rank_decisions, tie_cut
 from kb.served_sidecar import ServedSidecar
 from kb.shards import CaseShards, platform_family
@@ -236,6 +236,13 @@ class KnowledgeBase:
     def get_cases(self, ids: Sequence[str]) -> dict[str, CaseRecord]:
         """Full records of the stored cases among ``ids``."""
         return {i: case_from_bytes(b) for i, b in self.sidecar.bodies(ids).items()}
+
+    def cases_on(self, platform: Platform, limit: int = 32) -> list[CaseRecord]:
+        """The ``limit`` most recently recorded cases run on ``platform`` itself (its content
+        hash): a cluster's own history, found by lookup rather than similarity."""
+        ids = self.sidecar.ids_on_platform(platform_hash(platform), limit)
+        found = self.get_cases(ids)
+        return [found[i] for i in ids if i in found]
 
     def nearest(
         self, vector: np.ndarray, k: int, kind: str = "cases", family: str | None = None

@@ -153,6 +153,8 @@ def test_earlier_runs_of_the_same_workflow_predict_each_task_and_node(tmp_path: 
         assert fill_history(kb, bench, cfg, runs=3) == 3  # runs 1-3 of the bench's instance
         assert fill_history(kb, bench, cfg, runs=3) == 0  # keyed by run: resumable
         recurring = instance_predictions(kb, bench, cfg)
+        # found by lookup on the platform, not by similarity: k = 1 still finds all three
+        assert instance_predictions(kb, bench, cfg, k=1)[bench[0].id].runs == 3
     finally:
         kb.close()
     (only,) = bench

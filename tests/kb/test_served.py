@@ -56,6 +56,10 @@ def test_two_homes_add_and_query_one_served_store_at_once(
     assert kb.sidecar.chroma_in_sync(kb.cases.name) and kb.missing_vectors == 0
     records = kb.get_cases(sorted(expected))
     assert len(records) == 900 and all(r.metrics.makespan > 0 for r in records.values())
+    platform = make_case(0).platform  # the platform's own cases, by lookup (served: a scan)
+    on_it = {make_case(s).case_id for s in range(900) if make_case(s).platform == platform}
+    assert {c.case_id for c in kb.cases_on(platform, limit=900)} == on_it
+    assert len(kb.cases_on(platform, limit=1)) == 1
     for seed in range(0, 900, 9):
         case = make_case(seed)
         assert kb.get_cases([case.case_id])[case.case_id].metrics == case.metrics

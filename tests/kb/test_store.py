@@ -165,3 +165,15 @@ def test_a_clean_store_is_marked_in_sync_and_an_interrupted_one_is_reconciled(
     assert set(reopened.cases.get(include=[])["ids"]) == reopened.sidecar.ids()
     assert reopened.missing_vectors == 0
     reopened.close()
+
+
+def test_cases_on_a_platform_are_its_own_most_recent_first(kb: KnowledgeBase) -> None:
+    here = make_case(0).platform
+    there = replace(here, nodes=here.nodes[:-1])  # another platform: one node fewer
+    cases = [
+        replace(make_case(s), recorded_at=f"2026-11-0{s + 1}T00:00:00+00:00") for s in range(3)
+    ]
+    elsewhere = make_case(9, platform=there)
+    kb.add_cases([*cases, elsewhere])
+    assert [c.case_id for c in kb.cases_on(here, limit=2)] == [cases[2].case_id, cases[1].case_id]
+    assert [c.case_id for c in kb.cases_on(there)] == [elsewhere.case_id]
