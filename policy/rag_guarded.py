@@ -193,6 +193,8 @@ class LookaheadGuarded(RagGuarded):
     """Best of {``policy-lookahead``, HEFT, PEFT}: the lookahead's gains, never below the classics.
 
     Plans in seconds, not milliseconds (the lookahead simulates 3 completions per decision).
+    With predictions its lookahead plans on them too (:meth:`RagGuarded.learned_planner`), and
+    it is judged on the same draws as the other candidates.
     """
 
     name: str = "rag-guarded-lookahead"
