@@ -197,27 +197,30 @@ def _task_node_fit(obs: Sequence[Observation]) -> tuple[dict[str, float], dict[s
     """Least squares ``log observed = task + node`` over ``obs``, each node held to its
     nominal speed (log slowdown 0) with the weight of :data:`PRIOR_WEIGHT` observations.
 
-    A task that ran on several nodes across the runs ties those nodes' slowdowns together; a
+    Sparse (two nonzeros per observation), so a large pipeline with many runs stays cheap. A
+    task that ran on several nodes across the runs ties those nodes' slowdowns together; a
     node no moving task reaches stays near nominal (its tasks' runtimes then carry its
     slowdown, exact on that node), and the prior fixes the one free constant of the sum.
     Medians cannot do this: the tasks seen on one node only fit it exactly and outvote the
     few that moved; nor can a category fit's node slowdowns, which absorb which categories
     each node happened to run.
     """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.linalg import lsqr
+
     tasks = sorted({o.task for o in obs})
     nodes = sorted({o.node for o in obs})
     t_index = {t: i for i, t in enumerate(tasks)}
     n_index = {n: len(tasks) + i for i, n in enumerate(nodes)}
-    rows = len(obs) + len(nodes)
-    design = np.zeros((rows, len(tasks) + len(nodes)))
-    target = np.zeros(rows)
-    for r, o in enumerate(obs):
-        design[r, t_index[o.task]] = design[r, n_index[o.node]] = 1.0
-        target[r] = o.log_runtime
-    weight = math.sqrt(PRIOR_WEIGHT)
-    for r, n in enumerate(nodes, start=len(obs)):
-        design[r, n_index[n]] = weight
-    solution = np.linalg.lstsq(design, target, rcond=None)[0]
+    # one row per observation (its task and its node), then one prior row per node
+    pairs = np.array([(t_index[o.task], n_index[o.node]) for o in obs]).reshape(-1, 2)
+    rows = np.concatenate([np.repeat(np.arange(len(obs)), 2), len(obs) + np.arange(len(nodes))])
+    cols = np.concatenate([pairs.ravel(), len(tasks) + np.arange(len(nodes))])
+    values = np.concatenate([np.ones(2 * len(obs)), np.full(len(nodes), PRIOR_WEIGHT**0.5)])
+    shape = (len(obs) + len(nodes), len(tasks) + len(nodes))
+    design = coo_matrix((values, (rows, cols)), shape=shape)
+    target = np.concatenate([[o.log_runtime for o in obs], np.zeros(len(nodes))])
+    solution = lsqr(design.tocsr(), target, atol=1e-12, btol=1e-12, iter_lim=100_000)[0]
     return (
         {t: float(solution[t_index[t]]) for t in tasks},
         {n: float(solution[n_index[n]]) for n in nodes},
