@@ -8,13 +8,13 @@ model on the observed compute times: ``observed = runtime[category] * slowdown[n
 (in log space, alternating medians, which resists outliers), with the per-category spread of the
 residuals. :mod:`sim.uncertainty` turns that into the workflow and platform a scheduler plans on.
 
-**Recurring workflows.** When some retrieved cases are earlier runs of *this very* workflow
-on *this very* platform (the same content hashes of the submitted graph and of the platform),
-the fit goes one step further (:func:`recurring_fit`): each node's own slowdown, then each
-task's own runtime (the median over the runs of what it took, its node's slowdown taken out),
-and the run-to-run spread of those. Which tasks and which nodes come out slow is what
-per-category predictions cannot carry and what decides a choice between close plans
-(docs/learned.md).
+**Recurring workflows.** When the platform's own recent cases (found by lookup on its content
+hash, :meth:`KnowledgeBase.cases_on`) include earlier runs of *this very* workflow (the same
+content hash of the submitted graph), the fit goes one step further (:func:`recurring_fit`):
+a least-squares task + node fit over those runs and the platform's other runs gives each
+task's own runtime, each node's own slowdown and the run-to-run spread. Which tasks and which
+nodes come out slow is what per-category predictions cannot carry and what decides a choice
+between close plans (docs/learned.md, "Recurring workflows").
 
 :func:`seed_history` fills a store with such executions (HEFT planned on the user requests and
 replayed on the realised values, the situation a cluster records day to day).
@@ -50,6 +50,7 @@ RUN_LOAD_SEED = 100
 """A recurring workflow's run ``r`` >= 1 meets the background load of seed ``100 + r`` (apart
 from the bench's ``--load seed=K`` draws, which use small seeds)."""
 FIT_ROUNDS = 6
+"""Alternations of the two-way median fit (it settles within a few)."""
 PLATFORM_HISTORY = 32
 """The platform's own most recent cases read for a recurring workflow's fit (its earlier runs
 and other workflows' runs on the same nodes)."""
@@ -57,7 +58,6 @@ PRIOR_WEIGHT = 1.0
 """How many observations a node's nominal speed counts as in the per-task fit (chosen on
 development seeds 3-5: the nominal speed at weights 0.1-1 against the category fit's
 slowdown, HEFT on the predictions 1.077-1.078x HEFT on the actual values against 1.102x)."""
-"""Alternations of the two-way median fit (it settles within a few)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,9 +167,9 @@ def recurring_fit(
     the same workflow on the same platform (each run: its observations), with the platform's
     runs of ``others`` workflows (task keys of their own) in the fit for the nodes only.
 
-    A task-by-node fit on these runs alone (:func:`_task_node_fit`) gives each task's own
-    runtime and each node's own slowdown; the runs meet different loads, so tasks move
-    between nodes and tie the nodes together. The nodes these runs never used stay at their
+    A task-by-node fit on these runs and the others (:func:`_task_node_fit`) gives each
+    task's own runtime and each node's own slowdown; the runs meet different loads, so tasks
+    move between nodes and tie the nodes together. The nodes these runs never used stay at their
     nominal speed: the tasks' runtimes are measured in this fit's frame, so the class
     slowdowns of the wider fit (another frame, and unreliable on these platforms,
     docs/learned.md) would mis-scale them. The spread is the standard deviation of the

@@ -83,7 +83,7 @@ def _predicted_per_task(
 ) -> dict[str, CategoryDraw]:
     """Categories whose every task earlier runs of this workflow predict, and their draw: no
     shared shift (each task's value is its own), a task's noise is the run-to-run spread plus
-    the error of a median over ``runs`` runs, and no tail (the long task is known)."""
+    the error of a value fitted from ``runs`` runs, and no tail (the long task is known)."""
     if not predictions.runs:
         return {}
     sigma = predictions.task_log_spread * math.sqrt(1.0 + 1.0 / predictions.runs)
