@@ -216,8 +216,8 @@ class ServedSidecar:
         return found
 
     def ids_on_platform(self, platform_hash: str, limit: int) -> list[str]:
-        """Ids of up to ``limit`` cases on the platform (a scan of the curation rows; the
-        served store records no time order, so ties of recency are not kept)."""
+        """Ids of up to ``limit`` cases on the platform, in id order (a scan of the curation
+        rows, which hold no recording time here, so unlike the disk store's not by recency)."""
         return sorted(r.id for r in self.case_rows() if r.platform_hash == platform_hash)[:limit]
 
     def case_rows(self) -> list[CaseRow]:
