@@ -8,7 +8,9 @@ so the memory job asks for ``--acctg-freq=1`` (as a user checking their job's me
 
 from __future__ import annotations
 
+import re
 import subprocess
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -40,6 +42,22 @@ def sacct_rows(job_ids: list[str]) -> dict[str, dict[str, str]]:
             for line in out.splitlines() if line}  # fmt: skip
 
 
+def settled_rows(job_ids: list[str], attempts: int = 60) -> dict[str, dict[str, str]]:
+    """:func:`sacct_rows` once slurmdbd has the jobs' final records. Right after the jobs end,
+    22.05's sacct can still print a request it has not converted (ReqMem ``16?`` for a
+    ``--mem-per-cpu`` job, seen once in CI): poll, one second apart, until every ReqMem reads
+    as a size; the assertions then judge what sacct settled on."""
+    rows = sacct_rows(job_ids)
+    for _ in range(attempts):
+        if all(
+            re.fullmatch(r"\d+(\.\d+)?[KMGT]", rows.get(j, {}).get("ReqMem", "")) for j in job_ids
+        ):
+            break
+        time.sleep(1)
+        rows = sacct_rows(job_ids)
+    return rows
+
+
 def clock(text: str) -> int:
     """``MM:SS.mmm`` / ``HH:MM:SS`` -> whole seconds (sacct's TotalCPU and Elapsed here)."""
     parts = [float(p) for p in text.split(":")]
@@ -62,7 +80,7 @@ def test_live_usage_fields_feed_the_efficiency_view(cluster: Cluster, tmp_path: 
     gpu = commands.sbatch(["-N1", "-w", "n4", "--gres=gpu:1", "-c2", "--mem-per-cpu=100M", out,
                            "--wrap=sleep 2"])  # fmt: skip
     wait_for_final([busy, gpu], timeout=90, commands=commands)
-    rows = sacct_rows([busy, gpu])
+    rows = settled_rows([busy, gpu])
     assert rows[f"{busy}.batch"]["MaxRSS"], rows  # sampled at 1 s: present
     assert "gres/gpu=1" in rows[gpu]["AllocTRES"]
     end = datetime.now().replace(microsecond=0) + timedelta(minutes=1)
