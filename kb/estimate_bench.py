@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kb.estimates import retrieve_predictions, seed_history
+from kb.estimates import RECURRING_HISTORY, retrieve_predictions, seed_history
 from kb.store import KnowledgeBase
 from policy.bench.matrix import Instance, PlatformSource, WorkflowSource, build_matrix
 from policy.bench.stats import geometric_mean_ci
@@ -65,11 +65,12 @@ def instance_predictions(
     The query is the instance as submitted: its user requests on its nominal platform.
     """
     found = {}
+    wider = kb.recurring_cases(RECURRING_HISTORY)  # the same for every instance: read once
     for instance in instances:
         workflow = instance.workflow.build(instance.seed)
         platform = instance.platform.build(instance.seed)
         views = instance_views(workflow, platform, instance.seed, "user", cfg)
-        found[instance.id] = retrieve_predictions(kb, views.planning[0], platform, k)
+        found[instance.id] = retrieve_predictions(kb, views.planning[0], platform, k, wider)
     return found
 
 

@@ -11,10 +11,12 @@ residuals. :mod:`sim.uncertainty` turns that into the workflow and platform a sc
 **Recurring workflows.** When the platform's own recent cases (found by lookup on its content
 hash, :meth:`KnowledgeBase.cases_on`) include earlier runs of *this very* workflow (the same
 content hash of the submitted graph), the fit goes one step further (:func:`recurring_fit`):
-a least-squares task + node fit over those runs and the platform's other runs gives each
-task's own runtime, each node's own slowdown and the run-to-run spread. Which tasks and which
-nodes come out slow is what per-category predictions cannot carry and what decides a choice
-between close plans (docs/learned.md, "Recurring workflows").
+a least-squares task + class + node fit (:mod:`kb.node_fit`) over those runs, the platform's
+other runs and the store's recurring runs elsewhere gives each task's own runtime, each node's
+own slowdown (its class's where no run reached it), how well the runs compared the nodes, and
+the run-to-run spread. Which tasks and which nodes come out slow is what per-category
+predictions cannot carry and what decides a choice between close plans (docs/learned.md,
+"Recurring workflows").
 
 :func:`seed_history` fills a store with such executions (HEFT planned on the user requests and
 replayed on the realised values, the situation a cluster records day to day).
@@ -25,24 +27,19 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
+from kb.node_fit import hierarchical_fit, observations
 from kb.records import CaseRecord, case_from_result, platform_hash, workflow_hash
 from kb.store import KnowledgeBase
 from policy.bench.uncertain import instance_views, replay
 from policy.heft import HEFT
 from sim.background import BackgroundConfig
-from sim.model import REFERENCE_SPEED, Platform, Workflow
+from sim.model import Platform, Workflow
 from sim.schedule import NetworkModel
-from sim.uncertainty import (
-    CategoryPrediction,
-    RuntimePredictions,
-    UncertaintyConfig,
-    node_class,
-    task_category,
-)
+from sim.uncertainty import CategoryPrediction, RuntimePredictions, UncertaintyConfig, node_class
 
 REALISED = "simulated-realised"
 """Source of the cases :func:`seed_history` stores (simulated, with realised noise)."""
@@ -54,51 +51,9 @@ FIT_ROUNDS = 6
 PLATFORM_HISTORY = 32
 """The platform's own most recent cases read for a recurring workflow's fit (its earlier runs
 and other workflows' runs on the same nodes)."""
-PRIOR_WEIGHT = 1.0
-"""How many observations a node's nominal speed counts as in the per-task fit (chosen on
-development seeds 3-5: the nominal speed at weights 0.1-1 against the category fit's
-slowdown, HEFT on the predictions 1.077-1.078x HEFT on the actual values against 1.102x)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """One task's compute time in a past execution, in reference-machine seconds."""
-
-    category: str
-    node_class: str
-    log_runtime: float
-    log_request: float
-    task: str = ""
-    node: str = ""
-
-
-def observations(case: CaseRecord) -> list[Observation]:
-    """Every task of ``case`` with a positive recorded compute time.
-
-    A task that ran ``d`` seconds on a node of nominal per-core speed ``s`` would have taken
-    ``d * s / REFERENCE_SPEED`` on the reference machine if the node met its specification; the
-    node class's slowdown is what the fit separates from that.
-    """
-    nodes = case.platform.node_by_name
-    tasks = case.workflow.task_by_id
-    found = []
-    for task_id, (_ready, start, end) in case.timeline.items():
-        task = tasks.get(task_id)
-        node = nodes.get(case.placements.get(task_id, ""))
-        if task is None or node is None or end <= start or task.runtime <= 0:
-            continue
-        runtime = (end - start) * node.speed / REFERENCE_SPEED
-        found.append(
-            Observation(
-                task_category(task),
-                node_class(node),
-                math.log(runtime),
-                math.log(task.runtime),
-                task_id,
-                node.name,
-            )
-        )
-    return found
+RECURRING_HISTORY = 256
+"""The store's most recent runs of recurring workflows on other platforms read for the same
+fit (they measure the node classes, :mod:`kb.node_fit`)."""
 
 
 def predict_runtimes(
@@ -107,6 +62,7 @@ def predict_runtimes(
     request: Workflow | None = None,
     platform: Platform | None = None,
     history: Sequence[CaseRecord] | None = None,
+    wider: Sequence[CaseRecord] = (),
 ) -> RuntimePredictions:
     """Per-category runtime and spread, per-class slowdown, from realised ``cases``.
 
@@ -115,7 +71,9 @@ def predict_runtimes(
     (as submitted) and its ``platform``, earlier runs of that same workflow on that same
     platform add per-task runtimes and per-node slowdowns (:func:`recurring_fit`); they are
     looked for in ``history`` (the platform's own cases, :meth:`KnowledgeBase.cases_on`), else
-    among ``cases``, and the platform's runs of other workflows help pin down its nodes.
+    among ``cases``; the platform's runs of other workflows help pin down its nodes, and
+    ``wider`` (recurring runs on other platforms, :meth:`KnowledgeBase.recurring_cases`) their
+    classes.
     """
     obs = [o for c in cases for o in observations(c)]
     if not obs:
@@ -144,87 +102,56 @@ def predict_runtimes(
         return predictions
     here, wanted = platform_hash(platform), workflow_hash(request)
     local = [c for c in (cases if history is None else history) if c.platform_hash == here]
-    runs = [observations(c) for c in local if c.workflow_hash == wanted]
-    if not runs:
+    if not any(c.workflow_hash == wanted for c in local):
         return predictions
-    others = [_keyed(observations(c), c.workflow_hash) for c in local if c.workflow_hash != wanted]
-    return recurring_fit(predictions, runs, [n.name for n in platform.nodes], others)
-
-
-def _keyed(obs: list[Observation], workflow: str) -> list[Observation]:
-    """``obs`` with task keys of their workflow's (``hash:task``): another workflow's task ids
-    are not the request's, and its runs share them."""
-    return [replace(o, task=f"{workflow}:{o.task}") for o in obs]
+    elsewhere = [c for c in wider if c.platform_hash != here]
+    return recurring_fit(predictions, request, platform, local + elsewhere)
 
 
 def recurring_fit(
     predictions: RuntimePredictions,
-    runs: Sequence[list[Observation]],
-    node_names: Sequence[str],
-    others: Sequence[list[Observation]] = (),
+    request: Workflow,
+    platform: Platform,
+    cases: Sequence[CaseRecord],
 ) -> RuntimePredictions:
-    """``predictions`` plus per-task runtimes and per-node slowdowns from earlier ``runs`` of
-    the same workflow on the same platform (each run: its observations), with the platform's
-    runs of ``others`` workflows (task keys of their own) in the fit for the nodes only.
+    """``predictions`` plus per-task runtimes and per-node slowdowns for ``request`` on
+    ``platform``, from ``cases``: its earlier runs there, the platform's runs of other
+    workflows and recurring runs on other platforms (for the node classes).
 
-    A task-by-node fit on these runs and the others (:func:`_task_node_fit`) gives each
-    task's own runtime and each node's own slowdown; the runs meet different loads, so tasks
-    move between nodes and tie the nodes together. The nodes these runs never used stay at their
-    nominal speed: the tasks' runtimes are measured in this fit's frame, so the class
-    slowdowns of the wider fit (another frame, and unreliable on these platforms,
-    docs/learned.md) would mis-scale them. The spread is the standard deviation of the
-    residuals of tasks seen in at least two runs (one degree of freedom per task).
+    The hierarchical fit (:func:`kb.node_fit.hierarchical_fit`) gives each task its own
+    runtime and each node its class's slowdown plus its own; a node no run reached gets its
+    class's, which recurring runs on other platforms measure. The tasks' runtimes and the
+    slowdowns are in one frame (the fit's), so they multiply back to the observed times.
+    The spread is the standard deviation of the residuals of this workflow's tasks seen in at
+    least two runs (one degree of freedom per task).
     """
-    obs = [o for run in runs for o in run]
-    if not obs:
+    here, wanted = platform_hash(platform), workflow_hash(request)
+    runs = [observations(c) for c in cases if c.workflow_hash == wanted and c.platform_hash == here]
+    if not any(runs):
         return predictions
-    task_log, own = _task_node_fit(obs + [o for run in others for o in run])
+    fit = hierarchical_fit(cases)
+    slowdown = {n.name: fit.node_log(here, n.name, node_class(n)) for n in platform.nodes}
     squares: dict[str, list[float]] = defaultdict(list)
-    for o in obs:
-        squares[o.task].append((o.log_runtime - task_log[o.task] - own[o.node]) ** 2)
+    for o in (o for run in runs for o in run):
+        own = fit.task_log(here, wanted, o.task)
+        squares[o.task].append((o.log_runtime - own - slowdown[o.node]) ** 2)
     repeated = [v for v in squares.values() if len(v) > 1]
     dof = sum(len(v) - 1 for v in repeated)
+    names = [n.name for n in platform.nodes]
+    covariance = fit.covariance(here, [(n.name, node_class(n)) for n in platform.nodes])
+    where: dict[str, dict[str, float]] = defaultdict(dict)
+    for o in (o for run in runs for o in run):
+        where[o.task][o.node] = where[o.task].get(o.node, 0.0) + 1.0 / len(squares[o.task])
     return replace(
         predictions,
-        tasks={o.task: math.exp(task_log[o.task]) for o in obs},
-        nodes={n: math.exp(own.get(n, 0.0)) for n in node_names},
+        tasks={t: math.exp(fit.task_log(here, wanted, t)) for t in squares},
+        nodes={n: math.exp(v) for n, v in slowdown.items()},
         task_log_spread=math.sqrt(sum(map(sum, repeated)) / dof) if dof else 0.0,
         runs=len(runs),
-    )
-
-
-def _task_node_fit(obs: Sequence[Observation]) -> tuple[dict[str, float], dict[str, float]]:
-    """Least squares ``log observed = task + node`` over ``obs``, each node held to its
-    nominal speed (log slowdown 0) with the weight of :data:`PRIOR_WEIGHT` observations.
-
-    Sparse (two nonzeros per observation), so a large pipeline with many runs stays cheap. A
-    task that ran on several nodes across the runs ties those nodes' slowdowns together; a
-    node no moving task reaches stays near nominal (its tasks' runtimes then carry its
-    slowdown, exact on that node), and the prior fixes the one free constant of the sum.
-    Medians cannot do this: the tasks seen on one node only fit it exactly and outvote the
-    few that moved; nor can a category fit's node slowdowns, which absorb which categories
-    each node happened to run.
-    """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.linalg import lsqr
-
-    tasks = sorted({o.task for o in obs})
-    nodes = sorted({o.node for o in obs})
-    t_index = {t: i for i, t in enumerate(tasks)}
-    n_index = {n: len(tasks) + i for i, n in enumerate(nodes)}
-    # one row per observation (its task and its node), then one prior row per node
-    pairs = np.array([(t_index[o.task], n_index[o.node]) for o in obs]).reshape(-1, 2)
-    rows = np.concatenate([np.repeat(np.arange(len(obs)), 2), len(obs) + np.arange(len(nodes))])
-    cols = np.concatenate([pairs.ravel(), len(tasks) + np.arange(len(nodes))])
-    values = np.concatenate([np.ones(2 * len(obs)), np.full(len(nodes), PRIOR_WEIGHT**0.5)])
-    shape = (len(obs) + len(nodes), len(tasks) + len(nodes))
-    design = coo_matrix((values, (rows, cols)), shape=shape)
-    target = np.concatenate([[o.log_runtime for o in obs], np.zeros(len(nodes))])
-    solution = lsqr(design.tocsr(), target, atol=1e-12, btol=1e-12, iter_lim=100_000)[0]
-    return (
-        {t: float(solution[t_index[t]]) for t in tasks},
-        {n: float(solution[n_index[n]]) for n in nodes},
-    )
+        node_covariance={a: dict(zip(names, map(float, row), strict=True))
+                         for a, row in zip(names, covariance, strict=True)},
+        task_nodes=dict(where),
+    )  # fmt: skip
 
 
 def _medians(pairs: Iterable[tuple[str, float]]) -> dict[str, float]:
@@ -236,21 +163,29 @@ def _medians(pairs: Iterable[tuple[str, float]]) -> dict[str, float]:
 
 
 def retrieve_predictions(
-    kb: KnowledgeBase, request: Workflow, platform: Platform, k: int = 8
+    kb: KnowledgeBase,
+    request: Workflow,
+    platform: Platform,
+    k: int = 8,
+    wider: Sequence[CaseRecord] | None = None,
 ) -> RuntimePredictions:
     """Predictions from the ``k`` stored executions most similar to ``request`` on ``platform``.
 
     ``request`` is the workflow as submitted (user walltimes), the same view the stored cases
     were recorded with, so the query compares like with like. The platform's own recent cases
     (:data:`PLATFORM_HISTORY`, by lookup) are where a recurring workflow's earlier runs are
-    found, however many other similar cases the store holds.
+    found, however many other similar cases the store holds; ``wider`` (the store's recurring
+    runs, :data:`RECURRING_HISTORY`; read here when None) measure the node classes.
     """
     hits = kb.query(request, platform, k)
     records = [h.record for h in hits]
     history = kb.cases_on(platform, PLATFORM_HISTORY)
+    if wider is None:
+        wider = kb.recurring_cases(RECURRING_HISTORY) if history else []
     return predict_runtimes(
-        [r for r in records if r is not None], request=request, platform=platform, history=history
-    )
+        [r for r in records if r is not None], request=request, platform=platform,
+        history=history, wider=wider,
+    )  # fmt: skip
 
 
 def realised_case(

@@ -29,6 +29,7 @@ import base64
 import hashlib
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -219,6 +220,13 @@ class ServedSidecar:
         """Ids of up to ``limit`` cases on the platform, in id order (a scan of the curation
         rows, which hold no recording time here, so unlike the disk store's not by recency)."""
         return sorted(r.id for r in self.case_rows() if r.platform_hash == platform_hash)[:limit]
+
+    def recurring_ids(self, limit: int) -> list[str]:
+        """Ids of up to ``limit`` cases whose workflow ran more than once on their platform,
+        in id order (no recording time here, as in :meth:`ids_on_platform`)."""
+        rows = self.case_rows()
+        runs = Counter((r.workflow_hash, r.platform_hash) for r in rows)
+        return sorted(r.id for r in rows if runs[r.workflow_hash, r.platform_hash] > 1)[:limit]
 
     def case_rows(self) -> list[CaseRow]:
         """The curation columns of every case (the scan carries the bodies too: Chroma returns

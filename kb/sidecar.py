@@ -326,6 +326,19 @@ class Sidecar:
         return [r[0] for r in rows]
 
     @_serialised
+    def recurring_ids(self, limit: int) -> list[str]:
+        """Ids of the ``limit`` most recently recorded cases whose workflow ran more than once
+        on their platform (grouped on the ``cases_by_problem`` index)."""
+        rows = self._db.execute(
+            "SELECT id FROM cases WHERE (workflow_hash, platform_hash) IN"
+            " (SELECT workflow_hash, platform_hash FROM cases"
+            "  GROUP BY workflow_hash, platform_hash HAVING COUNT(*) > 1)"
+            " ORDER BY recorded_at DESC, id LIMIT ?",
+            (limit,),
+        )
+        return [r[0] for r in rows]
+
+    @_serialised
     def case_rows(self) -> list[CaseRow]:
         """The curation columns of every case."""
         rows = self._db.execute(

@@ -244,6 +244,13 @@ class KnowledgeBase:
         found = self.get_cases(ids)
         return [found[i] for i in ids if i in found]
 
+    def recurring_cases(self, limit: int = 256) -> list[CaseRecord]:
+        """The ``limit`` most recently recorded cases of workflows that ran more than once on
+        the same platform (recurring ones, on any platform): the runs that measure nodes."""
+        ids = self.sidecar.recurring_ids(limit)
+        found = self.get_cases(ids)
+        return [found[i] for i in ids if i in found]
+
     def nearest(
         self, vector: np.ndarray, k: int, kind: str = "cases", family: str | None = None
     ) -> tuple[list[str], list[float]]:

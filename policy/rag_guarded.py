@@ -13,7 +13,11 @@ runtime predictions (:meth:`RagGuarded.with_predictions`, as the bench hands the
 instead judges every candidate on ``draws`` executions drawn from what the predictions know
 (:mod:`sim.predicted`), seeded by the planning view, each replayed with the same occupancy, and
 keeps the one that loses least to min(HEFT, PEFT) in its bad draws (:func:`regret_quantile`);
-HEFT and PEFT planned on the calibrated view join the candidates.
+HEFT and PEFT planned on the calibrated view join the candidates. When earlier runs of the
+workflow measured the nodes (a recurring one), each draw also draws the nodes' slowdowns from
+how well those runs compared them (:func:`sim.predicted.draw_nodes`): a plan that moves work to
+a node the runs never tried against the classics' is no longer judged as if that node's speed
+were known (on development instances it was the cause of the largest losses, up to 1.35x).
 :attr:`RagGuarded.last_choice` keeps each candidate's judged makespan, so the agent can
 explain which won and why.
 """
@@ -33,7 +37,13 @@ from policy.learned.planner import LearnedPlanner
 from policy.peft import PEFT
 from sim.model import Platform, Workflow, check_fits
 from sim.occupancy import Occupancy
-from sim.predicted import draw_model, predicted_realisation, view_seed
+from sim.predicted import (
+    draw_model,
+    draw_nodes,
+    node_draw_model,
+    predicted_realisation,
+    view_seed,
+)
 from sim.schedule import NetworkModel, StaticSchedule
 from sim.uncertainty import RuntimePredictions
 
@@ -47,6 +57,9 @@ quantile over the draws; lowest wins (on development instances, seeds 3-5, it lo
 min(HEFT, PEFT) on 7 of 72 against 11 for the mean makespan, worst 1.067x against 1.200x)."""
 GUARD_STREAM = 0x6A4D
 """Mixed into the view's seed for the draws' generator (apart from every other stream)."""
+NODE_STREAM = 0x4E0D
+"""Mixed in again for the nodes' draws (:func:`sim.predicted.draw_nodes`), so the runtime
+draws are the same with or without them."""
 
 
 @dataclass(frozen=True)
@@ -147,8 +160,9 @@ class RagGuarded(StaticScheduler):
     ) -> dict[str, np.ndarray]:
         """Each schedule's makespan on each of :attr:`draws` executions drawn from the
         predictions, seeded by the planning view (``workflow``, ``platform``) alone. The draws
-        run on the view's node speeds (see :data:`DRAWS`), or on the nodes' own slowdowns when
-        earlier runs on this platform measured them (a recurring workflow)."""
+        run on the view's node speeds (see :data:`DRAWS`), or, when earlier runs on this
+        platform measured the nodes (a recurring workflow), on their fitted slowdowns, drawn
+        jointly with the fit's uncertainty (:func:`sim.predicted.draw_nodes`)."""
         from sim.engine import simulate
 
         assert self.predictions is not None, "draws need predictions"
@@ -156,12 +170,17 @@ class RagGuarded(StaticScheduler):
         # nodes measured on this very platform are trusted, unlike the classes' slowdowns
         nodes = kb_pf if self.predictions.nodes else platform
         model = draw_model(kb_wf, self.predictions, None if self.calibrated else workflow)
-        rng = np.random.default_rng([view_seed(workflow, platform), GUARD_STREAM])
+        node_model = node_draw_model(self.predictions)
+        seed = view_seed(workflow, platform)
+        rng = np.random.default_rng([seed, GUARD_STREAM])
+        node_rng = np.random.default_rng([seed, GUARD_STREAM, NODE_STREAM])
         spans = {name: np.empty(self.draws) for name in schedules}
         for r in range(self.draws):
-            drawn = predicted_realisation(kb_wf, model, rng)
+            drawn, drawn_nodes = predicted_realisation(kb_wf, model, rng), nodes
+            if node_model is not None:
+                drawn, drawn_nodes = draw_nodes(node_model, drawn, nodes, node_rng)
             for name, s in schedules.items():
-                result = simulate(drawn, nodes, s, self.network_model, occupancy)
+                result = simulate(drawn, drawn_nodes, s, self.network_model, occupancy)
                 spans[name][r] = result.makespan
         return spans
 

@@ -25,6 +25,11 @@ of the category, drawn uniformly (which one is unknown), runs that long instead.
 are drawn: the predictions carry nothing about file sizes' spread, and their per-class node
 slowdowns are left out (the caller runs the draws on the nodes it chooses; the guard uses the
 planning view's, see :mod:`policy.rag_guarded`).
+
+**The nodes.** When a recurring workflow's runs measured this platform's nodes, their fit
+knows how well it compared each pair (:attr:`RuntimePredictions.node_covariance`):
+:func:`draw_nodes` draws the slowdowns jointly from it, and moves each measured task's value
+with the nodes it was measured on, so only runtimes nobody measured are uncertain.
 """
 
 from __future__ import annotations
@@ -130,6 +135,58 @@ def predicted_realisation(
         for c in (task_category(t),)
     )
     return Workflow(workflow.name, tasks, workflow.files, workflow.description, workflow.meta)
+
+
+@dataclass(frozen=True)
+class NodeDraw:
+    """How the nodes' slowdowns are drawn around the predicted ones: jointly, with the
+    posterior covariance of the recurring fit (:attr:`RuntimePredictions.node_covariance`)."""
+
+    names: tuple[str, ...]
+    factor: np.ndarray
+    """``F`` with ``F @ F.T`` the covariance (rows and columns in ``names`` order)."""
+    weights: Mapping[str, np.ndarray]
+    """Task id -> the share of its earlier runs on each node (``names`` order)."""
+
+
+def node_draw_model(predictions: RuntimePredictions) -> NodeDraw | None:
+    """The node draw of ``predictions``, or None when no recurring fit compared the nodes."""
+    cov_map = predictions.node_covariance
+    if not cov_map:
+        return None
+    names = tuple(cov_map)
+    cov = np.array([[cov_map[a][b] for b in names] for a in names])
+    values, vectors = np.linalg.eigh((cov + cov.T) / 2)
+    factor = vectors * np.sqrt(np.clip(values, 0.0, None))
+    weights = {
+        t: np.array([shares.get(n, 0.0) for n in names])
+        for t, shares in predictions.task_nodes.items()
+    }
+    return NodeDraw(names, factor, weights)
+
+
+def draw_nodes(
+    model: NodeDraw, workflow: Workflow, platform: Platform, rng: np.random.Generator
+) -> tuple[Workflow, Platform]:
+    """``workflow`` and ``platform`` with one draw of the nodes' log slowdowns ``d`` (pure in
+    ``rng``): each node runs ``exp(d)`` slower, and each task the earlier runs measured runs
+    ``exp(-w . d)`` faster, ``w`` its shares of those runs on each node, since what was
+    measured is its runtime there (its own value is that less those nodes' slowdowns). A task
+    that always ran on one node is thus as fast there in every draw, and only where it never
+    ran is it uncertain: how well the runs compared two nodes is what decides a choice."""
+    shift = model.factor @ rng.standard_normal(len(model.names))
+    by_name = dict(zip(model.names, shift.tolist(), strict=True))
+    nodes = tuple(
+        replace(n, speed=n.speed / math.exp(by_name.get(n.name, 0.0))) for n in platform.nodes
+    )
+    tasks = tuple(
+        replace(t, work=t.work * math.exp(-float(model.weights[t.id] @ shift)))
+        if t.id in model.weights
+        else t
+        for t in workflow.tasks
+    )
+    drawn = Workflow(workflow.name, tasks, workflow.files, workflow.description, workflow.meta)
+    return drawn, replace(platform, nodes=nodes)
 
 
 def view_seed(workflow: Workflow, platform: Platform) -> int:

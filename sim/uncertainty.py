@@ -202,6 +202,12 @@ class RuntimePredictions:
     """Run-to-run standard deviation of a task's log runtime around its value in ``tasks``."""
     runs: int = 0
     """Earlier runs of this workflow behind ``tasks``."""
+    node_covariance: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Node -> node -> posterior covariance of the two nodes' log slowdowns in ``nodes``: how
+    well the runs compared them (a node's own variance where it ran alone)."""
+    task_nodes: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Task id in ``tasks`` -> node -> the share of its earlier runs it ran there: its value
+    in ``tasks`` is what it took there less those nodes' slowdowns, so it moves with them."""
 
     def runtime_of(self, task: Task) -> float | None:
         """The predicted reference runtime of ``task`` (its own, else its category's), or None."""

@@ -64,5 +64,9 @@ def test_two_homes_add_and_query_one_served_store_at_once(
         case = make_case(seed)
         assert kb.get_cases([case.case_id])[case.case_id].metrics == case.metrics
         assert kb.query(case.workflow, case.platform, k=1)[0].case_id == case.case_id
+    assert kb.recurring_cases() == []  # every workflow ran once (by scan: served)
+    kb.add_cases([make_case(0, "peft")])  # a second run of seed 0's workflow on its platform
+    recurring = {make_case(0).case_id, make_case(0, "peft").case_id}
+    assert {c.case_id for c in kb.recurring_cases()} == recurring
     print(f"\nqueries that found their probe while both wrote: a {done['a']['found']}/500,"
           f" b {done['b']['found']}/500")  # fmt: skip

@@ -177,3 +177,15 @@ def test_cases_on_a_platform_are_its_own_most_recent_first(kb: KnowledgeBase) ->
     kb.add_cases([*cases, elsewhere])
     assert [c.case_id for c in kb.cases_on(here, limit=2)] == [cases[2].case_id, cases[1].case_id]
     assert [c.case_id for c in kb.cases_on(there)] == [elsewhere.case_id]
+
+
+def test_recurring_cases_are_a_workflow_run_more_than_once_on_one_platform(
+    kb: KnowledgeBase,
+) -> None:
+    here = make_case(0).platform
+    there = replace(here, nodes=here.nodes[:-1])
+    twice = [make_case(0), make_case(0, "peft")]  # one workflow, two runs on one platform
+    once = [make_case(1), make_case(0, platform=there)]  # the same workflow once elsewhere
+    kb.add_cases([*twice, *once])
+    assert {c.case_id for c in kb.recurring_cases()} == {c.case_id for c in twice}
+    assert len(kb.recurring_cases(limit=1)) == 1

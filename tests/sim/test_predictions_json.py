@@ -34,6 +34,8 @@ def _other_value(f: Field[Any], hint: Any, k: int) -> Any:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (Mapping, dict) and args[0] is str and args[1] in (float, int):
         return {"cpu-4c": args[1](1.1 + 0.2 + k), "gpu-32c": args[1](7.0 / 3.0)}
+    if origin in (Mapping, dict) and typing.get_origin(args[1]) in (Mapping, dict):
+        return {"cpu01": {"cpu01": 0.01 + k, "gpu02": 1.0 / 3.0}, "gpu02": {"cpu01": 0.1 + 0.2}}
     if hint is bool:
         return not _default(f)
     if hint is int:
