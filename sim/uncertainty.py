@@ -196,8 +196,9 @@ class RuntimePredictions:
     """Task id -> runtime (s on the reference machine) in earlier runs of this very workflow
     (a recurring one); empty when none was retrieved. Overrides the task's category."""
     nodes: Mapping[str, float] = field(default_factory=dict)
-    """Node name -> slowdown measured in earlier runs on this very platform; overrides the
-    node's class."""
+    """Node name -> slowdown measured in earlier runs on this very platform (its class's, as
+    recurring runs elsewhere measured it, where no run reached the node); overrides
+    ``node_classes``."""
     task_log_spread: float = 0.0
     """Run-to-run standard deviation of a task's log runtime around its value in ``tasks``."""
     runs: int = 0

@@ -41,7 +41,9 @@ def test_recurring_runs_elsewhere_predict_the_nodes_a_workflow_never_used(tmp_pa
     used = {o.node for c in own_runs for o in observations(c)}
     unseen = [n for n in platform.nodes if n.name not in used]
     actual = instance_views(workflow, platform, only.seed, "oracle", cfg).actual[1]
-    slowdown = {n.name: n.speed / a.speed for n, a in zip(platform.nodes, actual.nodes)}
+    slowdown = {
+        n.name: n.speed / a.speed for n, a in zip(platform.nodes, actual.nodes, strict=True)
+    }
     assert unseen, "HEFT on loose requests leaves some nodes of hetero:8 unused"
     # alone, an unseen node of a class the runs never reached stays at nominal speed; with the
     # others' runs, it gets its class's slowdown
