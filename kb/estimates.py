@@ -180,8 +180,9 @@ def retrieve_predictions(
     hits = kb.query(request, platform, k)
     records = [h.record for h in hits]
     history = kb.cases_on(platform, PLATFORM_HISTORY)
-    if wider is None:
-        wider = kb.recurring_cases(RECURRING_HISTORY) if history else []
+    if wider is None:  # read only for a workflow that recurs here (a few hundred records)
+        recurs = any(c.workflow_hash == workflow_hash(request) for c in history)
+        wider = kb.recurring_cases(RECURRING_HISTORY) if recurs else []
     return predict_runtimes(
         [r for r in records if r is not None], request=request, platform=platform,
         history=history, wider=wider,

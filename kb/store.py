@@ -237,19 +237,19 @@ class KnowledgeBase:
         """Full records of the stored cases among ``ids``."""
         return {i: case_from_bytes(b) for i, b in self.sidecar.bodies(ids).items()}
 
+    def cases_in_order(self, ids: Sequence[str]) -> list[CaseRecord]:
+        """:meth:`get_cases` as a list in the order of ``ids`` (those no longer stored left out)."""
+        return [c for c in map(self.get_cases(ids).get, ids) if c is not None]
+
     def cases_on(self, platform: Platform, limit: int = 32) -> list[CaseRecord]:
         """The ``limit`` most recently recorded cases run on ``platform`` itself (its content
         hash): a cluster's own history, found by lookup rather than similarity."""
-        ids = self.sidecar.ids_on_platform(platform_hash(platform), limit)
-        found = self.get_cases(ids)
-        return [found[i] for i in ids if i in found]
+        return self.cases_in_order(self.sidecar.ids_on_platform(platform_hash(platform), limit))
 
     def recurring_cases(self, limit: int = 256) -> list[CaseRecord]:
         """The ``limit`` most recently recorded cases of workflows that ran more than once on
         the same platform (recurring ones, on any platform): the runs that measure nodes."""
-        ids = self.sidecar.recurring_ids(limit)
-        found = self.get_cases(ids)
-        return [found[i] for i in ids if i in found]
+        return self.cases_in_order(self.sidecar.recurring_ids(limit))
 
     def nearest(
         self, vector: np.ndarray, k: int, kind: str = "cases", family: str | None = None
