@@ -101,6 +101,12 @@ def _rag_guarded(**kwargs: Any) -> Scheduler:
     return RagGuarded(**kwargs)
 
 
+def _classic_chooser(**kwargs: Any) -> Scheduler:
+    from policy.rag_guarded import ClassicChooser
+
+    return ClassicChooser(**kwargs)
+
+
 def _lookahead_guarded(**kwargs: Any) -> Scheduler:
     from policy.rag_guarded import LookaheadGuarded
 
@@ -115,6 +121,7 @@ for _name, _factory, _description, _aliases in (
     ("policy-lookahead", _learned_policy_lookahead, "learned policy + one-step lookahead", ()),
     ("rag-guarded", _rag_guarded, "learned policy guarded by HEFT and PEFT", ("guarded",)),
     ("rag-guarded-lookahead", _lookahead_guarded, "policy-lookahead guarded by HEFT and PEFT", ()),
+    ("heft-or-peft", _classic_chooser, "HEFT or PEFT, whichever the guard's draws favour", ()),
 ):
     register_scheduler(SchedulerEntry(_name, _factory, _description, network_aware=True), _aliases)
 

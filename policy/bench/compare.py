@@ -34,11 +34,23 @@ def paired(ours: Mapping[str, float], theirs: Mapping[str, float]) -> dict[str, 
     return estimate
 
 
-def guard_check(table: Makespans, guarded: str = "rag-guarded") -> dict[str, Any] | None:
-    """``guarded`` against min(HEFT, PEFT) per instance: losses and the worst ratio."""
-    if not {guarded, "heft", "peft"} <= set(table):
-        return None
-    best = {i: min(table["heft"][i], table["peft"][i]) for i in table["heft"]}
+CHOOSER = "heft-or-peft"
+"""The guard's bar (:class:`policy.rag_guarded.ClassicChooser`): HEFT or PEFT, judged alike."""
+
+
+def guard_check(
+    table: Makespans, guarded: str = "rag-guarded", against: str = ""
+) -> dict[str, Any] | None:
+    """``guarded`` against min(HEFT, PEFT) per instance (or against the scheduler
+    ``against``): losses and the worst ratio; None when the run lacks one of them."""
+    if against:
+        if not {guarded, against} <= set(table):
+            return None
+        best = table[against]
+    else:
+        if not {guarded, "heft", "peft"} <= set(table):
+            return None
+        best = {i: min(table["heft"][i], table["peft"][i]) for i in table["heft"]}
     values = ratios(table[guarded], best)
     return {
         "instances": len(values),
@@ -52,9 +64,11 @@ def compare_runs(
     runs: Mapping[str, Mapping[str, Any]], schedulers: Sequence[str] = (), baseline: str = ""
 ) -> dict[str, Any]:
     """Per mode: every scheduler over HEFT on the same estimates, policy over policy-norag,
-    the guard check; across modes: each scheduler over HEFT planning on ``kb`` estimates, and
-    over itself in the ``baseline`` run (e.g. a busy cluster over an idle one, or plans that
-    see the load over plans that do not)."""
+    the guard check (and, when the run has :data:`CHOOSER`, the chooser's check and the guard
+    against it: can the guard beat choosing between the classics?); across modes: each
+    scheduler over HEFT planning on ``kb`` estimates, and over itself in the ``baseline`` run
+    (e.g. a busy cluster over an idle one, or plans that see the load over plans that do
+    not)."""
     tables = {mode: makespans(doc) for mode, doc in runs.items()}
     out: dict[str, Any] = {"modes": {}, "versus_heft_on_kb": {}, "versus_baseline": {}}
     for mode, table in tables.items():
@@ -62,6 +76,8 @@ def compare_runs(
         entry: dict[str, Any] = {
             "over_heft": {s: paired(table[s], table["heft"]) for s in names if "heft" in table},
             "guard": guard_check(table),
+            "chooser": guard_check(table, CHOOSER),
+            "guard_over_chooser": guard_check(table, against=CHOOSER),
         }
         if {"policy", "policy-norag"} <= set(table):
             entry["rag_over_norag"] = paired(table["policy"], table["policy-norag"])

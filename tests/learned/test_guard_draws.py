@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from policy.bench.uncertain import instance_views, plan, replay
 from policy.heft import HEFT
 from policy.peft import PEFT
-from policy.rag_guarded import RagGuarded, regret_quantile
+from policy.rag_guarded import TIE, ClassicChooser, RagGuarded, regret_quantile
 from policy.validate import validate_schedule
 from sim.demo import demo_platform, demo_workflow
 from sim.engine import simulate
@@ -134,8 +135,11 @@ def test_with_predictions_the_guard_judges_on_draws_and_never_reads_the_actual_v
     assert choice.scores[choice.winner] == min(choice.scores.values())
 
 
-class _Rigged(RagGuarded):
-    """The planning view prefers HEFT; the draws say PEFT is better on every one."""
+class _Fixed(RagGuarded):
+    """Draws on which every candidate takes :meth:`span` on every one."""
+
+    def span(self, name: str) -> float:
+        return 100.0
 
     def draw_makespans(
         self,
@@ -144,9 +148,14 @@ class _Rigged(RagGuarded):
         platform: Platform,
         occupancy: Occupancy | None = None,
     ) -> dict[str, np.ndarray]:
-        spans = {name: np.full(self.draws, 100.0) for name in schedules}
-        spans["peft"] = np.full(self.draws, 80.0)
-        return spans
+        return {name: np.full(self.draws, self.span(name)) for name in schedules}
+
+
+class _Rigged(_Fixed):
+    """The planning view prefers HEFT; the draws say PEFT is better on every one."""
+
+    def span(self, name: str) -> float:
+        return 80.0 if name == "peft" else 100.0
 
 
 def test_the_candidate_better_on_the_draws_wins() -> None:
@@ -159,6 +168,58 @@ def test_the_candidate_better_on_the_draws_wins() -> None:
     scores = regret_quantile({"a": np.array([1.0, 2.0]), "heft": np.array([2.0, 2.0]),
                               "peft": np.array([3.0, 1.0])}, q=1.0)  # fmt: skip
     assert scores == {"a": 2.0, "heft": 2.0, "peft": 1.5}
+
+
+class _NearTie(_Fixed):
+    """On every draw the learned plan is ``share`` faster than HEFT, PEFT slower still."""
+
+    share = 0.0
+
+    def span(self, name: str) -> float:
+        return {"heft": 100.0, "policy": 100.0 * (1.0 - self.share)}.get(name, 120.0)
+
+
+@pytest.mark.parametrize(("share", "winner"), [(TIE / 2, "heft"), (TIE * 10, "policy")])
+def test_a_near_tie_on_the_draws_goes_to_the_classic(share: float, winner: str) -> None:
+    views = _views()
+    guard = _NearTie(draws=4).with_predictions(views.predictions, False)  # type: ignore[arg-type]
+    guard.share = share
+    chosen = guard.schedule(*views.planning)
+    assert guard.last_choice is not None and guard.last_choice.winner == winner
+    assert guard.last_choice.scores["policy"] < guard.last_choice.scores["heft"]
+    if winner == "heft":
+        heft = HEFT().schedule(*views.planning)
+        assert (chosen.assignment, chosen.order) == (heft.assignment, heft.order)
+
+
+class _RiggedChooser(_Rigged, ClassicChooser):
+    """The chooser on the same rigged draws."""
+
+
+def test_the_classic_chooser_judges_like_the_guard_but_picks_only_a_classic() -> None:
+    views = _views()
+    guard = RagGuarded(draws=8).with_predictions(views.predictions, False)  # type: ignore[arg-type]
+    guard.schedule(*views.planning)
+    chooser = ClassicChooser(draws=8).with_predictions(views.predictions, False)  # type: ignore[arg-type]
+    chosen = chooser.schedule(*views.planning)
+    g, c = guard.last_choice, chooser.last_choice
+    assert g is not None and c is not None and set(c.scores) == {"heft", "peft"}
+    # the same draws and criterion: the classics are judged as the guard judged them
+    assert c.scores == {n: g.scores[n] for n in ("heft", "peft")}
+    assert c.makespans == {n: g.makespans[n] for n in ("heft", "peft")}
+    best = (HEFT if c.winner == "heft" else PEFT)().schedule(*views.planning)
+    assert (chosen.assignment, chosen.order) == (best.assignment, best.order)
+    rigged = _RiggedChooser(draws=4).with_predictions(views.predictions, False)  # type: ignore[arg-type]
+    picked = rigged.schedule(*views.planning)
+    peft = PEFT().schedule(*views.planning)
+    assert rigged.last_choice is not None and rigged.last_choice.winner == "peft"
+    assert (picked.assignment, picked.order) == (peft.assignment, peft.order)
+    # without predictions (exact runtimes) it is min(HEFT, PEFT) on the view
+    plain = ClassicChooser()
+    made = plain.schedule(*views.planning)
+    spans = [simulate(*views.planning, s).makespan for s in (HEFT().schedule(*views.planning),
+                                                            peft)]  # fmt: skip
+    assert plain.last_choice is not None and made.planned_makespan == min(spans)
 
 
 def test_earlier_runs_replace_a_covered_categorys_shift_and_tail_by_the_run_spread() -> None:

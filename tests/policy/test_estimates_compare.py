@@ -48,6 +48,26 @@ def test_guard_check_counts_losses_to_the_better_classic() -> None:
     assert guard_check(makespans(KB)) is None
 
 
+def test_the_guard_is_also_held_to_choosing_between_the_classics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _document({
+        "heft": [100.0, 200.0, 300.0], "peft": [90.0, 210.0, 300.0],
+        "heft-or-peft": [100.0, 200.0, 300.0], "rag-guarded": [90.0, 205.0, 310.0],
+    })  # fmt: skip
+    entry = compare_runs({"user": run})["modes"]["user"]
+    assert entry["chooser"]["losses"] == 1  # picked HEFT's 100 where PEFT ran 90
+    assert entry["chooser"]["worst"] == pytest.approx(100 / 90)
+    versus = entry["guard_over_chooser"]
+    assert versus["losses"] == 2 and versus["worst"] == pytest.approx(310 / 300)
+    assert versus["ratio"]["value"] == pytest.approx((0.9 * 1.025 * 310 / 300) ** (1 / 3))
+    assert compare_runs({"kb": KB})["modes"]["kb"]["chooser"] is None
+    path = tmp_path / "user.json"
+    path.write_text(json.dumps(run))
+    assert main(["estimates", "compare", f"user={path}"]) == 0
+    assert "rag-guarded / heft-or-peft: 2 losses of 3" in capsys.readouterr().out
+
+
 def test_compare_command_reads_runs_and_rejects_bad_arguments(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

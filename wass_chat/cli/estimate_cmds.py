@@ -188,6 +188,10 @@ def _cell(p: dict[str, Any]) -> str:
     return f"{p['value']:.3f} ({p['low']:.3f}-{p['high']:.3f}) {p['wins']}/{p['losses']}"
 
 
+def _ratio(p: dict[str, Any]) -> str:
+    return f"geometric mean {p['value']:.3f} ({p['low']:.3f}-{p['high']:.3f})"
+
+
 def _render_compare(result: dict[str, Any]) -> None:
     from rich.table import Table
 
@@ -224,9 +228,13 @@ def _render_compare(result: dict[str, Any]) -> None:
             console.print(
                 f"{mode}: policy / policy-norag, paired: {_cell(entry['rag_over_norag'])}"
             )
-        guard = entry["guard"]
-        if guard:
-            console.print(
-                f"{mode}: rag-guarded / min(HEFT, PEFT): {guard['losses']} losses of "
-                f"{guard['instances']}, worst {guard['worst']:.4f}"
-            )
+        for key, label in (
+            ("guard", "rag-guarded / min(HEFT, PEFT)"),
+            ("chooser", "heft-or-peft / min(HEFT, PEFT)"),
+            ("guard_over_chooser", "rag-guarded / heft-or-peft"),
+        ):
+            if guard := entry.get(key):
+                console.print(
+                    f"{mode}: {label}: {guard['losses']} losses of {guard['instances']}, "
+                    f"worst {guard['worst']:.4f}, {_ratio(guard['ratio'])}"
+                )
