@@ -159,13 +159,35 @@ def rerun(actual: Workflow, cfg: UncertaintyConfig, seed: int, run: int) -> Work
     if run == 0 or cfg.run_sigma == 0:
         return actual
     n = len(actual.tasks)
-    z_run = _stable_rng(seed, cfg.seed, "run", run).standard_normal(n)
-    z_0 = _stable_rng(seed, cfg.seed, "run", 0).standard_normal(n)
-    factor = np.exp(cfg.run_sigma * (z_run - z_0))
-    tasks = tuple(
-        replace(t, work=t.work * float(k)) for t, k in zip(actual.tasks, factor, strict=True)
+    return _scaled(
+        actual,
+        np.exp(cfg.run_sigma * (_run_normals(cfg, seed, run, n) - _run_normals(cfg, seed, 0, n))),
     )
-    return Workflow(actual.name, tasks, actual.files, actual.description, actual.meta)
+
+
+def typical_run(actual: Workflow, cfg: UncertaintyConfig, seed: int) -> Workflow:
+    """What every run of the instance whose run 0 is ``actual`` varies around: run 0 less its
+    own run-to-run draw, i.e. each task's work divided by ``exp(run_sigma * z_0)``.
+
+    The most any number of earlier runs could tell about a task (:func:`rerun` draws run
+    ``r`` as this times ``exp(run_sigma * z_r)``); ``actual`` itself when ``run_sigma`` is 0.
+    """
+    if cfg.run_sigma == 0:
+        return actual
+    return _scaled(actual, np.exp(-cfg.run_sigma * _run_normals(cfg, seed, 0, len(actual.tasks))))
+
+
+def _run_normals(cfg: UncertaintyConfig, seed: int, run: int, n: int) -> np.ndarray:
+    """One standard normal per task for ``run`` of the instance ``seed`` (keyed, not stateful)."""
+    return _stable_rng(seed, cfg.seed, "run", run).standard_normal(n)
+
+
+def _scaled(workflow: Workflow, factor: np.ndarray) -> Workflow:
+    """``workflow`` with each task's work multiplied by its entry of ``factor``."""
+    tasks = tuple(
+        replace(t, work=t.work * float(k)) for t, k in zip(workflow.tasks, factor, strict=True)
+    )
+    return Workflow(workflow.name, tasks, workflow.files, workflow.description, workflow.meta)
 
 
 @dataclass(frozen=True)

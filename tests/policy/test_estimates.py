@@ -12,12 +12,13 @@ import pytest
 from policy.bench.instances import random_dag
 from policy.bench.matrix import Instance, PlatformSource, WorkflowSource, build_matrix
 from policy.bench.runner import RunSpec, run_instance, run_matrix
-from policy.bench.uncertain import instance_views, plan, replay
+from policy.bench.uncertain import instance_views, perfect_history, plan, replay
 from policy.registry import get_scheduler
 from sim.background import BackgroundConfig
-from sim.uncertainty import UncertaintyConfig, estimate
+from sim.uncertainty import UncertaintyConfig, estimate, typical_run
 from sim.wfformat import write_workflow
 from wass_chat.cli import main
+from wass_chat.cli.estimate_cmds import perfect_predictions
 
 CLASSICS = ("heft", "peft", "cpop", "minmin")
 
@@ -113,6 +114,35 @@ def test_a_hidden_load_is_planned_for_an_idle_machine_and_run_busy(
     )
 
 
+def test_a_perfect_history_knows_every_node_and_every_task_but_the_run_itself(
+    matrix: list[Instance],
+) -> None:
+    instance = matrix[0]
+    workflow = instance.workflow.build(instance.seed)
+    platform = instance.platform.build(instance.seed)
+    cfg = UncertaintyConfig()
+    known = perfect_history(workflow, platform, instance.seed, cfg)
+    views = instance_views(workflow, platform, instance.seed, "kb", cfg, known)
+    actual_wf, actual_pf = views.actual
+    assert [n.speed for n in views.planning[1].nodes] == pytest.approx(
+        [n.speed for n in actual_pf.nodes], rel=1e-12
+    )
+    planned = [t.work for t in views.planning[0].tasks]
+    assert planned == pytest.approx(
+        [t.work for t in typical_run(actual_wf, cfg, instance.seed).tasks]
+    )
+    assert planned != pytest.approx([t.work for t in actual_wf.tasks], rel=1e-3)  # run 0's own draw
+    # with no run-to-run variation and exact files it is the oracle: HEFT plans alike
+    exact = replace(cfg, run_sigma=0.0, file_sigma=0.0)
+    known = perfect_history(workflow, platform, instance.seed, exact)
+    kb = instance_views(workflow, platform, instance.seed, "kb", exact, known)
+    oracle = instance_views(workflow, platform, instance.seed, "oracle", exact)
+    heft = get_scheduler("heft")
+    on_kb, on_oracle = plan(heft, kb, "fair"), plan(heft, oracle, "fair")
+    assert on_kb.assignment == on_oracle.assignment and on_kb.order == on_oracle.order
+    assert on_kb.planned_makespan == pytest.approx(on_oracle.planned_makespan, rel=1e-9)
+
+
 def test_bench_cli_checks_the_uncertainty_flags(tmp_path: Path, capsys) -> None:
     args = ["bench", "--recipes", "montage:60", "--schedulers", "heft", "--seeds", "1"]
     assert main([*args, "--estimates", "psychic", "--load", "share=2,speed=1"]) == 2
@@ -120,6 +150,9 @@ def test_bench_cli_checks_the_uncertainty_flags(tmp_path: Path, capsys) -> None:
     assert "psychic" in err and "--load: share must be in [0, 1]" in err and "speed" in err
     assert main([*args, "--estimates", "kb", "--kb", str(tmp_path / "none")]) == 2
     assert "--kb DIR" in capsys.readouterr().err
+    assert main([*args, "--perfect-history"]) == 2  # no estimates to calibrate
+    assert main([*args, "--estimates", "kb", "--perfect-history", "--kb", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.count("--perfect-history replaces --kb") == 2
     peers = ["bench", "--recipes", "montage:60", "--schedulers", "heft", "--peers", "saga"]
     assert main([*peers, "--seeds", "1", "--load", "share=0.5"]) == 2
     assert "plans on an idle cluster only" in capsys.readouterr().err
@@ -147,4 +180,24 @@ def test_bench_cli_under_user_estimates_writes_the_settings(
     assert document["instances"][0]["load"] == [
         {"node": h.node, "cores": h.cores, "until": h.until, "job": "background"}
         for h in direct.load
+    ]
+
+
+def test_bench_cli_plans_on_a_perfect_history(matrix: list[Instance], tmp_path: Path) -> None:
+    out = tmp_path / "b.json"
+    code = main([
+        "bench", "--workflows", matrix[0].workflow.name, "--platforms", "hetero:4",
+        "--schedulers", "heft,rag-guarded", "--seeds", "1", "--estimates", "kb",
+        "--perfect-history", "--json", str(out),
+    ])  # fmt: skip
+    assert code == 0
+    document = json.loads(out.read_text())
+    assert document["settings"]["perfect_history"] is True
+    instances = [matrix[0]]
+    direct = run_matrix(
+        instances, RunSpec(("heft", "rag-guarded"), estimates="kb"),
+        predictions=perfect_predictions(instances, 1.0, 0),
+    )  # fmt: skip
+    assert [r["makespan"] for r in document["records"]] == [
+        r.makespan for o in direct for r in o.records
     ]

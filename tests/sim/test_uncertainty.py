@@ -22,6 +22,7 @@ from sim.uncertainty import (
     planning_platform,
     realise,
     rerun,
+    typical_run,
     user_requests,
 )
 
@@ -188,6 +189,26 @@ def test_reruns_vary_each_task_alike_around_run_zero_and_keep_files_and_nodes() 
     assert np.std(log_1) == pytest.approx(0.1 * np.sqrt(2), rel=0.15)
     assert np.corrcoef(log_1, log_2)[0, 1] == pytest.approx(0.5, abs=0.12)
     assert rerun(wf, UncertaintyConfig(run_sigma=0.0), 3, 1) is wf
+
+
+def test_the_typical_run_is_what_every_run_varies_around_independently() -> None:
+    wf = Workflow(
+        "wide", tuple(Task(f"t{i}", 100.0 * REFERENCE_SPEED, category="t") for i in range(400)), ()
+    )
+    cfg = UncertaintyConfig(run_sigma=0.1)
+    typical = typical_run(wf, cfg, seed=3)
+    assert typical.files == wf.files and [t.id for t in typical.tasks] == [t.id for t in wf.tasks]
+    runs = [rerun(wf, cfg, 3, r) for r in range(3)]
+    logs = [
+        np.log([t.work / c.work for t, c in zip(run.tasks, typical.tasks, strict=True)])
+        for run in runs
+    ]
+    # around the typical run each run is its own exp(sigma z_r): spread sigma, and two runs
+    # share nothing (around run 0 they correlated by one half, the test above)
+    assert [np.std(x) for x in logs] == pytest.approx([0.1] * 3, rel=0.15)
+    assert abs(np.corrcoef(logs[1], logs[2])[0, 1]) < 0.12
+    assert abs(np.corrcoef(logs[0], logs[1])[0, 1]) < 0.12
+    assert typical_run(wf, UncertaintyConfig(run_sigma=0.0), 3) is wf
 
 
 def test_kb_estimates_prefer_a_task_and_a_node_of_their_own() -> None:

@@ -77,6 +77,13 @@ def bench(
         help="Knowledge base of realised executions for --estimates kb, and for the "
         "learned policy's own retrieval under --estimates user (`wass-chat estimates seed`).",
     ),
+    perfect_history: bool = typer.Option(
+        False,
+        "--perfect-history",
+        help="Instead of --kb: the predictions infinitely many earlier runs would give (every "
+        "task's typical runtime and every node's slowdown exact; the run's own variation "
+        "unknown). The bound on what retrieval can give; with --estimates user or kb.",
+    ),
     slurm_array: int = typer.Option(0, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
     array_dir: Path | None = typer.Option(None, "--array-dir", help=ARRAY_DIR_HELP),
     memory_mb: int = typer.Option(1000, "--slurm-mem", help="MB per array task."),
@@ -104,7 +111,7 @@ def bench(
         recipes or DEFAULT_RECIPES * (not workflows)
     )
     instances = build_matrix(sources, parse_platforms(platforms), seeds)
-    background = _check_uncertainty(estimates, noise, load, kb_dir)
+    background = _check_uncertainty(estimates, noise, load, kb_dir, perfect_history)
     idle_only = [f"saga-{p}" for p in peer_names]  # SAGA's conversions assume an idle machine
     if background is not None and idle_only:  # they would fail after minutes of work
         raise BenchSpecError("--load", [f"{n} plans on an idle cluster only" for n in idle_only])
@@ -117,7 +124,11 @@ def bench(
 
         SlurmCommands().ping()
     predictions = None
-    if estimates == "kb" or (estimates == "user" and kb_dir is not None):
+    if perfect_history:
+        from wass_chat.cli.estimate_cmds import perfect_predictions
+
+        predictions = perfect_predictions(instances, noise, uncertainty_seed)
+    elif estimates == "kb" or (estimates == "user" and kb_dir is not None):
         from wass_chat.cli.estimate_cmds import predictions_for
 
         # Here, also under --slurm-array: the tasks read them from the plan, not the store.
@@ -162,6 +173,7 @@ def bench(
         "uncertainty_seed": uncertainty_seed,
         "load": asdict(background) if background else None,
         "kb": str(kb_dir) if kb_dir else None,
+        "perfect_history": perfect_history,
     }
     document = bench_document(settings, spec, outcomes, summary, gaps)
     markdown = to_markdown(summary, f"wass-chat bench ({network_model} network)")
@@ -184,7 +196,7 @@ def bench(
 
 
 def _check_uncertainty(
-    estimates: str, noise: float, load: str, kb_dir: Path | None
+    estimates: str, noise: float, load: str, kb_dir: Path | None, perfect_history: bool = False
 ) -> BackgroundConfig | None:
     """Every problem with the uncertainty and load flags, as one BenchSpecError; the load."""
     from policy.bench.matrix import BenchSpecError
@@ -202,7 +214,10 @@ def _check_uncertainty(
         background = parse_load(load)
     except InputError as error:
         problems += [f"--load: {p}" for p in error.problems]
-    if (estimates == "kb" or kb_dir is not None) and (kb_dir is None or not kb_dir.is_dir()):
+    if perfect_history:
+        if kb_dir is not None or estimates not in ("user", "kb"):
+            problems.append("--perfect-history replaces --kb, under --estimates user or kb")
+    elif (estimates == "kb" or kb_dir is not None) and (kb_dir is None or not kb_dir.is_dir()):
         problems.append(
             "--estimates kb needs --kb DIR, a knowledge base filled by `wass-chat estimates seed`"
         )

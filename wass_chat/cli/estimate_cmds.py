@@ -61,6 +61,19 @@ def predictions_for(
         kb.close()
 
 
+def perfect_predictions(
+    instances: Sequence[Instance], noise: float, uncertainty_seed: int
+) -> dict[str, RuntimePredictions]:
+    """Each instance's predictions from a perfect history (``bench --perfect-history``)."""
+    from policy.bench.uncertain import perfect_history
+
+    cfg = _config(noise, uncertainty_seed)
+    return {
+        i.id: perfect_history(i.workflow.build(i.seed), i.platform.build(i.seed), i.seed, cfg)
+        for i in instances
+    }
+
+
 @estimates_app.command("seed")
 def seed(
     kb_dir: Path = typer.Option(..., "--kb", help="Knowledge base directory (created if new)."),
