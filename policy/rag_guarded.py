@@ -233,7 +233,9 @@ class ClassicChooser(RagGuarded):
     ``rag-guarded`` sees (the same draws, seeded by the view, the same criterion) and may pick
     only between the two classics, so ``wass-chat estimates compare`` can say how often it
     loses to min(HEFT, PEFT) and whether ``rag-guarded`` does better than choosing between them.
-    Without predictions (exact runtimes) it is min(HEFT, PEFT) itself. HEFT wins ties.
+    Without predictions (exact runtimes) it is min(HEFT, PEFT) itself. HEFT wins ties. Even
+    judging on a perfect history (``bench --perfect-history``) it loses to min(HEFT, PEFT) on up
+    to 3 of 54 development instances: the run's own variation decides (docs/learned.md).
     """
 
     name: str = "heft-or-peft"

@@ -128,6 +128,13 @@ def test_estimates_commands_seed_a_history_and_report_errors(
     assert errors["kb"]["mape"] < errors["user"]["mape"]
     assert main(["estimates", "error", "--kb", str(tmp_path / "missing"), *common]) == 2
     assert "estimates seed" in capsys.readouterr().err
+    assert main(["estimates", "error", *common]) == 2  # neither --kb nor --perfect-history
+    assert "either --kb DIR or --perfect-history" in capsys.readouterr().err
+    assert main(["estimates", "error", "--perfect-history", "--seeds", "1", *common]) == 0
+    perfect = json.loads(capsys.readouterr().out)  # only the run's own variation is unknown
+    assert 0.0 < perfect["kb"]["median_abs_log_ratio"] < 0.15  # run_sigma 0.1: median 0.067
+    assert perfect["kb"]["median_abs_log_ratio"] < errors["kb"]["median_abs_log_ratio"]
+    assert perfect["user"] == errors["user"]
     # the bench instance's own earlier runs (a recurring workflow): keyed apart, all stored
     runs = ["--seeds", "1", "--first-seed", "0", "--runs", "2"]
     assert main(["estimates", "seed", "--kb", kb, *runs, *common]) == 0

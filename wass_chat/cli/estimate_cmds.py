@@ -120,7 +120,9 @@ def seed(
 
 @estimates_app.command("error")
 def error(
-    kb_dir: Path = typer.Option(..., "--kb", help="Knowledge base filled by `estimates seed`."),
+    kb_dir: Path | None = typer.Option(
+        None, "--kb", help="Knowledge base filled by `estimates seed`."
+    ),
     workflows: list[str] = typer.Option([], "--workflows", help="WfFormat files or directories."),
     recipes: str = typer.Option("", "--recipes", help=f"Recipes with task budgets ({_RECIPES})."),
     platforms: str = typer.Option("hetero:8", "--platforms", help="KIND:NODES specs."),
@@ -128,20 +130,29 @@ def error(
     noise: float = typer.Option(1.0, "--noise", min=0.0, help="Scale of realised spreads."),
     uncertainty_seed: int = typer.Option(0, "--uncertainty-seed"),
     k: int = typer.Option(8, "--k", min=1, help="Cases retrieved per instance."),
+    perfect_history: bool = typer.Option(
+        False, "--perfect-history", help="Instead of --kb: a perfect history's predictions."
+    ),
     as_json: bool = typer.Option(False, "--print-json", help="Print the result as JSON."),
 ) -> None:
-    """MAPE of user, per-category-mean and kb estimates against realised compute times."""
+    """MAPE of user, per-category-mean and kb estimates against realised compute times (kb:
+    from the knowledge base, or with --perfect-history what infinitely many runs would give)."""
     from kb.estimate_bench import estimate_errors
     from policy.bench.matrix import BenchSpecError
 
-    if not kb_dir.is_dir():
+    if perfect_history == (kb_dir is not None):
+        raise BenchSpecError("--kb", ["give either --kb DIR or --perfect-history"])
+    if kb_dir is not None and not kb_dir.is_dir():
         raise BenchSpecError(
             "--kb", [f"no knowledge base at {str(kb_dir)!r}: run `wass-chat estimates seed` first"]
         )
     from policy.bench.matrix import build_matrix, parse_platforms
 
     instances = build_matrix(_sources(workflows, recipes), parse_platforms(platforms), seeds)
-    predictions = predictions_for(kb_dir, instances, noise, uncertainty_seed, k)
+    if kb_dir is None:
+        predictions = perfect_predictions(instances, noise, uncertainty_seed)
+    else:
+        predictions = predictions_for(kb_dir, instances, noise, uncertainty_seed, k)
     summary = estimate_errors(instances, _config(noise, uncertainty_seed), predictions)
     emit(summary, as_json, _render)
 
