@@ -120,19 +120,32 @@ def class_slowdown(cfg: UncertaintyConfig, node_type: str) -> float:
     return float(math.exp(cfg.class_sigma * _stable_rng(cfg.seed, "class", node_type).normal()))
 
 
+def node_slowdown(cfg: UncertaintyConfig, platform: Platform, node: Node) -> float:
+    """The persistent slowdown of ``node`` on ``platform``: its class's times its own, the
+    latter keyed by the platform's and the node's names (not by the workflow that runs), as a
+    machine is as slow for one job as for the next; what the knowledge base's node fit
+    assumes when it pools a platform's runs of different workflows."""
+    own = 1.0
+    if cfg.node_sigma:
+        draw = _stable_rng(cfg.seed, "node", platform.name, node.name).standard_normal()
+        own = float(math.exp(cfg.node_sigma * draw))
+    return class_slowdown(cfg, node_class(node)) * own
+
+
 def realise(
     workflow: Workflow, platform: Platform, cfg: UncertaintyConfig, rng: np.random.Generator
 ) -> tuple[Workflow, Platform]:
     """The actual workflow and platform one execution meets (pure in ``rng``'s state).
 
-    Draw order is fixed (tasks, then files, then nodes, in declaration order); with every
-    spread at zero the inputs come back unchanged, so the exact setting is reproduced.
+    Draw order is fixed (tasks, then files, in declaration order). The nodes are not drawn
+    from ``rng``: a node's slowdown belongs to the machine (:func:`node_slowdown`), so every
+    workflow that runs on the platform meets the same nodes. With every spread at zero the
+    inputs come back unchanged, so the exact setting is reproduced.
     """
     if cfg.exact:
         return workflow, platform
     task_noise = np.exp(cfg.task_sigma * rng.standard_normal(len(workflow.tasks)))
     file_noise = np.exp(cfg.file_sigma * rng.standard_normal(len(workflow.files)))
-    node_noise = np.exp(cfg.node_sigma * rng.standard_normal(len(platform.nodes)))
     tasks = tuple(
         replace(t, work=t.work * float(k)) for t, k in zip(workflow.tasks, task_noise, strict=True)
     )
@@ -141,8 +154,7 @@ def realise(
         for f, k in zip(workflow.files, file_noise, strict=True)
     )
     nodes = tuple(
-        replace(n, speed=n.speed / (class_slowdown(cfg, node_class(n)) * float(k)))
-        for n, k in zip(platform.nodes, node_noise, strict=True)
+        replace(n, speed=n.speed / node_slowdown(cfg, platform, n)) for n in platform.nodes
     )
     actual_wf = Workflow(workflow.name, tasks, files, workflow.description, workflow.meta)
     return actual_wf, replace(platform, nodes=nodes)

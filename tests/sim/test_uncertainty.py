@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -77,6 +79,27 @@ def test_nodes_of_one_class_differ_around_a_persistent_class_slowdown() -> None:
     assert float(np.exp(np.mean(np.log(slowdowns)))) == pytest.approx(expected, rel=0.06)
     assert class_slowdown(cfg, "cpu-8c") == class_slowdown(UncertaintyConfig(class_sigma=0.3),
                                                            "cpu-8c")  # fmt: skip
+
+
+def test_a_node_is_as_slow_for_every_workflow_that_runs_on_its_platform() -> None:
+    """The node fit pools a platform's runs of different workflows: that is only sound if a
+    node's slowdown is the machine's, not redrawn with each workflow's realisation."""
+    cfg = UncertaintyConfig()
+    pf = _platform()
+    other_wf = Workflow("one-task", (Task("solo", 7.0 * REFERENCE_SPEED),), ())
+    _, first = realise(_workflow(), pf, cfg, np.random.default_rng(1))
+    _, second = realise(other_wf, pf, cfg, np.random.default_rng(2))
+    assert [n.speed for n in first.nodes] == [n.speed for n in second.nodes]
+    assert all(a.speed != n.speed for a, n in zip(first.nodes, pf.nodes, strict=True))
+    # the same node names on another machine are other machines
+    _, elsewhere = realise(_workflow(), Platform("lab-2", pf.nodes), cfg, np.random.default_rng(1))
+    assert all(a.speed != b.speed for a, b in zip(first.nodes, elsewhere.nodes, strict=True))
+    # and a node's own part is what node_sigma adds to its class's
+    classes_only = replace(cfg, node_sigma=0.0)
+    _, nominal_own = realise(_workflow(), pf, classes_only, np.random.default_rng(1))
+    assert [n.speed for n in nominal_own.nodes] == [
+        n.speed / class_slowdown(cfg, node_class(n)) for n in pf.nodes
+    ]
 
 
 def test_user_requests_are_modal_per_category_and_cover_the_longest_task() -> None:
