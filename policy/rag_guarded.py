@@ -234,8 +234,8 @@ class ClassicChooser(RagGuarded):
     only between the two classics, so ``wass-chat estimates compare`` can say how often it
     loses to min(HEFT, PEFT) and whether ``rag-guarded`` does better than choosing between them.
     Without predictions (exact runtimes) it is min(HEFT, PEFT) itself. HEFT wins ties. Even
-    judging on a perfect history (``bench --perfect-history``) it loses to min(HEFT, PEFT) on up
-    to 3 of 54 development instances: the run's own variation decides (docs/learned.md).
+    judging on a perfect history (``bench --perfect-history``) it still loses to min(HEFT, PEFT)
+    on some instances: the run's own variation decides (docs/learned.md has the counts).
     """
 
     name: str = "heft-or-peft"

@@ -32,6 +32,7 @@ from sim.uncertainty import (
     RuntimePredictions,
     UncertaintyConfig,
     estimate,
+    node_slowdown,
     planning_platform,
     realise,
     rerun,
@@ -105,13 +106,11 @@ def perfect_history(
     sizes stay nominal as in every estimate mode: the bound on what retrieval can give
     (``wass-chat bench --perfect-history``) and the floor of what judging on draws can avoid.
     """
-    actual_wf, actual_pf = instance_views(workflow, platform, seed, "oracle", cfg).actual
+    actual_wf, _ = instance_views(workflow, platform, seed, "oracle", cfg).actual
     typical = typical_run(actual_wf, cfg, seed)
     return RuntimePredictions(
         tasks={t.id: t.runtime for t in typical.tasks},
-        nodes={
-            n.name: n.speed / a.speed for n, a in zip(platform.nodes, actual_pf.nodes, strict=True)
-        },
+        nodes={n.name: node_slowdown(cfg, platform, n) for n in platform.nodes},
         task_log_spread=cfg.run_sigma,
         runs=PERFECT_RUNS,
     )

@@ -7,6 +7,9 @@ from textual.pilot import Pilot
 from tui.screens.chat import ChatScreen
 from tui.widgets.chat_input import ChatInput
 
+MOUNT_REFRESHES = 200
+"""Refreshes :func:`settle` waits, at most, for a pushed screen to finish mounting."""
+
 
 async def settle(pilot: Pilot[None]) -> None:
     """Wait until every worker is done and the screen has caught up.
@@ -22,10 +25,6 @@ async def settle(pilot: Pilot[None]) -> None:
         if pilot.app.screen.is_mounted:
             break
         await pilot.pause()
-
-
-MOUNT_REFRESHES = 200
-"""Refreshes :func:`settle` waits, at most, for a pushed screen to finish mounting."""
 
 
 async def ask(pilot: Pilot[None], text: str, wait: bool = True) -> None:
