@@ -4,6 +4,11 @@ Each run is a bench JSON document (``wass-chat bench ... --json``) made under on
 mode. Makespans are paired by instance id, so a ratio compares one scheduler planning on one
 kind of estimate with another scheduler (or the same) planning on another, on the same
 realised execution (the realisation depends on the instance seed only).
+
+A mode may pool several runs (the same instances under an idle cluster and two loads, or two
+regimes): its records are keyed by (which run, instance), the n-th run of one mode pairs with
+the n-th run of another, and the confidence intervals resample whole instances, so an instance
+measured under three loads is one draw of the bootstrap, not three.
 """
 
 from __future__ import annotations
@@ -11,24 +16,54 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from policy.bench.stats import geometric_mean_ci, ratios
+from policy.bench.stats import geometric_mean_ci
 
-Makespans = dict[str, dict[str, float]]
-"""scheduler -> instance id -> makespan."""
+Key = tuple[int, str]
+"""(which of a mode's pooled runs, instance id)."""
+
+Makespans = dict[str, dict[Key, float]]
+"""scheduler -> (run, instance id) -> makespan."""
+
+Run = Mapping[str, Any]
+"""One bench JSON document."""
 
 
-def makespans(document: Mapping[str, Any]) -> Makespans:
-    """scheduler -> instance -> makespan of one bench document's records."""
+EXPECTED = "expected_makespan"
+"""The records' mean makespan over fresh runs of the instance (``bench --reruns``)."""
+
+
+def makespans(*documents: Run, field: str = "makespan") -> Makespans:
+    """scheduler -> (run, instance) -> makespan over the records of one or more pooled runs;
+    ``field`` :data:`EXPECTED` reads each plan's mean over reruns instead of the one run
+    (records without it are left out)."""
     table: Makespans = {}
-    for record in document["records"]:
-        table.setdefault(record["scheduler"], {})[record["instance"]] = record["makespan"]
+    for run, document in enumerate(documents):
+        for record in document["records"]:
+            if record.get(field) is not None:
+                key = (run, record["instance"])
+                table.setdefault(record["scheduler"], {})[key] = record[field]
     return table
 
 
-def paired(ours: Mapping[str, float], theirs: Mapping[str, float]) -> dict[str, Any]:
-    """Geometric mean of ``ours / theirs`` over shared instances, 95% CI, wins and losses."""
-    values = ratios(ours, theirs)
-    estimate = geometric_mean_ci(values).as_dict()
+def _ratios(
+    ours: Mapping[Key, float], theirs: Mapping[Key, float]
+) -> tuple[list[float], list[str]]:
+    """``ours / theirs`` on every key both have, and the instance each ratio belongs to."""
+    keys = [k for k in ours if k in theirs and theirs[k] > 0]
+    return [ours[k] / theirs[k] for k in keys], [instance for _, instance in keys]
+
+
+def _estimate(values: list[float], instances: list[str]) -> dict[str, Any]:
+    estimate: dict[str, Any] = geometric_mean_ci(values, clusters=instances).as_dict()
+    estimate["instances"] = len(set(instances))
+    return estimate
+
+
+def paired(ours: Mapping[Key, float], theirs: Mapping[Key, float]) -> dict[str, Any]:
+    """Geometric mean of ``ours / theirs`` over shared keys, 95% CI (resampling instances),
+    wins and losses."""
+    values, instances = _ratios(ours, theirs)
+    estimate = _estimate(values, instances)
     estimate["wins"] = sum(v < 1 - 1e-9 for v in values)
     estimate["losses"] = sum(v > 1 + 1e-9 for v in values)
     return estimate
@@ -50,27 +85,39 @@ def guard_check(
     else:
         if not {guarded, "heft", "peft"} <= set(table):
             return None
-        best = {i: min(table["heft"][i], table["peft"][i]) for i in table["heft"]}
-    values = ratios(table[guarded], best)
+        peft = table["peft"]
+        best = {i: min(span, peft[i]) for i, span in table["heft"].items() if i in peft}
+    values, instances = _ratios(table[guarded], best)
     return {
         "instances": len(values),
         "losses": sum(v > 1 + 1e-9 for v in values),
         "worst": max(values, default=float("nan")),
-        "ratio": geometric_mean_ci(values).as_dict(),
+        "ratio": _estimate(values, instances),
     }
 
 
 def compare_runs(
-    runs: Mapping[str, Mapping[str, Any]], schedulers: Sequence[str] = (), baseline: str = ""
+    runs: Mapping[str, Run | Sequence[Run]],
+    schedulers: Sequence[str] = (),
+    baseline: str = "",
+    field: str = "makespan",
 ) -> dict[str, Any]:
-    """Per mode: every scheduler over HEFT on the same estimates, policy over policy-norag,
-    the guard check (and, when the run has :data:`CHOOSER`, the chooser's check and the guard
-    against it: can the guard beat choosing between the classics?); across modes: each
-    scheduler over HEFT planning on ``kb`` estimates, and over itself in the ``baseline`` run
-    (e.g. a busy cluster over an idle one, or plans that see the load over plans that do
-    not)."""
-    tables = {mode: makespans(doc) for mode, doc in runs.items()}
-    out: dict[str, Any] = {"modes": {}, "versus_heft_on_kb": {}, "versus_baseline": {}}
+    """Per mode (one run, or several pooled): every scheduler over HEFT on the same estimates,
+    policy over policy-norag, the guard check (and, when the run has :data:`CHOOSER`, the
+    chooser's check and the guard against it: can the guard beat choosing between the
+    classics?); across modes: each scheduler over HEFT planning on ``kb`` estimates, and over
+    itself in the ``baseline`` run (e.g. a busy cluster over an idle one, or plans that see the
+    load over plans that do not). ``field`` :data:`EXPECTED`: every figure on the plans' mean
+    makespans over fresh runs instead of on the measured run."""
+    pooled = {mode: [run] if isinstance(run, Mapping) else list(run) for mode, run in runs.items()}
+    tables = {mode: makespans(*documents, field=field) for mode, documents in pooled.items()}
+    out: dict[str, Any] = {
+        "field": field,
+        "runs": {mode: len(documents) for mode, documents in pooled.items()},
+        "modes": {},
+        "versus_heft_on_kb": {},
+        "versus_baseline": {},
+    }
     for mode, table in tables.items():
         names = [s for s in (schedulers or table) if s in table]
         entry: dict[str, Any] = {

@@ -21,10 +21,11 @@ from policy.bench.metrics import (
     sequential_time,
     speedup,
 )
-from policy.bench.uncertain import instance_views, plan, replay
+from policy.bench.uncertain import expected_makespan, instance_views, plan, replay, reruns
 from policy.registry import get_scheduler
 from sim.background import BackgroundConfig
 from sim.engine import simulate
+from sim.model import Workflow
 from sim.occupancy import NO_OCCUPANCY, Hold
 from sim.schedule import NetworkModel
 from sim.uncertainty import RuntimePredictions, UncertaintyConfig
@@ -48,6 +49,9 @@ class RunRecord:
     speedup: float
     energy: float
     cross_node_bytes: int
+    expected_makespan: float | None = None
+    """The plan's mean makespan over :attr:`RunSpec.reruns` fresh runs of the instance (None
+    without them, or for a scheduler that runs online)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,10 @@ class RunSpec:
     """Seeds the persistent draws (node-class slowdowns, request factors)."""
     load: BackgroundConfig | None = None
     """A seeded background load every scheduler plans around and runs on (None: idle)."""
+    reruns: int = 0
+    """Under estimates, also replay every plan on this many fresh runs of the instance (the
+    run's own variation redrawn, :func:`policy.bench.uncertain.reruns`): each record's
+    ``expected_makespan``, what the plan gives on average rather than on one run's luck."""
 
 
 def _schedulers(spec: RunSpec, seed: int) -> list[Scheduler]:
@@ -105,6 +113,7 @@ def run_instance(
     workflow = instance.workflow.build(instance.seed)
     platform = instance.platform.build(instance.seed)
     views = None
+    runs: list[Workflow] = []  # the hindsight reruns (spec.reruns), under estimates only
     if spec.estimates or spec.load is not None:
         # A load alone keeps the exact setting: runtimes as planned, only the nodes are busy.
         noise = spec.noise if spec.estimates else 0.0
@@ -115,6 +124,8 @@ def run_instance(
             predictions, spec.load,
         )  # fmt: skip
         workflow, platform = views.actual
+        if spec.reruns and spec.estimates:
+            runs = reruns(views, cfg, instance.seed, spec.reruns)
     # A dynamic scheduler told the actual values (and the load, if any) runs online, as today.
     seen = spec.load is None or spec.load.seen
     run_directly = views is None or (spec.estimates in ("", "oracle") and seen)
@@ -125,12 +136,12 @@ def run_instance(
     records, seconds = [], {}
     for scheduler in _schedulers(spec, instance.seed):
         began = time.perf_counter()
-        planned = None
+        planned = expected = replayed = None
         if views is not None and (isinstance(scheduler, StaticScheduler) or not run_directly):
             assert planning_views is not None
-            schedule = plan(scheduler, planning_views, spec.network_model)
-            planned = schedule.planned_makespan
-            result, makespan = replay(schedule, views, spec.network_model)
+            replayed = plan(scheduler, planning_views, spec.network_model)
+            planned = replayed.planned_makespan
+            result, makespan = replay(replayed, views, spec.network_model)
         elif isinstance(scheduler, StaticScheduler):
             schedule = scheduler.schedule(workflow, platform)
             planned = schedule.planned_makespan
@@ -139,7 +150,9 @@ def run_instance(
         else:
             result = simulate(workflow, platform, scheduler, spec.network_model, occupancy)
             makespan = result.makespan
-        seconds[scheduler.name] = time.perf_counter() - began
+        seconds[scheduler.name] = time.perf_counter() - began  # the reruns are not its time
+        if runs and replayed is not None and views is not None:
+            expected = expected_makespan(replayed, views, runs, spec.network_model)
         records.append(
             RunRecord(
                 instance=instance.id,
@@ -156,6 +169,7 @@ def run_instance(
                 speedup=speedup(makespan, serial),
                 energy=result.energy,
                 cross_node_bytes=result.cross_node_bytes,
+                expected_makespan=expected,
             )
         )
     return InstanceOutcome(
@@ -227,5 +241,5 @@ def spec_from_dict(data: dict[str, Any]) -> RunSpec:
     return RunSpec(
         tuple(data["schedulers"]), data["network_model"], tuple(data["peers"]),
         data["estimates"], data["noise"], data["uncertainty_seed"],
-        BackgroundConfig(**load) if load is not None else None,
+        BackgroundConfig(**load) if load is not None else None, data.get("reruns", 0),
     )  # fmt: skip

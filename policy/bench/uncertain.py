@@ -42,6 +42,10 @@ from sim.uncertainty import (
 REALISATION_STREAM = 0x5EED
 """Mixed into the instance seed for the realisation's generator (kept apart from the
 workflow and platform generators, which take the bare seed)."""
+RERUN_FIRST = 1000
+"""The bench's hindsight reruns (``--reruns``) are runs ``RERUN_FIRST, RERUN_FIRST + 1, ...``
+of each instance: fresh draws of the run's own variation, apart from any history's runs
+1, 2, ... (:func:`~sim.uncertainty.rerun` keys a run by its number)."""
 PERFECT_RUNS = 10**6
 """The earlier runs :func:`perfect_history` stands for: enough that the fitted values' own
 error (``1 / runs`` of the run-to-run variance) vanishes from the guard's draws."""
@@ -126,6 +130,31 @@ def plan(scheduler: Scheduler, views: Views, network_model: NetworkModel) -> Sta
     rollout = simulate(workflow, platform, scheduler, network_model, views.occupancy)
     realised = rollout.to_schedule()
     return StaticSchedule(realised.assignment, realised.order, scheduler.name, rollout.makespan)
+
+
+def reruns(views: Views, cfg: UncertaintyConfig, seed: int, count: int) -> list[Workflow]:
+    """``count`` fresh runs of the instance whose run 0 is ``views.actual``: the same
+    workflow, files and nodes, each task's runtime redrawn around its typical value with
+    ``run_sigma`` (:func:`~sim.uncertainty.rerun`). A plan's mean makespan over them is what
+    it gives on average; run 0's makespan is one draw of that, luck included."""
+    actual = views.actual[0]
+    return [rerun(actual, cfg, seed, RERUN_FIRST + r) for r in range(count)]
+
+
+def expected_makespan(
+    schedule: StaticSchedule,
+    views: Views,
+    runs: list[Workflow],
+    network_model: NetworkModel,
+) -> float:
+    """Mean makespan of ``schedule`` replayed on each of ``runs`` (:func:`reruns`), on the
+    actual nodes and the views' occupancy."""
+    platform = views.actual[1]
+    spans = [
+        simulate(workflow, platform, schedule, network_model, views.occupancy).makespan
+        for workflow in runs
+    ]
+    return float(np.mean(spans))
 
 
 def replay(

@@ -74,3 +74,20 @@ def test_statistics() -> None:
     assert estimate.low <= estimate.value <= estimate.high
     counts = win_tie_loss({"a": 1.0, "b": 2.0, "c": 3.0}, {"a": 2.0, "b": 2.0, "c": 1.0})
     assert counts.as_dict() == {"wins": 1, "ties": 1, "losses": 1}
+
+
+def test_a_cluster_bootstrap_counts_an_instance_measured_thrice_once() -> None:
+    values = [0.8, 0.9, 1.1, 0.95, 0.7, 1.02]
+    once = geometric_mean_ci(values)
+    thrice = [v for v in values for _ in range(3)]
+    clustered = geometric_mean_ci(thrice, clusters=[k for k in range(6) for _ in range(3)])
+    # resampling whole instances of three equal values is resampling the values themselves
+    assert (clustered.low, clustered.value, clustered.high) == pytest.approx(
+        (once.low, once.value, once.high)
+    )
+    naive = geometric_mean_ci(thrice)  # as if 18 independent instances: too narrow
+    assert naive.high - naive.low < 0.8 * (once.high - once.low)
+    distinct = geometric_mean_ci(values, clusters=list("abcdef"))
+    assert distinct == once  # every label distinct: the plain bootstrap, draw for draw
+    with pytest.raises(ValueError, match="5 cluster labels for 6 values"):
+        geometric_mean_ci(values, clusters=list("abcde"))

@@ -12,7 +12,14 @@ import pytest
 from policy.bench.instances import random_dag
 from policy.bench.matrix import Instance, PlatformSource, WorkflowSource, build_matrix
 from policy.bench.runner import RunSpec, run_instance, run_matrix
-from policy.bench.uncertain import instance_views, perfect_history, plan, replay
+from policy.bench.uncertain import (
+    expected_makespan,
+    instance_views,
+    perfect_history,
+    plan,
+    replay,
+    reruns,
+)
 from policy.registry import get_scheduler
 from sim.background import BackgroundConfig
 from sim.uncertainty import UncertaintyConfig, estimate, typical_run
@@ -143,6 +150,32 @@ def test_a_perfect_history_knows_every_node_and_every_task_but_the_run_itself(
     assert on_kb.planned_makespan == pytest.approx(on_oracle.planned_makespan, rel=1e-9)
 
 
+def test_reruns_give_each_plan_its_mean_over_fresh_runs_of_the_instance(
+    matrix: list[Instance],
+) -> None:
+    instance = matrix[0]
+    spec = RunSpec(("heft", "peft"), estimates="user", load=BackgroundConfig(share=0.5))
+    once = run_instance(instance, spec)
+    again = run_instance(instance, replace(spec, reruns=4))
+    assert [r.makespan for r in again.records] == [r.makespan for r in once.records]
+    assert all(r.expected_makespan is None for r in once.records)
+    workflow = instance.workflow.build(instance.seed)
+    platform = instance.platform.build(instance.seed)
+    cfg = UncertaintyConfig()
+    views = instance_views(workflow, platform, instance.seed, "user", cfg, None, spec.load)
+    runs = reruns(views, cfg, instance.seed, 4)
+    works = {tuple(t.work for t in w.tasks) for w in [views.actual[0], *runs]}
+    assert len(works) == 5  # four fresh runs, none of them run 0
+    for record in again.records:
+        schedule = plan(get_scheduler(record.scheduler), views, "fair")
+        by_hand = [
+            replay(schedule, replace(views, actual=(w, views.actual[1])), "fair")[1] for w in runs
+        ]
+        assert record.expected_makespan == pytest.approx(sum(by_hand) / 4, rel=1e-12)
+        assert record.expected_makespan == expected_makespan(schedule, views, runs, "fair")
+        assert record.expected_makespan != pytest.approx(record.makespan, rel=1e-6)
+
+
 def test_bench_cli_checks_the_uncertainty_flags(tmp_path: Path, capsys) -> None:
     args = ["bench", "--recipes", "montage:60", "--schedulers", "heft", "--seeds", "1"]
     assert main([*args, "--estimates", "psychic", "--load", "share=2,speed=1"]) == 2
@@ -153,6 +186,9 @@ def test_bench_cli_checks_the_uncertainty_flags(tmp_path: Path, capsys) -> None:
     assert main([*args, "--perfect-history"]) == 2  # no estimates to calibrate
     assert main([*args, "--estimates", "kb", "--perfect-history", "--kb", str(tmp_path)]) == 2
     assert capsys.readouterr().err.count("--perfect-history replaces --kb") == 2
+    assert main([*args, "--reruns", "5"]) == 2  # the exact setting has no run variation
+    assert main([*args, "--reruns", "5", "--estimates", "user", "--noise", "0"]) == 2
+    assert capsys.readouterr().err.count("--reruns redraws the run's own variation") == 2
     peers = ["bench", "--recipes", "montage:60", "--schedulers", "heft", "--peers", "saga"]
     assert main([*peers, "--seeds", "1", "--load", "share=0.5"]) == 2
     assert "plans on an idle cluster only" in capsys.readouterr().err

@@ -84,6 +84,15 @@ def bench(
         "task's typical runtime and every node's slowdown exact; the run's own variation "
         "unknown). The bound on what retrieval can give; with --estimates user or kb.",
     ),
+    reruns: int = typer.Option(
+        0,
+        "--reruns",
+        min=0,
+        help="Under --estimates user, mean or kb: also replay every plan on N fresh runs of "
+        "each instance (the run's own variation redrawn) and record its mean makespan "
+        "(expected_makespan; `estimates compare --expected`): what a plan gives on average, "
+        "not on one run's luck.",
+    ),
     slurm_array: int = typer.Option(0, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
     array_dir: Path | None = typer.Option(None, "--array-dir", help=ARRAY_DIR_HELP),
     memory_mb: int = typer.Option(1000, "--slurm-mem", help="MB per array task."),
@@ -111,13 +120,13 @@ def bench(
         recipes or DEFAULT_RECIPES * (not workflows)
     )
     instances = build_matrix(sources, parse_platforms(platforms), seeds)
-    background = _check_uncertainty(estimates, noise, load, kb_dir, perfect_history)
+    background = _check_uncertainty(estimates, noise, load, kb_dir, perfect_history, reruns)
     idle_only = [f"saga-{p}" for p in peer_names]  # SAGA's conversions assume an idle machine
     if background is not None and idle_only:  # they would fail after minutes of work
         raise BenchSpecError("--load", [f"{n} plans on an idle cluster only" for n in idle_only])
     spec = RunSpec(
         names, network_model, peer_names, estimates,  # type: ignore[arg-type]
-        noise, uncertainty_seed, background,
+        noise, uncertainty_seed, background, reruns,
     )  # fmt: skip
     if slurm_array:  # before the retrieval, which takes minutes on a real history
         from wass_chat.slurm.commands import SlurmCommands
@@ -174,6 +183,7 @@ def bench(
         "load": asdict(background) if background else None,
         "kb": str(kb_dir) if kb_dir else None,
         "perfect_history": perfect_history,
+        "reruns": reruns,
     }
     document = bench_document(settings, spec, outcomes, summary, gaps)
     markdown = to_markdown(summary, f"wass-chat bench ({network_model} network)")
@@ -196,7 +206,12 @@ def bench(
 
 
 def _check_uncertainty(
-    estimates: str, noise: float, load: str, kb_dir: Path | None, perfect_history: bool = False
+    estimates: str,
+    noise: float,
+    load: str,
+    kb_dir: Path | None,
+    perfect_history: bool = False,
+    reruns: int = 0,
 ) -> BackgroundConfig | None:
     """Every problem with the uncertainty and load flags, as one BenchSpecError; the load."""
     from policy.bench.matrix import BenchSpecError
@@ -220,6 +235,11 @@ def _check_uncertainty(
     elif (estimates == "kb" or kb_dir is not None) and (kb_dir is None or not kb_dir.is_dir()):
         problems.append(
             "--estimates kb needs --kb DIR, a knowledge base filled by `wass-chat estimates seed`"
+        )
+    if reruns and (estimates in ("", "oracle") or not noise > 0):
+        problems.append(
+            "--reruns redraws the run's own variation: it needs --estimates user, mean or kb "
+            "and --noise above 0"
         )
     if problems:
         raise BenchSpecError("uncertainty", problems)

@@ -175,37 +175,108 @@ def _render(summary: dict[str, Any]) -> None:
 
 @estimates_app.command("compare")
 def compare(
-    runs: list[str] = typer.Argument(..., help="MODE=BENCH.json, one per estimate mode."),
+    runs: list[str] = typer.Argument(
+        ...,
+        help="MODE=BENCH.json, one per estimate mode; repeat a MODE to pool runs (the n-th "
+        "runs of two modes pair up).",
+    ),
     schedulers: str = typer.Option("", "--schedulers", help="Only these (comma-separated)."),
     baseline: str = typer.Option(
         "", "--baseline", help="A MODE: also each scheduler over itself in that run."
+    ),
+    seeds: str = typer.Option(
+        "",
+        "--seeds",
+        help="Only instances of these seeds, e.g. 3-11 or 0,2 (pick the development seeds "
+        "out of a longer run).",
+    ),
+    expected: bool = typer.Option(
+        False,
+        "--expected",
+        help="Compare the plans' mean makespans over fresh runs (bench --reruns N) instead "
+        "of the one measured run: what each choice gives on average, not one run's luck.",
     ),
     as_json: bool = typer.Option(False, "--print-json", help="Print the result as JSON."),
 ) -> None:
     """Pair bench runs made under different estimates (or loads): ratios to HEFT (same and kb
     estimates), RAG over no-RAG, the guard against min(HEFT, PEFT), and with ``--baseline``
-    each scheduler over itself in another run, with 95% CIs."""
+    each scheduler over itself in another run, with 95% CIs.
+
+    A MODE given several times pools its runs (say an idle cluster and two loads): figures
+    cover all of them and the CIs resample whole instances, so an instance under three loads
+    counts once."""
     import json
 
-    from policy.bench.compare import compare_runs
+    from policy.bench.compare import EXPECTED, compare_runs
     from policy.bench.matrix import BenchSpecError
 
-    documents, problems = {}, []
+    documents: dict[str, list[Any]] = {}
+    problems = []
     for item in runs:
         mode, sep, path = item.partition("=")
         if not sep or not Path(path).is_file():
             problems.append(f"{item!r} is not MODE=FILE with an existing bench JSON file")
             continue
         try:
-            documents[mode] = json.loads(Path(path).read_text())
+            document = json.loads(Path(path).read_text())
         except json.JSONDecodeError as exc:
             problems.append(f"{path}: not JSON ({exc.msg})")
+            continue
+        if not _is_bench_document(document):
+            problems.append(f"{path}: not a bench JSON document (records of scheduler, "
+                            "instance and makespan)")  # fmt: skip
+            continue
+        if expected and not any(r.get(EXPECTED) is not None for r in document["records"]):
+            problems.append(f"{path}: no expected makespans (bench it with --reruns N)")
+            continue
+        documents.setdefault(mode, []).append(document)
+    kept = _seed_set(seeds, problems)
+    if kept is not None:
+        documents = {mode: [_only_seeds(d, kept) for d in docs] for mode, docs in documents.items()}
+        if documents and not any(d["records"] for docs in documents.values() for d in docs):
+            problems.append(f"--seeds {seeds!r}: no instance of the runs has one of these seeds")
     if baseline and baseline not in documents and not problems:
         problems.append(f"--baseline {baseline!r} is none of the runs ({', '.join(documents)})")
     if problems:
         raise BenchSpecError("estimates compare", problems)
     chosen = tuple(s.strip() for s in schedulers.split(",") if s.strip())
-    emit(compare_runs(documents, chosen, baseline), as_json, _render_compare)
+    field = EXPECTED if expected else "makespan"
+    emit(compare_runs(documents, chosen, baseline, field), as_json, _render_compare)
+
+
+def _seed_set(text: str, problems: list[str]) -> set[int] | None:
+    """``3-11`` / ``0,2,5-7`` as a set of seeds; None for no filter (an empty ``text``)."""
+    if not text.strip():
+        return None
+    chosen: set[int] = set()
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        low, dash, high = item.partition("-")
+        try:
+            first, last = int(low), int(high if dash else low)
+        except ValueError:
+            problems.append(f"--seeds {item!r} is not N or A-B")
+            continue
+        if first > last:
+            problems.append(f"--seeds {item!r} runs backwards")
+        chosen.update(range(first, last + 1))
+    return chosen
+
+
+def _only_seeds(document: dict[str, Any], seeds: set[int]) -> dict[str, Any]:
+    records = [r for r in document["records"] if r.get("seed") in seeds]
+    return {**document, "records": records}
+
+
+def _is_bench_document(document: Any) -> bool:
+    records = document.get("records") if isinstance(document, dict) else None
+    return isinstance(records, list) and all(
+        isinstance(r, dict) and {"scheduler", "instance", "makespan"} <= r.keys() for r in records
+    )
+
+
+def _label(result: dict[str, Any], mode: str) -> str:
+    runs = result.get("runs", {}).get(mode, 1)
+    return f"{mode} ({runs} runs)" if runs > 1 else mode
 
 
 def _cell(p: dict[str, Any]) -> str:
@@ -221,10 +292,11 @@ def _render_compare(result: dict[str, Any]) -> None:
 
     modes = list(result["modes"])
     names = list(dict.fromkeys(s for m in modes for s in result["modes"][m]["over_heft"]))
-    table = Table(title="makespan / HEFT on the same estimates (95% CI) wins/losses")
+    what = "mean makespan over reruns" if result.get("field") == "expected_makespan" else "makespan"
+    table = Table(title=f"{what} / HEFT on the same estimates (95% CI) wins/losses")
     table.add_column("scheduler")
     for mode in modes:
-        table.add_column(mode, justify="right")
+        table.add_column(_label(result, mode), justify="right")
     for name in names:
         table.add_row(name, *(
             _cell(result["modes"][m]["over_heft"][name])
@@ -240,7 +312,7 @@ def _render_compare(result: dict[str, Any]) -> None:
         table = Table(title="makespan / HEFT planning on kb estimates")
         table.add_column("scheduler")
         for mode in result["versus_heft_on_kb"]:
-            table.add_column(f"on {mode}", justify="right")
+            table.add_column(f"on {_label(result, mode)}", justify="right")
         for name in names:
             table.add_row(name, *(
                 _cell(cells[name]) if name in cells else "n/a"
