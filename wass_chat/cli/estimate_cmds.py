@@ -244,11 +244,15 @@ def compare(
     emit(compare_runs(documents, chosen, baseline, field), as_json, _render_compare)
 
 
-def _seed_set(text: str, problems: list[str]) -> set[int] | None:
-    """``3-11`` / ``0,2,5-7`` as a set of seeds; None for no filter (an empty ``text``)."""
+SeedRanges = list[tuple[int, int]]
+"""Inclusive (first, last) seed ranges."""
+
+
+def _seed_set(text: str, problems: list[str]) -> SeedRanges | None:
+    """``3-11`` / ``0,2,5-7`` as inclusive seed ranges; None for no filter (an empty ``text``)."""
     if not text.strip():
         return None
-    chosen: set[int] = set()
+    chosen: SeedRanges = []
     for item in filter(None, (part.strip() for part in text.split(","))):
         low, dash, high = item.partition("-")
         try:
@@ -258,13 +262,16 @@ def _seed_set(text: str, problems: list[str]) -> set[int] | None:
             continue
         if first > last:
             problems.append(f"--seeds {item!r} runs backwards")
-        chosen.update(range(first, last + 1))
+        chosen.append((first, last))
     return chosen
 
 
-def _only_seeds(document: dict[str, Any], seeds: set[int]) -> dict[str, Any]:
-    records = [r for r in document["records"] if r.get("seed") in seeds]
-    return {**document, "records": records}
+def _only_seeds(document: dict[str, Any], seeds: SeedRanges) -> dict[str, Any]:
+    def kept(record: dict[str, Any]) -> bool:
+        seed = record.get("seed")
+        return isinstance(seed, int) and any(a <= seed <= b for a, b in seeds)
+
+    return {**document, "records": [r for r in document["records"] if kept(r)]}
 
 
 def _is_bench_document(document: Any) -> bool:
