@@ -16,7 +16,7 @@ estimated.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -147,13 +147,10 @@ def expected_makespan(
     runs: list[Workflow],
     network_model: NetworkModel,
 ) -> float:
-    """Mean makespan of ``schedule`` replayed on each of ``runs`` (:func:`reruns`), on the
-    actual nodes and the views' occupancy."""
+    """Mean makespan of ``schedule`` :func:`replay`-ed on each of ``runs`` (:func:`reruns`),
+    on the actual nodes and the views' occupancy."""
     platform = views.actual[1]
-    spans = [
-        simulate(workflow, platform, schedule, network_model, views.occupancy).makespan
-        for workflow in runs
-    ]
+    spans = [replay(schedule, replace(views, actual=(w, platform)), network_model)[1] for w in runs]
     return float(np.mean(spans))
 
 
