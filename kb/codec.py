@@ -1,4 +1,5 @@
-"""Case and decision records to compressed JSON and back, for the sidecar store.
+"""Case and decision records to compressed JSON and back, for the sidecar store, and the
+metadata Chroma keeps next to their vectors.
 
 The workflow graph is stored as a WfFormat document (``sim.wfformat``), so a stored case can be
 exported and re-read by any WfFormat tool; the platform as ``sim.platforms`` writes it.
@@ -14,6 +15,7 @@ from typing import Any
 
 from kb.decisions import DecisionOutcome, DecisionRecord, DecisionState
 from kb.records import CaseMetrics, CaseRecord
+from kb.shards import platform_family
 from sim.model import Workflow
 from sim.platforms import platform_from_dict, platform_to_dict
 from sim.wfformat import workflow_from_dict, workflow_to_dict
@@ -111,3 +113,24 @@ def decision_from_bytes(body: bytes) -> DecisionRecord:
         outcome=DecisionOutcome(**doc["outcome"]),
         source=doc["source"],
     )
+
+
+def case_metadata(case: CaseRecord) -> dict[str, str | int | float]:
+    """What Chroma keeps next to a case vector: enough to list a hit without the sidecar."""
+    return {
+        "scheduler": case.scheduler,
+        "makespan": float(case.metrics.makespan),
+        "platform": case.platform.name,
+        "workflow": case.workflow.name,
+        "workflow_hash": case.workflow_hash,
+        "tasks": len(case.workflow.tasks),
+        "source": case.source,
+        "weight": case.weight,
+        "family": platform_family(case.platform),
+    }
+
+
+def decision_metadata(decision: DecisionRecord) -> dict[str, str | int | float]:
+    """What Chroma keeps next to a decision vector."""
+    d = decision
+    return {"scheduler": d.scheduler, "action": d.action, "case_id": d.case_id}

@@ -29,11 +29,17 @@ from typing import Any
 
 import numpy as np
 
-from kb.codec import case_from_bytes, decision_from_bytes, decision_to_bytes
+from kb.codec import (
+    case_from_bytes,
+    case_metadata,
+    decision_from_bytes,
+    decision_metadata,
+    decision_to_bytes,
+)
 from kb.embedding import StructuralEmbedder
 from kb.seed import SeedConfig, SeededJob, SeedJob, plan_seed, seeded_chunks
 from kb.sidecar import CASE_COLUMNS, case_row
-from kb.store import MAX_BATCH, KnowledgeBase, case_metadata, decision_metadata
+from kb.store import MAX_BATCH, KnowledgeBase
 from sim.array_plan import ArrayPlan, clear_partial, publish, read_plan, task_main
 from sim.errors import InputError
 

@@ -27,7 +27,13 @@ from typing import Any
 import numpy as np
 
 from kb.chroma_client import ChromaTarget, HnswSettings, chroma_client
-from kb.codec import case_from_bytes, case_to_bytes, decision_from_bytes
+from kb.codec import (
+    case_from_bytes,
+    case_metadata,
+    case_to_bytes,
+    decision_from_bytes,
+    decision_metadata,
+)
 from kb.decisions import DecisionRecord, DecisionState
 from kb.embedders import embedder_by_name, registry_name
 from kb.embedding import Embedder, StructuralEmbedder
@@ -378,24 +384,3 @@ class KnowledgeBase:
                     meta.get(key) != value for key, value in current.items()
                 ):
                     self._client.delete_collection(collection.name)
-
-
-def case_metadata(case: CaseRecord) -> dict[str, str | int | float]:
-    """What Chroma keeps next to a case vector: enough to list a hit without the sidecar."""
-    return {
-        "scheduler": case.scheduler,
-        "makespan": float(case.metrics.makespan),
-        "platform": case.platform.name,
-        "workflow": case.workflow.name,
-        "workflow_hash": case.workflow_hash,
-        "tasks": len(case.workflow.tasks),
-        "source": case.source,
-        "weight": case.weight,
-        "family": platform_family(case.platform),
-    }
-
-
-def decision_metadata(decision: DecisionRecord) -> dict[str, str | int | float]:
-    """What Chroma keeps next to a decision vector."""
-    d = decision
-    return {"scheduler": d.scheduler, "action": d.action, "case_id": d.case_id}
