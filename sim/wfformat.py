@@ -1,21 +1,27 @@
-"""Read and write WfCommons' WfFormat JSON instances (schema versions 1.4, 1.5 and 1.6).
+"""Read and write WfCommons' WfFormat JSON instances (every schema version, 0.2 to 1.6).
 
-Reading dispatches on ``schemaVersion``: 1.5 and 1.6 share one layout
-(``workflow.specification.{tasks,files}`` + ``workflow.execution.{tasks,machines}``); 1.4 keeps
-each task's files inline (see :mod:`sim.wfformat_legacy`). Every problem in a file (malformed
-JSON, missing or mistyped fields, unknown references, cycles) is reported at once as one
-:class:`~sim.errors.WorkflowError`. Nothing is ever fetched: WfCommons' own ``Instance`` class
-downloads the schema at run time, so it is not used.
+Reading dispatches on ``schemaVersion``, as WfCommons does; a file without one is placed by
+its layout (:func:`version_from_layout`). Two readers cover every version:
+
+* :mod:`sim.wfformat_split`: 1.5 and 1.6 (``workflow.specification`` + ``workflow.execution``);
+* :mod:`sim.wfformat_legacy`: 0.2 (WorkflowHub) to 1.4, tasks listing their own files and
+  naming each other (references resolved by :mod:`sim.wfformat_refs`).
+
+Every problem in a file (malformed JSON, missing or mistyped fields, unknown references,
+self-loops, cycles) is reported at once as one :class:`~sim.errors.WorkflowError`. Nothing is
+ever fetched: WfCommons' own ``Instance`` class downloads the schema at run time, so it is not
+used.
 
 Conversion to :mod:`sim.model`:
 
-* ``work = runtimeInSeconds * coreCount * REFERENCE_SPEED``; ``cores = ceil(coreCount)``.
-* ``memoryInBytes`` -> ``memory``; ``command.program`` + ``arguments`` joined by spaces.
-* A task's ``parents`` (plus tasks that list it as a child) minus the producers of its input
+* ``work = runtime * cores * REFERENCE_SPEED``; ``cores = ceil(cores)`` (1 when absent).
+* memory and file sizes in bytes (pre-1.4 KB spellings are converted, see the legacy reader);
+  ``command.program`` + ``arguments`` joined by spaces.
+* A task's parents (plus tasks that list it as a child) minus the producers of its input
   files become its *explicit* parents: data dependencies are derived from files by the model.
 * ``category``, ``gpuCount`` and ``workInFlop`` are our extensions (WfFormat permits extra
-  properties). Without ``category`` a task's category is its ``name``; a ``name`` equal to the
-  ``id`` reads as no name.
+  properties). Without ``category`` a task's category is its ``name`` (1.5/1.6); a ``name``
+  equal to the ``id`` reads as no name.
 
 Writing produces 1.6 (default) or 1.5, and ``read(write(wf)) == wf`` holds exactly: the runtime
 is chosen so the reader recomputes the same ``work`` bit for bit, and ``workInFlop`` is added
@@ -31,13 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from sim.errors import WorkflowError
-from sim.json_fields import FieldChecker
-from sim.model import REFERENCE_SPEED, File, Task, Workflow
-from sim.wfformat_legacy import workflow_from_v14
-from sim.wfformat_tasks import build_workflow, explicit_parents, read_run
+from sim.model import REFERENCE_SPEED, Task, Workflow
+from sim.wfformat_legacy import TASK_LIST_KEY, workflow_from_legacy
+from sim.wfformat_split import workflow_from_split
 from sim.workflow_stats import level_widths
 
-READ_VERSIONS = ("1.4", "1.5", "1.6")
+SPLIT_VERSIONS = ("1.5", "1.6")
+READ_VERSIONS = (*TASK_LIST_KEY, *SPLIT_VERSIONS)
 WRITE_VERSIONS = ("1.5", "1.6")
 DEFAULT_WRITE_VERSION = "1.6"
 
@@ -73,88 +79,45 @@ def workflow_from_dict(doc: Any, subject: str = "<document>") -> Workflow:
         raise WorkflowError(subject, ["top level must be a JSON object"])
     version = doc.get("schemaVersion")
     if version is None:
-        raise WorkflowError(subject, ["missing 'schemaVersion'"])
-    if version not in READ_VERSIONS:
-        raise WorkflowError(
-            subject,
-            [f"unknown schemaVersion {version!r} (readable: {', '.join(READ_VERSIONS)})"],
-        )
-    if version == "1.4":
-        return workflow_from_v14(doc, subject)
-    return _workflow_from_v15(doc, subject)
+        version = version_from_layout(doc)
+        if version is None:
+            raise WorkflowError(
+                subject,
+                [
+                    "missing 'schemaVersion', and 'workflow' holds none of 'specification', "
+                    "'tasks' or 'jobs' to tell the version by"
+                ],
+            )
+    if version in SPLIT_VERSIONS:
+        return workflow_from_split(doc, subject, version)
+    if version in TASK_LIST_KEY:
+        return workflow_from_legacy(doc, subject, version)
+    raise WorkflowError(
+        subject, [f"unknown schemaVersion {version!r} (readable: {', '.join(READ_VERSIONS)})"]
+    )
 
 
-def _workflow_from_v15(doc: Mapping[str, Any], subject: str) -> Workflow:
-    check = FieldChecker()
-    name = check.get(doc, "name", "str", "instance", default="")
-    description = check.get(doc, "description", "str", "instance", required=False, default="")
-    workflow = check.get(doc, "workflow", "object", "instance", default={})
-    spec = check.get(workflow, "specification", "object", "workflow", default={})
-    spec_tasks = check.get(spec, "tasks", "list", "workflow.specification", default=[])
-    spec_files = check.get(spec, "files", "list", "workflow.specification", required=False,
-                           default=[])
-    execution = check.get(workflow, "execution", "object", "workflow", default={})
-    exec_tasks = check.get(execution, "tasks", "list", "workflow.execution", default=[])
+def version_from_layout(doc: Mapping[str, Any]) -> str | None:
+    """The oldest version whose layout ``doc`` has, for files without ``schemaVersion``.
 
-    files = [f for i, raw in check.objects(spec_files, "specification file")
-             if (f := _read_file(check, raw, i))]
-    runs = _execution_by_id(check, exec_tasks)
-    declared: list[tuple[Task, list[str], list[str]]] = []
-    for i, raw in check.objects(spec_tasks, "specification task"):
-        where = f"task {raw.get('id', f'#{i}')!r}"
-        task_id = check.get(raw, "id", "str", where)
-        task_name = check.get(raw, "name", "str", where, default="")
-        parents = check.get(raw, "parents", "str-list", where, default=[])
-        children = check.get(raw, "children", "str-list", where, default=[])
-        inputs = check.get(raw, "inputFiles", "str-list", where, required=False, default=[])
-        outputs = check.get(raw, "outputFiles", "str-list", where, required=False, default=[])
-        category = check.get(raw, "category", "str", where, required=False, default=task_name)
-        if task_id is None:
-            continue
-        run = runs.get(task_id)
-        if run is None:
-            check.add(f"{where}: no execution entry (runtimeInSeconds unknown)")
-            run = {"work": 0.0}  # placeholder so the model can still check the graph
-        task = Task(
-            id=task_id,
-            name="" if task_name == task_id else task_name,
-            category=category,
-            inputs=tuple(inputs),
-            outputs=tuple(outputs),
-            **run,
-        )
-        declared.append((task, parents, children))
-    spec_ids = {t.id for t, _, _ in declared}
-    check.problems += [
-        f"execution entry {i!r} names no specification task" for i in runs if i not in spec_ids
-    ]
-    tasks = explicit_parents(check, declared)
-    meta = {"schemaVersion": str(doc["schemaVersion"])}
-    return build_workflow(subject, check, name, tasks, files, description, meta)
+    ``specification`` -> 1.5; ``jobs`` -> 1.0 (0.2 to 1.2 read alike); ``tasks`` -> 1.4 when
+    a task says ``runtimeInSeconds``, else 1.3. None when the layout is none of these.
+    """
+    workflow = doc.get("workflow")
+    if not isinstance(workflow, Mapping):
+        return None
+    if "specification" in workflow:
+        return "1.5"
+    if isinstance(workflow.get("jobs"), list):
+        return "1.0"
+    tasks = workflow.get("tasks")
+    if not isinstance(tasks, list):
+        return None
+    new = any(isinstance(t, Mapping) and "runtimeInSeconds" in t for t in tasks)
+    return "1.4" if new else "1.3"
 
 
-def _read_file(check: FieldChecker, raw: Mapping[str, Any], index: int) -> File | None:
-    where = f"file {raw.get('id', f'#{index}')!r}"
-    file_id = check.get(raw, "id", "str", where)
-    size = check.get(raw, "sizeInBytes", "int", where, default=0)
-    return None if file_id is None else File(file_id, size)
-
-
-def _execution_by_id(check: FieldChecker, exec_tasks: list[Any]) -> dict[str, dict[str, Any]]:
-    """Execution entries as ``Task`` keyword arguments (work, cores, memory, gpus, command)."""
-    runs: dict[str, dict[str, Any]] = {}
-    for i, raw in check.objects(exec_tasks, "execution task"):
-        where = f"task {raw.get('id', f'#{i}')!r} (execution)"
-        task_id = check.get(raw, "id", "str", where)
-        run = read_run(check, raw, where, runtime_keys=("runtimeInSeconds",),
-                       cores_key="coreCount")
-        if task_id is None:
-            continue
-        if task_id in runs:
-            check.add(f"{where}: duplicate execution entry")
-            continue
-        runs[task_id] = run
-    return runs
+# --- writing ------------------------------------------------------------------------------
 
 
 def workflow_to_dict(wf: Workflow, schema_version: str = DEFAULT_WRITE_VERSION) -> dict[str, Any]:
@@ -162,8 +125,10 @@ def workflow_to_dict(wf: Workflow, schema_version: str = DEFAULT_WRITE_VERSION) 
     if schema_version not in WRITE_VERSIONS:
         raise WorkflowError(
             wf.name or "workflow",
-            [f"cannot write schemaVersion {schema_version!r} "
-             f"(writable: {', '.join(WRITE_VERSIONS)})"],
+            [
+                f"cannot write schemaVersion {schema_version!r} "
+                f"(writable: {', '.join(WRITE_VERSIONS)})"
+            ],
         )
     doc: dict[str, Any] = {"name": wf.name}
     if wf.description:

@@ -1,18 +1,25 @@
 """Tasks and workflows built from WfFormat records, shared by every schema version's reader.
 
-:mod:`sim.wfformat` reads 1.5/1.6 and dispatches 1.4 to :mod:`sim.wfformat_legacy`; both build
-their tasks here, so neither reader imports the other.
+:mod:`sim.wfformat_split` (1.5/1.6) and :mod:`sim.wfformat_legacy` (0.2-1.4) both build their
+tasks here, so neither reader imports the other.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from sim.errors import WorkflowError
 from sim.json_fields import FieldChecker
 from sim.model import REFERENCE_SPEED, File, Task, Workflow
+
+MEMORY_IN_BYTES: tuple[tuple[str, int], ...] = (("memoryInBytes", 1),)
+"""Memory spelling of 1.4 and later: ``memoryInBytes``."""
+
+MEMORY_ANY_ERA: tuple[tuple[str, int], ...] = (("memoryInBytes", 1), ("memory", 1000))
+"""Memory spellings up to 1.4: ``memory`` is in KB (x1000, as WfCommons' migration tool)."""
 
 
 def read_run(
@@ -22,20 +29,26 @@ def read_run(
     *,
     runtime_keys: tuple[str, ...],
     cores_key: str,
+    memory_keys: tuple[tuple[str, int], ...] = MEMORY_IN_BYTES,
+    command: str | None = None,
 ) -> dict[str, Any]:
     """Runtime, cores, memory, GPUs and command of one task, as ``Task`` keyword arguments.
 
-    ``runtime_keys`` lists accepted spellings, newest first (1.4 files may say ``runtime``).
-    Unusable values are recorded in ``check`` and replaced by neutral ones (zero work, one
-    core) so the rest of the file can still be checked.
+    ``runtime_keys`` and ``memory_keys`` (key, bytes per unit) list accepted spellings,
+    newest first; the first one present is used. ``command`` replaces the ``command``
+    field (pre-1.2 files give only ``arguments``). Unusable values are recorded in
+    ``check`` and replaced by neutral ones (zero work, one core) so the rest of the file
+    can still be checked.
     """
     key = next((k for k in runtime_keys if k in raw), runtime_keys[0])
     runtime = check.get(raw, key, "number", where, default=0.0)
     core_count = check.get(raw, cores_key, "number", where, required=False, default=1)
-    memory = check.get(raw, "memoryInBytes", "number", where, required=False, default=0)
+    memory_key, scale = next(((k, s) for k, s in memory_keys if k in raw), memory_keys[0])
+    memory = check.get(raw, memory_key, "number", where, required=False, default=0) * scale
     gpus = check.get(raw, "gpuCount", "int", where, required=False, default=0)
     exact_work = check.get(raw, "workInFlop", "number", where, required=False)
-    command = _read_command(check, raw.get("command"), where)
+    if command is None:
+        command = _read_command(check, raw.get("command"), where)
     if core_count < 1:
         check.add(f"{where}: {cores_key!r} must be at least 1, got {core_count}")
         core_count = 1
@@ -54,7 +67,7 @@ def read_run(
 def _read_command(check: FieldChecker, raw: Any, where: str) -> str | None:
     if raw is None:
         return None
-    if isinstance(raw, str):  # some hand-written files give the command line directly
+    if isinstance(raw, str):  # Nextflow 1.4 runs and hand-written files give the script
         return raw
     if not isinstance(raw, Mapping):
         check.add(f"{where}: 'command' must be an object with 'program' and 'arguments'")
@@ -72,9 +85,10 @@ def explicit_parents(
 ) -> list[Task]:
     """Tasks whose ``parents`` keep only dependencies that their files do not already imply.
 
-    ``declared`` pairs each task with the parents and children its file lists; a dependency
+    ``declared`` pairs each task with the parent and child ids its file lists; a dependency
     may be declared on either end. A child naming an unknown task is recorded as a problem
-    (unknown parents are reported by the model).
+    (unknown parents are reported by the model). A task naming itself stays its own parent,
+    so that the model names the self-loop.
     """
     producer = {f: t.id for t, _, _ in declared for f in t.outputs}
     known = {t.id for t, _, _ in declared}
@@ -93,14 +107,8 @@ def explicit_parents(
             for p in [*parents, *from_children.get(task.id, [])]
             if p not in implied or p == task.id
         )
-        result.append(_with_parents(task, tuple(keep)))
+        result.append(replace(task, parents=tuple(keep)))
     return result
-
-
-def _with_parents(task: Task, parents: tuple[str, ...]) -> Task:
-    from dataclasses import replace
-
-    return replace(task, parents=parents)
 
 
 def build_workflow(
@@ -113,7 +121,7 @@ def build_workflow(
     meta: Mapping[str, str],
 ) -> Workflow:
     """The model, or one :class:`WorkflowError` under ``subject`` listing the reader's problems
-    followed by the model's own (cycles, dangling references, negative sizes...)."""
+    followed by the model's own (cycles, self-loops, dangling references, negative sizes...)."""
     try:
         wf = Workflow(name, tuple(tasks), tuple(files), description, dict(meta))
     except WorkflowError as exc:
@@ -121,6 +129,3 @@ def build_workflow(
     if check.problems:
         raise WorkflowError(subject, check.problems)
     return wf
-
-
-# --- writing ------------------------------------------------------------------------------
