@@ -93,7 +93,8 @@ class GnnEmbedder:
         from torch_geometric.data import Batch
         from torch_geometric.utils import scatter
 
-        from policy.learned.features import InstanceContext, build_graph
+        from policy.learned.features import build_graph
+        from policy.learned.instance_context import InstanceContext
 
         graphs = [
             build_graph(InstanceContext.of(workflow, platform)) for workflow, platform in cases

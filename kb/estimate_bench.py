@@ -18,7 +18,7 @@ from kb.estimates import RECURRING_HISTORY, retrieve_predictions, seed_history
 from kb.store import KnowledgeBase
 from policy.bench.matrix import Instance, PlatformSource, WorkflowSource, build_matrix
 from policy.bench.stats import geometric_mean_ci
-from policy.bench.uncertain import instance_views
+from policy.planning_views import instance_views
 from sim.uncertainty import RuntimePredictions, UncertaintyConfig, estimate_error
 
 HISTORY_FIRST_SEED = 1000

@@ -34,8 +34,8 @@ import numpy as np
 from kb.node_fit import hierarchical_fit, observations
 from kb.records import CaseRecord, case_from_result, platform_hash, workflow_hash
 from kb.store import KnowledgeBase
-from policy.bench.uncertain import instance_views, replay
 from policy.heft import HEFT
+from policy.planning_views import instance_views, replay
 from sim.background import BackgroundConfig
 from sim.model import Platform, Workflow
 from sim.schedule import NetworkModel
@@ -200,7 +200,7 @@ def realised_case(
 ) -> CaseRecord:
     """One day-to-day execution: HEFT plans on the user's requests, the realised values run.
 
-    The realisation is the bench's for ``seed`` (:func:`policy.bench.uncertain.instance_views`),
+    The realisation is the bench's for ``seed`` (:func:`policy.planning_views.instance_views`),
     so history and bench draw from the same model; history uses seeds the bench never does,
     or, for a recurring workflow, the bench's own instance in runs the bench never measures
     (``run`` >= 1; the bench measures run 0). Each such run meets its own day's load (half

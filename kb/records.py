@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 
-from kb.graph_stats import critical_path_work
+from sim.metrics import critical_path_bound, schedule_length_ratio
 from sim.model import Platform, Workflow
 from sim.schedule import SimResult
 from sim.workflow_stats import WorkflowSummary, summarize
@@ -73,7 +73,7 @@ class CaseMetrics:
     cross_node_bytes: int = 0
     mean_wait: float = 0.0
     slr: float = 0.0
-    """Schedule length ratio: makespan over the critical path on the fastest cores."""
+    """Schedule length ratio (:func:`sim.metrics.schedule_length_ratio`; nan without work)."""
 
 
 @dataclass(frozen=True)
@@ -119,12 +119,6 @@ class CaseRecord:
         return _digest([sorted(self.placements.items()), sorted(self.order.items())], 16)
 
 
-def schedule_length_ratio(makespan: float, workflow: Workflow, platform: Platform) -> float:
-    """Makespan over the critical-path compute time on the platform's fastest cores."""
-    bound = critical_path_work(workflow) / platform.fastest_core_speed
-    return makespan / bound if bound > 0 else 0.0
-
-
 def case_from_result(
     workflow: Workflow,
     platform: Platform,
@@ -154,7 +148,7 @@ def case_from_result(
             energy=result.energy,
             cross_node_bytes=result.cross_node_bytes,
             mean_wait=result.mean_wait,
-            slr=schedule_length_ratio(result.makespan, workflow, platform),
+            slr=schedule_length_ratio(result.makespan, critical_path_bound(workflow, platform)),
         ),
         source=source,
         recorded_at=recorded_at or utc_now(),

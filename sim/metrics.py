@@ -1,19 +1,32 @@
-"""Schedule quality metrics as pure functions of a result, its workflow and its platform.
+"""Schedule quality metrics, the one definition: makespan, lower bounds, SLR, speedup, efficiency.
+
+``wass-chat simulate``, ``wass-chat bench`` and the knowledge base's case records all compute
+them here, so one run gets the same figures wherever it is reported.
+
+SLR, speedup and efficiency follow Topcuoglu, Hariri and Wu, "Performance-effective and
+low-complexity task scheduling for heterogeneous computing", IEEE TPDS 13(3), 2002, section 5.1:
+
+* SLR (schedule length ratio) = makespan / the critical path's length when each task takes its
+  minimum compute time over the nodes and communication costs nothing (their CP_MIN). No
+  schedule beats that path, so SLR >= 1; lower is better.
+* speedup = sequential time / makespan, the sequential time being every task run one after
+  another on the single node that does them all fastest;
+* efficiency = speedup / number of nodes.
+
+Our nodes have several cores and a task reserves ``cores`` of them: its compute time on a node
+is ``work / (speed * cores)``, and only the nodes able to host it (cores, memory, GPUs) count.
+When no single node can host every task, the sequential time runs each task on its own fastest
+host instead (still one at a time): the paper's processors can all run every task, ours cannot.
 
 Lower bounds hold for every schedule under our execution model, so ``makespan >= lower_bound``
-is an invariant the tests check:
-
-* critical path: the longest dependency chain with each task on the fastest node that can host
-  it and zero communication;
-* work: total work divided by the platform's aggregate compute rate (every core busy).
-
-SLR (schedule length ratio) is makespan over the critical-path bound; speedup is the best
-sequential time (one task at a time, each on the fastest node that can host it) over makespan;
-efficiency is speedup per node.
+is an invariant the tests check: the critical-path bound above, and the work bound (total work
+over the platform's aggregate compute rate, every core busy). A ratio whose denominator is 0 (a
+workflow without work, a run of length 0) is undefined: ``nan``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from sim.model import Platform, Task, Workflow, node_fits
@@ -34,7 +47,7 @@ def fastest_runtime(task: Task, platform: Platform) -> float:
 
 
 def critical_path_bound(workflow: Workflow, platform: Platform) -> float:
-    """Longest chain of fastest-node compute times, communication free."""
+    """Longest dependency chain of fastest-host compute times, communication free (CP_MIN)."""
     finish: dict[str, float] = {}
     for task_id in workflow.topological_order:
         task = workflow.task_by_id[task_id]
@@ -54,24 +67,27 @@ def lower_bound(workflow: Workflow, platform: Platform) -> float:
 
 
 def sequential_time(workflow: Workflow, platform: Platform) -> float:
-    """Tasks one after another, each on the fastest node able to host it, no communication."""
+    """Every task one after another on the single node that runs them all fastest (Topcuoglu
+    et al. 2002); on a platform where no node hosts every task, each task on its fastest host."""
+    able = [n for n in platform.nodes if all(node_fits(t, n) for t in workflow.tasks)]
+    if able:
+        return min(sum(t.work / (n.speed * t.cores) for t in workflow.tasks) for n in able)
     return sum(fastest_runtime(t, platform) for t in workflow.tasks)
 
 
-def slr(result: SimResult, workflow: Workflow, platform: Platform) -> float:
-    """Schedule length ratio: makespan / critical-path bound (>= 1; lower is better)."""
-    bound = critical_path_bound(workflow, platform)
-    return result.makespan / bound if bound > 0 else 1.0
+def schedule_length_ratio(makespan: float, critical_path: float) -> float:
+    """SLR: ``makespan`` over the :func:`critical_path_bound` (>= 1; lower is better)."""
+    return makespan / critical_path if critical_path > 0 else math.nan
 
 
-def speedup(result: SimResult, workflow: Workflow, platform: Platform) -> float:
-    """Best sequential time / makespan."""
-    return sequential_time(workflow, platform) / result.makespan if result.makespan > 0 else 1.0
+def speedup(makespan: float, sequential: float) -> float:
+    """The :func:`sequential_time` over ``makespan``."""
+    return sequential / makespan if makespan > 0 else math.nan
 
 
-def efficiency(result: SimResult, workflow: Workflow, platform: Platform) -> float:
-    """Speedup per node."""
-    return speedup(result, workflow, platform) / len(platform.nodes)
+def efficiency(makespan: float, sequential: float, nodes: int) -> float:
+    """Speedup per node of the platform."""
+    return speedup(makespan, sequential) / nodes
 
 
 def utilization(result: SimResult, platform: Platform) -> dict[str, float]:
@@ -97,6 +113,8 @@ def mean_wait(result: SimResult) -> float:
 
 def summary(result: SimResult, workflow: Workflow, platform: Platform) -> dict[str, Any]:
     """Every metric of one run, JSON-ready (what ``wass-chat simulate --json`` prints)."""
+    critical_path = critical_path_bound(workflow, platform)
+    sequential = sequential_time(workflow, platform)
     return {
         "workflow": result.workflow,
         "platform": result.platform,
@@ -105,11 +123,12 @@ def summary(result: SimResult, workflow: Workflow, platform: Platform) -> dict[s
         "backend": result.backend,
         "tasks": len(result.tasks),
         "makespan": result.makespan,
-        "critical_path_bound": critical_path_bound(workflow, platform),
+        "critical_path_bound": critical_path,
         "work_bound": work_bound(workflow, platform),
-        "slr": slr(result, workflow, platform),
-        "speedup": speedup(result, workflow, platform),
-        "efficiency": efficiency(result, workflow, platform),
+        "sequential_time": sequential,
+        "slr": schedule_length_ratio(result.makespan, critical_path),
+        "speedup": speedup(result.makespan, sequential),
+        "efficiency": efficiency(result.makespan, sequential, len(platform.nodes)),
         "mean_utilization": mean_utilization(result, platform),
         "utilization": utilization(result, platform),
         "mean_wait": result.mean_wait,

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from tui.conversation_store import Conversation, ConversationStore
+from tui.keys import bindings, palette_entries
 from tui.screens.chat import ChatScreen
 from tui.screens.help import HelpScreen
 from tui.screens.model_choice import ModelChoiceScreen, ModelLister
@@ -50,13 +50,7 @@ class WassChatApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "wass-chat"
-    BINDINGS = [  # noqa: RUF012
-        Binding("f1", "help", "Help"),
-        Binding("question_mark", "help", "Help", show=False),
-        Binding("ctrl+t", "toggle_theme", "Theme"),
-        Binding("ctrl+s", "export_report", "Export"),
-        Binding("f4", "choose_model", "Model"),
-    ]
+    BINDINGS = bindings("app")  # the keys' one table: tui/keys.py
 
     def __init__(
         self,
@@ -147,33 +141,12 @@ class WassChatApp(App[None]):
             self.notify(f"Export failed: {event.worker.error}", severity="error", title="Export")
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Textual's commands, then every titled row of the key table (tui/keys.py)."""
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Help", "Keys and slash commands (F1)", self.action_help)
-        yield SystemCommand(
-            "Toggle light/dark theme", "Switch the colour theme (Ctrl+T)", self.action_toggle_theme
-        )
-        yield SystemCommand(
-            "Export report", "Save the conversation as Markdown (Ctrl+S)", self.action_export_report
-        )
-        chat = self.chat
-        yield SystemCommand(
-            "Run panel", "Show or hide the schedule panel (F2)", chat.action_toggle_panel
-        )
-        yield SystemCommand("Run detail", "The schedule in full screen (F3)", chat.action_open_run)
-        yield SystemCommand("New conversation", "Start over (Ctrl+N)", chat.action_new_conversation)
-        yield SystemCommand("Model", "Choose the model that answers (F4)", self.action_choose_model)
-        yield SystemCommand("Find", "Find in the conversation (Ctrl+F)", chat.action_find)
-        yield SystemCommand(
-            "Copy answer", "Copy the last (or found) answer (Ctrl+Y)", chat.action_copy_answer
-        )
-        yield SystemCommand(
-            "Conversations",
-            "Switch to, rename or delete a saved conversation (Ctrl+O)",
-            chat.action_conversations,
-        )
-        yield SystemCommand(
-            "Cancel answer", "Stop the running answer (Escape)", chat.action_cancel_answer
-        )
+        for key in palette_entries():
+            owner = self if key.owner == "app" else self.chat
+            help_text = f"{key.summary[0].upper()}{key.summary[1:]} ({key.display})"
+            yield SystemCommand(key.title, help_text, getattr(owner, f"action_{key.action}"))
 
 
 def run_app(resume: bool = False, session_factory: SessionFactory | None = None) -> None:

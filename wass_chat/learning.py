@@ -16,7 +16,7 @@ import numpy as np
 
 from kb.retrieve import RetrievedCase as StoredCase
 from kb.store import KnowledgeBase
-from policy.learned.features import InstanceContext
+from policy.learned.instance_context import InstanceContext
 from policy.learned.instances import InstanceSpec
 from policy.learned.model import PolicyNet
 from policy.learned.rollout import Episode, collect

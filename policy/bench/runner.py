@@ -15,16 +15,11 @@ from typing import Any
 
 from policy.base import Scheduler, StaticScheduler
 from policy.bench.matrix import Instance, content_digest
-from policy.bench.metrics import (
-    critical_path_lower_bound,
-    schedule_length_ratio,
-    sequential_time,
-    speedup,
-)
-from policy.bench.uncertain import expected_makespan, instance_views, plan, replay, reruns
+from policy.planning_views import expected_makespan, instance_views, plan, replay, reruns
 from policy.registry import get_scheduler
 from sim.background import BackgroundConfig
 from sim.engine import simulate
+from sim.metrics import critical_path_bound, schedule_length_ratio, sequential_time, speedup
 from sim.model import Workflow
 from sim.occupancy import NO_OCCUPANCY, Hold
 from sim.schedule import NetworkModel
@@ -79,7 +74,7 @@ class RunSpec:
     estimates: str = ""
     """``""``: the exact setting (plan and run on the same values); else ``user``, ``mean``,
     ``kb`` or ``oracle``: plan on those estimates, replay on realised values
-    (:mod:`policy.bench.uncertain`)."""
+    (:mod:`policy.planning_views`)."""
     noise: float = 1.0
     """Multiplies every spread of the default :class:`~sim.uncertainty.UncertaintyConfig`."""
     uncertainty_seed: int = 0
@@ -88,7 +83,7 @@ class RunSpec:
     """A seeded background load every scheduler plans around and runs on (None: idle)."""
     reruns: int = 0
     """Under estimates, also replay every plan on this many fresh runs of the instance (the
-    run's own variation redrawn, :func:`policy.bench.uncertain.reruns`): each record's
+    run's own variation redrawn, :func:`policy.planning_views.reruns`): each record's
     ``expected_makespan``, what the plan gives on average rather than on one run's luck."""
 
 
@@ -131,7 +126,7 @@ def run_instance(
     run_directly = views is None or (spec.estimates in ("", "oracle") and seen)
     occupancy = views.occupancy if views is not None else None
     planning_views = views if views is None or seen else replace(views, occupancy=NO_OCCUPANCY)
-    bound = critical_path_lower_bound(workflow, platform)
+    bound = critical_path_bound(workflow, platform)
     serial = sequential_time(workflow, platform)
     records, seconds = [], {}
     for scheduler in _schedulers(spec, instance.seed):

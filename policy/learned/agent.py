@@ -14,7 +14,8 @@ from typing import ClassVar, Literal
 import numpy as np
 import torch
 
-from policy.learned.features import InstanceContext, Spreads, build_graph, candidate_features
+from policy.learned.features import build_graph, candidate_features
+from policy.learned.instance_context import InstanceContext, Spreads
 from policy.learned.model import PolicyNet
 from sim.model import Platform, Workflow
 from sim.schedule import ClusterView

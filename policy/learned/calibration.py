@@ -5,14 +5,15 @@ the actual values. For one training or evaluation instance (an :class:`InstanceS
 :class:`Setting`:
 
 * the **actual** instance is the bench's realisation for the spec's seed
-  (:func:`policy.bench.uncertain.instance_views`), so training, evaluation and the bench draw
+  (:func:`policy.planning_views.instance_views`), so training, evaluation and the bench draw
   from one model;
 * the **no-RAG** policy plans on the user's requests, all a submitter knows;
 * the **RAG** policy plans on what the retrieved past executions predict
   (:class:`~sim.uncertainty.RuntimePredictions`, computed by the knowledge base above this
   floor and handed down as data): each category's predicted runtime, each node class's slowdown,
-  and each category's spread, which :class:`~policy.learned.features.InstanceContext` turns
-  into a candidate feature (:data:`~policy.learned.features.SPREAD`).
+  and each category's spread, which
+  :class:`~policy.learned.instance_context.InstanceContext` turns into a candidate feature
+  (:data:`~policy.learned.instance_context.SPREAD`).
 
 ``oracle`` is the exact setting the policy was always trained in: the nominal instance, planned
 and run as it is (no realisation), so it reproduces the figures from before uncertainty.
@@ -23,8 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from policy.learned.features import Spreads
+from policy.learned.instance_context import Spreads
 from policy.learned.instances import InstanceSpec, materialize
+from policy.planning_views import instance_views
 from sim.model import Platform, Task, Workflow
 from sim.uncertainty import (
     RuntimePredictions,
@@ -113,8 +115,6 @@ def _spread(
 
 @lru_cache(maxsize=512)
 def _views(spec: InstanceSpec, setting: Setting) -> tuple[Planning, tuple[Workflow, Platform]]:
-    from policy.bench.uncertain import instance_views
-
     workflow, platform = materialize(spec)
     views = instance_views(
         workflow,

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from policy.learned.engine_features import constants_of, fixed_columns, to_features
-from policy.learned.features import InstanceContext
+from policy.learned.instance_context import InstanceContext
 from policy.learned.model import PolicyNet
 from sim.compiled import compile_workflow
 

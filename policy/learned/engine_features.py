@@ -1,5 +1,6 @@
 """Candidate features on the engine's own view: :func:`~policy.learned.features.candidate_features`
-computed per decision in a few whole-array operations.
+computed per decision in a few whole-array operations (``features`` dispatches here; both read
+the columns and the instance's constants from :mod:`policy.learned.instance_context`).
 
 The same numbers as the generic path (IEEE float64, the same operations in the same order, then
 one cast to float32), instead of one view call per node and per input file: the rollouts of
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from policy.learned.features import (
+from policy.learned.instance_context import (
     CANDIDATE_FEATURES,
     PLANNED_COMPUTE,
     PRIOR_COST_TO_GO,

@@ -16,43 +16,37 @@ Two parts, split by how often they change:
   inference mode).
 
 Times are divided by a per-instance scale (:attr:`InstanceContext.scale`) so features are
-comparable across workflows of very different sizes. :func:`candidate_features` on the
+comparable across workflows of very different sizes. The instance's constants and the candidate
+columns live in :mod:`policy.learned.instance_context`; :func:`candidate_features` on the
 engine's own view is computed in whole arrays by :mod:`policy.learned.engine_features`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from functools import lru_cache
 
 import numpy as np
 import torch
 from torch_geometric.data import HeteroData
 
 from policy.costs import hosts
-from policy.ranks import mean_compute_time, optimistic_cost_table, upward_rank
-from sim.model import REFERENCE_SPEED, Platform, Workflow
+from policy.learned.engine_features import engine_candidate_features
+from policy.learned.instance_context import (
+    CANDIDATE_FEATURES,
+    PLANNED_COMPUTE,
+    PRIOR_COST_TO_GO,
+    PRIOR_GAP,
+    RELATIVE_FINISH_CLIP,
+    SPREAD,
+    InstanceContext,
+)
+from sim.model import REFERENCE_SPEED, Workflow
 from sim.schedule import SHARED_FS, ClusterView
-from sim.uncertainty import task_category
 from sim.view import EngineView
 
 TASK_FEATURES = 8
 NODE_FEATURES = 6
 FILE_FEATURES = 2
-CANDIDATE_FEATURES = 13
-PLANNED_COMPUTE = 11
-"""Candidate column: the task's compute time there on the planning view (kb-predicted when
-retrieval calibrated the view, the user's estimate otherwise)."""
-SPREAD = 12
-"""Candidate column: the retrieved log-spread of the task's runtime times its compute time
-there, in units of its own mean runtime (0 without retrieval or in the exact setting)."""
-PRIOR_GAP = 7
-"""Candidate column the earliest-finish prior reads: the gap to the best data-aware finish."""
-PRIOR_COST_TO_GO = 8
-"""Candidate column with PEFT's optimistic cost-to-go, weighted into the prior."""
-RELATIVE_FINISH_CLIP = 10.0
-"""Time features are clipped here: gaps beyond ten units all look equally bad."""
 
 EDGE_TYPES: tuple[tuple[str, str, str], ...] = (
     ("task", "precedes", "task"),
@@ -60,108 +54,6 @@ EDGE_TYPES: tuple[tuple[str, str, str], ...] = (
     ("task", "writes", "file"),
     ("file", "located_on", "compute"),
 )
-
-
-@dataclass(frozen=True)
-class InstanceContext:
-    """Per-(workflow, platform) constants the features need, computed once per episode."""
-
-    workflow: Workflow
-    platform: Platform
-    task_index: dict[str, int]
-    node_index: dict[str, int]
-    upward: dict[str, float]
-    scale: float
-    """The unit of every time feature: the largest of three makespan estimates (critical path
-    by upward rank, total work over total capacity, reading every workflow input once from the
-    shared filesystem), so data-bound and compute-bound instances both land near 1."""
-    input_bytes: dict[str, int]
-    """Task id -> total bytes of its input files."""
-    mean_runtime: dict[str, float]
-    """Task id -> mean compute time over the nodes that can host it."""
-    served_bytes: dict[str, int]
-    """Task id -> bytes its consumers will read from it: each output's size times the number of
-    tasks that read it (they pull it through the NIC of the node the task runs on)."""
-    lookahead: np.ndarray
-    """(tasks, nodes) optimistic cost-to-go of PEFT (Arabnejad and Barbosa 2014), minus its
-    per-task minimum: how much later the rest of the graph finishes at best from that node."""
-    log_spread: np.ndarray
-    """(tasks,) standard deviation of log(actual / predicted runtime) of each task's category
-    among the retrieved executions (``spreads``); zeros when nothing was retrieved."""
-
-    @classmethod
-    def of(cls, workflow: Workflow, platform: Platform, spreads: Spreads = ()) -> InstanceContext:
-        """The context of an instance, computed once per process (the OCT table is costly).
-
-        ``spreads``: (task category, retrieved log-spread) pairs; categories left out get 0.
-        """
-        if spreads:
-            return _with_spreads(workflow, platform, spreads)
-        return _context(workflow, platform)
-
-    @classmethod
-    def build(
-        cls, workflow: Workflow, platform: Platform, spreads: Spreads = ()
-    ) -> InstanceContext:
-        upward = upward_rank(workflow, platform)
-        sizes = workflow.file_by_id
-        fs_read = sum(sizes[f].size for f in workflow.input_files) / platform.shared_fs_bandwidth
-        work = workflow.total_work / platform.total_capacity
-        scale = max(max(upward.values(), default=0.0), fs_read, work, 1e-9)
-        return cls(
-            workflow=workflow,
-            platform=platform,
-            task_index={t.id: i for i, t in enumerate(workflow.tasks)},
-            node_index={n.name: i for i, n in enumerate(platform.nodes)},
-            upward=upward,
-            scale=scale,
-            input_bytes={t.id: sum(sizes[f].size for f in t.inputs) for t in workflow.tasks},
-            served_bytes=_served_bytes(workflow),
-            mean_runtime={
-                t.id: mean_compute_time(workflow, platform, t.id) for t in workflow.tasks
-            },
-            lookahead=_relative_oct(workflow, platform),
-            log_spread=_log_spreads(workflow, spreads),
-        )
-
-
-Spreads = tuple[tuple[str, float], ...]
-"""(task category, log-spread) pairs, hashable so contexts can be cached on them."""
-
-
-@lru_cache(maxsize=64)
-def _context(workflow: Workflow, platform: Platform) -> InstanceContext:
-    return InstanceContext.build(workflow, platform)
-
-
-@lru_cache(maxsize=64)
-def _with_spreads(workflow: Workflow, platform: Platform, spreads: Spreads) -> InstanceContext:
-    """The instance's context with retrieved spreads; the rest (the OCT table included) is the
-    spread-free context's, computed once."""
-    return replace(_context(workflow, platform), log_spread=_log_spreads(workflow, spreads))
-
-
-def _log_spreads(workflow: Workflow, spreads: Spreads) -> np.ndarray:
-    given = dict(spreads)
-    return np.array([given.get(task_category(t), 0.0) for t in workflow.tasks], dtype=np.float64)
-
-
-def _relative_oct(workflow: Workflow, platform: Platform) -> np.ndarray:
-    table = optimistic_cost_table(workflow, platform)
-    oct_ = np.array(
-        [[table[(t.id, n.name)] for n in platform.nodes] for t in workflow.tasks],
-        dtype=np.float64,
-    )
-    return oct_ - oct_.min(axis=1, keepdims=True)
-
-
-def _served_bytes(workflow: Workflow) -> dict[str, int]:
-    readers: dict[str, int] = {}
-    for t in workflow.tasks:
-        for f in t.inputs:
-            readers[f] = readers.get(f, 0) + 1
-    sizes = workflow.file_by_id
-    return {t.id: sum(sizes[f].size * readers.get(f, 0) for f in t.outputs) for t in workflow.tasks}
 
 
 def _depths(workflow: Workflow) -> dict[str, int]:
@@ -282,8 +174,6 @@ def candidate_features(
     policy from 0.98-1.06x HEFT to 0.85-0.99x per evaluation seed (docs/learned.md).
     """
     if isinstance(view, EngineView):
-        from policy.learned.engine_features import engine_candidate_features
-
         return engine_candidate_features(ctx, task, view)
     wf, pf = ctx.workflow, ctx.platform
     t = wf.task_by_id[task]

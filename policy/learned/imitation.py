@@ -17,7 +17,8 @@ import torch
 from torch import nn
 
 from policy.learned.config import TrainConfig
-from policy.learned.features import InstanceContext, build_graph
+from policy.learned.features import build_graph
+from policy.learned.instance_context import InstanceContext
 from policy.learned.instances import InstanceSpec, materialize
 from policy.learned.model import PolicyNet
 from policy.learned.rollout import Episode

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from policy.learned.agent import LearnedPolicy
-from policy.learned.features import InstanceContext, build_graph
+from policy.learned.features import build_graph
+from policy.learned.instance_context import InstanceContext
 from policy.learned.model import PolicyNet
 from sim.model import Platform, Workflow
 from sim.schedule import ClusterView

@@ -34,13 +34,8 @@ import torch.nn.functional as F
 
 from policy.learned.agent import LearnedPolicy
 from policy.learned.compiled_head import compiled_chooser
-from policy.learned.features import (
-    CANDIDATE_FEATURES,
-    PRIOR_COST_TO_GO,
-    PRIOR_GAP,
-    Spreads,
-    candidate_features,
-)
+from policy.learned.features import candidate_features
+from policy.learned.instance_context import CANDIDATE_FEATURES, PRIOR_COST_TO_GO, PRIOR_GAP, Spreads
 from policy.learned.instances import InstanceSpec, materialize
 from policy.learned.model import NetConfig, PolicyNet
 from policy.learned.planner import LearnedPlanner

@@ -16,15 +16,8 @@ from torch import Tensor, nn
 from torch_geometric.data import HeteroData
 from torch_geometric.nn import HeteroConv, SAGEConv
 
-from policy.learned.features import (
-    CANDIDATE_FEATURES,
-    FILE_FEATURES,
-    NODE_FEATURES,
-    PRIOR_COST_TO_GO,
-    PRIOR_GAP,
-    TASK_FEATURES,
-    graph_metadata,
-)
+from policy.learned.features import FILE_FEATURES, NODE_FEATURES, TASK_FEATURES, graph_metadata
+from policy.learned.instance_context import CANDIDATE_FEATURES, PRIOR_COST_TO_GO, PRIOR_GAP
 
 INPUT_FEATURES = {"task": TASK_FEATURES, "compute": NODE_FEATURES, "file": FILE_FEATURES}
 

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from policy.base import StaticScheduler
 from policy.learned.agent import LearnedPolicy
-from policy.learned.features import Spreads
+from policy.learned.instance_context import Spreads
 from policy.learned.model import PolicyNet, load_checkpoint
 from policy.learned.rollout import replayed_makespan
 from sim.errors import InputError

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from policy.learned.features import (
+from policy.learned.instance_context import (
     CANDIDATE_FEATURES,
     PRIOR_GAP,
     RELATIVE_FINISH_CLIP,
@@ -239,12 +239,13 @@ class RetrievedRuntimeTeacher:
     """Per-decision reward from the retrieved executions' realised runtimes (uncertainty).
 
     The RAG arm plans on the runtimes and node-class slowdowns its retrieved cases realised, so
-    each candidate's data-aware finish gap (:data:`~policy.learned.features.PRIOR_GAP`) is
-    measured on them; ``risk`` times the retrieved spread
-    (:data:`~policy.learned.features.SPREAD`) charges the uncertainty of that finish. Both are
-    in units of the task's own runtime, converted to the instance's time unit so a decision's
-    reward is a share of the makespan, like the terminal reward. ``R(t) = coef * (best score -
-    chosen score) <= 0``, zero when the policy chose the candidate the history favours.
+    each candidate's data-aware finish gap
+    (:data:`~policy.learned.instance_context.PRIOR_GAP`) is measured on them; ``risk`` times the
+    retrieved spread (:data:`~policy.learned.instance_context.SPREAD`) charges the uncertainty
+    of that finish. Both are in units of the task's own runtime, converted to the instance's
+    time unit so a decision's reward is a share of the makespan, like the terminal reward.
+    ``R(t) = coef * (best score - chosen score) <= 0``, zero when the policy chose the
+    candidate the history favours.
     """
 
     def __init__(self, risk: float = 1.0) -> None:

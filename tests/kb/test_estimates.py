@@ -17,7 +17,7 @@ from kb.estimate_bench import (
 from kb.estimates import observations, predict_runtimes, realised_case
 from kb.store import KnowledgeBase
 from policy.bench.matrix import PlatformSource, WorkflowSource, build_matrix
-from policy.bench.uncertain import instance_views
+from policy.planning_views import instance_views
 from sim.model import REFERENCE_SPEED, File, Task, Workflow
 from sim.platforms import ClusterSpec, generate_platform
 from sim.uncertainty import UncertaintyConfig, class_slowdown

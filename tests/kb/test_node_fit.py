@@ -12,7 +12,7 @@ from kb.estimates import observations
 from kb.node_fit import NODE_SIGMA
 from kb.store import KnowledgeBase
 from policy.bench.matrix import PlatformSource, WorkflowSource, build_matrix
-from policy.bench.uncertain import instance_views
+from policy.planning_views import instance_views
 from sim.uncertainty import UncertaintyConfig, class_slowdown, node_class
 from sim.wfformat import write_workflow
 from tests.kb.test_estimates import staged_workflow

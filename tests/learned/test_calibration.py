@@ -10,22 +10,22 @@ import numpy as np
 import pytest
 import torch
 
-from policy.bench.uncertain import instance_views, plan
 from policy.learned.agent import LearnedPolicy
 from policy.learned.calibration import EXACT, Setting, calibrate, planning_view
-from policy.learned.features import (
+from policy.learned.features import candidate_features
+from policy.learned.instance_context import (
     CANDIDATE_FEATURES,
     PLANNED_COMPUTE,
     PRIOR_GAP,
     SPREAD,
     InstanceContext,
-    candidate_features,
 )
 from policy.learned.instances import InstanceSpec, materialize
 from policy.learned.model import PolicyNet, load_checkpoint, save_checkpoint
 from policy.learned.planner import LearnedPlanner, NoRagPlanner
 from policy.learned.rollout import reference_makespan, run_episode
 from policy.learned.teacher import RetrievedRuntimeTeacher
+from policy.planning_views import instance_views, plan
 from sim.engine import simulate
 from sim.errors import InputError
 from sim.schedule import SHARED_FS

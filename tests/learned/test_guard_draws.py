@@ -10,9 +10,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from policy.bench.uncertain import instance_views, plan, replay
 from policy.heft import HEFT
 from policy.peft import PEFT
+from policy.planning_views import instance_views, plan, replay
 from policy.rag_guarded import TIE, ClassicChooser, RagGuarded, regret_quantile
 from policy.validate import validate_schedule
 from sim.demo import demo_platform, demo_workflow

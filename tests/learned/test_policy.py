@@ -13,13 +13,8 @@ from policy.base import plan_and_simulate
 from policy.heft import HEFT
 from policy.learned.agent import LearnedPolicy, Trajectory
 from policy.learned.evaluate import evaluate
-from policy.learned.features import (
-    CANDIDATE_FEATURES,
-    EDGE_TYPES,
-    PRIOR_GAP,
-    InstanceContext,
-    build_graph,
-)
+from policy.learned.features import EDGE_TYPES, build_graph
+from policy.learned.instance_context import CANDIDATE_FEATURES, PRIOR_GAP, InstanceContext
 from policy.learned.instances import InstanceSpec, sample_specs
 from policy.learned.model import PolicyNet, load_checkpoint
 from policy.learned.planner import LearnedPlanner, SampledPlanner

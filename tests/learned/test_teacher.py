@@ -10,7 +10,7 @@ import pytest
 
 from kb.demo import ensure_demo_kb
 from kb.store import KnowledgeBase
-from policy.learned.features import InstanceContext
+from policy.learned.instance_context import InstanceContext
 from policy.learned.instances import InstanceSpec, materialize
 from policy.learned.model import PolicyNet
 from policy.learned.rollout import run_episode

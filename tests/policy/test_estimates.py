@@ -12,7 +12,7 @@ import pytest
 from policy.bench.instances import random_dag
 from policy.bench.matrix import Instance, PlatformSource, WorkflowSource, build_matrix
 from policy.bench.runner import RunSpec, run_instance, run_matrix
-from policy.bench.uncertain import (
+from policy.planning_views import (
     expected_makespan,
     instance_views,
     perfect_history,

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
+
+from textual.widgets import Markdown
 
 from tests.tui.pilot_steps import ask, chat_screen, settle
 from tests.tui.scripted_session import CASES
 from tui.app import DARK_THEME, LIGHT_THEME, WassChatApp
+from tui.keys import KEYS, key_display
 from tui.screens.approval import ApprovalScreen
 from tui.screens.case_detail import CaseDetailScreen
 from tui.screens.chat import ChatScreen
@@ -26,6 +30,35 @@ async def test_f1_opens_help_and_escape_closes_it(make_app: Callable[..., WassCh
         await pilot.press("escape")
         assert isinstance(pilot.app.screen, ChatScreen)
         assert pilot.app.screen.query_one(ChatInput).has_focus
+
+
+async def test_f1_help_lists_every_key_the_app_and_the_chat_screen_bind(
+    make_app: Callable[..., WassChatApp],
+) -> None:
+    """Every binding of the running app and of its chat screen, Textual's own included (not
+    its hidden system ones), is a row of the help F1 opens; and every palette action too."""
+    async with make_app().run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app, chat = pilot.app, pilot.app.screen
+        bound = {
+            (b.key, b.action)
+            for node in (app, chat)
+            for group in node._bindings.key_to_bindings.values()
+            for b in group
+            if not b.system
+        }
+        assert {("f4", "choose_model"), ("ctrl+o", "conversations"), ("ctrl+q", "quit")} <= bound
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        keys_section = app.screen.query_one(Markdown).source.split("## Keys")[1].split("\n## ")[0]
+        rows = re.findall(r"^\| `([^`]+)` \| (.+) \|$", keys_section, re.M)
+        listed = {shown for keys, _ in rows for shown in keys.split(" or ")}
+        missing = sorted(
+            f"{key} ({action})" for key, action in bound if key_display(key) not in listed
+        )
+        assert not missing, f"F1 help misses {missing}: add them to tui/keys.py's KEYS"
+        titles = {c.title for c in app.get_system_commands(chat)}
+        assert {k.title for k in KEYS if k.owner in ("app", "chat")} <= titles
 
 
 async def test_question_mark_types_in_the_prompt_but_opens_help_elsewhere(

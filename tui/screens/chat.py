@@ -14,7 +14,6 @@ from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -28,6 +27,7 @@ from tui.conversation_store import (
     Entry,
 )
 from tui.gantt_data import GanttTraceError, trace_from_json
+from tui.keys import bindings
 from tui.screens.approval import ApprovalOutcome, ApprovalScreen
 from tui.screens.case_detail import CaseDetailScreen
 from tui.screens.conversations import ConversationChoice, ConversationsScreen
@@ -61,15 +61,7 @@ class ChatScreen(Screen[None]):
     AUTO_FOCUS = "ChatInput"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (96, "-wide")]  # noqa: RUF012
     """From 96 columns the chat (at least 48) and the run panel share the screen."""
-    BINDINGS = [  # noqa: RUF012
-        Binding("escape", "cancel_answer", "Cancel", show=False),
-        Binding("f2", "toggle_panel", "Run panel"),
-        Binding("f3", "open_run", "Run detail"),
-        Binding("ctrl+n", "new_conversation", "New chat"),
-        Binding("ctrl+o", "conversations", "Conversations"),
-        Binding("ctrl+f", "find", "Find"),
-        Binding("ctrl+y", "copy_answer", "Copy answer"),
-    ]
+    BINDINGS = bindings("chat")  # the keys' one table: tui/keys.py
 
     panel_open: reactive[bool] = reactive(False)
 

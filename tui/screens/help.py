@@ -8,28 +8,14 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+from tui.keys import KEYS
 from tui.widgets.chat_input import SLASH_COMMANDS
 from wass_chat.agent.intents import INTENTS
-
-KEYS: tuple[tuple[str, str], ...] = (
-    ("Enter", "send the message"),
-    ("Up / Down", "walk through sent messages"),
-    ("Tab or →", "complete a slash command"),
-    ("Escape", "cancel the running answer; close a dialog"),
-    ("F1 or ?", "this help"),
-    ("F2", "show or hide the run panel (Gantt, utilisation, cases)"),
-    ("F3", "open the run in full screen"),
-    ("Ctrl+S", "export the conversation as a Markdown report"),
-    ("Ctrl+N", "start a new conversation"),
-    ("Ctrl+T", "switch between the light and the dark theme"),
-    ("Ctrl+P", "command palette"),
-    ("Ctrl+Q", "quit"),
-)
 
 
 def help_markdown() -> str:
     """The help text; built from the same tables the app binds, so it cannot drift."""
-    keys = "\n".join(f"| `{key}` | {what} |" for key, what in KEYS)
+    keys = "\n".join(f"| `{key.display}` | {key.summary} |" for key in KEYS)
     commands = "\n".join(f"| `{c.usage}` | {c.summary} |" for c in SLASH_COMMANDS)
     asked = "\n".join(f"- {spec.examples[0]}" for spec in INTENTS if spec.tool)
     return (

@@ -1,7 +1,8 @@
-"""The ``wass-chat`` command tree.
+"""The ``wass-chat`` command tree, the top floor of the house (docs/architecture.md).
 
 Each area owns one module here with a ``register(app)`` function that adds its commands; this
-file only assembles them and turns user-facing errors into one line and exit code 2.
+file only assembles them, opens the terminal app (``tui``) when no command is given, and turns
+user-facing errors into one line and exit code 2. Nothing outside this package imports it.
 Command modules import heavy libraries (torch, chromadb, textual) inside the commands, so
 ``wass-chat --help`` stays fast.
 """
@@ -50,9 +51,9 @@ def _root(
 
     settings()  # a broken config file fails every command up front, in one line
     if ctx.invoked_subcommand is None:
-        from wass_chat.cli.agent_cmds import open_tui
+        from tui.app import run_app  # the CLI is the top floor: the one place that opens the app
 
-        open_tui(resume=resume)
+        run_app(resume=resume)
 
 
 # slurm_cmds creates the ``platform`` group (from-slurm); workflow_cmds joins it afterwards.

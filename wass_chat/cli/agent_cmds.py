@@ -138,10 +138,3 @@ def _render(result: dict[str, Any]) -> None:
         console.print(Markdown(approval["summary"]))
         if approval["decision"] == "reject" and not approval["error"]:
             err_console.print("Not submitted: pass --yes, or answer the prompt on a terminal.")
-
-
-def open_tui(resume: bool = False) -> None:
-    """Open the terminal app (``--resume``: reopen the last conversation)."""
-    from tui.app import run_app
-
-    run_app(resume=resume)

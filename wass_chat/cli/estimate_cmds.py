@@ -65,7 +65,7 @@ def perfect_predictions(
     instances: Sequence[Instance], noise: float, uncertainty_seed: int
 ) -> dict[str, RuntimePredictions]:
     """Each instance's predictions from a perfect history (``bench --perfect-history``)."""
-    from policy.bench.uncertain import perfect_history
+    from policy.planning_views import perfect_history
 
     cfg = _config(noise, uncertainty_seed)
     return {

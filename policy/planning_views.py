@@ -1,4 +1,8 @@
-"""The bench under uncertainty: plan on estimates, replay the plan on the actual values.
+"""Planning under uncertainty: plan on estimates, replay the plan on the actual values.
+
+Shared by the bench (:mod:`policy.bench.runner`), the learned policy's settings
+(:mod:`policy.learned.calibration`) and the knowledge base's estimates, so it sits with the
+schedulers, below all three.
 
 One instance becomes two views of the same execution (see :mod:`sim.uncertainty`): the
 *actual* workflow and platform, realised from the nominal ones with a generator keyed by the
