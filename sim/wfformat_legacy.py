@@ -29,7 +29,13 @@ from typing import Any
 from sim.json_fields import FieldChecker
 from sim.model import File, Task, Workflow
 from sim.wfformat_refs import DeclaredTask, resolve_parents, task_ids
-from sim.wfformat_tasks import MEMORY_ANY_ERA, build_workflow, explicit_parents, read_run
+from sim.wfformat_tasks import (
+    MEMORY_ANY_ERA,
+    build_workflow,
+    explicit_parents,
+    one_writer_per_file,
+    read_run,
+)
 
 TASK_LIST_KEY = {
     "0.2": "jobs",
@@ -66,7 +72,10 @@ def workflow_from_legacy(doc: Mapping[str, Any], subject: str, version: str) -> 
     ]
     ids = task_ids([d.name for d, _ in parsed], [d.raw_id for d, _ in parsed])
     renamed = [replace(d, id=i) for i, (d, _) in zip(ids, parsed, strict=True)]
-    declared = _one_writer_per_file(renamed)
+    file_lists = one_writer_per_file([(d.inputs, d.outputs) for d in renamed])
+    declared = [
+        replace(d, inputs=i, outputs=o) for d, (i, o) in zip(renamed, file_lists, strict=True)
+    ]
     parents = resolve_parents(check, declared)
     tasks: list[tuple[Task, list[str], list[str]]] = [
         (
@@ -183,15 +192,3 @@ def _task_files(
         sizes.setdefault(file_id, size)
         (outputs if link.lower() == "output" else inputs)[file_id] = None
     return tuple(inputs), tuple(outputs)
-
-
-def _one_writer_per_file(tasks: list[DeclaredTask]) -> list[DeclaredTask]:
-    """Each file stays an output of the first task that lists it; later ones read it."""
-    written: set[str] = set()
-    result = []
-    for task in tasks:
-        again = tuple(f for f in task.outputs if f in written and f not in task.inputs)
-        outputs = tuple(f for f in task.outputs if f not in written)
-        written.update(task.outputs)
-        result.append(replace(task, inputs=task.inputs + again, outputs=outputs))
-    return result

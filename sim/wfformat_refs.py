@@ -7,9 +7,12 @@ and every task carries its process's references: "SKEWER -> UNICYCLER" says that
 UNICYCLER task reads some SKEWER task's output, not that each reads each. So in a file whose
 names repeat, every name reference is process-level: it joins exactly the task pairs that a
 file joins (the parent writes a file the child reads), and a process that ran no task joins
-nothing. That is how WfCommons' own 1.6 conversions of these runs read (WfInstances
-``nextflow/legacy/bacass-dirt02-001.json`` and ``fetchngs-dirt02-001.json``). A reference that
-names no task is tried as a task ``id``, which always means that one task.
+nothing. That is how WfCommons' own 1.5 and 1.6 conversions of these runs read (WfInstances
+``nextflow/legacy/bacass-dirt02-001.json`` and ``fetchngs-dirt02-001.json``). Files are what
+join tasks there, so a file whose tasks list no file at all (Nextflow 1.2 runs give
+``files: []``) keeps the plain reading even if a name repeats: a name then means every task of
+that name, and no declared dependency is lost. A reference that names no task is tried as a
+task ``id``, which always means that one task.
 
 A task that references itself is kept as its own parent, so that the model names the
 self-loop; it is never dropped.
@@ -65,7 +68,8 @@ def resolve_parents(check: FieldChecker, tasks: list[DeclaredTask]) -> dict[str,
         by_id.setdefault(task.id, task)
         if task.raw_id is not None:
             by_id.setdefault(task.raw_id, task)
-    process_level = any(len(named) > 1 for named in by_name.values())
+    names_repeat = any(len(named) > 1 for named in by_name.values())
+    process_level = names_repeat and any(task.inputs or task.outputs for task in tasks)
     reads = {task.id: frozenset(task.inputs) for task in tasks}
     writes = {task.id: frozenset(task.outputs) for task in tasks}
     parents: dict[str, dict[str, None]] = {task.id: {} for task in tasks}

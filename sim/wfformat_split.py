@@ -4,17 +4,20 @@ Layout: ``workflow.specification.tasks[]`` (``id``, ``name``, ``parents`` and ``
 id, ``inputFiles``/``outputFiles`` by file id), ``workflow.specification.files[]`` (``id``,
 ``sizeInBytes``, each file listed once) and ``workflow.execution.tasks[]`` (``id``,
 ``runtimeInSeconds``, ``coreCount``, ``memoryInBytes``, ``command``). 1.6 adds only optional
-``metrics``; execution ``machines`` (1.5 may say ``machine``) are not modelled.
+``metrics``; execution ``machines`` (1.5 may say ``machine``) are not modelled. A file that
+several tasks list as an output is written by the first of them, as in the older versions
+(:func:`sim.wfformat_tasks.one_writer_per_file`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from sim.json_fields import FieldChecker
 from sim.model import File, Task, Workflow
-from sim.wfformat_tasks import build_workflow, explicit_parents, read_run
+from sim.wfformat_tasks import build_workflow, explicit_parents, one_writer_per_file, read_run
 
 
 def workflow_from_split(doc: Mapping[str, Any], subject: str, version: str) -> Workflow:
@@ -65,6 +68,11 @@ def workflow_from_split(doc: Mapping[str, Any], subject: str, version: str) -> W
     spec_ids = {t.id for t, _, _ in declared}
     check.problems += [
         f"execution entry {i!r} names no specification task" for i in runs if i not in spec_ids
+    ]
+    files_of = one_writer_per_file([(t.inputs, t.outputs) for t, _, _ in declared])
+    declared = [
+        (replace(t, inputs=i, outputs=o), parents, children)
+        for (t, parents, children), (i, o) in zip(declared, files_of, strict=True)
     ]
     tasks = explicit_parents(check, declared)
     meta = {"schemaVersion": version}

@@ -80,6 +80,28 @@ def _read_command(check: FieldChecker, raw: Any, where: str) -> str | None:
     return " ".join(words) if words or program is not None else None
 
 
+FileLists = tuple[tuple[str, ...], tuple[str, ...]]
+"""A task's (input file ids, output file ids)."""
+
+
+def one_writer_per_file(tasks: list[FileLists]) -> list[FileLists]:
+    """Each file stays an output of the first task that lists it as one; later ones read it.
+
+    Real runs list some inputs as outputs (Makeflow 1.0 blastall tasks name their input chunk
+    so, and WfCommons' 1.5 conversions keep every such entry): a file has one writer in the
+    model, and the first lister is the one that ran first. Repeats within a task are dropped.
+    """
+    written: set[str] = set()
+    result: list[FileLists] = []
+    for inputs, outputs in tasks:
+        again = tuple(f for f in dict.fromkeys(outputs) if f in written and f not in inputs)
+        result.append(
+            (inputs + again, tuple(f for f in dict.fromkeys(outputs) if f not in written))
+        )
+        written.update(outputs)
+    return result
+
+
 def explicit_parents(
     check: FieldChecker, declared: list[tuple[Task, list[str], list[str]]]
 ) -> list[Task]:

@@ -52,7 +52,8 @@ def test_written_documents_follow_the_1_6_layout() -> None:
     spec, execution = doc["workflow"]["specification"], doc["workflow"]["execution"]
     assert doc["schemaVersion"] == "1.6"
     assert {"name", "id", "parents", "children", "inputFiles", "outputFiles"} <= set(
-        spec["tasks"][0])
+        spec["tasks"][0]
+    )
     assert spec["metrics"]["numberOfLevels"] == 3
     assert spec["metrics"]["maximumWidth"] == 4
     assert {"makespanInSeconds", "executedAt", "tasks"} <= set(execution)
@@ -60,16 +61,20 @@ def test_written_documents_follow_the_1_6_layout() -> None:
 
 
 def test_explicit_parent_redundant_with_a_file_is_dropped_on_read() -> None:
-    wf = Workflow("w", (Task("a", 1.0, outputs=("f",)), Task("b", 1.0, inputs=("f",),
-                                                            parents=("a",))), (File("f", 1),))
+    wf = Workflow(
+        "w",
+        (Task("a", 1.0, outputs=("f",)), Task("b", 1.0, inputs=("f",), parents=("a",))),
+        (File("f", 1),),
+    )
     back = loads_workflow(dumps_workflow(wf))
     assert back.tasks[1].parents == ()
     assert back.parents == wf.parents
 
 
 def test_runtime_that_no_float_reproduces_falls_back_to_work_in_flop() -> None:
-    work = next(w for w in (i * 0.1 + 1e3 for i in range(1, 10_000))
-                if not runtime_reproducing(w, 3)[1])
+    work = next(
+        w for w in (i * 0.1 + 1e3 for i in range(1, 10_000)) if not runtime_reproducing(w, 3)[1]
+    )
     wf = Workflow("w", (Task("t", work, cores=3),), ())
     entry = workflow_to_dict(wf)["workflow"]["execution"]["tasks"][0]
     assert entry["workInFlop"] == work
@@ -87,32 +92,44 @@ def random_dags(draw: Any) -> Workflow:
     files: list[File] = []
     for i, tid in enumerate(task_ids):
         earlier = task_ids[:i]
-        data_parents = draw(st.lists(st.sampled_from(earlier), unique=True, max_size=3)) \
-            if earlier else []
-        control = [p for p in (draw(st.lists(st.sampled_from(earlier), unique=True, max_size=2))
-                               if earlier else []) if p not in data_parents]
+        data_parents = (
+            draw(st.lists(st.sampled_from(earlier), unique=True, max_size=3)) if earlier else []
+        )
+        control = [
+            p
+            for p in (
+                draw(st.lists(st.sampled_from(earlier), unique=True, max_size=2)) if earlier else []
+            )
+            if p not in data_parents
+        ]
         inputs = [f"{p}>{tid}" for p in data_parents]
         if draw(st.booleans()):
             inputs.append(f"in:{tid}")
             files.append(File(f"in:{tid}", draw(st.integers(0, 2**40))))
-        tasks.append(Task(
-            id=tid,
-            work=draw(st.floats(0, 1e15, allow_nan=False, allow_infinity=False)),
-            name=draw(st.sampled_from(["", "step", "align reads"])),
-            category=draw(st.sampled_from(["", "align", "sort"])),
-            cores=draw(st.integers(1, 64)),
-            memory=draw(st.integers(0, 2**40)),
-            gpus=draw(st.integers(0, 4)),
-            inputs=tuple(inputs),
-            parents=tuple(control),
-            command=draw(st.one_of(st.none(), st.just(""), st.text(" abc-=", max_size=12))),
-        ))
+        tasks.append(
+            Task(
+                id=tid,
+                work=draw(st.floats(0, 1e15, allow_nan=False, allow_infinity=False)),
+                name=draw(st.sampled_from(["", "step", "align reads"])),
+                category=draw(st.sampled_from(["", "align", "sort"])),
+                cores=draw(st.integers(1, 64)),
+                memory=draw(st.integers(0, 2**40)),
+                gpus=draw(st.integers(0, 4)),
+                inputs=tuple(inputs),
+                parents=tuple(control),
+                command=draw(st.one_of(st.none(), st.just(""), st.text(" abc-=", max_size=12))),
+            )
+        )
     for t in tasks:  # outputs: every file a later task reads from t
         outs = tuple(f for other in tasks for f in other.inputs if f.startswith(f"{t.id}>"))
         files += [File(f, draw(st.integers(0, 2**40))) for f in outs]
         tasks[tasks.index(t)] = Task(**{**_fields(t), "outputs": outs})
-    return Workflow(draw(st.sampled_from(["w", "random dag"])), tuple(tasks), tuple(files),
-                    draw(st.sampled_from(["", "a description"])))
+    return Workflow(
+        draw(st.sampled_from(["w", "random dag"])),
+        tuple(tasks),
+        tuple(files),
+        draw(st.sampled_from(["", "a description"])),
+    )
 
 
 def _fields(t: Task) -> dict[str, Any]:
@@ -148,8 +165,10 @@ def spec_task(doc: dict[str, Any], i: int) -> dict[str, Any]:
 def test_cycle_is_named() -> None:
     doc = valid_doc()
     spec_task(doc, 0)["parents"] = ["cat_blast_ID0000004"]
-    assert "cycle split_fasta_ID0000001 -> blastall_ID0000002 -> cat_blast_ID0000004 -> " \
+    assert (
+        "cycle split_fasta_ID0000001 -> blastall_ID0000002 -> cat_blast_ID0000004 -> "
         "split_fasta_ID0000001" in problems(doc)
+    )
 
 
 def test_dangling_file_and_parent_and_child_are_named() -> None:
@@ -187,13 +206,15 @@ def test_missing_fields_and_wrong_types_are_all_reported() -> None:
     assert "task 'cat_blast_ID0000004': no execution entry" in text
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("{\"name\": ", "malformed JSON"),
-    ("[1, 2]", "top level must be a JSON object"),
-    ("{\"name\": \"x\", \"schemaVersion\": \"2.0\", \"workflow\": {}}",
-     "unknown schemaVersion '2.0'"),
-    ("{\"name\": \"x\", \"workflow\": {}}", "missing 'schemaVersion'"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"name": ', "malformed JSON"),
+        ("[1, 2]", "top level must be a JSON object"),
+        ('{"name": "x", "schemaVersion": "2.0", "workflow": {}}', "unknown schemaVersion '2.0'"),
+        ('{"name": "x", "workflow": {}}', "missing 'schemaVersion'"),
+    ],
+)
 def test_unreadable_documents(text: str, expected: str) -> None:
     with pytest.raises(WorkflowError) as info:
         loads_workflow(text, "bad.json")

@@ -135,25 +135,6 @@ def test_each_version_reads_tasks_runtimes_memory_and_dependencies(
     assert edges(wf) == dependencies
 
 
-def test_the_same_run_reads_alike_in_1_2_1_3_1_4_and_1_5() -> None:
-    runs = {
-        v: read_workflow(FIXTURES / f"makeflow-blast-v{v}.json")
-        for v in ("1.2", "1.3", "1.4", "1.5")
-    }
-    for wf in runs.values():
-        assert [(t.id, t.work, t.cores, t.memory) for t in wf.tasks] == [
-            (t.id, t.work, t.cores, t.memory) for t in runs["1.4"].tasks
-        ]
-        assert wf.parents == runs["1.4"].parents
-        assert wf.tasks[1].inputs == ("blastall", "small.fasta.0", "nt")
-        assert wf.tasks[1].command is not None and "-i small.fasta.0" in wf.tasks[1].command
-    # schemas up to 1.3 give `size` in KB; the 1.4/1.5 conversions kept the numbers as bytes
-    assert runs["1.2"].file_by_id["small.fasta"].size == 203_000
-    assert runs["1.3"].total_bytes == runs["1.2"].total_bytes
-    assert runs["1.4"].file_by_id["small.fasta"].size == 203
-    assert runs["1.5"].total_bytes == runs["1.4"].total_bytes
-
-
 def test_pre_1_2_files_take_their_command_from_arguments_and_category_from_the_name() -> None:
     wf = read_workflow(FIXTURES / "pegasus-cycles-v1.0.json")
     assert [t.category for t in wf.tasks] == [
@@ -186,6 +167,18 @@ def test_an_input_listed_as_an_output_by_a_later_task_is_read_by_it() -> None:
     assert wf.producer["small.fasta.0"] == "split_fasta_ID000001"
     assert "small.fasta.0" in blastall.inputs and "small.fasta.0" not in blastall.outputs
     assert wf.edge_files[("split_fasta_ID000001", "blastall_ID000002")] == ("small.fasta.0",)
+
+
+def test_a_1_5_conversion_keeps_that_input_as_an_output_and_reads_the_same() -> None:
+    """WfCommons' 1.5 migration files every non-input link under ``outputFiles``."""
+    doc = fixture("makeflow-blast-v1.5.json")
+    blastall = doc["workflow"]["specification"]["tasks"][1]
+    blastall["inputFiles"].remove("small.fasta.0")
+    blastall["outputFiles"].append("small.fasta.0")
+    wf = workflow_from_dict(doc)
+    assert wf.producer["small.fasta.0"] == "split_fasta_ID000001"
+    assert "small.fasta.0" in wf.task_by_id["blastall_ID000002"].inputs
+    assert edges(wf) == edges(read_workflow(FIXTURES / "makeflow-blast-v1.5.json"))
 
 
 def test_pegasus_1_4_reads_both_memory_spellings_and_parents_only_edges() -> None:
@@ -271,6 +264,18 @@ def test_nextflow_1_2_ids_come_from_name_and_id_and_edges_from_names() -> None:
     assert wf.tasks[1].work == pytest.approx(21.986 * 2 * REFERENCE_SPEED)
     assert wf.files == () and len(edges(wf)) == 4
     assert wf.topological_order == tuple(t.id for t in wf.tasks)
+
+
+def test_a_repeated_name_in_a_run_without_files_means_every_task_of_that_name() -> None:
+    doc = fixture("nextflow-rnaseq-v1.2.json")
+    jobs = doc["workflow"]["jobs"]
+    jobs.append({**copy.deepcopy(jobs[-1]), "id": "ID000006"})  # the last process runs twice
+    wf = workflow_from_dict(doc)
+    star = "untar_star_index_star.tar.gz"
+    gunzip = "gunzip_additional_fasta_gfp.fa.gz_ID000002"
+    assert wf.parents[f"{star}_ID000005"] == (gunzip,)
+    assert wf.parents[f"{star}_ID000006"] == (gunzip,)  # no file to join on: names still join
+    assert len(edges(wf)) == 5
 
 
 def test_task_ids_stay_unique_when_the_wfcommons_rule_collides() -> None:
