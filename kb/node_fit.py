@@ -27,9 +27,9 @@ nonzeros per observation), so a store of many runs stays cheap.
 The three sigmas are the simulator's defaults (:class:`sim.uncertainty.UncertaintyConfig`,
 whose ``class_sigma`` and ``node_sigma`` are our reading of published figures on node
 variability, and ``run_sigma`` an assumption); a site would estimate them from its own runs.
-On the 54 development instances (seeds 3-11, docs/learned.md) the fit over the store's
-recurring runs took the mean per-node error from 0.125 to 0.083 in log, and ``kb`` estimates'
-MAPE from 16.5% to 13.1%.
+On the 54 development instances (seeds 3-11; docs/results-log.md, the class-aware fit) the
+fit over the store's recurring runs took the mean per-node error from 0.125 to 0.083 in log,
+and ``kb`` estimates' MAPE from 16.5% to 13.1%.
 """
 
 from __future__ import annotations

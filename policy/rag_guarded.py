@@ -8,8 +8,9 @@ cluster every candidate plans around, and is simulated on, the same ``occupancy`
 
 Under runtime uncertainty one estimate cannot rank the candidates: user requests are round
 per-category walltimes, so one request chain decides every plan's makespan and the candidates
-tie on them while their actual runs differ by up to 1.28x (docs/learned.md). Given retrieved
-runtime predictions (:meth:`RagGuarded.with_predictions`, as the bench hands them), the guard
+tie on them while their actual runs differ by up to 1.28x (docs/results-log.md, "A busy
+cluster"). Given retrieved runtime predictions (:meth:`RagGuarded.with_predictions`, as the
+bench hands them), the guard
 instead judges every candidate on ``draws`` executions drawn from what the predictions know
 (:mod:`sim.predicted`), seeded by the planning view, each replayed with the same occupancy, and
 keeps the one that loses least to min(HEFT, PEFT) in its bad draws (:func:`regret_quantile`;
@@ -235,7 +236,8 @@ class ClassicChooser(RagGuarded):
     loses to min(HEFT, PEFT) and whether ``rag-guarded`` does better than choosing between them.
     Without predictions (exact runtimes) it is min(HEFT, PEFT) itself. HEFT wins ties. Even
     judging on a perfect history (``bench --perfect-history``) it still loses to min(HEFT, PEFT)
-    on some instances: the run's own variation decides (docs/learned.md has the counts).
+    on some instances: the run's own variation decides (docs/results-log.md, "What a perfect
+    history gives").
     """
 
     name: str = "heft-or-peft"

@@ -171,7 +171,7 @@ def candidate_features(
     alone on the network; when hundreds of inputs converge on one NIC, or one task's outputs fan
     out to a hundred readers, the fair network shares that NIC and the estimate misses most of
     the transfer time. On data-intensive instances (CCR 1) this alone moved the untrained
-    policy from 0.98-1.06x HEFT to 0.85-0.99x per evaluation seed (docs/learned.md).
+    policy per evaluation seed (docs/results-log.md, the data-aware prior entry).
     """
     if isinstance(view, EngineView):
         return engine_candidate_features(ctx, task, view)
