@@ -28,12 +28,20 @@ setup: $(STAMP) $(CORE)
 system-deps:
 	scripts/install-system-deps
 
+# llama-cpp-python (the llm extra) compiles llama.cpp with -march=native by default, which on a
+# CPU with AMX (Sapphire Rapids and newer Xeons, CI machines among them) builds in its AMX kernels:
+# they segfault on the first prompt longer than one token (ggml_backend_amx_mul_mat,
+# ggml-org/llama.cpp#20824). CMAKE_ARGS=-DGGML_NATIVE=OFF builds the portable AVX2 kernels instead.
+# --no-cache-dir: pip would reuse a native wheel it built before; a venv that holds one (its
+# system info lists AMX) drops it first, so an existing venv is rebuilt too.
 $(STAMP): pyproject.toml scripts/install-system-deps
 	scripts/install-system-deps
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(TORCH)
-	$(PY) -m pip install --quiet -e '.[dev,llm]'
+	$(PY) -c 'import sys, llama_cpp; sys.exit(b"AMX" in llama_cpp.llama_print_system_info())' \
+	  2>/dev/null || $(PY) -m pip uninstall --quiet --yes llama-cpp-python
+	CMAKE_ARGS=-DGGML_NATIVE=OFF $(PY) -m pip install --quiet --no-cache-dir -e '.[dev,llm]'
 	if scripts/install-system-deps --check-bench; then $(PY) -m pip install --quiet -e '.[dev,llm,bench]'; fi
 	scripts/link-simgrid $(VENV)
 	touch $(STAMP)
@@ -48,8 +56,11 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy
 
+# The Slurm tests run once per Slurm version Debian ships, one cluster at a time
+# (tests/slurm/conftest.py); narrow with e.g. `make test WASS_SLURM_VERSIONS=22.05`.
+WASS_SLURM_VERSIONS ?= 22.05,24.11,26.05
 pytest: setup
-	$(VENV)/bin/pytest -n 2 --dist loadgroup -q
+	WASS_SLURM_VERSIONS=$(WASS_SLURM_VERSIONS) $(VENV)/bin/pytest -n 2 --dist loadgroup -q
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info sim/_core*.so

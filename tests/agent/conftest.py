@@ -79,4 +79,5 @@ def sbatch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SbatchRe
     # No live cluster either: the Slurm tests' session fixture exports SLURM_CONF for the rest
     # of its worker, and a plan made on that cluster has none of the demo nodes these tests use.
     monkeypatch.delenv("SLURM_CONF", raising=False)
+    monkeypatch.setenv("WASS_SLURM_PRECHECK", "off")  # no slurm.conf here: only sbatch stands in
     yield SbatchRecorder(log)

@@ -1,8 +1,19 @@
-"""The real local Slurm cluster (scripts/slurm-cluster), once per test session, and helpers.
+"""The real local Slurm cluster (scripts/slurm-cluster), once per test session and version.
 
 Tests using ``cluster`` run in CI (root, packages installed by scripts/install-system-deps) and
-skip elsewhere. The cluster lives in its own directory and ports, so a developer's own Slurm is
-never touched.
+skip elsewhere. Each Slurm version Debian ships can be the cluster: 22.05 (the host's), 24.11
+and 26.05 (Debian roots, scripts/slurm-root). ``WASS_SLURM_VERSIONS`` (comma-separated, or
+``all``; default 22.05) chooses them; `make test` runs all three. The ``cluster`` fixture is
+parametrized over them, so every test using it runs once per version (its id ends in
+``[24.11]``...) and pytest groups the tests by version: one cluster is up at a time. A cluster
+lives in its own directory (``$WASS_SLURM_DIR-<version>``) and ports (``$WASS_SLURM_TEST_PORT_BASE``
++ 1000 per version), so a developer's own Slurm is never touched.
+
+Where Slurm itself behaves differently by version, a test says so, never by skipping: either a
+per-version expectation in its body (``{"22.05": a, "24.11": b, "26.05": c}[cluster.version]``)
+or the marker ``slurm_version_differs(*versions, reason=..., case=None)``, which makes the test
+(or only its parametrized ``case``) a strict xfail on those versions: reported with the reason,
+and failing the day it passes.
 """
 
 from __future__ import annotations
@@ -24,8 +35,50 @@ from wass_chat.slurm.commands import SlurmCommands
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "slurm-cluster"
-BINARIES = ("slurmctld", "slurmd", "slurmdbd", "munged", "mariadbd", "sbatch", "sacct")
+# Every version uses the host's munged and MariaDB; 22.05 also its Slurm, the newer ones a
+# Debian root (debootstrap) and the host's slurmstepd path as a mount point.
+HOST_BINARIES = ("munged", "mariadbd")
+HOST_SLURM = ("slurmctld", "slurmd", "slurmdbd", "sbatch", "sacct")
+ROOT_BUILD = ("debootstrap", "slurmstepd")
 FINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL")
+# The versions scripts/slurm-cluster knows, in port order (the 22.05 host's first).
+SLURM_VERSIONS = ("22.05", "24.11", "26.05")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "slurm_version_differs(*versions, reason, case=None): on those Slurm versions the test "
+        "(or its parametrized case) is expected to fail, for the reason given (strict xfail)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Turn ``slurm_version_differs`` into a strict xfail on the versions it names."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        version = params.get("cluster")
+        if version is None:
+            continue
+        for mark in item.iter_markers("slurm_version_differs"):
+            case = mark.kwargs.get("case")
+            if version in mark.args and (case is None or case in params.values()):
+                reason = f"Slurm {version}: {mark.kwargs['reason']}"
+                item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
+
+
+def selected_versions() -> tuple[str, ...]:
+    """The versions ``WASS_SLURM_VERSIONS`` asks for (``all``, or a comma-separated list)."""
+    raw = os.environ.get("WASS_SLURM_VERSIONS", SLURM_VERSIONS[0]).strip()
+    if raw == "all":
+        return SLURM_VERSIONS
+    chosen = tuple(v.strip() for v in raw.split(",") if v.strip())
+    unknown = [v for v in chosen if v not in SLURM_VERSIONS]
+    if unknown or not chosen:
+        raise pytest.UsageError(
+            f"WASS_SLURM_VERSIONS={raw!r}: choose among {', '.join(SLURM_VERSIONS)} or 'all'"
+        )
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -33,41 +86,70 @@ class Cluster:
     directory: Path
     slurm_conf: Path
     up_seconds: float
+    version: str
+    """Slurm's major.minor release, e.g. ``24.11``: for expectations that differ by version."""
 
     @property
     def etc(self) -> Path:
         return self.slurm_conf.parent
 
 
-@pytest.fixture(scope="session")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def _cluster_env(version: str) -> dict[str, str]:
+    """The environment scripts/slurm-cluster gets: this version's directory and ports."""
+    base = os.environ.get("WASS_SLURM_DIR", "/tmp/wass-slurm-tests")
+    port_base = int(os.environ.get("WASS_SLURM_TEST_PORT_BASE", "26800"))
+    port_base += 1000 * SLURM_VERSIONS.index(version)
+    return {**os.environ, "WASS_SLURM_DIR": f"{base}-{version}",
+            "WASS_SLURM_PORT_BASE": str(port_base)}  # fmt: skip
+
+
+def _exported(stdout: str, name: str) -> str | None:
+    """The value of ``export NAME=...`` among the lines `slurm-cluster up` printed."""
+    prefix = f"export {name}="
+    return next((line[len(prefix):] for line in stdout.splitlines()
+                 if line.startswith(prefix)), None)  # fmt: skip
+
+
+@pytest.fixture(scope="session", params=selected_versions())
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    version: str = request.param
     require(os.geteuid() == 0, "a local Slurm cluster needs root")
-    missing = [b for b in BINARIES if shutil.which(b) is None]
-    require(not missing, f"Slurm packages missing: {', '.join(missing)}")
-    directory = Path(os.environ.get("WASS_SLURM_DIR", "/tmp/wass-slurm-tests"))
-    # Own directory and ports (overridable, so two developers' suites can run side by side).
-    port_base = os.environ.get("WASS_SLURM_TEST_PORT_BASE", "26800")
-    env = {**os.environ, "WASS_SLURM_DIR": str(directory), "WASS_SLURM_PORT_BASE": port_base}
+    needed = HOST_BINARIES + (HOST_SLURM if version == SLURM_VERSIONS[0] else ROOT_BUILD)
+    missing = [b for b in needed if shutil.which(b) is None]
+    require(not missing, f"packages for Slurm {version} missing: {', '.join(missing)}")
+    env = _cluster_env(version)
+    argv = [str(SCRIPT), "up", "--slurm", version]
     start = time.monotonic()
-    done = subprocess.run([str(SCRIPT), "up"], env=env, capture_output=True, text=True,
-                          timeout=180, check=False)  # fmt: skip
+    # A newer version's first `up` on a machine builds its Debian root (about a minute).
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr
     up_seconds = time.monotonic() - start
-    conf = directory / "etc" / "slurm.conf"
-    assert f"export SLURM_CONF={conf}" in done.stdout
-    previous = os.environ.get("SLURM_CONF")
+    conf = Path(env["WASS_SLURM_DIR"]) / "etc" / "slurm.conf"
+    assert _exported(done.stdout, "SLURM_CONF") == str(conf)
+    path = _exported(done.stdout, "PATH")  # a newer version's own commands come first
+    previous = {k: os.environ.get(k) for k in ("SLURM_CONF", "PATH")}
     os.environ["SLURM_CONF"] = str(conf)
+    if path is not None:
+        os.environ["PATH"] = path.replace("$PATH", os.environ["PATH"])
     try:
-        yield Cluster(directory, conf, up_seconds)
+        # The clients on PATH are the cluster's version (the product calls them by name).
+        reported = subprocess.run(["sinfo", "--version"], capture_output=True, text=True,
+                                  check=True).stdout.split()  # fmt: skip
+        assert reported[-1].startswith(f"{version}."), reported
+        yield Cluster(Path(env["WASS_SLURM_DIR"]), conf, up_seconds, version)
     finally:
-        if previous is None:
-            os.environ.pop("SLURM_CONF", None)
-        else:
-            os.environ["SLURM_CONF"] = previous
+        for key, value in previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         start = time.monotonic()
-        down = subprocess.run([str(SCRIPT), "down"], env=env, capture_output=True, text=True,
-                              timeout=120, check=False)  # fmt: skip
-        print(f"\nslurm cluster: up {up_seconds:.1f} s, down {time.monotonic() - start:.1f} s")
+        down = subprocess.run([str(SCRIPT), "down", "--slurm", version], env=env,
+                              capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+        print(
+            f"\nslurm {version} cluster: up {up_seconds:.1f} s, "
+            f"down {time.monotonic() - start:.1f} s"
+        )
         assert down.returncode == 0, down.stderr
 
 

@@ -1,14 +1,14 @@
 """`submit` on a busy cluster: the plan starts from what running jobs hold (issue #18).
 
-The parser and the planning are pure; the last test runs against the real local cluster
-(a blocker job on the largest node, then ``submit --dry-run``).
+The planning is pure (the occupancy parsers' tests are in test_occupancy_exact.py); the last
+test runs against the real local cluster (a blocker job on the largest node, then ``submit
+--dry-run``).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -19,32 +19,7 @@ from tests.slurm.conftest import Cluster, layered_workflow
 from tests.slurm.plugin_cases import CLUSTER
 from wass_chat.cli import main
 from wass_chat.slurm.commands import SlurmCommands
-from wass_chat.slurm.occupancy import NO_END_HOLD_S, RUNNING_FORMAT, running_holds
 from wass_chat.slurm.submission import plan_submission
-
-NOW = datetime(2026, 11, 24, 2, 0, 0)
-
-
-def test_running_jobs_become_holds_until_their_expected_ends() -> None:
-    names = CLUSTER.node_names
-    text = "\n".join([
-        f"11|{names[0]}|2|1|2026-11-24T02:10:00",
-        f"12|{names[1]},{names[2]}|4|2|2026-11-24T02:00:30",
-        f"13|{names[2]}|64|1|Unknown",  # more than the node has: capped
-        "14|elsewhere|1|1|2026-11-24T03:00:00",  # not a node of this platform
-        "15|" + names[0] + "|1|1|2026-11-24T01:59:00",  # already past its end: nothing held
-        "garbage line",
-    ])  # fmt: skip
-    occupancy = running_holds(text, CLUSTER, NOW)
-    third = CLUSTER.node_by_name[names[2]].cores
-    assert occupancy.holds == (
-        Hold(names[0], 2, 600.0, "11"),
-        Hold(names[1], 2, 30.0, "12"),
-        Hold(names[2], 2, 30.0, "12"),
-        Hold(names[2], third - 2, NO_END_HOLD_S, "13"),
-    )
-    occupancy.check(CLUSTER)
-    assert "%e" in RUNNING_FORMAT
 
 
 def test_a_busy_node_is_planned_around_and_the_plan_says_so(tmp_path: Path) -> None:

@@ -25,10 +25,16 @@ from tests.slurm.conftest import Cluster, wait_for_final
 from tests.slurm.why_cases import (
     ALICE,
     BOB,
+    BRIEF_RESERVATION,
+    CAP_QOS,
+    DOWN,
     ENDED,
     HOSTILE_COMMENT,
     HOSTILE_NAME,
+    LIMITS,
+    OFF,
     PENDING,
+    QOS_ONLY,
     QUESTIONS,
     ask_offline,
     ask_tool,
@@ -38,6 +44,9 @@ from tests.slurm.why_cases import (
     run,
 )
 from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.slurm.reasons import REASONS
+
+NEVER_AS_REQUESTED = {r.code for r in REASONS if r.outcome == "never"}
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]
 
@@ -47,7 +56,7 @@ def scenarios(cluster: Cluster) -> Iterator[dict[str, str]]:
     """Every situation at once on the real cluster; job ids by scenario name."""
     reset_cluster()
     try:
-        yield make_scenarios()
+        yield make_scenarios(cluster.version)
     finally:
         reset_cluster()
 
@@ -81,7 +90,8 @@ def test_each_situation_is_explained_from_slurms_own_state(
     tool = ask_tool(job)
     assert facts["reason_class"] == tool["reason_class"] == klass, facts["verdict"]
     assert facts["verdict"].startswith(f"Job {job} ")
-    assert offline["text"].startswith(f"**Job {job} ")  # the verdict leads the answer
+    shown = job.replace("_", "\\_")  # an array task's id, as Markdown escapes it
+    assert offline["text"].startswith(f"**Job {shown} ")  # the verdict leads the answer
     quoted = {(e["field"], e["value"]) for e in facts["evidence"]}
     if name in PENDING:
         assert ("Reason", slurm_code.replace(" ", "_")) in quoted or (
@@ -114,13 +124,51 @@ def test_priority_gives_rank_and_factors(scenarios: dict[str, str], session_home
     assert {"priority factors", "FairShare"} <= fields
 
 
-def test_limits_quote_the_sacctmgr_values(scenarios: dict[str, str], session_home: Path) -> None:
-    qos = ask_tool(scenarios["qos_limit"])
-    assert "MaxJobsPU=1" in qos["verdict"] and "1 of its jobs run now" in qos["verdict"]
-    assoc = ask_tool(scenarios["assoc_limit"])
-    assert "GrpTRES=cpu=1" in assoc["verdict"] and "asks for 2 CPUs" in assoc["verdict"]
-    fewer = [a for a in assoc["advice"] if a["text"] == "ask for 1 CPU instead of 2"]
-    assert fewer and fewer[0]["helps"] is True
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_a_limit_is_named_with_its_value_its_use_and_the_ask(
+    scenarios: dict[str, str], session_home: Path, name: str
+) -> None:
+    """QOS and association limits on memory, nodes, wall time and jobs (one on the parent
+    account): the answer names the reason, who sets the limit, its value, its use, the ask."""
+    answer = ask_offline(f"why is job {scenarios[name]} pending?")
+    facts = answer["facts"]
+    assert answer["tools"] == ["job_why"] and facts["reason"] == PENDING[name][0]
+    for words in LIMITS[name]:
+        assert words in facts["verdict"], (words, facts["verdict"])
+    assert PENDING[name][0] in answer["text"]  # the rendered answer leads with the verdict
+    never = "can never start as requested" in facts["verdict"]
+    alone = name == "assoc_limit"  # bob alone asks 2 CPUs of his GrpTRES cpu=1
+    assert never == (PENDING[name][0] in NEVER_AS_REQUESTED or alone), facts["verdict"]
+    assert facts["expected_start_note"].startswith("none") == never
+    if never:  # the change that fits the limit, checked against the limit's own value
+        assert any(a["helps"] for a in facts["advice"]), facts["advice"]
+    if name == "assoc_limit":
+        fewer = [a for a in facts["advice"] if a["text"] == "ask for 1 CPU instead of 2"]
+        assert fewer and fewer[0]["helps"] is True
+
+
+def test_partitions_reservations_and_arrays_say_what_holds_the_job(
+    scenarios: dict[str, str], session_home: Path
+) -> None:
+    down = ask_tool(scenarios["partition_down"])["verdict"]
+    assert f"its partition {DOWN} is DOWN" in down and "(PartitionDown)" in down
+    assert "CPU" not in down  # not a request that is too big
+    off = ask_tool(scenarios["partition_inactive"])["verdict"]
+    assert f"its partition {OFF} is INACTIVE" in off and "(PartitionInactive)" in off
+    closed = ask_tool(scenarios["qos_not_allowed"])
+    assert closed["verdict"].startswith(f"Job {scenarios['qos_not_allowed']} can never start")
+    assert (
+        f"its QOS {CAP_QOS} is not allowed: partition {QOS_ONLY} allows only normal"
+        in (closed["verdict"])
+        and "QOSNotAllowed" in closed["verdict"]
+    )
+    gone = ask_tool(scenarios["reservation_deleted"])
+    assert f"reservation {BRIEF_RESERVATION} was deleted" in gone["verdict"]
+    assert "ReservationDeleted" in gone["verdict"] and gone["state"] == "RESV_DEL_HOLD"
+    array = ask_tool(scenarios["array"])["verdict"]
+    head = scenarios["array_head"]
+    assert f"array {head} may run 1 task at once (ArrayTaskThrottle=1)" in array
+    assert f"1 runs now ({head}_1)" in array and "(JobArrayTaskLimit)" in array
 
 
 def test_dependency_names_the_parent_and_its_state(scenarios: dict[str, str], session_home: Path):

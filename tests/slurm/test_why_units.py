@@ -6,7 +6,6 @@ The explainer itself is tested against the real cluster in test_why_scenarios.py
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
@@ -15,9 +14,7 @@ from wass_chat.slurm.advice import JobRequest, _option
 from wass_chat.slurm.commands import unreachable_cause
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration, tres
 from wass_chat.slurm.hostlist import expand
-from wass_chat.slurm.reasons import REASONS, classify, markdown_table
-
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "slurm.md"
+from wass_chat.slurm.reasons import REASONS, classify
 
 
 @pytest.mark.parametrize(
@@ -58,15 +55,18 @@ def test_clock_says_today_weekday_or_date() -> None:
      ("AssocGrpCpuLimit", "assoc_limit"), ("AssocMaxWallDurationPerJobLimit", "assoc_limit"),
      ("QOSMaxJobsPerUserLimit", "qos_limit"), ("QOSGrpNodeLimit", "qos_limit"),
      ("OUT_OF_MEMORY", "out_of_memory"), ("TIMEOUT", "timeout"), ("RUNNING", "running"),
+     ("PartitionDown", "partition_state"), ("JobArrayTaskLimit", "array_limit"),
+     ("Reservation_maint_was_deleted", "reservation_deleted"), ("(QOSNotAllowed)", "not_allowed"),
+     ("QOSMaxFooPerJobLimit", "qos_limit"),
      ("SomethingSlurm26Invented", "unknown")],
 )  # fmt: skip
 def test_classify(code: str, klass: str) -> None:
     assert classify(code).klass == klass
 
 
-def test_every_entry_says_what_it_means_and_docs_carry_the_table() -> None:
+def test_every_entry_says_what_it_means() -> None:
+    """(docs/slurm.md's summary of the catalogue: tests/slurm/test_reason_catalogue.py)"""
     assert all(r.meaning for r in REASONS)
-    assert markdown_table() in DOCS.read_text(), "docs/slurm.md's reason table is out of date"
 
 
 @pytest.mark.parametrize(

@@ -59,8 +59,16 @@ def plan_jobs(plan: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
-_HIDDEN_FIELDS = ("jobs", "tasks", "kind", "note")
-"""Shown otherwise (the jobs table, the warning) or meaningless to people (the facts' kind)."""
+_HIDDEN_FIELDS = ("jobs", "tasks", "kind", "note", "busy_jobs")
+"""Shown otherwise (the jobs table, the warning, the running jobs' lines) or meaningless to
+people (the facts' kind)."""
+
+
+def busy_jobs(plan: Mapping[str, Any]) -> list[str]:
+    """The running jobs the plan works around, one line each (partition, --time, --mem and CPUs
+    per node), as the live cluster reported them; [] for a plan on an idle or demo platform."""
+    lines = plan.get("busy_jobs") or []
+    return [first_line(str(line)) for line in lines] if isinstance(lines, list) else []
 
 
 def _field_value(key: str, value: Any) -> str:
@@ -129,6 +137,11 @@ class ApprovalScreen(ModalScreen[ApprovalOutcome]):
             with VerticalScroll(id="approval-body"):
                 for key, value in plan_fields(plan):
                     yield Static(f"{key}: {value}", classes="plan-field", markup=False)
+                held = busy_jobs(plan)
+                if held:
+                    yield Static("held by running jobs:", classes="plan-field", markup=False)
+                for line in held:
+                    yield Static(f"  {line}", classes="plan-busy", markup=False)
                 jobs: DataTable[str] = DataTable(id="plan-jobs", cursor_type="row")
                 jobs.add_columns("job", "node", "after")
                 for row in plan_jobs(plan):

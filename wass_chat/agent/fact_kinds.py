@@ -60,6 +60,9 @@ class SubmissionPlanFacts(TypedDict, total=False):
     """Why the plan is not on the cluster's own nodes (Slurm did not answer), or ''."""
     cluster: str
     """What running jobs held when planning (live cluster only)."""
+    busy_jobs: list[str]
+    """One line per running job the plan works around: its partition, --time, --mem and CPUs
+    per node (live cluster only)."""
     edited: bool
 
 

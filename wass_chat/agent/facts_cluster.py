@@ -100,6 +100,7 @@ class ClusterFacts:
         )
         if live:
             facts["cluster"] = plan.occupancy.summary(pf)
+            facts["busy_jobs"] = plan.busy_lines()
         return dict(facts)
 
     def validate_plan_edit(

@@ -167,6 +167,8 @@ def render_submission_plan(f: Facts) -> str:
         lines.append(f"- ... and {len(f['jobs']) - 20} more jobs")
     if f.get("cluster"):
         lines.append(f"Planned from now: {f['cluster']}.")
+    for busy in f.get("busy_jobs", [])[:20]:
+        lines.append(f"- held by {lit(busy, 240)}")
     lines.append("")
     if str(f.get("platform_ref") or "").lower() == "demo":
         note = (str(f.get("note") or "").strip().splitlines() or [""])[0]

@@ -15,6 +15,7 @@ from typing import Any
 from wass_chat.agent.safety import literal as lit
 from wass_chat.slurm.explain.ended import duration
 from wass_chat.slurm.explain.phrases import jobs
+from wass_chat.slurm.reasons import PENDING_STATES
 
 Facts = Mapping[str, Any]
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>#|~!])")
@@ -34,7 +35,7 @@ def render_job_why(f: Facts) -> str:
     """Verdict, evidence, advice, expected start."""
     lines = [f"**{plain(f['verdict'])}**"]
     if f.get("meaning") and f.get("reason_class") not in {"running", "completed", "unknown"}:
-        what = "reason" if f.get("state") == "PENDING" else "outcome"
+        what = "reason" if f.get("state") in PENDING_STATES else "outcome"
         lines.append(f"Slurm's {what} {lit(f['reason'])} means: {f['meaning']}.")
     evidence = f.get("evidence") or []
     if evidence:
@@ -51,10 +52,10 @@ def render_job_why(f: Facts) -> str:
                 f" (checked: {lit(a['checked_with'], limit=300)})" if a.get("checked_with") else ""
             )
             lines.append(f"- {plain(a['text'])}: {mark}; {plain(a['outcome'])}{how}")
-    elif f.get("state") == "PENDING":
+    elif f.get("state") in PENDING_STATES:
         lines += ["", "Nothing you can change in the request would start it sooner."]
     note = f.get("expected_start_note")
-    if f.get("state") == "PENDING" and note:
+    if f.get("state") in PENDING_STATES and note:
         lines += ["", f"**Expected start:** {plain(note)}."]
     if f.get("note"):
         lines += ["", f"_Answered {plain(f['note'])}._"]

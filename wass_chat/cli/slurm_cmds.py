@@ -92,6 +92,7 @@ def submit(
     if live:  # the plan starts from what running jobs hold (demo and file platforms: idle)
         summary["cluster"] = occupancy.summary(pf)
         summary["occupancy"] = occupancy.to_dict()["holds"]
+        summary["busy_jobs"] = plan.busy_lines()
     if dry_run:
         emit(summary, as_json, _render_argv)
         return
@@ -113,6 +114,8 @@ def _render_argv(summary: dict[str, Any]) -> None:
                   f"planned makespan {summary['planned_makespan']:.1f} s")  # fmt: skip
     if "cluster" in summary:
         console.print(f"# {summary['cluster']}")
+    for line in summary.get("busy_jobs", []):
+        console.print(f"#   held by {line}", markup=False)
     for job in summary["jobs"]:
         typer.echo(shlex.join(job["argv"]))
 
@@ -129,6 +132,8 @@ def _render_plan(summary: dict[str, Any]) -> None:
     console.print(f"planned makespan {summary['planned_makespan']:.1f} s")
     if "cluster" in summary:
         console.print(f"planned from now: {summary['cluster']}")
+    for line in summary.get("busy_jobs", []):
+        console.print(f"  held by {line}", markup=False)
 
 
 def status(run: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:

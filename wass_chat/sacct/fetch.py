@@ -7,7 +7,6 @@ through a shell, and inherits ``SLURM_CONF`` from the environment.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from datetime import datetime
 
 from sim.errors import ServiceUnavailable
 from wass_chat.sacct.fields import FIELD_NAMES
+from wass_chat.slurm.availability import ensure_slurm
 from wass_chat.slurm.commands import unreachable_cause
 
 SACCT_TIMEOUT_S = 600.0
@@ -79,8 +79,7 @@ def fetch_sacct(start: datetime, end: datetime) -> Iterator[SacctChunk]:
     Raises :class:`ServiceUnavailable` (one line) when ``sacct`` is missing, hangs, or cannot
     reach slurmdbd.
     """
-    if shutil.which("sacct") is None:
-        raise ServiceUnavailable("sacct is not installed or not on PATH")
+    ensure_slurm("sacct")  # a missing command or slurm.conf, named in one line, at once
     fields = supported_fields(_run(["sacct", "--helpformat"]).stdout)
     for chunk_start, chunk_end in month_windows(start, end):
         done = _run(sacct_argv(chunk_start, chunk_end, fields))

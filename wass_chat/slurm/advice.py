@@ -31,9 +31,11 @@ from wass_chat.slurm.formats import (
 )
 from wass_chat.slurm.live import Snapshot
 
+# 22.05 and 24.11: "to start at T using 1 processors on nodes n1 in partition debug"; Debian's
+# 26.05 prints "to start at T a using ..." (its format string is "%s%s%s a using").
 _TEST_ONLY = re.compile(
-    r"to start at (?P<start>\S+) using (?P<cpus>\d+) processors on nodes (?P<nodes>\S+)"
-    r"(?: in partition (?P<partition>\S+))?"
+    r"to start at (?P<start>\S+)(?: a)? using (?P<cpus>\d+) processors on"
+    r" nodes (?P<nodes>\S+)(?: in partition (?P<partition>\S+))?"
 )
 
 

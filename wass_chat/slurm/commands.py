@@ -1,7 +1,10 @@
 """The Slurm backend: the standard commands, run with argument lists, read as parsable text.
 
-This works with every Slurm version (no library ABI to match). Every call has a timeout; a
-missing binary, an unreachable controller or a timeout raises
+This works with every Slurm version (no library ABI to match; pyslurm is not used, see
+:mod:`wass_chat.slurm.backend`). Before the first command, :func:`~wass_chat.slurm.availability.
+ensure_slurm` checks cheaply that the command, the configuration, a known release and (for
+slurmctld's commands) the controller are there, and names what is missing in one line. Every call
+has a timeout; a missing binary, an unreachable controller or a timeout raises
 :class:`~sim.errors.ServiceUnavailable` with a one-line message. Commands that Slurm answers
 with an error about the request itself (a bad node name, say) raise :class:`SlurmCommandError`.
 """
@@ -9,12 +12,12 @@ with an error about the request itself (a bad node name, say) raise :class:`Slur
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sim.errors import InputError, ServiceUnavailable
+from wass_chat.slurm.availability import ensure_slurm
 
 SACCT_FIELDS = (
     "JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "Start", "End",
@@ -51,6 +54,7 @@ class SlurmCommands:
 
     def __init__(self, timeout: float = 30.0) -> None:
         self.timeout = timeout
+        """Seconds one command may take once the check passed (a loaded controller is slow)."""
 
     def run(self, argv: Sequence[str]) -> str:
         """Run one Slurm command (never through a shell) and return its standard output."""
@@ -62,9 +66,9 @@ class SlurmCommands:
 
     def completed(self, argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
         """Run one Slurm command and return it whole (``sbatch --test-only`` answers on
-        stderr); only a missing binary, a timeout or an unreachable daemon raise."""
-        if shutil.which(argv[0]) is None:
-            raise ServiceUnavailable(f"Slurm is not installed here: {argv[0]} not found on PATH")
+        stderr); only a missing binary or configuration, a timeout or an unreachable daemon
+        raise (:class:`~wass_chat.slurm.availability.SlurmAway` from the check before it)."""
+        ensure_slurm(argv[0])
         try:
             done = subprocess.run(
                 list(argv), capture_output=True, text=True, timeout=self.timeout, check=False
@@ -113,14 +117,15 @@ class SlurmCommands:
         """The jobs among ``job_ids`` still known to the controller (pending, running...)."""
         if not job_ids:
             return {}
-        out = self.run(
-            ["squeue", "-h", "--states=all", "-j", ",".join(job_ids), "-o", "%i|%j|%T|%N|%r"]
+        out = self.run(  # the name last: it may itself hold "|"
+            ["squeue", "-h", "--states=all", "-j", ",".join(job_ids), "-o", "%i|%T|%N|%r|%j"]
         )
         entries = {}
         for line in out.splitlines():
-            parts = line.split("|")
+            parts = line.split("|", 4)
             if len(parts) == 5:
-                entries[parts[0]] = QueueEntry(*parts)
+                job_id, state, nodes, reason, name = parts
+                entries[job_id] = QueueEntry(job_id, name, state, nodes, reason)
         return entries
 
     def accounting(
@@ -147,6 +152,9 @@ class SlurmCommands:
 
 
 _CAUSES = (
+    (re.compile(r"persistent connection to host:(?P<where>\S+?):? .*?(?P<why>Connection refused|"
+                r"timed out)|Problem talking to the database", re.I),
+     "the accounting daemon (slurmdbd) does not answer{at}"),
     (re.compile(r"DNS SRV|dns_srv|Could not establish a configuration source|fetch_config", re.I),
      "no slurm.conf here (set SLURM_CONF) and no DNS SRV record naming a controller"),
     (re.compile(r"Unable to contact slurm controller|Connection refused|Socket timed out"),
@@ -159,8 +167,11 @@ _CAUSES = (
 def unreachable_cause(message: str, limit: int = 160) -> str:
     """Why Slurm is unreachable, in a few words, instead of its raw multi-line error."""
     for pattern, cause in _CAUSES:
-        if pattern.search(message):
-            return cause
+        if found := pattern.search(message):
+            where = found.groupdict().get("where") or ""
+            if not where and (host := re.search(r"connection to host:(\S+?):? ", message)):
+                where = host.group(1)
+            return cause.format(at=f" at {where}" if where else "")
     head = re.split(r"(?<=[.!])\s", message, maxsplit=1)[0]
     return head if len(head) <= limit else head[: limit - 3] + "..."
 

@@ -43,6 +43,16 @@ def slurm_duration(value: str | None) -> float | None:
     return days * 86400.0 + seconds
 
 
+def slurm_clock(seconds: float | None) -> str:
+    """Seconds as Slurm prints a duration: ``00:10:00``, ``1-04:37:26``; None -> ''."""
+    if seconds is None:
+        return ""
+    s = int(seconds)
+    days, clock_part = divmod(s, 86400)
+    text = f"{clock_part // 3600:02d}:{clock_part % 3600 // 60:02d}:{clock_part % 60:02d}"
+    return f"{days}-{text}" if days else text
+
+
 def memory_mb(value: str | None) -> float | None:
     """``2000M``, ``4G``, ``512K``, ``1.5T``, ``100Mn``/``100Mc`` (per node/CPU) -> megabytes."""
     if not is_set(value):

@@ -120,18 +120,26 @@ class Snapshot:
     """Every command run for this snapshot, in order."""
 
     # --- the job's own fields, from whichever source holds them ---------------------------
+    def scontrol_field(self, key: str) -> str:
+        """The name under which this release's ``scontrol show job`` printed ``key``: 22.05's
+        ``TRES`` is ``ReqTRES`` from 23.02 on (next to ``AllocTRES``)."""
+        return next((k for k in _SCONTROL_NAMES.get(key, (key,)) if is_set(self.job.get(k))), key)
+
     def get(self, key: str) -> str:
-        """A field of the job: ``scontrol`` name first, then the sacct name."""
-        value = self.job.get(key)
+        """A field of the job: ``scontrol`` name first (as this release names it), then the
+        sacct name."""
+        value = self.job.get(self.scontrol_field(key))
         if is_set(value):
             return str(value)
         sacct = _SACCT_NAME.get(key, key)
         return str(self.accounting.get(sacct, "")) if is_set(self.accounting.get(sacct)) else ""
 
     def quote(self, key: str) -> Quoted:
-        """The job's field ``key`` as evidence, with the command it came from."""
-        if is_set(self.job.get(key)):
-            return Quoted(f"scontrol show job {self.job_id}", key, self.job[key])
+        """The job's field ``key`` as evidence, with the command it came from and the field
+        name that command printed."""
+        field_name = self.scontrol_field(key)
+        if is_set(self.job.get(field_name)):
+            return Quoted(f"scontrol show job {self.job_id}", field_name, self.job[field_name])
         sacct = _SACCT_NAME.get(key, key)
         return Quoted(f"sacct -j {self.job_id}", sacct, self.accounting.get(sacct, ""))
 
@@ -160,7 +168,7 @@ class Snapshot:
     @property
     def cpus(self) -> int:
         """CPUs asked for (scontrol's TRES, else NumCPUs or sacct's NCPUS)."""
-        return int(tres(self.job.get("TRES")).get("cpu") or self.get("NumCPUs") or 1)
+        return int(tres(self.get("TRES")).get("cpu") or self.get("NumCPUs") or 1)
 
     def peak_memory_mb(self) -> tuple[float, str]:
         """The largest ``MaxRSS`` over the job's steps, in MB, and that step (0 and '' when
@@ -176,7 +184,11 @@ class Snapshot:
         return next((p for p in self.partitions if p.get("PartitionName") == name), {})
 
 
+_SCONTROL_NAMES = {"TRES": ("TRES", "ReqTRES")}
+"""Fields ``scontrol show job`` renamed between releases: the names to try, oldest first."""
+
 _SACCT_NAME = {
+    "TRES": "ReqTRES",
     "JobState": "State",
     "UserId": "User",
     "NumCPUs": "NCPUS",

@@ -18,7 +18,10 @@ from wass_chat.slurm.commands import SlurmCommands
 
 UNUSABLE_STATES = frozenset(
     {"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING", "INVAL", "FUTURE",
-     "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN", "MAINT", "UNKNOWN"}
+     "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN", "MAINT", "UNKNOWN",
+     # newer releases' states: a registration that did not match slurm.conf (INVALID_REG,
+     # 23.02+), a node booting for a job or a reboot (POWERING_UP, REBOOT_ISSUED in 26.05)
+     "INVALID_REG", "POWERING_UP", "REBOOT_ISSUED"}
 )  # fmt: skip
 
 

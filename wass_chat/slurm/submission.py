@@ -29,7 +29,7 @@ from sim.schedule import NetworkModel, SimResult
 from wass_chat.runlog import Decision, new_run_id
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.job_stamps import stamped_sleep
-from wass_chat.slurm.occupancy import cluster_occupancy
+from wass_chat.slurm.occupancy import BusyJob, cluster_occupancy
 
 TOKEN_PREFIX = "wass:v1:"
 MIN_MEMORY_MB = 64
@@ -110,6 +110,12 @@ class SubmissionPlan:
     scale: float | None
     occupancy: Occupancy = NO_OCCUPANCY
     """What other jobs held when the plan was made (empty: planned on an idle cluster)."""
+    busy_jobs: tuple[BusyJob, ...] = ()
+    """The running jobs behind ``occupancy``, with partition, time and memory (for approval)."""
+
+    def busy_lines(self) -> list[str]:
+        """One line per running job the plan works around, for the approval screen."""
+        return [job.line() for job in self.busy_jobs]
 
     @property
     def planned_makespan(self) -> float:
@@ -206,12 +212,14 @@ def plan_new_run(
     """A new run's plan, the one way ``wass-chat submit`` and the chat's ``submit_workflow``
     make one: a fresh run id, outputs under ``runs_dir/RUN``, and, given ``live`` (the cluster
     the platform was read from), the occupancy of its running jobs to plan around."""
-    occupancy = cluster_occupancy(live, platform) if live is not None else NO_OCCUPANCY
+    busy = cluster_occupancy(live, platform) if live is not None else None
     run_id = new_run_id()
-    return plan_submission(
+    plan = plan_submission(
         workflow, platform, scheduler, run_id, runs_dir / run_id, scale=scale, pin=pin,
-        partition=partition, network_model=network_model, occupancy=occupancy,
+        partition=partition, network_model=network_model,
+        occupancy=busy.occupancy if busy else NO_OCCUPANCY,
     )  # fmt: skip
+    return replace(plan, busy_jobs=busy.jobs) if busy else plan
 
 
 def with_nodes(plan: SubmissionPlan, nodes: Mapping[str, str]) -> SubmissionPlan:

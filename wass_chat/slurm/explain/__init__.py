@@ -28,22 +28,12 @@ from wass_chat.slurm.explain.model import Explanation, JobWhyFacts
 from wass_chat.slurm.explain.pending import EXPLAINERS, generic
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
 from wass_chat.slurm.live import Snapshot, snapshot
-from wass_chat.slurm.reasons import classify
+from wass_chat.slurm.reasons import NO_START, PENDING_STATES, Reason, classify
 
 __all__ = ["JobWhyFacts", "NotYourJob", "explain_job", "facts_of"]
 
 _JOB_ID = re.compile(r"\d+(_\d+)?")
 _COMMENT_TOKEN = re.compile(r"wass:v1:(?P<body>\S+)")
-NO_START = {
-    "held_user",
-    "held_admin",
-    "launch_failure",
-    "dependency_never",
-    "partition_limit",
-    "constraints",
-    "invalid",
-}
-"""Classes under which the job cannot start as it stands (so it has no expected start)."""
 
 
 class NotYourJob(InputError):
@@ -88,15 +78,15 @@ def explain_job(
                 "only your own jobs unless you are a Slurm operator"
             ],
         )
-    code = snap.reason if snap.state == "PENDING" else snap.state
+    code = snap.reason if snap.state in PENDING_STATES else snap.state
     if killed_for_memory(snap):
         code = "OUT_OF_MEMORY"
     entry = classify(code)
-    if snap.state == "PENDING":
+    if snap.state in PENDING_STATES:
         explain = EXPLAINERS.get(entry.klass)
         out = explain(snap, commands) if explain else generic(snap, commands, entry)
         out.advice += _pending_advice(commands, snap, entry.klass)
-        _expected_start(out, snap, entry.klass)
+        _expected_start(out, snap, entry)
     elif snap.state in {"RUNNING", "SUSPENDED", "CONFIGURING", "COMPLETING"}:
         out = running(snap, commands)
     else:
@@ -181,8 +171,10 @@ def _ended_request(snap: Snapshot) -> JobRequest:
     )
 
 
-def _expected_start(out: Explanation, snap: Snapshot, klass: str) -> None:
-    if klass in NO_START:
+def _expected_start(out: Explanation, snap: Snapshot, entry: Reason) -> None:
+    if out.expected_start_note:  # the explainer found it cannot start (a limit it passes alone)
+        return
+    if entry.outcome in NO_START:
         out.expected_start_note = "none: it cannot start as it stands"
     elif snap.start_estimate is not None:
         out.expected_start = snap.start_estimate
@@ -211,7 +203,7 @@ def facts_of(snap: Snapshot, code: str, klass: str, meaning: str, out: Explanati
         job_name=snap.get("JobName"),
         user=snap.user,
         state=snap.state,
-        reason=snap.reason if snap.state == "PENDING" else code,
+        reason=snap.reason if snap.state in PENDING_STATES else code,
         reason_class=klass,
         meaning=meaning,
         verdict=out.verdict,

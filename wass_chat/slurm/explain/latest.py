@@ -36,15 +36,16 @@ def latest_bad_job(
 ) -> EndedJob | None:
     """``user``'s job that ended last in a bad state within :data:`DAYS` days, or ``None``."""
     since = ((now or datetime.now()) - timedelta(days=DAYS)).strftime("%Y-%m-%dT%H:%M:%S")
-    argv = ["sacct", "-X", "-n", "-P", "-u", user, "-S", since, "-o", "JobID,JobName,State,End"]
+    argv = ["sacct", "-X", "-n", "-P", "-u", user, "-S", since, "-o", "JobID,State,End,JobName"]
     latest: EndedJob | None = None
     for line in commands.run(argv).splitlines():
-        parts = line.split("|")
-        if len(parts) != 4 or not parts[2].split() or parts[2].split()[0] not in ENDED_BADLY:
+        parts = line.split("|", 3)  # the name last: it may itself hold "|"
+        if len(parts) != 4 or not parts[1].split() or parts[1].split()[0] not in ENDED_BADLY:
             continue
-        end = slurm_time(parts[3])
+        job_id, state, ended, name = parts
+        end = slurm_time(ended)
         if end is not None and (latest is None or end > latest.end):
-            latest = EndedJob(parts[0], parts[1], parts[2].split()[0], end)
+            latest = EndedJob(job_id, name, state.split()[0], end)
     return latest
 
 

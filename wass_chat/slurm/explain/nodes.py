@@ -16,17 +16,21 @@ from datetime import datetime
 from typing import TypedDict
 
 from sim.errors import InputError
+from wass_chat.slurm.availability import ensure_slurm
+from wass_chat.slurm.backend import choose_backend
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.explain.phrases import jobs
 from wass_chat.slurm.formats import clock, is_set, memory_mb, slurm_time
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.live import RUNNING_ARGV, RunningJob, parse_running
 from wass_chat.slurm.nodes import state_flags
+from wass_chat.slurm.occupancy import running_jobs
 
 PENDING_ARGV = ["squeue", "-h", "-t", "PD", "-o", "%i"]
 
 _REASON = re.compile(r"^(?P<text>.*?)\s*\[(?P<who>[^@\]]+)@(?P<when>[^\]]+)\]\s*$")
-UNAVAILABLE = frozenset({"DRAIN", "DOWN", "FAIL", "NOT_RESPONDING", "POWERED_DOWN", "MAINT"})
+UNAVAILABLE = frozenset({"DRAIN", "DOWN", "FAIL", "NOT_RESPONDING", "POWERED_DOWN", "MAINT",
+                         "INVALID_REG", "POWERING_UP", "REBOOT_ISSUED"})  # fmt: skip
 """Flags that keep new jobs off a node."""
 
 
@@ -79,6 +83,9 @@ class ClusterFacts(TypedDict, total=False):
     """Who holds the running jobs' CPUs, the most first ("is the cluster busy?", "who is using
     it?")."""
     pending_jobs: int
+    backend: str
+    """The Slurm release and how wass-chat talks to it, with why not pyslurm
+    (:func:`wass_chat.slurm.backend.choose_backend`)."""
 
 
 def condition(flags: set[str]) -> str:
@@ -94,6 +101,10 @@ def condition(flags: set[str]) -> str:
         return "reserved"
     if "POWERED_DOWN" in flags:
         return "powered down"
+    if flags & {"POWERING_UP", "REBOOT_ISSUED"}:
+        return "rebooting"
+    if "INVALID_REG" in flags:
+        return "down"  # registered with other hardware than slurm.conf says
     if "ALLOCATED" in flags:
         return "allocated"
     if busy:
@@ -102,17 +113,29 @@ def condition(flags: set[str]) -> str:
 
 
 def node_facts(
-    record: Mapping[str, str], running: Sequence[RunningJob], now: datetime
+    record: Mapping[str, str],
+    running: Sequence[RunningJob],
+    now: datetime,
+    cpus_on: Mapping[tuple[str, str], int] | None = None,
 ) -> NodeFacts:
-    """One node's facts from its ``scontrol`` record and the running jobs placed on it."""
+    """One node's facts from its ``scontrol`` record and the running jobs placed on it.
+
+    ``cpus_on`` (job id, node) -> CPUs: what each job holds on each node, as Slurm allocated it
+    (:func:`wass_chat.slurm.occupancy.running_jobs`); without it a job's total is shown."""
     name = record.get("NodeName", "?")
     flags = state_flags(record.get("State", ""))
     reason, who, since = record.get("Reason", ""), "", ""
     if match := _REASON.match(reason):
         reason, who = match["text"], match["who"]
         since = clock(slurm_time(match["when"]), now)
+    on = cpus_on or {}
     held = [
-        NodeJob(job_id=j.job_id, user=j.user, cpus=j.cpus, ends=clock(j.end, now) if j.end else "")
+        NodeJob(
+            job_id=j.job_id,
+            user=j.user,
+            cpus=on.get((j.job_id, name), j.cpus),
+            ends=clock(j.end, now) if j.end else "",
+        )
         for j in running
         if name in expand(j.nodes)
     ]
@@ -144,7 +167,9 @@ def cluster_status(
     now = now or datetime.now()
     running = parse_running(commands.run(RUNNING_ARGV))
     pending = len(commands.run(PENDING_ARGV).split())
-    nodes = [node_facts(r, running, now) for r in commands.show_nodes()]
+    allocated, _ = running_jobs(commands)
+    cpus_on = {(job.job_id, node): cpus for job in allocated for node, cpus in job.cpus_by_node}
+    nodes = [node_facts(r, running, now, cpus_on) for r in commands.show_nodes()]
     by_name = {n["name"]: n for n in nodes}
     if node is not None and node not in by_name:
         raise InputError(node, [f"the cluster has no node {node!r} (nodes: {', '.join(by_name)})"])
@@ -158,6 +183,7 @@ def cluster_status(
         running_jobs=len(running),
         users=user_loads(running),
         pending_jobs=pending,
+        backend=choose_backend(ensure_slurm("scontrol").version).line(),
     )
     facts["verdict"] = node_verdict(by_name[node]) if node else cluster_verdict(facts)
     return facts
@@ -211,7 +237,7 @@ def node_verdict(n: NodeFacts) -> str:
             f"{name} is {state}{cause}{_reason_words(n)}. It takes no jobs until it is back "
             f"and resumed (scontrol update nodename={name} state=resume)."
         )
-    if state in {"reserved", "powered down"}:
+    if state in {"reserved", "powered down", "rebooting"}:
         return f"{name} is {state}{_reason_words(n)}; jobs outside that state's rules wait."
     if state == "idle":
         return f"{name} is idle: all {cores} of its CPUs are free."

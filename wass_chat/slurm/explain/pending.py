@@ -9,16 +9,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from wass_chat.slurm.advice import Advice, free_cpus
 from wass_chat.slurm.advice import cpus as _cpus
-from wass_chat.slurm.advice import free_cpus
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_parsable
+from wass_chat.slurm.explain.blocked import (
+    array_limit,
+    not_allowed,
+    partition_state,
+    reservation_deleted,
+)
 from wass_chat.slurm.explain.limits import constraints, licenses, limit
 from wass_chat.slurm.explain.model import Explanation
 from wass_chat.slurm.explain.phrases import minutes, names, running_line
 from wass_chat.slurm.formats import clock, is_set, memory_mb, slurm_duration
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.live import Quoted, Snapshot
-from wass_chat.slurm.reasons import Reason
+from wass_chat.slurm.reasons import Reason, classify
 
 
 def resources(snap: Snapshot, commands: SlurmCommands) -> Explanation:
@@ -90,8 +96,6 @@ def resources(snap: Snapshot, commands: SlurmCommands) -> Explanation:
 
 def priority(snap: Snapshot, commands: SlurmCommands) -> Explanation:
     """Waiting behind higher-priority jobs of the same partition that compete for nodes."""
-    from wass_chat.slurm.reasons import classify
-
     mine = (-int(snap.get("Priority") or 0), int(snap.job_id.split("_")[0]))
     line = [
         p
@@ -335,16 +339,24 @@ def reservation(snap: Snapshot, commands: SlurmCommands) -> Explanation:
 
 
 def generic(snap: Snapshot, commands: SlurmCommands, entry: Reason) -> Explanation:
-    """A known code without a dedicated explainer, or an unknown one: quote, never invent."""
+    """A code without an explainer of its own: the catalogue's meaning and outcome, quoted
+    with Slurm's fields; an unknown code is quoted raw, never guessed at."""
     if entry.klass == "unknown":
         text = (
             f"Job {snap.job_id} is {snap.state.lower()} with reason {snap.reason!r}, a code "
             f"wass-chat does not explain yet; the evidence below is what Slurm reports."
         )
     else:
-        text = f"Job {snap.job_id} is {snap.state.lower()}: {entry.meaning} ({snap.reason})."
+        lead = {
+            "never": "can never start as requested",
+            "release": "is held",
+            "admin": "waits for an administrator",
+        }.get(entry.outcome, "waits")
+        text = f"Job {snap.job_id} {lead}: {entry.meaning} ({snap.reason})."
     out = Explanation(text)
     out.quote(snap.quote("Reason"), snap.quote("JobState"), snap.quote("TRES"))
+    if entry.advice:
+        out.advice.append(Advice(entry.advice, None, None, "from Slurm's documentation"))
     return out
 
 
@@ -360,8 +372,12 @@ EXPLAINERS: dict[str, Callable[[Snapshot, SlurmCommands], Explanation]] = {
     "partition_limit": partition_limit,
     "node_unavailable": node_unavailable,
     "reservation": reservation,
-    "qos_limit": lambda s, c: limit(s, c, qos=True),
-    "assoc_limit": lambda s, c: limit(s, c, qos=False),
+    "qos_limit": lambda s, c: limit(s, c, classify(s.reason)),
+    "assoc_limit": lambda s, c: limit(s, c, classify(s.reason)),
+    "partition_state": partition_state,
+    "not_allowed": not_allowed,
+    "reservation_deleted": reservation_deleted,
+    "array_limit": array_limit,
     "licenses": licenses,
     "constraints": constraints,
 }

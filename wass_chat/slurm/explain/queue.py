@@ -99,7 +99,12 @@ def _partitions(commands: SlurmCommands, pending: list[dict[str, Any]]) -> list[
     out = []
     for record in _records(commands, "partitions"):
         name = record.get("PartitionName", "")
-        members = [nodes[n] for n in expand(record.get("Nodes", "")) if n in nodes]
+        listed = record.get("Nodes", "")  # "ALL" when slurm.conf says Nodes=ALL
+        members = (
+            list(nodes.values())
+            if listed == "ALL"
+            else [nodes[n] for n in expand(listed) if n in nodes]
+        )
         bad = [
             n.get("NodeName", "")
             for n in members
