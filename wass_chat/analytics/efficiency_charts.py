@@ -37,7 +37,7 @@ def efficiency_chart(histogram: pl.DataFrame, summary: EfficiencySummary) -> Cha
     return ChartSpec(
         "chart-efficiency",
         "CPU efficiency (share of core-hours) and memory efficiency (share of jobs)",
-        "efficiency: used / allocated CPU time, peak memory / request per node",
+        "efficiency: used / allocated CPU time, peak memory (all tasks) / the job's memory",
         "% of measured core-hours or jobs",
         traces,
         efficiency_insight(summary),
@@ -75,8 +75,8 @@ def efficiency_insight(s: EfficiencySummary) -> str:
     if s.memory_jobs and s.median_memory_efficiency_pct is not None:
         text += (
             f" The median job peaked at {s.median_memory_efficiency_pct:.1f}% of its memory "
-            f"request per node; {s.low_memory_jobs_pct:.1f}% of {s.memory_jobs:,} jobs stayed "
-            f"under {100 * LOW_MEMORY_EFFICIENCY:.0f}%."
+            f"(all its tasks together); {s.low_memory_jobs_pct:.1f}% of {s.memory_jobs:,} jobs "
+            f"stayed under {100 * LOW_MEMORY_EFFICIENCY:.0f}%."
         )
     return text
 

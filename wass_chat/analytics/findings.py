@@ -194,7 +194,7 @@ def _efficiency(s: EfficiencySummary | None, by_user: pl.DataFrame | None) -> Fi
     if low_memory:
         text += (
             f" {s.low_memory_jobs_pct:.1f}% of jobs peaked under "
-            f"{100 * LOW_MEMORY_EFFICIENCY:.0f}% of their memory request per node."
+            f"{100 * LOW_MEMORY_EFFICIENCY:.0f}% of their memory request (all tasks together)."
         )
     return Finding(
         "efficiency",

@@ -51,6 +51,7 @@ def render_html(report: ReportData, csv_links: dict[str, str] | None = None) -> 
         [
             f"<h1>{escape(report.title)}</h1>",
             f'<p class="note">Generated {escape(report.generated)} by wass-chat.</p>',
+            _sources_warning(report),
             "<nav><ul>"
             + "".join(f'<li><a href="#{i}">{escape(t)}</a></li>' for i, t in SECTIONS)
             + "</ul></nav>",
@@ -72,6 +73,11 @@ def render_html(report: ReportData, csv_links: dict[str, str] | None = None) -> 
         f"<title>{escape(report.title)}</title><style>{_STYLE}</style></head>\n"
         f"<body>\n{body}\n{charts_script(report.analysis.charts)}\n</body></html>\n"
     )
+
+
+def _sources_warning(report: ReportData) -> str:
+    note = tables.mixed_sources_note(report.analysis.sources)
+    return f'<p class="warn" id="sources-warning">{escape(note)}</p>' if note else ""
 
 
 def _section(section_id: str, content: str) -> str:

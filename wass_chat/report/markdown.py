@@ -23,6 +23,8 @@ def render_markdown(
     titles = dict(SECTIONS)
     a = report.analysis
     out = [f"# {report.title}", "", f"Generated {report.generated} by wass-chat.", ""]
+    note = tables.mixed_sources_note(a.sources)
+    out += [f"> **Note:** {note}", ""] if note else []
     o = report.overview
     out += [f"## {titles['overview']}", "", o.text, ""]
     out += [f"_Written by {o.author}.{' ' + o.note if o.note else ''}_", ""]

@@ -82,16 +82,22 @@ METHODS: tuple[tuple[str, str], ...] = (
     ),
     (
         "CPU and memory efficiency",
-        "Finished jobs submitted in the period that ran > 0 s, with their usage recorded. CPU "
-        "time used: the allocation row's TotalCPU, else the sum over its steps of TotalCPU "
-        "(else the cpu= part of TRESUsageInTot). CPU efficiency = CPU time used / (Elapsed x "
-        "NCPUS); per group, used over allocated core-hours of its jobs together. Wasted "
-        "core-hours = Elapsed x NCPUS - CPU time used, at least 0, / 3600. Peak memory: the "
-        "largest MaxRSS of the job's rows (its steps); memory efficiency = peak memory / "
-        "(ReqMem / NNodes), ReqMem being the whole job's request (a per-node 'n' or per-CPU 'c' "
-        "suffix multiplied out by NNodes or NCPUS); MaxRSS is one task's peak, so this is per "
-        f"node. Heavy over-requesters use under {100 * LOW_MEMORY_EFFICIENCY:.0f}% of it. Jobs "
-        "imported before these fields were fetched have no usage and are not measured.",
+        "Finished jobs submitted in the period that ran > 0 s, with their usage recorded (a "
+        "job with TotalCPU 0, no steps and no TRES usage was not measured by accounting and is "
+        "left out). CPU time used: the allocation row's TotalCPU with its fractions of a "
+        "second, else the sum over its steps of TotalCPU (else the cpu= part of "
+        "TRESUsageInTot). CPU efficiency = CPU time used / (Elapsed x NCPUS); per group, used "
+        "over allocated core-hours of its jobs together. Wasted core-hours (the 'top wasters' "
+        "ranking) = Elapsed x NCPUS - CPU time used, at least 0, / 3600: idle allocated CPU "
+        "time, so a large job at a good efficiency can waste more than a small idle one. "
+        "Memory used: the largest step's memory summed over its tasks (the mem= of "
+        "TRESUsageInTot, as seff reads it; else MaxRSS x NTasks, as reportseff bounds it; else "
+        "one task's MaxRSS, a lower bound). Memory efficiency = memory used / the job's whole "
+        "memory (the mem= of AllocTRES, else ReqMem with a per-node 'n' or per-CPU 'c' suffix "
+        f"multiplied out). Heavy over-requesters use under {100 * LOW_MEMORY_EFFICIENCY:.0f}% "
+        "of it. Jobs imported before these fields were fetched have no usage and are not "
+        "measured. `wass-chat sacct efficiency JOBID` gives one job's figures by the same "
+        "rules.",
     ),
     (
         "Previous period",

@@ -106,4 +106,24 @@ def data_quality_rows(report: ReportData) -> Rows:
         (f"Unreadable {name} values (kept as empty)", f"{n:,}")
         for name, n in sorted(q.bad_values.items())
     ]
+    rows += [
+        (f"Jobs of the period from {source}", f"{n:,}")
+        for source, n in report.analysis.sources.items()
+    ]
     return rows
+
+
+def mixed_sources_note(sources: dict[str, int]) -> str | None:
+    """A warning when the period's jobs come from more than one source, or from synthetic data:
+    a report never mixes them silently."""
+    if not sources:
+        return None
+    listed = ", ".join(f"{source}: {n:,} jobs" for source, n in sources.items())
+    if len(sources) > 1:
+        return (
+            f"This period mixes accounting data from {len(sources)} sources ({listed}); "
+            "every figure counts them together."
+        )
+    if "synthetic" in sources:
+        return "Every job of this period is synthetic (wass-chat sacct synth), not a cluster's."
+    return None

@@ -72,7 +72,8 @@ def efficiency_views(a: Analysis) -> list[View]:
             f"{by_user.height:,} users",
             by_user.head(TOP_WASTERS),
             f"{measured}. wasted = allocated - used core-hours; cpu_eff_pct = used / allocated; "
-            "median_mem_eff_pct = median of peak memory (MaxRSS) / request per node.",
+            "median_mem_eff_pct = median of peak memory (the largest step, all its tasks) / "
+            "the job's memory. Top wasters: most idle allocated core-hours.",
             NOT_MEASURED,
             csv="efficiency_by_user",
         ),
