@@ -150,3 +150,51 @@ def test_live_multi_task_job_memory_counts_every_task(
     assert figures["memory_efficiency_pct"] == pytest.approx(100 * both / (1000 * 2**20), abs=1)
     cpu = clock(rows[job]["TotalCPU"]) / (clock(rows[job]["Elapsed"]) * int(rows[job]["NCPUS"]))
     assert figures["cpu_efficiency_pct"] == pytest.approx(100 * cpu, abs=0.1)
+
+
+VARIANTS = {
+    "-P": ["-P"],
+    "-p": ["-p"],
+    "--delimiter=^|^ -n": ["-P", "-n", "--delimiter=^|^"],
+    "--noconvert": ["-P", "--noconvert"],
+    "--units=M": ["-P", "--units=M"],
+}
+"""Ways sites export accounting, each read back by the product (the -n one with --format)."""
+
+
+def test_live_exports_in_every_layout_give_the_same_figures(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The local cluster's own sacct, exported as sites do (-p, -P, -n with a delimiter,
+    --noconvert, --units=M) with columns in another order: every export imports completely and
+    gives the job's efficiency within rounding of the --units=M text."""
+    from wass_chat.analytics.job_efficiency import jobs_efficiency
+    from wass_chat.sacct.ingest import ingest_file
+
+    commands = SlurmCommands()
+    out = f"--output={tmp_path}/%j.out"
+    job = commands.sbatch(["-N1", "-n2", "--mem=1000M", "--acctg-freq=1", out,
+                           f"--wrap={TWO_TASKS}"])  # fmt: skip
+    wait_for_final([job], timeout=90, commands=commands)
+    settled_rows([job])
+    fields = "State,TRESUsageInTot,NTasks,AllocTRES,Elapsed,JobID,NCPUS,TotalCPU,MaxRSS,ReqMem"
+    figures = {}
+    for name, options in VARIANTS.items():
+        text = subprocess.run(["sacct", *options, f"--format={fields}", "-j", job],
+                              capture_output=True, text=True, check=True).stdout  # fmt: skip
+        path = tmp_path / f"export{len(figures)}.txt"
+        path.write_text(text)
+        headerless = "-n" in options
+        record = ingest_file(SacctCache(tmp_path / f"cache{len(figures)}"), path,
+                             columns=fields.split(",") if headerless else None)  # fmt: skip
+        assert record.malformed == 0 and record.rows_written == text.count("\n") - (
+            0 if headerless else 1
+        ), (name, text)
+        [one] = jobs_efficiency(SacctCache(tmp_path / f"cache{len(figures)}").scan(), [job])
+        figures[name] = one
+    reference = figures["-P"]
+    assert reference.memory_basis == "TRESUsageInTot" and reference.mem_used_bytes
+    for name, one in figures.items():
+        assert one.cpu_efficiency_pct == pytest.approx(reference.cpu_efficiency_pct, abs=0.01)
+        assert one.mem_used_bytes == pytest.approx(reference.mem_used_bytes, rel=0.001), name
+        assert one.mem_request_bytes == reference.mem_request_bytes, name

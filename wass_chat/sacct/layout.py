@@ -6,9 +6,9 @@ between fields), ``-p``/``--parsable`` (a ``|`` after every field, the last one 
 header line (``-n``), and with each site's own ``--format`` list in its own order. This module
 reads that layout from the file itself:
 
-* a **header** line is recognised by its names: every name is one of sacct's fields (any case;
-  :data:`SACCT_FIELDS`), one of them is ``JobID`` or ``JobIDRaw``. Its delimiter is what stands
-  between the first two names, so ``--delimiter`` exports need no option;
+* a **header** line is recognised by its names: identifiers, most of them sacct's fields (any
+  case; :data:`SACCT_FIELDS`), one of them ``JobID`` or ``JobIDRaw``. Its delimiter is what
+  stands between the first two names, so ``--delimiter`` exports need no option;
 * columns are mapped **by name**: sacct's aliases are one field (``AllocCPUS`` is ``NCPUS``),
   columns the product does not read are skipped and listed, and a field absent from the file is a
   null column;
@@ -197,12 +197,14 @@ def _header(line: str, delimiter: str | None) -> tuple[tuple[str, ...], str, boo
     trailing = line.endswith(delimiter)
     body = line[: -len(delimiter)] if trailing else line
     names = tuple(name.strip() for name in body.split(delimiter))
-    lowered = {name.lower() for name in names}
-    if not all(name.lower() in SACCT_FIELDS for name in names):
+    lowered = [name.lower() for name in names]
+    if not all(_NAME.fullmatch(name) for name in names):
         return None
-    if not lowered & {"jobid", "jobidraw"}:
+    if not {"jobid", "jobidraw"} & set(lowered):
         return None
-    return names, delimiter, trailing
+    # a field of a release newer than our list, or a column a site's tool added, is skipped
+    known = sum(name in SACCT_FIELDS for name in lowered)
+    return (names, delimiter, trailing) if known >= max(2, len(names) / 2) else None
 
 
 def _fits(lines: Sequence[str], sep: str, width: int) -> bool | None:

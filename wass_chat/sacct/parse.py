@@ -41,7 +41,7 @@ _NEVER_IN_SACCT = "\x1f"
 """ASCII unit separator: reading with it as the CSV separator yields whole lines."""
 
 _STATE = r"^([A-Z_]+)(?: by (\d+))?$"
-_UNIT_BYTES = {"": 2**20, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
+_UNIT_BYTES = {"": 2**20, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
 """A bare ReqMem number is in megabytes, Slurm's default memory unit."""
 
 
@@ -251,7 +251,10 @@ def _convert(f: SacctField) -> list[pl.Expr]:
         case "cpu_time":
             return [cpu_seconds(src).alias(f.column)]
         case "memory":
-            return [memory_bytes(src, pl.col("NNodes"), pl.col("NCPUS")).alias(f.column)]
+            # ReqMem: a bare number is in megabytes (Slurm's memory unit); MaxRSS is usage,
+            # which `sacct --noconvert` prints in bytes without a unit
+            bare = "B" if f.name == "MaxRSS" else ""
+            return [memory_bytes(src, pl.col("NNodes"), pl.col("NCPUS"), bare).alias(f.column)]
         case "state":
             parts = src.str.split_exact(" by ", 1)
             return [
@@ -319,11 +322,11 @@ def timestamp(text: pl.Expr) -> pl.Expr:
     return pl.coalesce(iso, spaced)
 
 
-def memory_bytes(text: pl.Expr, nnodes: pl.Expr, ncpus: pl.Expr) -> pl.Expr:
+def memory_bytes(text: pl.Expr, nnodes: pl.Expr, ncpus: pl.Expr, bare_unit: str = "") -> pl.Expr:
     """ReqMem ``<number>[KMGTP][n|c]`` -> bytes for the whole job (else null).
 
     ``n``/``c`` (Slurm before 21.08) mean per node / per CPU and are multiplied out; a bare
-    number is in megabytes.
+    number is in megabytes, or in ``bare_unit`` (``B``: bytes, as ``--noconvert`` prints usage).
     """
     per = text.str.slice(-1, 1)
     body = pl.when(per.is_in(["n", "c"])).then(text.str.head(-1)).otherwise(text)
@@ -333,7 +336,7 @@ def memory_bytes(text: pl.Expr, nnodes: pl.Expr, ncpus: pl.Expr) -> pl.Expr:
     unit_bytes = (
         pl.when(has_unit)
         .then(unit)
-        .otherwise(pl.lit(""))
+        .otherwise(pl.lit(bare_unit))
         .replace_strict(_UNIT_BYTES, return_dtype=pl.Float64)
     )
     scale = (
