@@ -111,9 +111,7 @@ def _summary(report: ReportData) -> str:
         f'<p class="{"warn" if "FALLBACK" in line else "period"}">{escape(line)}</p>'
         for line in lines
     )
-    rows = tables.summary_rows(a.summary, a.nodes_seen, a.previous)
-    header = ["statistic", "this period"] + (["previous period"] if a.previous else [])
-    return text + table_html(header, rows)
+    return text + table_html(tables.summary_table(a.summary, a.nodes_seen, a.previous))
 
 
 def _findings(report: ReportData) -> str:
@@ -150,12 +148,11 @@ def _runs(report: ReportData) -> str:
         parts.append("<p>No workflow run through wass-chat was recorded in this period.</p>")
     for run in runs.runs:
         planned = f"{run.planned_makespan:.1f} s" if run.planned_makespan is not None else "n/a"
-        header, rows = tables.decision_rows(run)
         parts.append(
             f"<h3>Run {escape(run.run_id)}: {escape(run.workflow)}</h3>"
             f"<p>Created {escape(run.created)}; scheduler {escape(run.scheduler)}; state "
             f"{escape(run.state)}; planned makespan {planned}; {len(run.decisions)} decisions.</p>"
-            + table_html(header, rows, css={6: "evidence"})
+            + table_html(tables.decision_table(run), css={6: "evidence"})
         )
     return "\n".join(parts)
 
@@ -164,12 +161,13 @@ def _comparison(report: ReportData) -> str:
     runs = report.runs.runs
     if not runs:
         return "<p>No workflow run in this period, so there is nothing to compare.</p>"
-    header, rows = tables.comparison_rows(runs)
     problems = [f"{r.run_id}: {p}" for r in runs for p in r.simulation_problems]
     notes = "".join(f'<p class="note">{escape(p)}</p>' for p in problems)
     return (
-        "<p>Makespan in simulated seconds of each run's workflow on its platform; "
-        "* marks the best.</p>" + table_html(header, rows) + notes
+        "<p>Each run's workflow replayed on its platform by the simulator under every "
+        "scheduler of the comparison, fastest first.</p>"
+        + table_html(tables.comparison_table(runs))
+        + notes
     )
 
 
@@ -196,7 +194,7 @@ def _anomalies(report: ReportData, csv_links: dict[str, str]) -> str:
 
 def _quality(report: ReportData) -> str:
     examples = "".join(f"<li><code>{escape(e)}</code></li>" for e in report.quality.examples)
-    return table_html(["measure", "count"], tables.data_quality_rows(report)) + (
+    return table_html(tables.data_quality_table(report)) + (
         f"<p>Examples of malformed lines:</p><ul>{examples}</ul>" if examples else ""
     )
 

@@ -9,6 +9,7 @@ import polars as pl
 from wass_chat.analytics.render_png import png_bytes
 from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
+from wass_chat.report.columns import Table, frame_table
 from wass_chat.report.html import SECTIONS
 from wass_chat.report.methods import METHODS
 
@@ -32,8 +33,7 @@ def render_markdown(
     if a.filters:
         out += ["Only jobs with " + ", ".join(f"{k} = {v}" for k, v in a.filters.items()) + ".", ""]
     out += [f"Capacity: {a.capacity.label()}.", ""]
-    header = ["statistic", "this period"] + (["previous period"] if a.previous else [])
-    out += _table(header, tables.summary_rows(a.summary, a.nodes_seen, a.previous))
+    out += _table(tables.summary_table(a.summary, a.nodes_seen, a.previous))
     out += [f"## {titles['findings']}", ""]
     out += [f"{i}. **{f.text}** {f.recommendation}" for i, f in enumerate(a.findings, 1)]
     out += [""] if a.findings else ["No rule fired: nothing stands out in this period.", ""]
@@ -59,10 +59,10 @@ def render_markdown(
         out += ["No workflow run through wass-chat was recorded in this period.", ""]
     for run in report.runs.runs:
         out += [f"### Run {run.run_id}: {run.workflow} ({run.scheduler}, {run.state})", ""]
-        out += _table(*tables.decision_rows(run))
+        out += _table(tables.decision_table(run))
     out += [f"## {titles['comparison']}", ""]
     if report.runs.runs:
-        out += _table(*tables.comparison_rows(report.runs.runs))
+        out += _table(tables.comparison_table(report.runs.runs))
     else:
         out += ["No workflow run in this period, so there is nothing to compare.", ""]
     out += [f"## {titles['anomalies']}", ""]
@@ -74,7 +74,7 @@ def render_markdown(
             out += [f"The first {anomaly.examples.height:,} of {anomaly.count:,}.{more}", ""]
             out += _frame(anomaly.examples)
     out += [f"## {titles['data-quality']}", ""]
-    out += _table(["measure", "count"], tables.data_quality_rows(report))
+    out += _table(tables.data_quality_table(report))
     out += [f"- `{e}`" for e in report.quality.examples] + [""]
     out += [f"## {titles['methods']}", ""]
     out += [f"- **{name}**: {text}" for name, text in METHODS]
@@ -85,11 +85,13 @@ def _cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _table(header: list[str], rows: list[tuple[str, ...]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+def _table(table: Table) -> list[str]:
+    """A Markdown table: the columns table's labels, numbers right-aligned."""
+    lines = ["| " + " | ".join(_cell(h) for h in table.header) + " |"]
+    lines.append("|" + "".join("---:|" if n else "---|" for n in table.numeric))
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in table.rows]
     return [*lines, ""]
 
 
 def _frame(frame: pl.DataFrame) -> list[str]:
-    return _table(frame.columns, [tuple(str(v) for v in row) for row in frame.rows()])
+    return _table(frame_table(frame))

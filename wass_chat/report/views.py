@@ -39,7 +39,7 @@ def queue_views(a: Analysis) -> list[View]:
         View(
             "Queue wait by partition",
             a.tables["wait_by_partition"],
-            "Started jobs submitted in the period; waits in hours, backfill share in percent.",
+            "Started jobs submitted in the period, from eligible to start.",
         ),
         View("Queue wait by QOS", a.tables["wait_by_qos"], "As above, per QOS."),
         View(
@@ -50,7 +50,7 @@ def queue_views(a: Analysis) -> list[View]:
         View(
             "Pending reasons at the end of the period",
             a.tables["pending_reasons"],
-            f"{pending:,} jobs submitted in the period had not started by its end; ages in hours.",
+            f"{pending:,} jobs submitted in the period had not started by its end.",
             "No job was pending at the end of the period.",
         ),
         View(
@@ -62,6 +62,18 @@ def queue_views(a: Analysis) -> list[View]:
     ]
 
 
+def top_waster_definition(a: Analysis) -> str:
+    """What ranks a user first among the "worst offenders", said where the ranking is shown."""
+    average = a.efficiency.cpu_efficiency_pct
+    than = f" (the period's is {average:.1f}%)" if average is not None else ""
+    return (
+        "Ranked by wasted core-hours: the core-hours allocated (elapsed time x CPUs) minus the "
+        "CPU time the jobs used, so the most idle CPU time first, not the lowest efficiency. A "
+        "user with many jobs can lead at a good CPU efficiency; compare the CPU efficiency "
+        f"column with the average{than}."
+    )
+
+
 def efficiency_views(a: Analysis) -> list[View]:
     """CPU and memory efficiency per partition and account, and the worst offenders."""
     by_user = a.tables["efficiency_by_user"]
@@ -71,9 +83,9 @@ def efficiency_views(a: Analysis) -> list[View]:
             f"Worst offenders: wasted core-hours, top {min(TOP_WASTERS, by_user.height)} of "
             f"{by_user.height:,} users",
             by_user.head(TOP_WASTERS),
-            f"{measured}. wasted = allocated - used core-hours; cpu_eff_pct = used / allocated; "
-            "median_mem_eff_pct = median of peak memory (the largest step, all its tasks) / "
-            "the job's memory. Top wasters: most idle allocated core-hours.",
+            top_waster_definition(a)
+            + f" Over {measured}. Median memory efficiency: the median job's peak memory (its "
+            "largest step, all tasks together) over the job's memory.",
             NOT_MEASURED,
             csv="efficiency_by_user",
         ),
@@ -100,9 +112,10 @@ def resources_views(a: Analysis) -> list[View]:
         View(
             "Utilisation per partition",
             a.tables["partition_utilisation"],
-            f"Mean busy distinct nodes and allocated CPUs over the period; utilisation_pct is "
-            f"against the partition's configured CPUs, else nodes (capacity: "
-            f"{a.capacity.label()}).",
+            "Mean busy nodes (a node shared by several jobs counts once) and allocated CPUs "
+            "over the period. Utilisation is against the partition's configured CPUs, else its "
+            "configured nodes, else the nodes seen in accounting "
+            f"(capacity: {a.capacity.label()}).",
         ),
         View(
             "GPU-hours by partition",
@@ -113,13 +126,13 @@ def resources_views(a: Analysis) -> list[View]:
         View(
             "GPU-hours, top users",
             a.tables["gpu_by_user"],
-            "share_pct is of all GPU-hours in the period.",
+            "Share: of all GPU-hours in the period.",
             "No job was allocated a GPU in this period.",
         ),
         View(
             f"GPU-hours, top {TOP_WASTERS} accounts",
             a.tables["gpu_by_account"].head(TOP_WASTERS),
-            "share_pct is of all GPU-hours in the period.",
+            "Share: of all GPU-hours in the period.",
             "No job was allocated a GPU in this period.",
             csv="gpu_by_account",
         ),
