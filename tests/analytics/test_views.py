@@ -147,8 +147,7 @@ def test_every_finding_quotes_its_table():
 
     analysis = analyze(synthesize(20_000, seed=5).lazy())
     s, found = analysis.summary, {f.topic: f.text for f in analysis.findings}
-    assert {"capacity", "walltime", "pending", "failures"} <= set(found)
-    assert f"{analysis.nodes_seen:,} nodes seen" in found["capacity"]
+    assert {"walltime", "pending", "failures"} <= set(found) and "capacity" not in found
     assert f"{s.over_request_median:.1f}x" in found["walltime"]
     assert percent(s.under_half_share) in found["walltime"]
     top = analysis.tables["pending_reasons"].row(0, named=True)

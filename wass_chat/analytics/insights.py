@@ -6,6 +6,8 @@ from the data with the definitions in the methods section.
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from wass_chat.analytics.capacity import Capacity
@@ -28,6 +30,36 @@ def human_duration(seconds: float | None) -> str:
 
 def percent(share: float | None) -> str:
     return "n/a" if share is None else f"{100 * share:.1f}%"
+
+
+def amount(value: float) -> str:
+    """A quantity at the precision a reader needs: ``1,106,110``, ``14.4``, ``0.35``."""
+    magnitude = abs(value)
+    if magnitude >= 100:
+        return f"{value:,.0f}"
+    if magnitude >= 1 or magnitude == 0:
+        return f"{value:.1f}".removesuffix(".0")
+    return f"{value:.2f}"
+
+
+def top_waster(top: dict[str, Any], average_pct: float | None) -> str:
+    """The user who left most core-hours idle, and whether that is poor efficiency or volume.
+
+    The ranking counts idle core-hours, so a heavy user at a good efficiency can lead it; the
+    sentence says which side of the period's average the user is on.
+    """
+    text = (
+        f"{top['user']} left the most core-hours idle: {amount(top['wasted_core_hours'])} over "
+        f"{top['jobs']:,} jobs, at {top['cpu_eff_pct']:.1f}% CPU efficiency"
+    )
+    if average_pct is None:
+        return text + "."
+    if top["cpu_eff_pct"] >= average_pct:
+        return (
+            f"{text}, above the period's {average_pct:.1f}%: the volume of their jobs, not poor "
+            "efficiency, puts them first."
+        )
+    return f"{text}, below the period's {average_pct:.1f}%."
 
 
 def states_insight(table: pl.DataFrame, summary: PeriodSummary) -> str:

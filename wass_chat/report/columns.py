@@ -18,20 +18,10 @@ from typing import Any
 
 import polars as pl
 
-from wass_chat.analytics.insights import human_duration
+from wass_chat.analytics.insights import amount, human_duration
 
 MISSING = "—"
 """What an empty cell shows (a value accounting did not record, a group without it)."""
-
-
-def amount(value: float) -> str:
-    """A quantity at the precision a reader needs: ``1,106,110``, ``14.4``, ``0.35``."""
-    magnitude = abs(value)
-    if magnitude >= 100:
-        return f"{value:,.0f}"
-    if magnitude >= 1 or magnitude == 0:
-        return f"{value:.1f}".removesuffix(".0")
-    return f"{value:.2f}"
 
 
 def _text(value: Any) -> str:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from html import escape
 
+from wass_chat.analytics.capacity import capacity_note
 from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.charts_js import charts_script
 from wass_chat.report.html_table import frame_html, table_html
 from wass_chat.report.methods import METHODS
+from wass_chat.report.overview import ranked_findings
 
 SECTIONS = (
     ("overview", "Summary and recommendations"),
@@ -51,7 +53,7 @@ def render_html(report: ReportData, csv_links: dict[str, str] | None = None) -> 
         [
             f"<h1>{escape(report.title)}</h1>",
             f'<p class="note">Generated {escape(report.generated)} by wass-chat.</p>',
-            _sources_warning(report),
+            _notes(report),
             "<nav><ul>"
             + "".join(f'<li><a href="#{i}">{escape(t)}</a></li>' for i, t in SECTIONS)
             + "</ul></nav>",
@@ -75,9 +77,13 @@ def render_html(report: ReportData, csv_links: dict[str, str] | None = None) -> 
     )
 
 
-def _sources_warning(report: ReportData) -> str:
-    note = tables.mixed_sources_note(report.analysis.sources)
-    return f'<p class="warn" id="sources-warning">{escape(note)}</p>' if note else ""
+def _notes(report: ReportData) -> str:
+    """What the reader must know before any figure: synthetic or mixed data, a guessed capacity."""
+    notes = (
+        ("sources-warning", tables.mixed_sources_note(report.analysis.sources)),
+        ("capacity-note", capacity_note(report.analysis.capacity)),
+    )
+    return "".join(f'<p class="warn" id="{i}">{escape(n)}</p>' for i, n in notes if n)
 
 
 def _section(section_id: str, content: str) -> str:
@@ -107,15 +113,12 @@ def _summary(report: ReportData) -> str:
             "Only jobs with " + ", ".join(f"{k} = {v}" for k, v in a.filters.items()) + "."
         )
     lines.append(f"Capacity: {a.capacity.label()}.")
-    text = "".join(
-        f'<p class="{"warn" if "FALLBACK" in line else "period"}">{escape(line)}</p>'
-        for line in lines
-    )
+    text = "".join(f'<p class="period">{escape(line)}</p>' for line in lines)
     return text + table_html(tables.summary_table(a.summary, a.nodes_seen, a.previous))
 
 
 def _findings(report: ReportData) -> str:
-    found = report.analysis.findings
+    found = ranked_findings(report.analysis.findings)  # the summary's order
     if not found:
         return "<p>No rule fired: nothing stands out in this period.</p>"
     items = "".join(

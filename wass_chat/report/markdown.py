@@ -6,12 +6,14 @@ from pathlib import Path
 
 import polars as pl
 
+from wass_chat.analytics.capacity import capacity_note
 from wass_chat.analytics.render_png import png_bytes
 from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.columns import Table, frame_table
 from wass_chat.report.html import SECTIONS
 from wass_chat.report.methods import METHODS
+from wass_chat.report.overview import ranked_findings
 
 
 def render_markdown(
@@ -24,8 +26,8 @@ def render_markdown(
     titles = dict(SECTIONS)
     a = report.analysis
     out = [f"# {report.title}", "", f"Generated {report.generated} by wass-chat.", ""]
-    note = tables.mixed_sources_note(a.sources)
-    out += [f"> **Note:** {note}", ""] if note else []
+    for note in (tables.mixed_sources_note(a.sources), capacity_note(a.capacity)):
+        out += [f"> **Note:** {note}", ""] if note else []
     o = report.overview
     out += [f"## {titles['overview']}", "", o.text, ""]
     out += [f"_Written by {o.author}.{' ' + o.note if o.note else ''}_", ""]
@@ -35,7 +37,8 @@ def render_markdown(
     out += [f"Capacity: {a.capacity.label()}.", ""]
     out += _table(tables.summary_table(a.summary, a.nodes_seen, a.previous))
     out += [f"## {titles['findings']}", ""]
-    out += [f"{i}. **{f.text}** {f.recommendation}" for i, f in enumerate(a.findings, 1)]
+    found = ranked_findings(a.findings)  # the summary's order
+    out += [f"{i}. **{f.text}** {f.recommendation}" for i, f in enumerate(found, 1)]
     out += [""] if a.findings else ["No rule fired: nothing stands out in this period.", ""]
     out += [f"## {titles['analytics']}", ""]
     images: dict[str, bytes] = {}

@@ -26,9 +26,8 @@ TOPIC_PRIORITY = (
     "walltime",
     "failures",
     "trend",
-    "capacity",
 )
-"""Which findings lead the summary: the costliest waste first, bookkeeping last."""
+"""Which findings lead the summary: the costliest waste first, the trend last."""
 LEADING = 3
 RULES_AUTHOR = "wass-chat's deterministic rules"
 

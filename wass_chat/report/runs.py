@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.errors import UserFacingError
-from wass_chat.report.columns import amount
+from wass_chat.analytics.insights import amount
 
 MAX_RUNS_SIMULATED = 20
 """Re-simulate at most this many runs (the most recent) so report time stays bounded."""
