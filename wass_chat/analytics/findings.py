@@ -30,6 +30,7 @@ from wass_chat.analytics.insights import (
     human_duration,
     large_groups,
     percent,
+    plural,
     top_waster,
 )
 from wass_chat.analytics.summary import PeriodSummary
@@ -142,15 +143,17 @@ def _pending(table: pl.DataFrame) -> Finding | None:
     if top["reason"] == NO_REASON:
         return Finding(
             "pending",
-            f"{top['jobs']:,} pending jobs ({top['share_pct']:.1f}%) have no pending reason in "
-            f"the accounting data (slurmdbd records one only from time to time); the oldest of "
-            f"them has waited {oldest}.",
+            f"{plural(top['jobs'], 'pending job')} ({top['share_pct']:.1f}%) "
+            f"{'has' if top['jobs'] == 1 else 'have'} no pending reason in the accounting data "
+            "(slurmdbd records one only from time to time); the oldest of them has waited "
+            f"{oldest}.",
             'For the live reasons, ask squeue (wass-chat ask "what is blocking the queue?").',
         )
     remedy = REMEDIES.get(str(top["reason"]), "see Slurm's squeue reason codes for this one")
     return Finding(
         "pending",
-        f"{top['jobs']:,} pending jobs ({top['share_pct']:.1f}%) waited for {top['reason']}; "
+        f"{plural(top['jobs'], 'pending job')} ({top['share_pct']:.1f}%) waited for "
+        f"{top['reason']}; "
         f"the oldest of them for {oldest}.",
         remedy[0].upper() + remedy[1:] + ".",
     )

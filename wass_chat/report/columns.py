@@ -21,7 +21,9 @@ import polars as pl
 from wass_chat.analytics.insights import amount, human_duration
 
 MISSING = "—"
-"""What an empty cell shows (a value accounting did not record, a group without it)."""
+"""What an empty number cell shows (a partition the configured capacity does not list)."""
+NOT_RECORDED = "not recorded"
+"""What an empty name cell shows (jobs whose account accounting did not record)."""
 
 
 def _text(value: Any) -> str:
@@ -143,10 +145,12 @@ def column(code: str) -> Column:
 
 
 def cell(code: str, value: Any) -> str:
-    """``value`` of column ``code`` as the page writes it; an empty value is :data:`MISSING`."""
+    """``value`` of column ``code`` as the page writes it; an empty value is :data:`MISSING`
+    (a number) or :data:`NOT_RECORDED` (a name)."""
+    unit = column(code).unit
     if value is None or (isinstance(value, float) and value != value):  # None or NaN
-        return MISSING
-    return UNITS[column(code).unit](value)
+        return NOT_RECORDED if unit == "text" else MISSING
+    return UNITS[unit](value)
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,11 @@ def written_table(codes: Sequence[str], rows: Iterable[Sequence[str]]) -> Table:
 
 
 def frame_table(frame: pl.DataFrame) -> Table:
-    """An analytics table as the page shows it; columns that no row fills are left out."""
-    kept = [n for n in frame.columns if frame.height == 0 or frame[n].null_count() < frame.height]
+    """An analytics table as the page shows it. A number column that no row fills is left out
+    (configured CPUs when the capacity is unknown); a name column stays ("not recorded")."""
+    kept = [
+        n
+        for n in frame.columns
+        if column(n).unit == "text" or frame.height == 0 or frame[n].null_count() < frame.height
+    ]
     return table(kept, frame.select(kept).rows())

@@ -32,42 +32,64 @@ SECTIONS = (
     ("methods", "Methods"),
 )
 _STYLE = """
-body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 1.5em;color:#222}
+body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 1.5em;color:#222;
+  overflow-wrap:break-word}
 h1{margin-top:1em} section{border-top:1px solid #ddd;padding-top:.5em;margin-top:1.5em}
-table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
+.table-box{max-width:100%;overflow-x:auto;margin:.5em 0}
+table{border-collapse:collapse;font-size:.9em}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f3f3f3} .chart{margin:1em 0} .note{color:#666;font-size:.85em}
+th{background:#f3f3f3;vertical-align:bottom} td{overflow-wrap:anywhere}
+td.num,th.num{text-align:right} td.num{white-space:nowrap;font-variant-numeric:tabular-nums}
+.chart{margin:1em 0} .note{color:#666;font-size:.85em} .absent{color:#444}
 .insight{background:#f6f9ff;border-left:4px solid #1f77b4;padding:.4em .8em}
-nav li{display:inline;margin-right:1em} code{font-size:.85em}
-td.evidence{max-width:420px;word-break:break-all;font-size:.8em}
+nav ul{padding-left:0} nav li{display:inline-block;margin-right:1em}
+code{font-size:.85em;overflow-wrap:anywhere}
+td.evidence{min-width:16em;font-size:.8em}
 .warn{background:#fff4e5;border-left:4px solid #ff7f0e;padding:.4em .8em}
-.plot{min-height:420px} ol.findings li{margin:.4em 0}
+.plot{min-height:420px;max-width:100%} ol.findings li{margin:.4em 0}
 .overview{background:#f4f9f4;border-left:4px solid #2ca02c;padding:.2em .8em}
 """
+
+
+def shown_sections(report: ReportData) -> list[str]:
+    """The ids of the sections this report has something to say in, in page order: the
+    workflow-run sections only when runs were recorded (or could not be read)."""
+    runs = report.runs
+    hidden = set()
+    if not runs.runs:
+        hidden.add("comparison")
+        if not runs.not_wired:
+            hidden.add("runs")
+    return [i for i, _ in SECTIONS if i not in hidden]
 
 
 def render_html(report: ReportData, csv_links: dict[str, str] | None = None) -> str:
     """The complete HTML document; ``csv_links`` maps an anomaly kind to its CSV file's path
     relative to the page (written by :func:`wass_chat.report.write.write_report`)."""
+    content = {
+        "overview": lambda: _overview(report),
+        "summary": lambda: _summary(report),
+        "findings": lambda: _findings(report),
+        "analytics": lambda: _analytics(report),
+        "queue": lambda: views.queue_html(report.analysis),
+        "resources": lambda: views.resources_html(report.analysis, csv_links),
+        "runs": lambda: _runs(report),
+        "comparison": lambda: _comparison(report),
+        "anomalies": lambda: _anomalies(report, csv_links or {}),
+        "data-quality": lambda: _quality(report),
+        "methods": _methods,
+    }
+    titles = dict(SECTIONS)
+    ids = shown_sections(report)
     body = "\n".join(
         [
             f"<h1>{escape(report.title)}</h1>",
             f'<p class="note">Generated {escape(report.generated)} by wass-chat.</p>',
             _notes(report),
             "<nav><ul>"
-            + "".join(f'<li><a href="#{i}">{escape(t)}</a></li>' for i, t in SECTIONS)
+            + "".join(f'<li><a href="#{i}">{escape(titles[i])}</a></li>' for i in ids)
             + "</ul></nav>",
-            _section("overview", _overview(report)),
-            _section("summary", _summary(report)),
-            _section("findings", _findings(report)),
-            _section("analytics", _analytics(report)),
-            _section("queue", views.queue_html(report.analysis)),
-            _section("resources", views.resources_html(report.analysis, csv_links)),
-            _section("runs", _runs(report)),
-            _section("comparison", _comparison(report)),
-            _section("anomalies", _anomalies(report, csv_links or {})),
-            _section("data-quality", _quality(report)),
-            _section("methods", _methods()),
+            *(_section(i, content[i]()) for i in ids),
         ]
     )
     return (
@@ -132,11 +154,10 @@ def _findings(report: ReportData) -> str:
 def _analytics(report: ReportData) -> str:
     parts = []
     for chart in report.analysis.charts:
-        plot = (
-            f'<div id="{chart.id}" class="plot"></div>'
-            if chart.points
-            else f'<div id="{chart.id}"><h3>{escape(chart.title)}</h3><p>No data to draw.</p></div>'
-        )
+        if not chart.points:  # no empty axes: the insight says what is absent, in one line
+            parts.append(f'<p class="absent" id="{chart.id}">{escape(chart.insight)}</p>')
+            continue
+        plot = f'<div id="{chart.id}" class="plot"></div>'
         parts.append(
             f'<figure class="chart" data-chart="{chart.id}">{plot}'
             f'<figcaption class="insight">{escape(chart.insight)}</figcaption></figure>'
@@ -147,8 +168,6 @@ def _analytics(report: ReportData) -> str:
 def _runs(report: ReportData) -> str:
     runs = report.runs
     parts = [f'<p class="note">{escape(p)}</p>' for p in runs.not_wired]
-    if not runs.runs:
-        parts.append("<p>No workflow run through wass-chat was recorded in this period.</p>")
     for run in runs.runs:
         planned = f"{run.planned_makespan:.1f} s" if run.planned_makespan is not None else "n/a"
         parts.append(
@@ -162,8 +181,6 @@ def _runs(report: ReportData) -> str:
 
 def _comparison(report: ReportData) -> str:
     runs = report.runs.runs
-    if not runs:
-        return "<p>No workflow run in this period, so there is nothing to compare.</p>"
     problems = [f"{r.run_id}: {p}" for r in runs for p in r.simulation_problems]
     notes = "".join(f'<p class="note">{escape(p)}</p>' for p in problems)
     return (
@@ -177,20 +194,22 @@ def _comparison(report: ReportData) -> str:
 def _anomalies(report: ReportData, csv_links: dict[str, str]) -> str:
     parts = []
     for anomaly in report.analysis.anomalies:
+        if not anomaly.count:  # one line: the absence is worth knowing, the rule says what it is
+            parts.append(
+                f'<p class="absent">{escape(anomaly.title)}: none '
+                f"(rule: {escape(anomaly.rule)}).</p>"
+            )
+            continue
         shown = anomaly.examples.height
         more = ""
         if anomaly.kind in csv_links:
             link = escape(csv_links[anomaly.kind])
             more = f' <a class="csv" href="{link}">All {anomaly.count:,} rows as CSV</a>.'
-        listed = (
-            f'<p class="note">The first {shown:,} of {anomaly.count:,}.{more}</p>'
-            if anomaly.count
-            else ""
-        )
         parts.append(
             f"<h3>{escape(anomaly.title)}: {anomaly.count:,}</h3>"
             f'<p class="note">Rule: {escape(anomaly.rule)}</p>'
-            + (listed + frame_html(anomaly.examples) if anomaly.count else "<p>None found.</p>")
+            f'<p class="note">The first {shown:,} of {anomaly.count:,}.{more}</p>'
+            + frame_html(anomaly.examples)
         )
     return "\n".join(parts)
 

@@ -11,7 +11,7 @@ from wass_chat.analytics.render_png import png_bytes
 from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.columns import Table, frame_table
-from wass_chat.report.html import SECTIONS
+from wass_chat.report.html import SECTIONS, shown_sections
 from wass_chat.report.methods import METHODS
 from wass_chat.report.overview import ranked_findings
 
@@ -43,6 +43,9 @@ def render_markdown(
     out += [f"## {titles['analytics']}", ""]
     images: dict[str, bytes] = {}
     for chart in a.charts:
+        if not chart.points:  # no empty axes: the insight says what is absent
+            out += [chart.insight, ""]
+            continue
         out += [f"### {chart.title}", ""]
         if assets_dir is not None:
             name = f"{chart.id}.png"
@@ -51,31 +54,34 @@ def render_markdown(
         out += [f"> {chart.insight}", ""]
     for section, made in (("queue", views.queue_views(a)), ("resources", views.resources_views(a))):
         out += [f"## {titles[section]}", ""]
-        for view in made:
+        for view in views.shown(made):
+            if isinstance(view, str):
+                out += [view, ""]
+                continue
             out += [f"### {view.title}", ""] + ([view.note, ""] if view.note else [])
-            out += _frame(view.table) if view.table.height else [view.empty, ""]
+            out += _frame(view.table)
             link = (csv_links or {}).get(view.csv or "")
-            out += [f"[Every row as CSV]({link}).", ""] if link and view.table.height else []
-    out += [f"## {titles['runs']}", ""]
-    out += [f"_{p}_" for p in report.runs.not_wired]
-    if not report.runs.runs:
-        out += ["No workflow run through wass-chat was recorded in this period.", ""]
-    for run in report.runs.runs:
-        out += [f"### Run {run.run_id}: {run.workflow} ({run.scheduler}, {run.state})", ""]
-        out += _table(tables.decision_table(run))
-    out += [f"## {titles['comparison']}", ""]
-    if report.runs.runs:
+            out += [f"[Every row as CSV]({link}).", ""] if link else []
+    shown = shown_sections(report)
+    if "runs" in shown:
+        out += [f"## {titles['runs']}", ""]
+        out += [f"_{p}_" for p in report.runs.not_wired]
+        for run in report.runs.runs:
+            out += [f"### Run {run.run_id}: {run.workflow} ({run.scheduler}, {run.state})", ""]
+            out += _table(tables.decision_table(run))
+    if "comparison" in shown:
+        out += [f"## {titles['comparison']}", ""]
         out += _table(tables.comparison_table(report.runs.runs))
-    else:
-        out += ["No workflow run in this period, so there is nothing to compare.", ""]
     out += [f"## {titles['anomalies']}", ""]
     for anomaly in a.anomalies:
+        if not anomaly.count:
+            out += [f"{anomaly.title}: none (rule: {anomaly.rule}).", ""]
+            continue
         out += [f"### {anomaly.title}: {anomaly.count:,}", "", f"Rule: {anomaly.rule}", ""]
-        if anomaly.count:
-            link = (csv_links or {}).get(anomaly.kind)
-            more = f" [All {anomaly.count:,} rows as CSV]({link})." if link else ""
-            out += [f"The first {anomaly.examples.height:,} of {anomaly.count:,}.{more}", ""]
-            out += _frame(anomaly.examples)
+        link = (csv_links or {}).get(anomaly.kind)
+        more = f" [All {anomaly.count:,} rows as CSV]({link})." if link else ""
+        out += [f"The first {anomaly.examples.height:,} of {anomaly.count:,}.{more}", ""]
+        out += _frame(anomaly.examples)
     out += [f"## {titles['data-quality']}", ""]
     out += _table(tables.data_quality_table(report))
     out += [f"- `{e}`" for e in report.quality.examples] + [""]

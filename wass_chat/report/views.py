@@ -15,6 +15,7 @@ import polars as pl
 from wass_chat.analytics.analysis import Analysis
 from wass_chat.analytics.efficiency import TOP_WASTERS
 from wass_chat.analytics.efficiency_charts import NOT_MEASURED
+from wass_chat.analytics.insights import plural
 from wass_chat.report.html_table import frame_html
 
 
@@ -50,7 +51,7 @@ def queue_views(a: Analysis) -> list[View]:
         View(
             "Pending reasons at the end of the period",
             a.tables["pending_reasons"],
-            f"{pending:,} jobs submitted in the period had not started by its end.",
+            f"{plural(pending, 'job')} submitted in the period had not started by its end.",
             "No job was pending at the end of the period.",
         ),
         View(
@@ -114,8 +115,7 @@ def resources_views(a: Analysis) -> list[View]:
             a.tables["partition_utilisation"],
             "Mean busy nodes (a node shared by several jobs counts once) and allocated CPUs "
             "over the period. Utilisation is against the partition's configured CPUs, else its "
-            "configured nodes, else the nodes seen in accounting "
-            f"(capacity: {a.capacity.label()}).",
+            f"configured nodes, else the nodes seen in accounting. Capacity: {a.capacity.label()}.",
         ),
         View(
             "GPU-hours by partition",
@@ -140,21 +140,34 @@ def resources_views(a: Analysis) -> list[View]:
     ]
 
 
-def _view_html(view: View, csv_links: dict[str, str]) -> str:
-    table = frame_html(view.table) if view.table.height else f"<p>{escape(view.empty)}</p>"
+def shown(views: list[View]) -> list[View | str]:
+    """The views with rows, in order; an empty view becomes its one-line absence, said once
+    (three GPU views without a GPU job read "No job was allocated a GPU in this period." once)."""
+    out: list[View | str] = []
+    for view in views:
+        if view.table.height:
+            out.append(view)
+        elif view.empty not in out:
+            out.append(view.empty)
+    return out
+
+
+def _view_html(view: View | str, csv_links: dict[str, str]) -> str:
+    if isinstance(view, str):
+        return f'<p class="absent">{escape(view)}</p>'
     note = f'<p class="note">{escape(view.note)}</p>' if view.note else ""
     link = csv_links.get(view.csv or "")
     more = (
         f'<p class="note"><a class="csv" href="{escape(link)}">Every row as CSV</a>.</p>'
-        if link and view.table.height
+        if link
         else ""
     )
-    return f"<h3>{escape(view.title)}</h3>{note}{table}{more}"
+    return f"<h3>{escape(view.title)}</h3>{note}{frame_html(view.table)}{more}"
 
 
 def queue_html(a: Analysis, csv_links: dict[str, str] | None = None) -> str:
-    return "\n".join(_view_html(v, csv_links or {}) for v in queue_views(a))
+    return "\n".join(_view_html(v, csv_links or {}) for v in shown(queue_views(a)))
 
 
 def resources_html(a: Analysis, csv_links: dict[str, str] | None = None) -> str:
-    return "\n".join(_view_html(v, csv_links or {}) for v in resources_views(a))
+    return "\n".join(_view_html(v, csv_links or {}) for v in shown(resources_views(a)))
