@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,24 @@ def test_markdown_with_png_charts(home, tmp_path):
     for _, title in SECTIONS:
         assert f"## {title}" in text
     assert "](r_assets/chart-walltime.png)" in text
+
+
+def test_markdown_reads_like_the_page(home, tmp_path):
+    """The Markdown report takes its headers and cells from the same columns table."""
+    from tests.analytics.readable import raw_empties, too_precise
+    from wass_chat.report.columns import COLUMNS
+
+    sacct_dir, runs_dir = home
+    report = build_report_from_cache(
+        sacct_dir, runs_dir, datetime(2024, 1, 1), datetime(2030, 1, 1)
+    )
+    text, _ = render_markdown(report, None)
+    body = text.split("## Methods")[0]
+    headers = [line for line, rule in pairwise(body.splitlines()) if rule.startswith("|---")]
+    cells = {c.strip() for line in headers for c in line.strip("|").split(" | ")}
+    assert headers and cells <= {c.label for c in COLUMNS.values()}, cells
+    prose = "\n".join(line for line in body.splitlines() if not line.startswith("- `"))
+    assert raw_empties(prose) == [] and too_precise(prose) == []
 
 
 def test_run_records_stamped_in_utc_are_placed_in_local_time() -> None:

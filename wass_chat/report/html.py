@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 
 from wass_chat.analytics.capacity import capacity_note
+from wass_chat.analytics.insights import amount
 from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.charts_js import charts_script
@@ -169,7 +170,9 @@ def _runs(report: ReportData) -> str:
     runs = report.runs
     parts = [f'<p class="note">{escape(p)}</p>' for p in runs.not_wired]
     for run in runs.runs:
-        planned = f"{run.planned_makespan:.1f} s" if run.planned_makespan is not None else "n/a"
+        planned = "not recorded"
+        if run.planned_makespan is not None:
+            planned = f"{amount(run.planned_makespan)} s (simulated)"
         parts.append(
             f"<h3>Run {escape(run.run_id)}: {escape(run.workflow)}</h3>"
             f"<p>Created {escape(run.created)}; scheduler {escape(run.scheduler)}; state "
