@@ -140,21 +140,21 @@ def _pending(table: pl.DataFrame) -> Finding | None:
         return None
     top = table.row(0, named=True)
     oldest = human_duration(top["max_age_h"] * 3600)
+    total = int(table["jobs"].sum())
+    share = f"{top['share_pct']:.1f}%"
+    of = f"{top['jobs']:,} of the {plural(total, 'job')} pending at the end ({share})"
     if top["reason"] == NO_REASON:
         return Finding(
             "pending",
-            f"{plural(top['jobs'], 'pending job')} ({top['share_pct']:.1f}%) "
-            f"{'has' if top['jobs'] == 1 else 'have'} no pending reason in the accounting data "
-            "(slurmdbd records one only from time to time); the oldest of them has waited "
+            f"{of} {'has' if top['jobs'] == 1 else 'have'} no pending reason in the accounting "
+            "data (slurmdbd records one only from time to time); the oldest of them has waited "
             f"{oldest}.",
             'For the live reasons, ask squeue (wass-chat ask "what is blocking the queue?").',
         )
     remedy = REMEDIES.get(str(top["reason"]), "see Slurm's squeue reason codes for this one")
     return Finding(
         "pending",
-        f"{plural(top['jobs'], 'pending job')} ({top['share_pct']:.1f}%) waited for "
-        f"{top['reason']}; "
-        f"the oldest of them for {oldest}.",
+        f"{of} waited for {top['reason']}; the oldest of them for {oldest}.",
         remedy[0].upper() + remedy[1:] + ".",
     )
 

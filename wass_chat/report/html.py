@@ -38,7 +38,7 @@ body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 1
 h1{margin-top:1em} section{border-top:1px solid #ddd;padding-top:.5em;margin-top:1.5em}
 .table-box{max-width:100%;overflow-x:auto;margin:.5em 0}
 table{border-collapse:collapse;font-size:.9em}
-td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top;max-width:40em}
 th{background:#f3f3f3;vertical-align:bottom} td{overflow-wrap:anywhere}
 td.num,th.num{text-align:right} td.num{white-space:nowrap;font-variant-numeric:tabular-nums}
 .chart{margin:1em 0} .note{color:#666;font-size:.85em} .absent{color:#444}
@@ -141,7 +141,7 @@ def _summary(report: ReportData) -> str:
 
 
 def _findings(report: ReportData) -> str:
-    found = ranked_findings(report.analysis.findings)  # the summary's order
+    found = ranked_findings(report.analysis)  # the summary's order
     if not found:
         return "<p>No rule fired: nothing stands out in this period.</p>"
     items = "".join(

@@ -37,7 +37,7 @@ def render_markdown(
     out += [f"Capacity: {a.capacity.label()}.", ""]
     out += _table(tables.summary_table(a.summary, a.nodes_seen, a.previous))
     out += [f"## {titles['findings']}", ""]
-    found = ranked_findings(a.findings)  # the summary's order
+    found = ranked_findings(a)  # the summary's order
     out += [f"{i}. **{f.text}** {f.recommendation}" for i, f in enumerate(found, 1)]
     out += [""] if a.findings else ["No rule fired: nothing stands out in this period.", ""]
     out += [f"## {titles['analytics']}", ""]
