@@ -82,7 +82,7 @@ def test_fallback_is_labelled_and_never_above_100(jobs):
     assert all("capacity" not in f.text.lower() for f in analysis.findings)
     note = capacity_note(analysis.capacity)
     assert note is not None and "measured against the 2 nodes seen in accounting" in note
-    assert capacity_note(stated_capacity(2, None)) is None
+    assert capacity_note(Capacity(2, None, "stated: --capacity-nodes")) is None
 
 
 def test_understated_cpu_capacity_is_capped_and_counted(jobs):
