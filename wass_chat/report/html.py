@@ -11,13 +11,14 @@ from __future__ import annotations
 from html import escape
 
 from wass_chat.analytics.capacity import capacity_note
-from wass_chat.analytics.insights import amount
+from wass_chat.analytics.insights import amount, plural
 from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.charts_js import charts_script
 from wass_chat.report.html_table import frame_html, table_html
 from wass_chat.report.methods import METHODS
 from wass_chat.report.overview import ranked_findings
+from wass_chat.report.runs import local_time
 
 SECTIONS = (
     ("overview", "Summary and recommendations"),
@@ -39,13 +40,13 @@ h1{margin-top:1em} section{border-top:1px solid #ddd;padding-top:.5em;margin-top
 .table-box{max-width:100%;overflow-x:auto;margin:.5em 0}
 table{border-collapse:collapse;font-size:.9em}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top;max-width:40em}
-th{background:#f3f3f3;vertical-align:bottom} td{overflow-wrap:anywhere}
+th{background:#f3f3f3;vertical-align:bottom}
 td.num,th.num{text-align:right} td.num{white-space:nowrap;font-variant-numeric:tabular-nums}
 .chart{margin:1em 0} .note{color:#666;font-size:.85em} .absent{color:#444}
 .insight{background:#f6f9ff;border-left:4px solid #1f77b4;padding:.4em .8em}
 nav ul{padding-left:0} nav li{display:inline-block;margin-right:1em}
 code{font-size:.85em;overflow-wrap:anywhere}
-td.evidence{min-width:16em;font-size:.8em}
+td.evidence{min-width:16em;font-size:.8em;overflow-wrap:anywhere}
 .warn{background:#fff4e5;border-left:4px solid #ff7f0e;padding:.4em .8em}
 .plot{min-height:420px;max-width:100%} ol.findings li{margin:.4em 0}
 .overview{background:#f4f9f4;border-left:4px solid #2ca02c;padding:.2em .8em}
@@ -175,8 +176,9 @@ def _runs(report: ReportData) -> str:
             planned = f"{amount(run.planned_makespan)} s (simulated)"
         parts.append(
             f"<h3>Run {escape(run.run_id)}: {escape(run.workflow)}</h3>"
-            f"<p>Created {escape(run.created)}; scheduler {escape(run.scheduler)}; state "
-            f"{escape(run.state)}; planned makespan {planned}; {len(run.decisions)} decisions.</p>"
+            f"<p>Created {local_time(run.created):%Y-%m-%d %H:%M}; scheduler "
+            f"{escape(run.scheduler)}; state {escape(run.state)}; planned makespan {planned}; "
+            f"{plural(len(run.decisions), 'decision')}.</p>"
             + table_html(tables.decision_table(run), css={6: "evidence"})
         )
     return "\n".join(parts)
