@@ -86,7 +86,10 @@ def test_efficiency_finding_and_insights_quote_the_tables(hand):
     assert "65.9% of the 11 allocated core-hours" in insight and "median job 62.5%" in insight
     wasted = next(c for c in hand.charts if c.id == "chart-wasted-core-hours").insight
     top = hand.tables["efficiency_by_user"].row(0, named=True)
-    assert f"{top['user']} left {top['wasted_core_hours']:,.1f} core-hours idle" in wasted
+    assert f"{top['user']} left the most core-hours idle: {top['wasted_core_hours']:.0f} over" in (
+        wasted
+    )
+    assert wasted.startswith("Ranked by idle core-hours")  # the ranking defined where it is shown
 
 
 OLD_LAYOUT = FIELD_NAMES[:26]

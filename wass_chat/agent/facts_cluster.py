@@ -335,6 +335,7 @@ class ClusterFacts:
 
     def generate_report(self, period: str, format: str, output: str | None) -> dict[str, Any]:
         """Write the audit report of a period (the report area builds it from the sacct cache)."""
+        from wass_chat.atomic_files import OutputError
         from wass_chat.report.write import write_report
 
         start, end = parse_period(period)
@@ -350,6 +351,10 @@ class ClusterFacts:
                 ],
             )
         path = self.settings.home / "reports" / name
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)  # the data home's own folder
+        except OSError as exc:
+            raise OutputError(path, exc) from exc
         files = write_report(
             self.settings.sacct_dir, self.settings.runs_dir, path, format, start, end
         )

@@ -129,7 +129,7 @@ def analyze(
     if compare:
         before = summarize(load_period(jobs, period.previous(), **filters))
         previous = before if before.jobs else None
-    findings = find_findings(summary, previous, tables, capacity, anomalies, efficiency)
+    findings = find_findings(summary, previous, tables, anomalies, efficiency)
     sources = (
         loaded.filter(pl.col("in_period"))
         .group_by(pl.col("source").fill_null("unknown"))

@@ -6,6 +6,7 @@ import polars as pl
 
 from wass_chat.analytics.charts import MAIN_COLOUR, ChartSpec, Trace
 from wass_chat.analytics.efficiency import LOW_MEMORY_EFFICIENCY, EfficiencySummary
+from wass_chat.analytics.insights import amount, top_waster
 
 MEMORY_COLOUR = "#9467bd"
 WASTE_COLOUR = "#d62728"
@@ -87,7 +88,7 @@ def wasted_insight(by_user: pl.DataFrame, s: EfficiencySummary) -> str:
     top = by_user.row(0, named=True)
     share = 100 * top["wasted_core_hours"] / s.wasted_core_hours
     return (
-        f"{top['user']} left {top['wasted_core_hours']:,.1f} core-hours idle "
-        f"({share:.1f}% of all wasted core-hours) at {top['cpu_eff_pct']:.1f}% CPU efficiency "
-        f"over {top['jobs']:,} jobs."
+        f"Ranked by idle core-hours (allocated minus used CPU time), not by efficiency. "
+        f"{top_waster(top, s.cpu_efficiency_pct)} That is {share:.1f}% of all "
+        f"{amount(s.wasted_core_hours)} idle core-hours."
     )

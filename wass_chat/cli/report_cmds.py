@@ -65,6 +65,7 @@ def report_command(
     from sim.errors import InputError
     from wass_chat.agent.report_overview import local_model_writer
     from wass_chat.analytics.period import JobFilter
+    from wass_chat.atomic_files import require_folder
     from wass_chat.report.write import write_report
 
     if ctx.invoked_subcommand is not None:
@@ -77,6 +78,7 @@ def report_command(
     if problems:
         raise InputError("options", problems)
     assert output is not None
+    require_folder(output)  # before asking the model or reading the cache
     begin, finish = parse_period(start, end)
     cfg = settings()
     began = time.perf_counter()

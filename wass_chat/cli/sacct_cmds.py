@@ -236,13 +236,14 @@ def summary_command(
 def _render_summary(analysis: Any) -> None:
     from rich.table import Table
 
-    from wass_chat.report.tables import summary_rows
+    from wass_chat.report.tables import summary_table
 
     table = Table(title=f"Accounting summary, {analysis.period.label()} ({analysis.period.origin})")
-    table.add_column("statistic")
-    table.add_column("value")
-    for label, value in summary_rows(analysis.summary, analysis.nodes_seen):
-        table.add_row(label, value)
+    summary = summary_table(analysis.summary, analysis.nodes_seen)
+    for header in summary.header:
+        table.add_column(header)
+    for row in summary.rows:
+        table.add_row(*row)
     console.print(table)
     console.print(f"Capacity: {analysis.capacity.label()}", markup=False)
     for finding in analysis.findings:

@@ -59,7 +59,8 @@ METHODS: tuple[tuple[str, str], ...] = (
         "busy intervals of its jobs are merged, so a node shared by several jobs at once counts "
         "once. Capacity comes from --capacity-cpus/--capacity-nodes, else the live controller "
         "(scontrol show nodes/partitions), else $SLURM_CONF; when none is available the "
-        "distinct nodes seen in accounting stand in, and the report says FALLBACK. Utilisation "
+        "distinct nodes seen in accounting stand in, and a note at the top says the capacity was "
+        "guessed. Utilisation "
         "never exceeds 100%: CPU intervals above the capacity are shown as 100% and counted. "
         "Per partition, the same over the partition's configured nodes/CPUs.",
     ),
@@ -110,8 +111,9 @@ METHODS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Units",
-        "Shares and rates are percentages everywhere; durations are in hours in tables and "
-        "in s/min/h/d in sentences.",
+        "Shares and rates are percentages with one decimal; durations are written in s, min, h "
+        "or d, whichever reads best; counts have thousands separators. The CSV files next to "
+        "the report keep raw values (hours, shares in percent) under their column code names.",
     ),
     (
         "Charts",
