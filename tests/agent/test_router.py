@@ -78,6 +78,12 @@ COMMAND_CASES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("/waiters", "top_waiters", {"period": "7d", "count": 5}),
         ("/waiters 30d 3", "top_waiters", {"period": "30d", "count": 3}),
     ],
+    "/efficiency": [
+        ("/efficiency 42", "efficiency", {"jobid": "42"}),
+        ("/seff 7_3", "efficiency", {"jobid": "7_3"}),
+        ("/efficiency 2024-01 user=alice", "efficiency", {"period": "2024-01", "user": "alice"}),
+        ("/efficiency", "efficiency", {"period": "30d"}),
+    ],
     "/sacct": [
         ("/sacct 30d alice", "sacct_summary", {"period": "30d", "user": "alice"}),
         ("/sacct", "sacct_summary", {"period": "7d"}),
@@ -150,7 +156,7 @@ def test_commands_without_required_arguments_say_how_to_use_them() -> None:
         ("still running?", "run_status", {}),  # a follow-up about the current run
         ("why is nothing running", "queue_overview", {}),
         ("why did my job crash", "job_why", {}),  # no id: the asker's latest bad ending
-        ("was 162 efficient", "job_why", {"jobid": "162"}),
+        ("was 162 efficient", "efficiency", {"jobid": "162"}),
         ("why did n2 go down", "cluster_status", {"node": "n2"}),
         ("why was c12-3 drained", "cluster_status", {"node": "c12-3"}),
         ("why is alice's job pending", "queue_overview", {"user": "alice"}),
@@ -209,7 +215,7 @@ def test_help_lists_every_command_of_the_table() -> None:
     assert {spec.tool for spec in INTENTS if spec.tool} <= {
         "explain_placement", "similar_cases", "simulate", "compare_schedulers",
         "submit_workflow", "run_status", "cluster_status", "job_why", "queue_overview",
-        "top_waiters", "sacct_summary", "generate_report",
+        "top_waiters", "sacct_summary", "generate_report", "efficiency",
     }  # fmt: skip
 
 

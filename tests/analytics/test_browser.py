@@ -1,4 +1,12 @@
-"""The report in a real headless Chromium: not blank, every section and chart drawn, no errors."""
+"""The report as a person reads it, in one headless Chromium for every check.
+
+Two reports: a synthetic one with a wass-chat run (every section), read at a desktop and a
+narrow window, and one from another site's real export (hb-jobinfo, imported with its
+--format). On each: every section and chart drawn without a console message, a screenshot that
+is not blank, and what the reader sees: no ``None``, no float more precise than its unit needs,
+every column header a human label from the columns table, no empty section, and a page no wider
+than the window (wide tables scroll inside their own box).
+"""
 
 from __future__ import annotations
 
@@ -7,58 +15,121 @@ from pathlib import Path
 
 import pytest
 
+from tests.analytics.conftest import FIXTURES
+from tests.analytics.readable import raw_empties, too_precise
 from tests.analytics.test_report import CHART_IDS, make_home
 from tests.chromium import (
+    RenderedPage,
     assert_not_blank,
     assert_rendered,
-    console_messages,
+    render_pages,
     require_chromium,
-    run_chromium,
 )
 from wass_chat.report.build import ReportData, build_report_from_cache
-from wass_chat.report.html import SECTIONS, render_html
+from wass_chat.report.columns import COLUMNS
+from wass_chat.report.html import render_html, shown_sections
+from wass_chat.sacct.cache import SacctCache
+from wass_chat.sacct.ingest import ingest_file
+from wass_chat.sacct.layout import parse_format
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("chromium")]
+
+HB_FORMAT = (
+    "JobID,JobName,User,Partition,NodeList,NNodes,NCPUs,NTasks,State,Submit,Start,End,Timelimit,"
+    "Elapsed,TotalCPU,CPUTime,UserCPU,SystemCPU,ReqMem,MaxRSS,MaxVMSize,ReqTRES,AllocTRES,"
+    "TRESUsageInMax,TRESUsageInTot,TRESUsageOutTot,MaxDiskRead,MaxDiskWrite,MaxRSSNode,"
+    "MaxRSSTask,MaxVMSizeNode,MaxVMSizeTask,MaxDiskReadNode,MaxDiskReadTask,MaxDiskWriteNode,"
+    "MaxDiskWriteTask,Comment"
+)
+NARROW = 800
+"""A narrow window (a laptop's half screen): the tables must not widen the page even there."""
 
 
-@pytest.fixture
-def binary() -> str:
-    return require_chromium()
+def _page(report: ReportData, path: Path) -> Path:
+    path.write_text(render_html(report))
+    return path
 
 
 @pytest.fixture(scope="module")
-def report_and_page(tmp_path_factory) -> tuple[ReportData, Path]:
+def rendered(tmp_path_factory) -> dict[str, tuple[ReportData, RenderedPage]]:
+    binary = require_chromium()
     root = tmp_path_factory.mktemp("browser")
-    sacct_dir, runs_dir = make_home(root)
-    page = root / "report.html"
-    report = build_report_from_cache(
+    sacct_dir, runs_dir = make_home(tmp_path_factory.mktemp("browser-synthetic"))
+    synthetic = build_report_from_cache(
         sacct_dir, runs_dir, datetime(2024, 1, 1), datetime(2030, 1, 1)
     )
-    page.write_text(render_html(report))
-    return report, page
+    real_cache = SacctCache(root / "real" / "sacct")
+    ingest_file(
+        real_cache, FIXTURES / "real" / "hb_jobinfo_sacct.txt", None, parse_format(HB_FORMAT)
+    )
+    real = build_report_from_cache(root / "real" / "sacct", root / "real" / "runs")
+    pages = [
+        (synthetic, _page(synthetic, root / "synthetic.html"), 1280),
+        (synthetic, _page(synthetic, root / "synthetic.html"), NARROW),
+        (real, _page(real, root / "real.html"), 1280),
+    ]
+    shown = render_pages(binary, [(page, width) for _, page, width in pages])
+    names = ("synthetic", "synthetic-narrow", "real")
+    return {n: (r, s) for n, (r, _, _), s in zip(names, pages, shown, strict=True)}
 
 
-@pytest.fixture(scope="module")
-def report_page(report_and_page) -> Path:
-    return report_and_page[1]
+PAGES = ("synthetic", "synthetic-narrow", "real")
 
 
-@pytest.mark.browser
-@pytest.mark.slow
-@pytest.mark.xdist_group("chromium")
-def test_every_section_and_chart_renders_without_errors(binary, report_and_page, tmp_path):
-    report, page = report_and_page
-    done = run_chromium(binary, page, tmp_path / "profile-dom", "--dump-dom")
-    assert console_messages(done.stderr) == []
+@pytest.mark.parametrize("name", PAGES)
+def test_every_section_and_chart_renders_without_errors(rendered, name):
+    report, page = rendered[name]
+    assert page.console == []
     drawable = [c.id for c in report.analysis.charts if c.points]
-    assert len(drawable) >= len(CHART_IDS) - 1  # the fixture may have no pending job
-    assert_rendered(done.stdout, [i for i, _ in SECTIONS], drawable)
-    assert 'data-drawn-ms="' in done.stdout  # the page's script finished
+    assert_rendered(page.dom, shown_sections(report), drawable)
+    assert 'data-drawn-ms="' in page.dom  # the page's script finished
+    assert_not_blank(page.screenshot)
+    if name == "synthetic":
+        assert len(drawable) >= len(CHART_IDS) - 1  # the fixture may have no pending job
+        assert shown_sections(report)[-5:-3] == ["runs", "comparison"]
 
 
-@pytest.mark.browser
-@pytest.mark.slow
-@pytest.mark.xdist_group("chromium")
-def test_screenshot_is_not_blank(binary, report_page, tmp_path):
-    shot = tmp_path / "report.png"
-    done = run_chromium(binary, report_page, tmp_path / "profile-shot", f"--screenshot={shot}")
-    assert console_messages(done.stderr) == []
-    assert_not_blank(shot)
+@pytest.mark.parametrize("name", PAGES)
+def test_the_page_shows_no_none_and_no_raw_floats(rendered, name):
+    text = rendered[name][1].seen["text"]
+    assert raw_empties(text) == []
+    assert too_precise(text) == []
+
+
+def test_the_precision_rule_itself():
+    assert too_precise("91.46662444966434 | 161.76 h | 242,077.6 | 1.25%") == [
+        "91.46662444966434",
+        "161.76",
+        "242,077.6",
+        "1.25%",
+    ]
+    assert (
+        too_precise("14.4 h, 0.35, 0.047, 48.6%, 100.0%, 2.87x, 2024-01-01 00:03, 1,106,109") == []
+    )
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_header_is_a_human_label(rendered, name):
+    labels = {c.label for c in COLUMNS.values()}
+    headers = rendered[name][1].seen["headers"]
+    assert headers and set(headers) <= labels, sorted(set(headers) - labels)
+    assert not [h for h in headers if "_" in h]
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_no_empty_section_and_the_nav_lists_what_is_there(rendered, name):
+    report, page = rendered[name]
+    sections = page.seen["sections"]
+    assert list(sections) == shown_sections(report) == page.seen["nav"]
+    assert all(chars > 40 for chars in sections.values()), sections
+    for empty in ("No data to draw", "None found", "nothing to compare"):
+        assert empty not in page.seen["text"]
+    if name == "real":  # no wass-chat run in another site's data: no run sections at all
+        assert "runs" not in sections and "comparison" not in sections
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_the_page_is_no_wider_than_the_window(rendered, name):
+    seen = rendered[name][1].seen
+    assert seen["viewportWidth"] == rendered[name][1].width
+    assert seen["pageWidth"] <= seen["viewportWidth"]

@@ -16,6 +16,7 @@ import pytest
 from wass_chat.analytics.analysis import analyze
 from wass_chat.analytics.capacity import (
     Capacity,
+    capacity_note,
     parse_slurm_conf,
     stated_capacity,
 )
@@ -74,10 +75,14 @@ def test_shared_nodes_count_once(jobs):
 
 def test_fallback_is_labelled_and_never_above_100(jobs):
     analysis = analyze(jobs, START, END)
-    assert analysis.capacity.fallback and "FALLBACK" in analysis.capacity.label()
+    assert analysis.capacity.fallback and "guessed" in analysis.capacity.label()
     assert max(hourly(analysis)) <= 100.0
     assert hourly(analysis) == [50.0, 100.0]  # 2 nodes seen
-    assert analysis.findings[0].topic == "capacity"
+    # a fact about the tool, not the cluster: the report's note, never a finding
+    assert all("capacity" not in f.text.lower() for f in analysis.findings)
+    note = capacity_note(analysis.capacity)
+    assert note is not None and "measured against the 2 nodes seen in accounting" in note
+    assert capacity_note(Capacity(2, None, "stated: --capacity-nodes")) is None
 
 
 def test_understated_cpu_capacity_is_capped_and_counted(jobs):

@@ -72,3 +72,52 @@ def test_report_bench_small(home, capsys):
     page = (home / "bench" / "report.html").stat().st_size
     assert 1_500_000 < page < 2_600_000  # plotly.js inline, packed (4.8 MB unpacked)
     assert result["html_mb"] == pytest.approx(page / 2**20)
+
+
+HB = FIXTURES / "real" / "hb_jobinfo_sacct.txt"
+HB_FORMAT = (
+    "JobID,JobName,User,Partition,NodeList,NNodes,NCPUs,NTasks,State,Submit,Start,End,Timelimit,"
+    "Elapsed,TotalCPU,CPUTime,UserCPU,SystemCPU,ReqMem,MaxRSS,MaxVMSize,ReqTRES,AllocTRES,"
+    "TRESUsageInMax,TRESUsageInTot,TRESUsageOutTot,MaxDiskRead,MaxDiskWrite,MaxRSSNode,"
+    "MaxRSSTask,MaxVMSizeNode,MaxVMSizeTask,MaxDiskReadNode,MaxDiskReadTask,MaxDiskWriteNode,"
+    "MaxDiskWriteTask,Comment"
+)
+
+
+def test_another_sites_export_imports_and_answers_per_job(home, capsys):
+    cache = home / "home" / "sacct"
+    # headerless: refused in one line, exit 2, nothing written
+    assert main(["sacct", "import", "--from-file", str(HB)]) == 2
+    assert "name them with --format" in capsys.readouterr().err
+    assert not cache.exists() or not any(cache.iterdir())
+    record = run_json(capsys, "sacct", "import", "--from-file", str(HB), "--format", HB_FORMAT)
+    assert record["rows_written"] == 47 and record["malformed"] == 0
+    assert record["source"] == "file:hb_jobinfo_sacct.txt" and "MaxVMSize" in record[
+        "unknown_columns"
+    ]
+    jobs = run_json(capsys, "sacct", "efficiency", "7951797", "7216821", "--no-live")
+    assert [j["job_id"] for j in jobs] == ["7951797", "7216821_106"]  # an array id: its tasks
+    mpi = jobs[0]
+    assert mpi["memory_efficiency_pct"] == pytest.approx(25.5, abs=0.05)
+    assert mpi["cpu_efficiency_pct"] == pytest.approx(99.34, abs=0.01)
+    assert any(s.startswith("Memory:") for s in mpi["suggestions"])
+    # never a suggestion below what the job used
+    used = mpi["mem_used_bytes"]
+    suggested = int(mpi["suggestions"][0].split("--mem-per-cpu=")[1].split("M")[0]) * 2**20
+    assert suggested * mpi["ncpus"] >= used
+    assert main(["sacct", "efficiency", "42", "--no-live"]) == 2
+    assert "not found in the accounting cache" in capsys.readouterr().err
+    by_user = run_json(capsys, "sacct", "efficiency", "--user", "user11")
+    assert {j["job_id"] for j in by_user} == {"7818766", "7951797"}  # the pending one is not
+
+
+def test_an_export_with_nothing_importable_exits_2_and_keeps_the_cache(home, capsys, tmp_path):
+    good = run_json(capsys, "sacct", "import", "--from-file", str(FIXTURES / "sacct_22_05.txt"))
+    cache = home / "home" / "sacct"
+    before = {p: p.read_bytes() for p in cache.rglob("*") if p.is_file()}
+    junk = tmp_path / "junk.txt"
+    junk.write_text("JobID|State|Elapsed\n|COMPLETED|00:01:00\n")
+    assert main(["sacct", "import", "--from-file", str(junk)]) == 2
+    assert "nothing imported" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in cache.rglob("*") if p.is_file()} == before
+    assert good["rows_written"] == 11

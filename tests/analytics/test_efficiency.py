@@ -15,7 +15,7 @@ import pytest
 from wass_chat.analytics.analysis import analyze
 from wass_chat.analytics.efficiency import BIN_LABELS
 from wass_chat.sacct.cache import SacctCache
-from wass_chat.sacct.fields import FIELD_NAMES, USAGE_FIELDS
+from wass_chat.sacct.fields import FIELD_NAMES
 from wass_chat.sacct.ingest import ingest_file
 from wass_chat.sacct.parse import parse_sacct_text, schema
 from wass_chat.sacct.render import render_sacct_lines, write_sacct_file
@@ -29,13 +29,15 @@ T0, T1, T2 = "2024-01-01T00:00:00", "2024-01-01T00:10:00", "2024-01-01T02:10:00"
 HAND = "\n".join(
     [
         HEADER,
-        # 4 CPUs for 1 h, TotalCPU 2 h on the allocation row; peak 3 GiB of 8 GiB per node
+        # 4 CPUs for 1 h, TotalCPU 2 h on the allocation row; step 101.0 peaked at 3 GiB (one
+        # task's MaxRSS: no NTasks, no TRESUsageInTot) of the 8 GiB the job was given
         f"101|101|alice|acc1|batch|{T0}|{T1}|{T2}|01:00:00|COMPLETED|1|4|8Gn|"
         "cpu=4,mem=8G,node=1|n01|02:00:00||",
         f"101.batch|101.batch|||||{T1}|{T2}|01:00:00|COMPLETED|1|4||cpu=4|n01|30:00.000|"
         "1048576K|cpu=00:30:00,mem=1048576K",
         f"101.0|101.0|||||{T1}|{T2}|01:00:00|COMPLETED|1|4||cpu=4|n01|01:30:00|3145728K|",
-        # 8 CPUs on 2 nodes for 30 min, usage only on its steps; 1 GiB per CPU = 4 GiB per node
+        # 8 CPUs on 2 nodes for 30 min, usage only on its steps; 1 GiB per CPU = 8 GiB in all,
+        # of which its largest step used 2 GiB (not 2 of the 4 GiB a node had: 25%, not 50%)
         f"102|102|bob|acc2|batch|{T0}|{T1}|{T2}|00:30:00|COMPLETED|2|8|1Gc|"
         "cpu=8,node=2|n[02-03]|||",
         f"102.batch|102.batch|||||{T1}|{T2}|00:30:00|COMPLETED|1|4||cpu=4|n02|10:00.000|524288K|",
@@ -67,7 +69,7 @@ def test_hand_made_jobs(hand):
     assert s.cpu_efficiency_pct == round(100 * 7.25 / 11, 1)
     assert s.wasted_core_hours == 4.25  # 2 + 2 + 0.25 + 0 (no negative waste)
     assert s.median_cpu_efficiency_pct == 62.5  # of 50, 50, 75, 125
-    assert s.median_memory_efficiency_pct == 37.5  # of 37.5 (3/8), 50 (2/4), 25 (1/4)
+    assert s.median_memory_efficiency_pct == 25.0  # of 37.5 (3/8), 25 (2/8), 25 (1/4)
     by_user = {r["user"]: r for r in hand.tables["efficiency_by_user"].to_dicts()}
     assert by_user["alice"]["wasted_core_hours"] == 2.0
     assert by_user["alice"]["cpu_eff_pct"] == round(100 * 4.5 / 6, 1)  # 2 + 2.5 used of 4 + 2
@@ -84,10 +86,15 @@ def test_efficiency_finding_and_insights_quote_the_tables(hand):
     assert "65.9% of the 11 allocated core-hours" in insight and "median job 62.5%" in insight
     wasted = next(c for c in hand.charts if c.id == "chart-wasted-core-hours").insight
     top = hand.tables["efficiency_by_user"].row(0, named=True)
-    assert f"{top['user']} left {top['wasted_core_hours']:,.1f} core-hours idle" in wasted
+    assert f"{top['user']} left the most core-hours idle: {top['wasted_core_hours']:.0f} over" in (
+        wasted
+    )
+    assert wasted.startswith("Ranked by idle core-hours")  # the ranking defined where it is shown
 
 
-OLD_LAYOUT = [n for n in FIELD_NAMES if n not in USAGE_FIELDS]
+OLD_LAYOUT = FIELD_NAMES[:26]
+"""The product's headerless layout before the usage fields (TotalCPU, MaxRSS, TRESUsageInTot)."""
+NEWER = ["total_cpu_s", "max_rss_bytes", "tres_usage_in_tot", "ntasks"]
 
 
 def test_older_exports_and_caches_without_usage_fields(tmp_path: Path):
@@ -96,21 +103,20 @@ def test_older_exports_and_caches_without_usage_fields(tmp_path: Path):
     result = parse_sacct_text("\n".join(old_lines.to_list()))  # headerless, 26 fields a line
     assert result.malformed == 0 and result.jobs.height == 200
     assert result.jobs["total_cpu_s"].null_count() == 200
-    assert result.jobs.drop(*["total_cpu_s", "max_rss_bytes", "tres_usage_in_tot"]).equals(
-        jobs.drop(*["total_cpu_s", "max_rss_bytes", "tres_usage_in_tot"])
-    )
+    assert result.jobs.drop(NEWER).equals(jobs.drop(NEWER))
     # a month file written before the usage columns existed, then a newer import beside it
     cache = SacctCache(tmp_path)
     month = tmp_path / "month=2024-01" / "jobs.parquet"
     month.parent.mkdir(parents=True)
-    old = result.jobs.drop("total_cpu_s", "max_rss_bytes", "tres_usage_in_tot")
-    old.write_parquet(month)
+    old = result.jobs.drop(*NEWER, "source").with_columns(pl.lit(0, pl.Int64).alias("total_cpu_s"))
+    old.write_parquet(month)  # before the usage fields; TotalCPU whole seconds (Int64) then
     assert cache.scan().collect()["max_rss_bytes"].null_count() == 200
+    assert cache.scan().collect()["total_cpu_s"].dtype == pl.Float64
     newer = synthesize(10, seed=5, first_job_id=5_000_000)
     cache.write(newer)
     merged = cache.scan().collect()
     assert merged.schema == pl.Schema(schema()) and merged.height == 210
-    assert merged["total_cpu_s"].is_not_null().sum() == 10
+    assert merged["total_cpu_s"].is_not_null().sum() == 210
     analysis = analyze(cache.scan(), compare=False)
     assert (
         analysis.efficiency.measured_jobs

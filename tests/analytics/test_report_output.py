@@ -112,14 +112,71 @@ def test_empty_period_is_refused_and_nothing_written(home, tmp_path, monkeypatch
     assert "no job was submitted from 2025-01-01 00:00 on" in err and "submitted 2024-01-01" in err
 
 
-def test_unwritable_output_is_one_line_error(home, tmp_path):
-    from wass_chat.report.write import ReportWriteError
+def _cli_report(home, tmp_path, monkeypatch, capsys, *argv: str) -> tuple[int, str]:
+    """``wass-chat report`` over ``home``'s cache: the exit code and what it printed on stderr."""
+    sacct_dir, _ = home
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "home").mkdir(exist_ok=True)
+    link = tmp_path / "home" / "sacct"
+    if not link.exists():
+        link.symlink_to(sacct_dir, target_is_directory=True)
+    settings.cache_clear()
+    try:
+        code = main(["report", "--offline", "--capacity-nodes", "700", *argv])
+    finally:
+        settings.cache_clear()
+    return code, capsys.readouterr().err
 
-    blocked = tmp_path / "file"
-    blocked.write_text("in the way")
-    with pytest.raises(ReportWriteError, match="cannot write"):
-        write_report(*home, blocked / "r.html", "html")
-    assert not (blocked.parent / "r.html").exists()
+
+def _files_under(root) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+@pytest.mark.parametrize("where", ["missing/deeper", "a-file", "read-only"])
+def test_unwritable_or_missing_folder_is_one_line_and_nothing_written(
+    home, tmp_path, monkeypatch, capsys, where
+):
+    import os
+
+    out_root = tmp_path / "out"
+    out_root.mkdir()
+    (out_root / "a-file").write_text("in the way")
+    if where == "read-only":
+        if os.geteuid() == 0:
+            pytest.skip("root writes into read-only folders; the other cases cover the check")
+        (out_root / "read-only").mkdir()
+        (out_root / "read-only").chmod(0o500)
+    before = _files_under(out_root)
+    for fmt in ("html", "md"):
+        target = out_root / where / f"x.{fmt}"
+        code, err = _cli_report(
+            home, tmp_path, monkeypatch, capsys, "--format", fmt, "-o", str(target)
+        )
+        assert code == 2
+        assert len(err.strip().splitlines()) == 1, err
+        assert err.startswith("error: cannot write")
+        assert _files_under(out_root) == before  # no folder, no CSV, no temporary file
+    assert not (out_root / "missing").exists()
+
+
+def test_a_failure_while_writing_leaves_nothing_behind(home, tmp_path, monkeypatch):
+    """The disk fills up at the last file (the page): the tables written before it go too."""
+    import tempfile
+
+    import wass_chat.atomic_files as atomic
+
+    real_mkstemp = tempfile.mkstemp
+
+    def full_disk(*args, **kwargs):
+        if kwargs.get("prefix", "").startswith(".r.html"):
+            raise OSError(28, "No space left on device")
+        return real_mkstemp(*args, **kwargs)
+
+    monkeypatch.setattr(atomic.tempfile, "mkstemp", full_disk)
+    with pytest.raises(atomic.OutputError, match=r"cannot write .*r\.html: No space left"):
+        write_report(*home, tmp_path / "r.html", "html")
+    assert _files_under(tmp_path) == set()  # no page, no r_tables/, no temporary file
 
 
 def test_filters_reach_the_written_report(home, tmp_path):

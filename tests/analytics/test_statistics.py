@@ -157,7 +157,13 @@ def test_hostlist_forms():
                 node_list=nl,
                 nnodes=n,
             )
-            for nl, n in (("bm[001-003,007]", 4), ("node01,gpu[1-2]", 3), ("login", 1))
+            for nl, n in (
+                ("bm[001-003,007]", 4),
+                ("node01,gpu[1-2]", 3),
+                ("login", 1),
+                ("c[1-2]n[01-02]", 4),  # two bracket groups in one name
+                ("gpu-a[1-2]-b3", 2),  # text after the bracket group
+            )
         ]
     )
     usage = node_usage(load_period(jobs.lazy(), PERIOD))
@@ -166,12 +172,18 @@ def test_hostlist_forms():
         "bm002",
         "bm003",
         "bm007",
+        "c1n01",
+        "c1n02",
+        "c2n01",
+        "c2n02",
+        "gpu-a1-b3",
+        "gpu-a2-b3",
         "gpu1",
         "gpu2",
         "login",
         "node01",
     ]
-    assert usage["busy_hours"].to_list() == [1.0] * 8
+    assert usage["busy_hours"].to_list() == [1.0] * 14
 
 
 def test_anomaly_rules():

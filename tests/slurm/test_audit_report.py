@@ -34,7 +34,7 @@ from tests.chromium import (
 )
 from tests.slurm.conftest import FINAL, Cluster, layered_workflow, wait_for_final
 from wass_chat.report.build import ReportData, build_report_from_cache
-from wass_chat.report.html import SECTIONS, render_html
+from wass_chat.report.html import render_html, shown_sections
 from wass_chat.slurm.commands import SlurmCommands
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]
@@ -181,7 +181,7 @@ def test_report_renders_in_headless_chromium(report: ReportData, tmp_path: Path)
     done = run_chromium(binary, page, tmp_path / "profile-dom", "--dump-dom")
     assert console_messages(done.stderr) == []
     drawable = [c.id for c in report.analysis.charts if c.points]  # empty ones say so instead
-    assert_rendered(done.stdout, [i for i, _ in SECTIONS], drawable)
+    assert_rendered(done.stdout, shown_sections(report), drawable)
     shot = tmp_path / "audit.png"
     done = run_chromium(binary, page, tmp_path / "profile-shot", f"--screenshot={shot}")
     assert console_messages(done.stderr) == []

@@ -18,6 +18,7 @@ kind                    TypedDict
 ``submission_plan``     :class:`SubmissionPlanFacts` (here)
 ``run_status``          :class:`RunStatusFacts` (here)
 ``sacct_summary``       :class:`SacctSummaryFacts` (here)
+``efficiency``          :class:`wass_chat.analytics.efficiency_questions.EfficiencyFacts`
 ``report``              :class:`ReportFacts` (here)
 ``error``               :class:`ErrorFacts` (here)
 ======================  ===============================================================

@@ -279,6 +279,32 @@ class ClusterFacts:
             jobs = jobs.filter(jobs["submit"] < end)
         return dict(waiters(jobs, _period_words(period), count, note))
 
+    def efficiency(
+        self,
+        jobid: str | None = None,
+        period: str = "30d",
+        user: str | None = None,
+        count: int = 5,
+    ) -> dict[str, Any]:
+        """One job's efficiency (asked of sacct when the cache lacks it), or a period's."""
+        from wass_chat.analytics import efficiency_questions as questions
+        from wass_chat.sacct.cache import SacctCache
+
+        cache = SacctCache(self.settings.sacct_dir)
+        if jobid is not None:
+            jobs = cache.scan()
+            note = ""
+            if not questions.jobs_efficiency(jobs, [jobid]):
+                jobs, note = _fetch_job(jobid, jobs)
+            return dict(questions.job_facts(jobs, [jobid], note))
+        start, end = parse_period(period)
+        note = _refresh(cache, start, end)
+        return dict(
+            questions.period_facts(
+                cache.scan(until=end), start, end, _period_words(period), user, count, note
+            )
+        )
+
     def sacct_summary(self, period: str, user: str | None) -> dict[str, Any]:
         """Accounting statistics of a period from the local sacct cache (analytics area)."""
         from wass_chat.analytics import analysis as analysis_module
@@ -310,6 +336,7 @@ class ClusterFacts:
 
     def generate_report(self, period: str, format: str, output: str | None) -> dict[str, Any]:
         """Write the audit report of a period (the report area builds it from the sacct cache)."""
+        from wass_chat.atomic_files import OutputError
         from wass_chat.report.write import write_report
 
         start, end = parse_period(period)
@@ -325,6 +352,10 @@ class ClusterFacts:
                 ],
             )
         path = self.settings.home / "reports" / name
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)  # the data home's own folder
+        except OSError as exc:
+            raise OutputError(path, exc) from exc
         files = write_report(
             self.settings.sacct_dir, self.settings.runs_dir, path, format, start, end
         )
@@ -342,6 +373,18 @@ def _refresh_from_slurm(record: Any, log: Any) -> str:
     except ServiceUnavailable as exc:
         return f"states as last logged: {exc.one_line()}"
     return ""
+
+
+def _fetch_job(jobid: str, cached: Any) -> tuple[Any, str]:
+    """A job the cache lacks, from ``sacct -j`` (with a note when Slurm does not answer)."""
+    from wass_chat.sacct.fetch import fetch_jobs
+    from wass_chat.sacct.parse import parse_sacct_text
+
+    try:
+        fetched = parse_sacct_text(fetch_jobs([jobid]), subject="sacct -j").jobs
+    except ServiceUnavailable as exc:
+        return cached, f"not in the accounting cache, and sacct did not answer: {exc.one_line()}"
+    return fetched.lazy(), "read from sacct now (not in the accounting cache)"
 
 
 def _refresh(cache: Any, start: datetime | None, end: datetime | None) -> str:

@@ -10,6 +10,7 @@ descriptions (:func:`tool_examples`), and the offline classifier's exemplars
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,6 +160,15 @@ def _waiters(pos: list[str], opt: dict[str, str]) -> Intent:
     return Intent("top_waiters", args)
 
 
+def _efficiency(pos: list[str], opt: dict[str, str]) -> Intent:
+    jobid = next((p.lstrip("#") for p in pos if re.fullmatch(r"#?\d+(_\d+)?", p)), None)
+    period = next((p for p in pos if not re.fullmatch(r"#?\d+(_\d+)?", p)), None)
+    args: dict[str, Any] = {"jobid": opt.get("jobid", jobid), **_pick(opt, "user")}
+    if args["jobid"] is None:
+        args["period"] = opt.get("period", period or "30d")
+    return Intent("efficiency", args)
+
+
 def _sacct(pos: list[str], opt: dict[str, str]) -> Intent:
     args = {"period": pos[0] if pos else "7d", "user": _first(pos[1:])}
     return Intent("sacct_summary", {**args, **_pick(opt, "period", "user")})
@@ -292,6 +302,22 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("which users waited the longest last week?", "top 3 waiters in may"),
         (Command("/waiters", "/waiters [PERIOD] [COUNT]", _waiters),),
         lambda s: {"period": s.period or "7d", "count": s.count or 5},
+    ),
+    IntentSpec(
+        "efficiency",
+        "efficiency",
+        "CPU, memory and time efficiency of a job, or a period's idle core-hours by user",
+        (
+            "how efficient was job 42?",
+            "which users wasted the most core-hours last month?",
+            "what was the cpu efficiency in january?",
+        ),
+        (Command("/efficiency", "/efficiency [JOBID|PERIOD] [user=U]", _efficiency, ("/seff",)),),
+        lambda s: (
+            {"jobid": s.jobid}
+            if s.jobid
+            else {"period": s.period or "30d", "user": s.user, "count": s.count or 5}
+        ),
     ),
     IntentSpec(
         "sacct_summary",

@@ -26,6 +26,7 @@ TOOL_DEFAULTS: dict[str, dict[str, Any]] = {
     "compare_schedulers": {"schedulers": []},
     "top_waiters": {"period": "7d", "count": 5},
     "sacct_summary": {"period": "7d"},
+    "efficiency": {"period": "30d", "count": 5},
     "generate_report": {"period": "7d", "format": "html"},
     "simulate": {"add_nodes": 0, "remove_nodes": [], "remove_count": 0, "bandwidth_factor": 1.0},
 }

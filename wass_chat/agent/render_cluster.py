@@ -191,10 +191,23 @@ def render_sacct_summary(f: Facts) -> str:
     return "\n".join(lines)
 
 
+def render_efficiency(f: Facts) -> str:
+    """Efficiency facts: the verdict, then the figures line by line (user names and job ids
+    come from accounting: shown as literals)."""
+    lines = [f"**{plain(f['verdict'])}**", ""]
+    for line in f.get("lines", []):  # list items keep their marker; the rest are paragraphs
+        item = re.match(r"^(- |\d+\. )(.*)$", line)
+        lines += [item[1] + plain(item[2])] if item else ["", plain(line)] if line else []
+    if f.get("note"):
+        lines += ["", f"_{lit(f['note'])}_"]
+    return "\n".join(lines)
+
+
 CLUSTER_RENDERERS: dict[str, Callable[[Facts], str]] = {
     "job_why": render_job_why,
     "queue": render_queue,
     "waiters": render_waiters,
     "cluster": render_cluster,
     "sacct_summary": render_sacct_summary,
+    "efficiency": render_efficiency,
 }

@@ -84,6 +84,12 @@ _ENDED = re.compile(
 )
 """A job question without an id about how the asker's job ended: their latest bad ending."""
 _WAITED = re.compile(r"\b(waited|waiters?|waits|waiting users|longest|worst)\b", re.I)
+_EFFICIENCY = re.compile(
+    r"\b(efficien\w*|inefficien\w*|wast\w*|seff|idle\s+(?:cores?|cpus?|core[\s-]?hours?)|"
+    r"core[\s-]?hours?|cpu[\s-]?hours?|over[\s-]?(?:request|ask)\w*)\b",
+    re.I,
+)
+"""Efficiency wording: a job's or a period's use of what was allocated (``efficiency``)."""
 _JOB_STATE = re.compile(
     r"\b(run|running|start|started|starting|pending|queued|stuck|wait|waiting|held|blocked|"
     r"fail|failed|die|died|killed|efficient|efficiency|use|used|wasted?)\b",
@@ -127,7 +133,7 @@ def route(
     classifier = classifier or shared_classifier()
     fixed = classifier.spelling.fix(delexicalise(stripped))
     slots = parse_slots(stripped, today)
-    if slots.jobid is None and _bare_job(stripped, slots):
+    if slots.jobid is None and slots.period is None and _bare_job(stripped, slots):
         slots = replace(slots, jobid=find_jobid(stripped, bare=True))
     readings = _with_cues(stripped, fixed, slots, classifier.rank(fixed))
     return decide(stripped, fixed, readings, slots)
@@ -137,9 +143,12 @@ def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> 
     """Unambiguous wording that overrides the embedding's order (documented, deterministic)."""
     boost: dict[str, float] = {}
     lowered = f"{fixed} \n {text}".lower()  # a cue counts as typed or as corrected
-    if slots.jobid:
+    efficiency = _EFFICIENCY.search(lowered)
+    if slots.jobid and not efficiency:
         why = re.search(r"\b(why|what|how|reason|explain|happened|wrong|use|used)\b", lowered)
         boost["job_why"] = 0.2 if why else 0.1
+    if efficiency:
+        boost["efficiency"] = 0.25
     now = _NOW.search(lowered) or _PRESENT.search(text)
     if slots.period is None and not slots.run and _LIVE_LOAD.search(text) and now:
         boost["cluster_status"] = 0.12
@@ -162,7 +171,7 @@ def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> 
     if _NOW.search(lowered) or re.search(r"\b(queue|partition)\b", lowered):
         boost["queue_overview"] = 0.05
     if slots.period is not None:
-        for name in ("sacct_summary", "top_waiters", "generate_report"):
+        for name in ("sacct_summary", "top_waiters", "generate_report", "efficiency"):
             boost[name] = boost.get(name, 0.0) + 0.05
     if _about_the_cluster(text, slots):  # "what's running right now?", as `/status` alone is
         readings = [r if r.intent != "run_status" else replace(r, intent="cluster_status")
@@ -224,6 +233,8 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
             return Intent("queue_overview", {"user": slots.user}, name="queue_overview")
         if slots.jobid is None:
             return Intent(reply="Which job? For example `/why 42`.", name="clarify")
+    if spec.name == "efficiency" and slots.jobid is None and slots.period is None:
+        slots = replace(slots, jobid=find_jobid(text, bare=True))  # "seff 311"
     if spec.name == "submit_workflow" and slots.workflow is None:
         return Intent(
             reply="Which workflow? For example `/submit montage-60 heft`.", name="clarify"
@@ -246,7 +257,7 @@ def _gated(text: str, fixed: str) -> set[str]:
 
 def _slots_decide(intent: str, slots: Slots) -> bool:
     """Whether the slots found make the top reading clear despite a close second."""
-    if intent == "job_why":
+    if intent in ("job_why", "efficiency"):
         return slots.jobid is not None
     if intent == "explain_placement":
         return slots.task is not None

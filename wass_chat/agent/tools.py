@@ -132,6 +132,19 @@ class TopWaitersArgs(BaseModel):
     count: int = Field(5, ge=1, le=50, description="How many users.")
 
 
+class EfficiencyArgs(BaseModel):
+    """CPU, memory and time efficiency from accounting, as seff computes it: one job's (with
+    advice on its requests), or a period's totals and the users who left the most allocated
+    core-hours idle."""
+
+    jobid: str | None = Field(
+        None, description="Slurm job id, e.g. 42 or 42_3; omit it for a period's figures."
+    )
+    period: str = Field("30d", description="e.g. 7d, 30d, 2024-05 or START..END")
+    user: str | None = Field(None, description="Restrict to one user.")
+    count: int = Field(5, ge=1, le=50, description="How many users in the ranking.")
+
+
 class GenerateReportArgs(BaseModel):
     """Write the scheduling audit report for a period to a file (HTML or Markdown)."""
 
@@ -174,6 +187,7 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec("job_why", JobWhyArgs, "cluster", "job_why"),
     ToolSpec("queue_overview", QueueOverviewArgs, "cluster", "queue_overview"),
     ToolSpec("top_waiters", TopWaitersArgs, "cluster", "top_waiters"),
+    ToolSpec("efficiency", EfficiencyArgs, "cluster", "efficiency"),
     ToolSpec("generate_report", GenerateReportArgs, "cluster", "generate_report"),
 )
 TOOL_NAMES = tuple(spec.name for spec in TOOL_SPECS)

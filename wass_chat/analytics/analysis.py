@@ -49,6 +49,9 @@ class Analysis:
         default_factory=lambda: eff.summarize_efficiency(pl.DataFrame())
     )
     """CPU and memory efficiency of the period's finished jobs (TotalCPU, MaxRSS)."""
+    sources: dict[str, int] = field(default_factory=dict)
+    """The period's jobs by where their rows came from (``sacct``, ``file:<name>``,
+    ``synthetic``; ``unknown`` for rows imported before sources were recorded), most first."""
 
 
 def analyze(
@@ -126,7 +129,13 @@ def analyze(
     if compare:
         before = summarize(load_period(jobs, period.previous(), **filters))
         previous = before if before.jobs else None
-    findings = find_findings(summary, previous, tables, capacity, anomalies, efficiency)
+    findings = find_findings(summary, previous, tables, anomalies, efficiency)
+    sources = (
+        loaded.filter(pl.col("in_period"))
+        .group_by(pl.col("source").fill_null("unknown"))
+        .len()
+        .sort("len", "source", descending=[True, False])
+    )
     return Analysis(
         period,
         summary,
@@ -140,6 +149,7 @@ def analyze(
         previous,
         findings,
         efficiency,
+        dict(sources.rows()),
     )
 
 

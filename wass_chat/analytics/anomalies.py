@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from wass_chat.analytics.insights import human_duration
 from wass_chat.analytics.period import FAILURE_STATES
 from wass_chat.analytics.summary import WAIT_QUANTILE_METHOD, PeriodSummary, over_request_jobs
 
@@ -87,7 +88,7 @@ def long_waits(loaded: pl.DataFrame) -> Anomaly:
     return Anomaly(
         "long_waits",
         "Long queue waits",
-        f"wait > max(p99 of waits, 6 h) = {threshold / 3600:.2f} h",
+        f"wait > max(p99 of waits, 6 h) = {human_duration(threshold)}",
         hits.height,
         table,
     )

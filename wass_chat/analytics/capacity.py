@@ -6,7 +6,8 @@ idle or drained nodes and overstates nothing; it is therefore the last resort. I
 1. what the user states (``--capacity-cpus N`` / ``--capacity-nodes N``);
 2. the live controller (``scontrol show nodes`` / ``show partitions``, which reflect slurm.conf);
 3. the file ``$SLURM_CONF`` (``NodeName=`` and ``PartitionName=`` lines);
-4. a fallback: the distinct nodes seen in the period's accounting, labelled as such.
+4. a guess: the distinct nodes seen in the period's accounting, labelled as such, and said in
+   one note at the top of the report (:func:`capacity_note`).
 """
 
 from __future__ import annotations
@@ -54,10 +55,7 @@ class Capacity:
         return next((p for p in self.partitions if p.name == name), None)
 
 
-FALLBACK_SOURCE = (
-    "FALLBACK: distinct nodes seen in accounting, not the configured capacity; "
-    "give --capacity-nodes or --capacity-cpus for true utilisation"
-)
+FALLBACK_SOURCE = "guessed: the nodes seen in accounting"
 
 
 def stated_capacity(nodes: int | None, cpus: int | None) -> Capacity | None:
@@ -70,6 +68,20 @@ def stated_capacity(nodes: int | None, cpus: int | None) -> Capacity | None:
 
 def fallback_capacity(nodes_seen: int) -> Capacity:
     return Capacity(nodes_seen or None, None, FALLBACK_SOURCE, fallback=True)
+
+
+def capacity_note(capacity: Capacity) -> str | None:
+    """The report's note when the capacity was guessed (None when it was known): what utilisation
+    is measured against then, which way it errs, and how to give the real figure."""
+    if not capacity.fallback:
+        return None
+    return (
+        "Capacity guessed: neither scontrol nor a slurm.conf gave the cluster's configured "
+        f"size, so utilisation is measured against the {capacity.nodes or 0:,} nodes seen in "
+        "accounting. Nodes that ran nothing in the period are missing from that count, so "
+        "utilisation may read high. Run the report where scontrol answers, or give "
+        "--capacity-nodes or --capacity-cpus."
+    )
 
 
 def capacity_from_records(

@@ -1,20 +1,25 @@
-"""CPU and memory efficiency per job, as jobstats and reportseff compute them, and who wastes most.
+"""CPU, memory and time efficiency per job, as seff and reportseff compute them; who wastes most.
 
 A job's usage is spread over sacct rows: the allocation row carries TotalCPU (the sum over its
-steps), its steps (``123.batch``, ``123.0``) carry MaxRSS and TRESUsageInTot. Per job:
+steps), its steps (``123.batch``, ``123.0``) carry MaxRSS, NTasks and TRESUsageInTot. Per job:
 
-* CPU time used = the allocation row's TotalCPU, else the sum over its steps of TotalCPU (else
-  of the ``cpu=`` part of TRESUsageInTot);
+* CPU time used = the allocation row's TotalCPU with its fractions of a second, else the sum over
+  its steps of TotalCPU (else of the ``cpu=`` part of TRESUsageInTot);
 * CPU efficiency = CPU time used / (Elapsed x NCPUS); wasted core-hours = (Elapsed x NCPUS -
   CPU time used) / 3600, at least 0;
-* peak memory = the largest MaxRSS among the job's rows (the max across its steps);
-* memory efficiency = peak memory / the request per node (ReqMem for the whole job, as the
-  parser stores it after multiplying out a per-node ``n`` or per-CPU ``c`` suffix, divided by
-  NNodes). MaxRSS is one task's peak on one node, so this is a per-node figure, as jobstats gives.
+* memory used = the largest step's memory summed over its tasks: TRESUsageInTot's ``mem=``
+  (the sum of every task's peak, what seff reads), else MaxRSS x NTasks (reportseff's bound),
+  else MaxRSS alone (one task's peak: a lower bound, flagged by ``memory_basis``). MaxRSS alone
+  is never divided by a per-node request: for a 128-task MPI job it is 1/64 of the truth;
+* memory efficiency = memory used / the job's whole memory: AllocTRES ``mem=`` (what Slurm
+  reserved, seff's denominator), else ReqMem for the whole job (per node ``n`` or per CPU ``c``
+  multiplied out for exports older than Slurm 21.08);
+* time efficiency = Elapsed / Timelimit.
 
-Only finished jobs submitted in the period that ran for more than 0 s on at least one CPU are
-measured, and only those whose usage was recorded (older caches, imported before these fields,
-have none: the view then says so). GPU-hours need only AllocTRES (:mod:`.resources`).
+docs/analytics.md compares each figure with seff, reportseff and jobstats. Only finished jobs
+that ran for more than 0 s on at least one CPU are measured, and only those whose usage was
+recorded (older caches, imported before these fields, have none: the view then says so).
+GPU-hours need only AllocTRES (:mod:`.resources`).
 """
 
 from __future__ import annotations
@@ -24,14 +29,17 @@ from datetime import datetime
 
 import polars as pl
 
-from wass_chat.sacct.parse import duration_seconds
+from wass_chat.sacct.parse import cpu_seconds
 
 BIN_LABELS = (*(f"{lo}-{lo + 10}%" for lo in range(0, 100, 10)), ">100%")
 """Histogram bins of efficiency: ten of 10 points, then one above 100% (hyperthreads, bursts)."""
 TOP_WASTERS = 15
 """Users drawn in the wasted core-hours chart and listed in the view (all of them in the CSV)."""
 LOW_MEMORY_EFFICIENCY = 0.25
-"""Jobs under this share of their per-node memory request count as heavy memory over-askers."""
+"""Jobs under this share of their memory request count as heavy memory over-askers."""
+MEMORY_BASES = ("TRESUsageInTot", "MaxRSS x NTasks", "MaxRSS of one task")
+"""Where a job's memory figure came from, best first; the last is a lower bound."""
+_UNIT_BYTES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
 
 
 @dataclass(frozen=True)
@@ -47,36 +55,147 @@ class EfficiencySummary:
     """Used over allocated core-hours, all measured jobs together."""
     median_cpu_efficiency_pct: float | None
     memory_jobs: int
-    """Finished jobs with a peak memory and a memory request recorded."""
+    """Finished jobs with a memory figure and a memory request recorded."""
     median_memory_efficiency_pct: float | None
     low_memory_jobs_pct: float | None
     """Share of memory_jobs using less than LOW_MEMORY_EFFICIENCY of their request."""
 
 
-def step_usage(jobs: pl.LazyFrame, since: datetime) -> pl.LazyFrame:
-    """Per parent job id: summed step CPU seconds and the largest step MaxRSS.
+def tres_bytes(column: str, key: str = "mem", bare_unit: str = "") -> pl.Expr:
+    """The ``key=`` amount of a TRES string column in bytes (null without it).
+
+    Usage strings (TRESUsageInTot) print bytes with a unit (``mem=1294440K``, ``mem=0``);
+    allocation strings (AllocTRES) print megabytes with one (``mem=32000M``): ``bare_unit`` is
+    the unit of a number printed without one.
+    """
+    text = pl.col(column).str.extract(rf"(?:^|,){key}=([0-9.]+[KMGTP]?)(?:,|$)", 1)
+    unit = text.str.extract(r"([KMGTP])$", 1).fill_null(bare_unit)
+    number = text.str.extract(r"^([0-9.]+)", 1).cast(pl.Float64, strict=False)
+    return (number * unit.replace_strict(_UNIT_BYTES, return_dtype=pl.Float64)).round(0)
+
+
+def step_usage(jobs: pl.LazyFrame, since: datetime | None = None) -> pl.LazyFrame:
+    """Per parent job id: summed step CPU seconds and the largest step's memory (all tasks).
 
     ``since`` prunes the scan: a step starts (its Submit is its start) after its job's
     submission, so the steps of jobs submitted from ``since`` on all have Submit >= ``since``.
     """
-    recent = pl.col("submit").is_null() | (pl.col("submit") >= since)
-    steps = jobs.filter(pl.col("is_step") & recent)
+    steps = jobs.filter(pl.col("is_step"))
+    if since is not None:
+        steps = steps.filter(pl.col("submit").is_null() | (pl.col("submit") >= since))
     cpu = pl.coalesce("total_cpu_s", tres_cpu_seconds())
+    total = tres_bytes("tres_usage_in_tot")
+    by_tasks = pl.col("max_rss_bytes") * pl.col("ntasks")
+    memory = pl.coalesce(total, by_tasks, pl.col("max_rss_bytes").cast(pl.Float64))
+    basis = (
+        pl.when(total.is_not_null())
+        .then(pl.lit(0))
+        .when(by_tasks.is_not_null())
+        .then(pl.lit(1))
+        .when(pl.col("max_rss_bytes").is_not_null())
+        .then(pl.lit(2))
+    )
     parent = pl.col("job_id").str.split(".").list.first().alias("job_id")
-    return steps.group_by(parent).agg(
-        pl.when(cpu.is_not_null().any()).then(cpu.sum()).alias("step_cpu_s"),
-        pl.col("max_rss_bytes").max().alias("step_rss_bytes"),
+    return (
+        steps.with_columns(memory.alias("__mem"), basis.alias("__basis"))
+        .group_by(parent)
+        .agg(
+            pl.when(cpu.is_not_null().any()).then(cpu.sum()).alias("step_cpu_s"),
+            pl.col("__mem").max().alias("step_mem_bytes"),
+            pl.col("__basis")
+            .sort_by("__mem", descending=True, nulls_last=True)
+            .first()
+            .alias("step_mem_basis"),
+        )
     )
 
 
 def tres_cpu_seconds() -> pl.Expr:
     """CPU seconds from TRESUsageInTot's ``cpu=[D-]HH:MM:SS`` part (null without it)."""
     text = pl.col("tres_usage_in_tot").str.extract(r"(?:^|,)cpu=([^,]+)", 1)
-    return duration_seconds(text)
+    return cpu_seconds(text)
+
+
+def efficiency_table(allocations: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """Every figure of every allocation in ``allocations`` (null where it cannot be measured).
+
+    ``steps`` is :func:`step_usage` collected. Columns: the job's identity and size, CPU time
+    used and allocated, memory used and requested with ``memory_basis``, the three efficiencies
+    as shares, and wasted core-hours.
+    """
+    if steps.height:  # a cache without steps (the benchmark's) skips the join on 1.5 M ids
+        table = allocations.join(steps, on="job_id", how="left")
+    else:
+        table = allocations.with_columns(
+            pl.lit(None, pl.Float64).alias("step_cpu_s"),
+            pl.lit(None, pl.Float64).alias("step_mem_bytes"),
+            pl.lit(None, pl.Int32).alias("step_mem_basis"),
+        )
+    table = table.with_columns(pl.coalesce("total_cpu_s", "step_cpu_s").alias("cpu_used_s"))
+    # TRESUsageInTot only where TotalCPU is missing: parsing it for every job costs seconds
+    known = table.filter(pl.col("cpu_used_s").is_not_null())
+    fallback = table.filter(pl.col("cpu_used_s").is_null())
+    table = pl.concat([known, fallback.with_columns(tres_cpu_seconds().alias("cpu_used_s"))])
+    allocated = (pl.col("elapsed_s") * pl.col("ncpus")).cast(pl.Float64)
+    own_mem = tres_bytes("tres_usage_in_tot")
+    used_mem = pl.max_horizontal(own_mem, pl.col("step_mem_bytes"))
+    basis = (
+        pl.when(own_mem >= pl.col("step_mem_bytes").fill_null(0))
+        .then(0)
+        .otherwise(pl.col("step_mem_basis"))
+    )
+    request = pl.coalesce(tres_bytes("alloc_tres", bare_unit="M"), pl.col("req_mem_bytes"))
+    limit = pl.col("timelimit_s")
+    # A job that ran with TotalCPU exactly 0, no step rows and no TRES usage was not measured
+    # (accounting gathered nothing): its 0% is missing data, not an idle job.
+    recorded = (
+        (pl.col("cpu_used_s") > 0)
+        | pl.col("step_cpu_s").is_not_null()
+        | pl.col("step_mem_bytes").is_not_null()
+        | pl.col("tres_usage_in_tot").is_not_null()
+    )
+    table = table.select(
+        "job_id",
+        "job_id_raw",
+        "array_job_id",
+        "user",
+        "account",
+        "partition",
+        "state",
+        "start",
+        "end",
+        "nnodes",
+        "ncpus",
+        "elapsed_s",
+        "timelimit_s",
+        "cpu_used_s",
+        allocated.alias("allocated_core_s"),
+        used_mem.alias("mem_used_bytes"),
+        pl.when(used_mem.is_not_null())
+        .then(basis)
+        .replace_strict(dict(enumerate(MEMORY_BASES)), default=None, return_dtype=pl.String)
+        .alias("memory_basis"),
+        pl.when(request > 0).then(request).alias("mem_request_bytes"),
+        recorded.alias("usage_recorded"),
+    )
+    return table.with_columns(
+        pl.when(pl.col("allocated_core_s") > 0)
+        .then(pl.col("cpu_used_s") / pl.col("allocated_core_s"))
+        .alias("cpu_efficiency"),
+        ((pl.col("allocated_core_s") - pl.col("cpu_used_s")).clip(lower_bound=0) / 3600).alias(
+            "wasted_core_hours"
+        ),
+        (pl.col("mem_used_bytes") / pl.col("mem_request_bytes")).alias("memory_efficiency"),
+        pl.when(limit > 0).then(pl.col("elapsed_s") / limit).alias("time_efficiency"),
+    )
 
 
 def job_efficiency(loaded: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
-    """One row per measured job: usage, CPU and memory efficiency (shares), wasted core-hours."""
+    """One row per measured job of a period (:func:`efficiency_table`'s columns).
+
+    Measured: submitted in the period, finished, ran for more than 0 s on at least one CPU,
+    with its usage recorded (:func:`efficiency_table`'s ``usage_recorded``).
+    """
     measured = loaded.filter(
         pl.col("in_period")
         & pl.col("finished")
@@ -84,41 +203,8 @@ def job_efficiency(loaded: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
         & (pl.col("elapsed_s") > 0)
         & (pl.col("ncpus") > 0)
     )
-    if steps.height:  # a cache without steps (the benchmark's) skips the join on 1.5 M ids
-        measured = measured.join(steps, on="job_id", how="left")
-    else:
-        measured = measured.with_columns(
-            pl.lit(None, pl.Int64).alias("step_cpu_s"),
-            pl.lit(None, pl.Int64).alias("step_rss_bytes"),
-        )
-    measured = measured.with_columns(pl.coalesce("total_cpu_s", "step_cpu_s").alias("cpu_used_s"))
-    # TRESUsageInTot only where TotalCPU is missing: parsing it for every job costs seconds
-    known = measured.filter(pl.col("cpu_used_s").is_not_null())
-    fallback = measured.filter(pl.col("cpu_used_s").is_null())
-    measured = pl.concat([known, fallback.with_columns(tres_cpu_seconds().alias("cpu_used_s"))])
-    allocated = pl.col("elapsed_s") * pl.col("ncpus")
-    peak = pl.max_horizontal("max_rss_bytes", "step_rss_bytes")
-    per_node = pl.col("req_mem_bytes") / pl.col("nnodes").clip(lower_bound=1)
-    table = measured.select(
-        "job_id",
-        "user",
-        "account",
-        "partition",
-        "state",
-        "ncpus",
-        "elapsed_s",
-        "cpu_used_s",
-        allocated.alias("allocated_core_s"),
-        peak.alias("peak_rss_bytes"),
-        pl.when(pl.col("req_mem_bytes") > 0).then(per_node).alias("req_mem_per_node_bytes"),
-    ).filter(pl.col("cpu_used_s").is_not_null())
-    return table.with_columns(
-        (pl.col("cpu_used_s") / pl.col("allocated_core_s")).alias("cpu_efficiency"),
-        ((pl.col("allocated_core_s") - pl.col("cpu_used_s")).clip(lower_bound=0) / 3600).alias(
-            "wasted_core_hours"
-        ),
-        (pl.col("peak_rss_bytes") / pl.col("req_mem_per_node_bytes")).alias("memory_efficiency"),
-    )
+    table = efficiency_table(measured, steps)
+    return table.filter(pl.col("cpu_used_s").is_not_null() & pl.col("usage_recorded"))
 
 
 def summarize_efficiency(per_job: pl.DataFrame) -> EfficiencySummary:

@@ -6,6 +6,7 @@ import polars as pl
 
 from wass_chat.analytics.charts import MAIN_COLOUR, ChartSpec, Trace
 from wass_chat.analytics.efficiency import LOW_MEMORY_EFFICIENCY, EfficiencySummary
+from wass_chat.analytics.insights import amount, top_waster
 
 MEMORY_COLOUR = "#9467bd"
 WASTE_COLOUR = "#d62728"
@@ -37,7 +38,7 @@ def efficiency_chart(histogram: pl.DataFrame, summary: EfficiencySummary) -> Cha
     return ChartSpec(
         "chart-efficiency",
         "CPU efficiency (share of core-hours) and memory efficiency (share of jobs)",
-        "efficiency: used / allocated CPU time, peak memory / request per node",
+        "efficiency: used / allocated CPU time, peak memory (all tasks) / the job's memory",
         "% of measured core-hours or jobs",
         traces,
         efficiency_insight(summary),
@@ -75,8 +76,8 @@ def efficiency_insight(s: EfficiencySummary) -> str:
     if s.memory_jobs and s.median_memory_efficiency_pct is not None:
         text += (
             f" The median job peaked at {s.median_memory_efficiency_pct:.1f}% of its memory "
-            f"request per node; {s.low_memory_jobs_pct:.1f}% of {s.memory_jobs:,} jobs stayed "
-            f"under {100 * LOW_MEMORY_EFFICIENCY:.0f}%."
+            f"(all its tasks together); {s.low_memory_jobs_pct:.1f}% of {s.memory_jobs:,} jobs "
+            f"stayed under {100 * LOW_MEMORY_EFFICIENCY:.0f}%."
         )
     return text
 
@@ -87,7 +88,7 @@ def wasted_insight(by_user: pl.DataFrame, s: EfficiencySummary) -> str:
     top = by_user.row(0, named=True)
     share = 100 * top["wasted_core_hours"] / s.wasted_core_hours
     return (
-        f"{top['user']} left {top['wasted_core_hours']:,.1f} core-hours idle "
-        f"({share:.1f}% of all wasted core-hours) at {top['cpu_eff_pct']:.1f}% CPU efficiency "
-        f"over {top['jobs']:,} jobs."
+        f"Ranked by idle core-hours (allocated minus used CPU time), not by efficiency. "
+        f"{top_waster(top, s.cpu_efficiency_pct)} That is {share:.1f}% of all "
+        f"{amount(s.wasted_core_hours)} idle core-hours."
     )

@@ -2,9 +2,10 @@
 
 Each :class:`Finding` is one deterministic rule over the tables the charts are drawn from; its
 text quotes numbers from those tables only (a test recomputes them), and its recommendation is
-the usual administrator's response to that pattern. The rules, in the order they are listed:
+the usual administrator's response to that pattern. Findings are about the cluster: a capacity
+the tool had to guess is the report's note (:func:`~wass_chat.analytics.capacity.capacity_note`),
+not a finding. The rules, in the order they are listed:
 
-* capacity unknown -> state it (utilisation is then a lower bound on nodes seen);
 * mean utilisation < 50% while jobs waited > 1 h at p90 -> the queue, not the hardware, limits;
   mean utilisation > 85% -> saturated: waits are capacity-bound;
 * median requested/used walltime >= 3 -> tighter limits help the backfill scheduler;
@@ -23,9 +24,15 @@ from dataclasses import dataclass
 import polars as pl
 
 from wass_chat.analytics.anomalies import Anomaly
-from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.efficiency import LOW_MEMORY_EFFICIENCY, EfficiencySummary
-from wass_chat.analytics.insights import human_duration, large_groups, percent
+from wass_chat.analytics.insights import (
+    amount,
+    human_duration,
+    large_groups,
+    percent,
+    plural,
+    top_waster,
+)
 from wass_chat.analytics.summary import PeriodSummary
 from wass_chat.analytics.waits import NO_REASON
 
@@ -60,13 +67,11 @@ def find_findings(
     summary: PeriodSummary,
     previous: PeriodSummary | None,
     tables: dict[str, pl.DataFrame],
-    capacity: Capacity,
     anomalies: tuple[Anomaly, ...],
     efficiency: EfficiencySummary | None = None,
 ) -> tuple[Finding, ...]:
     """Every rule of the module docstring that fires, in order."""
     found: list[Finding | None] = [
-        _capacity(capacity),
         _utilisation(tables["utilisation"], summary),
         _over_request(summary),
         _partition_waits(tables["wait_by_partition"], summary),
@@ -76,17 +81,6 @@ def find_findings(
         _trend(summary, previous),
     ]
     return tuple(f for f in found if f is not None)
-
-
-def _capacity(capacity: Capacity) -> Finding | None:
-    if not capacity.fallback:
-        return None
-    return Finding(
-        "capacity",
-        "The cluster's configured capacity was not available, so utilisation is measured "
-        f"against the {capacity.nodes or 0:,} nodes seen in accounting.",
-        "Run the report where Slurm answers, or give --capacity-nodes / --capacity-cpus.",
-    )
 
 
 def _utilisation(series: pl.DataFrame, summary: PeriodSummary) -> Finding | None:
@@ -146,19 +140,21 @@ def _pending(table: pl.DataFrame) -> Finding | None:
         return None
     top = table.row(0, named=True)
     oldest = human_duration(top["max_age_h"] * 3600)
+    total = int(table["jobs"].sum())
+    share = f"{top['share_pct']:.1f}%"
+    of = f"{top['jobs']:,} of the {plural(total, 'job')} pending at the end ({share})"
     if top["reason"] == NO_REASON:
         return Finding(
             "pending",
-            f"{top['jobs']:,} pending jobs ({top['share_pct']:.1f}%) have no pending reason in "
-            f"the accounting data (slurmdbd records one only from time to time); the oldest of "
-            f"them has waited {oldest}.",
+            f"{of} {'has' if top['jobs'] == 1 else 'have'} no pending reason in the accounting "
+            "data (slurmdbd records one only from time to time); the oldest of them has waited "
+            f"{oldest}.",
             'For the live reasons, ask squeue (wass-chat ask "what is blocking the queue?").',
         )
     remedy = REMEDIES.get(str(top["reason"]), "see Slurm's squeue reason codes for this one")
     return Finding(
         "pending",
-        f"{top['jobs']:,} pending jobs ({top['share_pct']:.1f}%) waited for {top['reason']}; "
-        f"the oldest of them for {oldest}.",
+        f"{of} waited for {top['reason']}; the oldest of them for {oldest}.",
         remedy[0].upper() + remedy[1:] + ".",
     )
 
@@ -184,17 +180,15 @@ def _efficiency(s: EfficiencySummary | None, by_user: pl.DataFrame | None) -> Fi
     low_memory = (s.low_memory_jobs_pct or 0.0) > LOW_MEMORY_JOBS_PCT
     if not (low_cpu or low_memory) or by_user.is_empty():
         return None
-    worst = by_user.row(0, named=True)
     text = (
         f"Jobs used {s.cpu_efficiency_pct:.1f}% of their allocated core-hours "
-        f"({s.wasted_core_hours:,.0f} core-hours idle); {worst['user']} left "
-        f"{worst['wasted_core_hours']:,.1f} of them idle at {worst['cpu_eff_pct']:.1f}% CPU "
-        "efficiency."
+        f"({amount(s.wasted_core_hours)} core-hours idle). "
+        + top_waster(by_user.row(0, named=True), s.cpu_efficiency_pct)
     )
     if low_memory:
         text += (
             f" {s.low_memory_jobs_pct:.1f}% of jobs peaked under "
-            f"{100 * LOW_MEMORY_EFFICIENCY:.0f}% of their memory request per node."
+            f"{100 * LOW_MEMORY_EFFICIENCY:.0f}% of their memory request (all tasks together)."
         )
     return Finding(
         "efficiency",

@@ -6,6 +6,8 @@ from the data with the definitions in the methods section.
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from wass_chat.analytics.capacity import Capacity
@@ -28,6 +30,49 @@ def human_duration(seconds: float | None) -> str:
 
 def percent(share: float | None) -> str:
     return "n/a" if share is None else f"{100 * share:.1f}%"
+
+
+def amount(value: float) -> str:
+    """A quantity at the precision a reader needs: ``1,106,110``, ``14.4``, ``0.35``, ``< 0.01``."""
+    magnitude = abs(value)
+    if magnitude >= 100:
+        return f"{value:,.0f}"
+    if magnitude >= 1 or magnitude == 0:
+        return f"{value:.1f}".removesuffix(".0")
+    if magnitude < 0.01:
+        return "< 0.01" if value > 0 else "> -0.01"
+    return f"{value:.2g}"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 job``, ``2 jobs``, ``1,234 jobs``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def named(value: object) -> str:
+    """A user, account or partition as a sentence names it; accounting may not record one."""
+    return "(not recorded)" if value is None else str(value)
+
+
+def top_waster(top: dict[str, Any], average_pct: float | None) -> str:
+    """The user who left most core-hours idle, and whether that is poor efficiency or volume.
+
+    The ranking counts idle core-hours, so a heavy user at a good efficiency can lead it; the
+    sentence says which side of the period's average the user is on.
+    """
+    text = (
+        f"{named(top['user'])} left the most core-hours idle: "
+        f"{amount(top['wasted_core_hours'])} over {plural(top['jobs'], 'job')}, at "
+        f"{top['cpu_eff_pct']:.1f}% CPU efficiency"
+    )
+    if average_pct is None:
+        return text + "."
+    if top["cpu_eff_pct"] >= average_pct:
+        return (
+            f"{text}, above the period's {average_pct:.1f}%: the volume of their jobs, not poor "
+            "efficiency, puts them first."
+        )
+    return f"{text}, below the period's {average_pct:.1f}%."
 
 
 def states_insight(table: pl.DataFrame, summary: PeriodSummary) -> str:
@@ -103,9 +148,11 @@ def pending_insight(table: pl.DataFrame, pending: int) -> str:
         if top["reason"] == NO_REASON
         else f"{top['reason']} held {top['jobs']:,} of them ({top['share_pct']:.1f}%)"
     )
+    why = "" if oldest["reason"] == NO_REASON else f" ({oldest['reason']})"
     return (
-        f"{pending:,} jobs were still pending at the end of the period; {held}. The oldest had "
-        f"waited {human_duration(oldest['max_age_h'] * 3600)} ({oldest['reason']})."
+        f"{plural(pending, 'job')} {'was' if pending == 1 else 'were'} still pending at the end "
+        f"of the period; {held}. The oldest had waited "
+        f"{human_duration(oldest['max_age_h'] * 3600)}{why}."
     )
 
 
@@ -178,7 +225,7 @@ def top_insight(table: pl.DataFrame, column: str, total_node_hours: float) -> st
     share = hours / total_node_hours if total_node_hours else None
     top_share = table["node_hours"].sum() / total_node_hours if total_node_hours else None
     return (
-        f"{name} used the most node-hours ({hours:,.0f}, {percent(share)} of "
+        f"{named(name)} used the most node-hours ({hours:,.0f}, {percent(share)} of "
         f"{total_node_hours:,.0f}); "
         f"the top {table.height} together used {percent(top_share)}."
     )

@@ -38,16 +38,14 @@ def gpu_by(loaded: pl.DataFrame, column: str, top: int | None = None) -> pl.Data
     GPU-hours. ``loaded`` is the period's table, or :func:`gpu_jobs` of it."""
     with_gpu = loaded if "gpus" in loaded.columns else gpu_jobs(loaded)
     total = float(((with_gpu["elapsed_s"] * with_gpu["gpus"]).sum() or 0) / 3600)
+    hours = (pl.col("elapsed_s") * pl.col("gpus")).sum() / 3600
     table = (
         with_gpu.group_by(column)
         .agg(
             pl.len().alias("gpu_jobs"),
-            ((pl.col("elapsed_s") * pl.col("gpus")).sum() / 3600).round(1).alias("gpu_hours"),
-        )
-        .with_columns(
-            (100 * pl.col("gpu_hours") / total if total else pl.lit(0.0))
-            .round(1)
-            .alias("share_pct")
+            hours.round(1).alias("gpu_hours"),
+            # from the unrounded hours: 15.5 rounded over 15.47 in all read 100.2%
+            (100 * hours / total if total else pl.lit(0.0)).round(1).alias("share_pct"),
         )
         .sort(["gpu_hours", column], descending=[True, False])
     )

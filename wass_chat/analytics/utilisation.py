@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from wass_chat.slurm.hostlist import expand
+
 from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.period import Period
 
@@ -159,12 +161,33 @@ def _bucket_seconds(bucket: str) -> int:
     return {"1m": 60, "10m": 600, "1h": 3600, "1d": 86400, "1w": 7 * 86400}[bucket]
 
 
+_COMPLEX = r"\][^,]|\[[^\]]*\[|\][^,\[]*\["
+"""A hostlist item with text after its bracket group or two groups (``c[1-2]n[01-02]``,
+``gpu-a[1-2]-b``), which the vectorised (prefix, range) reading cannot hold."""
+
+
+def _expand_complex_lists(frame: pl.DataFrame) -> pl.DataFrame:
+    """Rewrite the few node lists the range reading cannot hold as the plain names Slurm means
+    (each distinct list expanded once by :func:`wass_chat.slurm.hostlist.expand`)."""
+    complex_rows = pl.col("node_list").str.contains(_COMPLEX)
+    lists = frame.filter(complex_rows)["node_list"].unique().to_list()
+    if not lists:
+        return frame
+    plain = {text: ",".join(expand(text)) for text in lists}
+    return frame.with_columns(
+        pl.when(complex_rows)
+        .then(pl.col("node_list").replace_strict(plain, default=None))
+        .otherwise(pl.col("node_list"))
+        .alias("node_list")
+    )
+
+
 def host_ranges(frame: pl.DataFrame) -> pl.DataFrame:
     """Rows with ``node_list`` -> rows (prefix, width, lo, hi, + the other columns).
 
     Unnumbered hosts get ``lo = hi = -1``; a hostlist of several groups gives several rows.
     """
-    frame = frame.filter(pl.col("node_list").is_not_null())
+    frame = _expand_complex_lists(frame.filter(pl.col("node_list").is_not_null()))
     others = [c for c in frame.columns if c != "node_list"]
     # Most hostlists are one group ("nid000514", "nid[000080-000143]"): only the others pay
     # for the regex split at top-level commas.

@@ -1,4 +1,4 @@
-"""`wass-chat sacct ...` (accounting import, synthesis, summary) and `wass-chat report ...`.
+"""`wass-chat report ...`: the scheduling audit report and its benchmark.
 
 Heavy libraries (polars, plotly, matplotlib) are imported inside the commands so that
 ``wass-chat --help`` stays fast.
@@ -7,238 +7,31 @@ Heavy libraries (polars, plotly, matplotlib) are imported inside the commands so
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from wass_chat.cli.output import console, emit, err_console
-
-sacct_app = typer.Typer(
-    help="Slurm accounting: import into the local cache, synthesize, summarize."
+from wass_chat.cli.output import console, emit
+from wass_chat.cli.period_options import (
+    CAP_CPUS,
+    CAP_NODES,
+    END_HELP,
+    START_HELP,
+    capacity,
+    parse_period,
+    settings,
 )
+
 report_app = typer.Typer(
     help="Scheduling audit report (self-contained HTML, or Markdown with PNG charts).",
     invoke_without_command=True,
 )
 
-CAP_NODES = "Configured nodes (default: from scontrol or $SLURM_CONF; else nodes seen, labelled)."
-CAP_CPUS = "Configured CPUs; utilisation is then allocated CPUs over this."
-START_HELP = "Period start (YYYY-MM-DD[THH:MM[:SS]], cluster local time)."
-END_HELP = "Period end, exclusive."
-
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
-    app.add_typer(sacct_app, name="sacct")
     app.add_typer(report_app, name="report")
-
-
-def _when(value: str | None, option: str) -> datetime | None:
-    from sim.errors import InputError
-
-    if value is None:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise InputError(
-            "options", [f"{option} must be an ISO date or time, got {value!r}"]
-        ) from exc
-
-
-def _period(start: str | None, end: str | None) -> tuple[datetime | None, datetime | None]:
-    from sim.errors import InputError
-
-    begin, finish = _when(start, "--start"), _when(end, "--end")
-    if begin is not None and finish is not None and finish <= begin:
-        raise InputError("options", [f"--end ({finish}) must be after --start ({begin})"])
-    return begin, finish
-
-
-def _capacity(nodes: int | None, cpus: int | None) -> Any:
-    """The stated capacity, else the one the live cluster or $SLURM_CONF gives, else None."""
-    from wass_chat.analytics.capacity import discover_capacity, stated_capacity
-
-    return stated_capacity(nodes, cpus) or discover_capacity()
-
-
-def _settings() -> Any:
-    from wass_chat.config import settings
-
-    return settings()
-
-
-@sacct_app.command("import")
-def import_command(
-    start: str | None = typer.Option(None, "--start", help=START_HELP + " Default: 30 days ago."),
-    end: str | None = typer.Option(None, "--end", help=END_HELP + " Default: now."),
-    from_file: Path | None = typer.Option(
-        None, "--from-file", help="A `sacct -P` export to import."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """Import accounting data into the local cache (from sacct, month by month, or a file)."""
-    from dataclasses import asdict
-
-    from rich.progress import Progress
-
-    from sim.errors import InputError
-    from wass_chat.sacct.cache import SacctCache
-    from wass_chat.sacct.ingest import ingest_file, ingest_slurm
-
-    cache = SacctCache(_settings().sacct_dir)
-    if from_file is not None:
-        if not from_file.is_file():
-            raise InputError(str(from_file), ["no such file"])
-        record = ingest_file(cache, from_file)
-    else:
-        begin, finish = _period(start, end)
-        finish = finish or datetime.now().replace(microsecond=0)
-        begin = begin or finish - timedelta(days=30)
-        with Progress(console=err_console, transient=True) as bar:
-            task = bar.add_task("sacct", total=None)
-            record = ingest_slurm(
-                cache,
-                begin,
-                finish,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
-    emit(asdict(record), as_json, _render_import)
-
-
-def _render_import(record: dict[str, Any]) -> None:
-    console.print(
-        f"imported {record['rows_written']:,} rows from {record['source']} "
-        f"({record['lines']:,} lines, {record['malformed']:,} malformed)"
-    )
-    for example in record["malformed_examples"]:
-        console.print(f"  malformed: {example}", markup=False)
-    for name, count in record["bad_values"].items():
-        console.print(
-            f"  unreadable {name}: {count:,} ({record['bad_value_examples'][name]})", markup=False
-        )
-
-
-@sacct_app.command("synth")
-def synth_command(
-    jobs: int = typer.Option(..., "--jobs", min=1, help="Number of jobs to generate."),
-    seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same data)."),
-    days: float = typer.Option(30.0, "--days", min=1.0, help="Length of the submission window."),
-    steps: bool = typer.Option(False, "--steps", help="Also emit .batch/.extern job steps."),
-    output: Path | None = typer.Option(
-        None,
-        "-o",
-        "--output",
-        help="FILE.parquet, or a text file for `sacct -P` format; default: the cache.",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """Generate realistic synthetic accounting data (for benchmarks and demos)."""
-    from wass_chat.sacct.cache import ImportRecord, SacctCache, replace_atomically
-    from wass_chat.sacct.render import write_sacct_file
-    from wass_chat.sacct.synth import synthesize
-
-    began = time.perf_counter()
-    table = synthesize(jobs, seed, days=days, with_steps=steps)
-    target: str
-    if output is None:
-        cache = SacctCache(_settings().sacct_dir)
-        cache.write(table)
-        cache.record_import(
-            ImportRecord(
-                f"synth(jobs={jobs}, seed={seed})",
-                datetime.now().isoformat(timespec="seconds"),
-                None,
-                None,
-                table.height,
-                0,
-                table.height,
-            )
-        )
-        target = str(cache.root)
-    elif output.suffix == ".parquet":
-        replace_atomically(output, lambda tmp: table.write_parquet(tmp))
-        target = str(output)
-    else:
-        replace_atomically(output, lambda tmp: write_sacct_file(table, Path(tmp)))
-        target = str(output)
-    result = {
-        "rows": table.height,
-        "seed": seed,
-        "output": target,
-        "seconds": time.perf_counter() - began,
-    }
-    emit(
-        result,
-        as_json,
-        lambda r: console.print(
-            f"wrote {r['rows']:,} rows to {r['output']} in {r['seconds']:.1f} s"
-        ),
-    )
-
-
-@sacct_app.command("summary")
-def summary_command(
-    start: str | None = typer.Option(
-        None, "--start", help=START_HELP + " Default: first submission."
-    ),
-    end: str | None = typer.Option(
-        None, "--end", help=END_HELP + " Default: last submission or start."
-    ),
-    user: str | None = typer.Option(None, "--user", help="Only this user's jobs."),
-    account: str | None = typer.Option(None, "--account", help="Only this account's jobs."),
-    partition: str | None = typer.Option(None, "--partition", help="Only this partition's jobs."),
-    capacity_nodes: int | None = typer.Option(None, "--capacity-nodes", min=1, help=CAP_NODES),
-    capacity_cpus: int | None = typer.Option(None, "--capacity-cpus", min=1, help=CAP_CPUS),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """Headline statistics and per-chart insights of a period, from the cache."""
-    from wass_chat.analytics.analysis import analyze
-    from wass_chat.sacct.cache import SacctCache
-
-    begin, finish = _period(start, end)
-    analysis = analyze(
-        SacctCache(_settings().sacct_dir).scan(until=finish),
-        begin,
-        finish,
-        user,
-        account=account,
-        partition=partition,
-        capacity=_capacity(capacity_nodes, capacity_cpus),
-    )
-    data = {
-        "period": {
-            "start": analysis.period.start.isoformat(),
-            "end": analysis.period.end.isoformat(),
-        },
-        "summary": analysis.summary.to_dict(),
-        "nodes_seen": analysis.nodes_seen,
-        "capacity": analysis.capacity.label(),
-        "findings": [f.text + " " + f.recommendation for f in analysis.findings],
-        "insights": {c.id: c.insight for c in analysis.charts},
-        "anomalies": {a.kind: a.count for a in analysis.anomalies},
-    }
-    emit(data, as_json, lambda _: _render_summary(analysis))
-
-
-def _render_summary(analysis: Any) -> None:
-    from rich.table import Table
-
-    from wass_chat.report.tables import summary_rows
-
-    table = Table(title=f"Accounting summary, {analysis.period.label()} ({analysis.period.origin})")
-    table.add_column("statistic")
-    table.add_column("value")
-    for label, value in summary_rows(analysis.summary, analysis.nodes_seen):
-        table.add_row(label, value)
-    console.print(table)
-    console.print(f"Capacity: {analysis.capacity.label()}", markup=False)
-    for finding in analysis.findings:
-        console.print(f"* {finding.text} {finding.recommendation}", markup=False)
-    for chart in analysis.charts:
-        console.print(f"- {chart.title}: {chart.insight}", markup=False)
 
 
 @report_app.callback()
@@ -272,6 +65,7 @@ def report_command(
     from sim.errors import InputError
     from wass_chat.agent.report_overview import local_model_writer
     from wass_chat.analytics.period import JobFilter
+    from wass_chat.atomic_files import require_folder
     from wass_chat.report.write import write_report
 
     if ctx.invoked_subcommand is not None:
@@ -284,8 +78,9 @@ def report_command(
     if problems:
         raise InputError("options", problems)
     assert output is not None
-    begin, finish = _period(start, end)
-    cfg = _settings()
+    require_folder(output)  # before asking the model or reading the cache
+    begin, finish = parse_period(start, end)
+    cfg = settings()
     began = time.perf_counter()
     writer, unavailable = (None, "--offline was given") if offline else local_model_writer(cfg)
     files = write_report(
@@ -296,7 +91,7 @@ def report_command(
         begin,
         finish,
         only=JobFilter(user, account, partition),
-        capacity=_capacity(capacity_nodes, capacity_cpus),
+        capacity=capacity(capacity_nodes, capacity_cpus),
         writer=writer,
         writer_unavailable=unavailable,
     )

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from html import escape
 
+from wass_chat.analytics.capacity import capacity_note
+from wass_chat.analytics.insights import amount, plural
 from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.charts_js import charts_script
 from wass_chat.report.html_table import frame_html, table_html
 from wass_chat.report.methods import METHODS
+from wass_chat.report.overview import ranked_findings
+from wass_chat.report.runs import local_time
 
 SECTIONS = (
     ("overview", "Summary and recommendations"),
@@ -30,41 +34,64 @@ SECTIONS = (
     ("methods", "Methods"),
 )
 _STYLE = """
-body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 1.5em;color:#222}
+body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 1.5em;color:#222;
+  overflow-wrap:break-word}
 h1{margin-top:1em} section{border-top:1px solid #ddd;padding-top:.5em;margin-top:1.5em}
-table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
-td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f3f3f3} .chart{margin:1em 0} .note{color:#666;font-size:.85em}
+.table-box{max-width:100%;overflow-x:auto;margin:.5em 0}
+table{border-collapse:collapse;font-size:.9em}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top;max-width:40em}
+th{background:#f3f3f3;vertical-align:bottom}
+td.num,th.num{text-align:right} td.num{white-space:nowrap;font-variant-numeric:tabular-nums}
+.chart{margin:1em 0} .note{color:#666;font-size:.85em} .absent{color:#444}
 .insight{background:#f6f9ff;border-left:4px solid #1f77b4;padding:.4em .8em}
-nav li{display:inline;margin-right:1em} code{font-size:.85em}
-td.evidence{max-width:420px;word-break:break-all;font-size:.8em}
+nav ul{padding-left:0} nav li{display:inline-block;margin-right:1em}
+code{font-size:.85em;overflow-wrap:anywhere}
+td.evidence{min-width:16em;font-size:.8em;overflow-wrap:anywhere}
 .warn{background:#fff4e5;border-left:4px solid #ff7f0e;padding:.4em .8em}
-.plot{min-height:420px} ol.findings li{margin:.4em 0}
+.plot{min-height:420px;max-width:100%} ol.findings li{margin:.4em 0}
 .overview{background:#f4f9f4;border-left:4px solid #2ca02c;padding:.2em .8em}
 """
+
+
+def shown_sections(report: ReportData) -> list[str]:
+    """The ids of the sections this report has something to say in, in page order: the
+    workflow-run sections only when runs were recorded (or could not be read)."""
+    runs = report.runs
+    hidden = set()
+    if not runs.runs:
+        hidden.add("comparison")
+        if not runs.not_wired:
+            hidden.add("runs")
+    return [i for i, _ in SECTIONS if i not in hidden]
 
 
 def render_html(report: ReportData, csv_links: dict[str, str] | None = None) -> str:
     """The complete HTML document; ``csv_links`` maps an anomaly kind to its CSV file's path
     relative to the page (written by :func:`wass_chat.report.write.write_report`)."""
+    content = {
+        "overview": lambda: _overview(report),
+        "summary": lambda: _summary(report),
+        "findings": lambda: _findings(report),
+        "analytics": lambda: _analytics(report),
+        "queue": lambda: views.queue_html(report.analysis),
+        "resources": lambda: views.resources_html(report.analysis, csv_links),
+        "runs": lambda: _runs(report),
+        "comparison": lambda: _comparison(report),
+        "anomalies": lambda: _anomalies(report, csv_links or {}),
+        "data-quality": lambda: _quality(report),
+        "methods": _methods,
+    }
+    titles = dict(SECTIONS)
+    ids = shown_sections(report)
     body = "\n".join(
         [
             f"<h1>{escape(report.title)}</h1>",
             f'<p class="note">Generated {escape(report.generated)} by wass-chat.</p>',
+            _notes(report),
             "<nav><ul>"
-            + "".join(f'<li><a href="#{i}">{escape(t)}</a></li>' for i, t in SECTIONS)
+            + "".join(f'<li><a href="#{i}">{escape(titles[i])}</a></li>' for i in ids)
             + "</ul></nav>",
-            _section("overview", _overview(report)),
-            _section("summary", _summary(report)),
-            _section("findings", _findings(report)),
-            _section("analytics", _analytics(report)),
-            _section("queue", views.queue_html(report.analysis)),
-            _section("resources", views.resources_html(report.analysis, csv_links)),
-            _section("runs", _runs(report)),
-            _section("comparison", _comparison(report)),
-            _section("anomalies", _anomalies(report, csv_links or {})),
-            _section("data-quality", _quality(report)),
-            _section("methods", _methods()),
+            *(_section(i, content[i]()) for i in ids),
         ]
     )
     return (
@@ -72,6 +99,15 @@ def render_html(report: ReportData, csv_links: dict[str, str] | None = None) -> 
         f"<title>{escape(report.title)}</title><style>{_STYLE}</style></head>\n"
         f"<body>\n{body}\n{charts_script(report.analysis.charts)}\n</body></html>\n"
     )
+
+
+def _notes(report: ReportData) -> str:
+    """What the reader must know before any figure: synthetic or mixed data, a guessed capacity."""
+    notes = (
+        ("sources-warning", tables.mixed_sources_note(report.analysis.sources)),
+        ("capacity-note", capacity_note(report.analysis.capacity)),
+    )
+    return "".join(f'<p class="warn" id="{i}">{escape(n)}</p>' for i, n in notes if n)
 
 
 def _section(section_id: str, content: str) -> str:
@@ -101,17 +137,12 @@ def _summary(report: ReportData) -> str:
             "Only jobs with " + ", ".join(f"{k} = {v}" for k, v in a.filters.items()) + "."
         )
     lines.append(f"Capacity: {a.capacity.label()}.")
-    text = "".join(
-        f'<p class="{"warn" if "FALLBACK" in line else "period"}">{escape(line)}</p>'
-        for line in lines
-    )
-    rows = tables.summary_rows(a.summary, a.nodes_seen, a.previous)
-    header = ["statistic", "this period"] + (["previous period"] if a.previous else [])
-    return text + table_html(header, rows)
+    text = "".join(f'<p class="period">{escape(line)}</p>' for line in lines)
+    return text + table_html(tables.summary_table(a.summary, a.nodes_seen, a.previous))
 
 
 def _findings(report: ReportData) -> str:
-    found = report.analysis.findings
+    found = ranked_findings(report.analysis)  # the summary's order
     if not found:
         return "<p>No rule fired: nothing stands out in this period.</p>"
     items = "".join(
@@ -125,11 +156,10 @@ def _findings(report: ReportData) -> str:
 def _analytics(report: ReportData) -> str:
     parts = []
     for chart in report.analysis.charts:
-        plot = (
-            f'<div id="{chart.id}" class="plot"></div>'
-            if chart.points
-            else f'<div id="{chart.id}"><h3>{escape(chart.title)}</h3><p>No data to draw.</p></div>'
-        )
+        if not chart.points:  # no empty axes: the insight says what is absent, in one line
+            parts.append(f'<p class="absent" id="{chart.id}">{escape(chart.insight)}</p>')
+            continue
+        plot = f'<div id="{chart.id}" class="plot"></div>'
         parts.append(
             f'<figure class="chart" data-chart="{chart.id}">{plot}'
             f'<figcaption class="insight">{escape(chart.insight)}</figcaption></figure>'
@@ -140,57 +170,58 @@ def _analytics(report: ReportData) -> str:
 def _runs(report: ReportData) -> str:
     runs = report.runs
     parts = [f'<p class="note">{escape(p)}</p>' for p in runs.not_wired]
-    if not runs.runs:
-        parts.append("<p>No workflow run through wass-chat was recorded in this period.</p>")
     for run in runs.runs:
-        planned = f"{run.planned_makespan:.1f} s" if run.planned_makespan is not None else "n/a"
-        header, rows = tables.decision_rows(run)
+        planned = "not recorded"
+        if run.planned_makespan is not None:
+            planned = f"{amount(run.planned_makespan)} s (simulated)"
         parts.append(
             f"<h3>Run {escape(run.run_id)}: {escape(run.workflow)}</h3>"
-            f"<p>Created {escape(run.created)}; scheduler {escape(run.scheduler)}; state "
-            f"{escape(run.state)}; planned makespan {planned}; {len(run.decisions)} decisions.</p>"
-            + table_html(header, rows, css={6: "evidence"})
+            f"<p>Created {local_time(run.created):%Y-%m-%d %H:%M}; scheduler "
+            f"{escape(run.scheduler)}; state {escape(run.state)}; planned makespan {planned}; "
+            f"{plural(len(run.decisions), 'decision')}.</p>"
+            + table_html(tables.decision_table(run), css={6: "evidence"})
         )
     return "\n".join(parts)
 
 
 def _comparison(report: ReportData) -> str:
     runs = report.runs.runs
-    if not runs:
-        return "<p>No workflow run in this period, so there is nothing to compare.</p>"
-    header, rows = tables.comparison_rows(runs)
     problems = [f"{r.run_id}: {p}" for r in runs for p in r.simulation_problems]
     notes = "".join(f'<p class="note">{escape(p)}</p>' for p in problems)
     return (
-        "<p>Makespan in simulated seconds of each run's workflow on its platform; "
-        "* marks the best.</p>" + table_html(header, rows) + notes
+        "<p>Each run's workflow replayed on its platform by the simulator under every "
+        "scheduler of the comparison, fastest first.</p>"
+        + table_html(tables.comparison_table(runs))
+        + notes
     )
 
 
 def _anomalies(report: ReportData, csv_links: dict[str, str]) -> str:
     parts = []
     for anomaly in report.analysis.anomalies:
+        if not anomaly.count:  # one line: the absence is worth knowing, the rule says what it is
+            parts.append(
+                f'<p class="absent">{escape(anomaly.title)}: none '
+                f"(rule: {escape(anomaly.rule)}).</p>"
+            )
+            continue
         shown = anomaly.examples.height
         more = ""
         if anomaly.kind in csv_links:
             link = escape(csv_links[anomaly.kind])
             more = f' <a class="csv" href="{link}">All {anomaly.count:,} rows as CSV</a>.'
-        listed = (
-            f'<p class="note">The first {shown:,} of {anomaly.count:,}.{more}</p>'
-            if anomaly.count
-            else ""
-        )
         parts.append(
             f"<h3>{escape(anomaly.title)}: {anomaly.count:,}</h3>"
             f'<p class="note">Rule: {escape(anomaly.rule)}</p>'
-            + (listed + frame_html(anomaly.examples) if anomaly.count else "<p>None found.</p>")
+            f'<p class="note">The first {shown:,} of {anomaly.count:,}.{more}</p>'
+            + frame_html(anomaly.examples)
         )
     return "\n".join(parts)
 
 
 def _quality(report: ReportData) -> str:
     examples = "".join(f"<li><code>{escape(e)}</code></li>" for e in report.quality.examples)
-    return table_html(["measure", "count"], tables.data_quality_rows(report)) + (
+    return table_html(tables.data_quality_table(report)) + (
         f"<p>Examples of malformed lines:</p><ul>{examples}</ul>" if examples else ""
     )
 

@@ -6,11 +6,14 @@ from pathlib import Path
 
 import polars as pl
 
+from wass_chat.analytics.capacity import capacity_note
 from wass_chat.analytics.render_png import png_bytes
 from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
-from wass_chat.report.html import SECTIONS
+from wass_chat.report.columns import Table, frame_table
+from wass_chat.report.html import SECTIONS, shown_sections
 from wass_chat.report.methods import METHODS
+from wass_chat.report.overview import ranked_findings
 
 
 def render_markdown(
@@ -23,6 +26,8 @@ def render_markdown(
     titles = dict(SECTIONS)
     a = report.analysis
     out = [f"# {report.title}", "", f"Generated {report.generated} by wass-chat.", ""]
+    for note in (tables.mixed_sources_note(a.sources), capacity_note(a.capacity)):
+        out += [f"> **Note:** {note}", ""] if note else []
     o = report.overview
     out += [f"## {titles['overview']}", "", o.text, ""]
     out += [f"_Written by {o.author}.{' ' + o.note if o.note else ''}_", ""]
@@ -30,14 +35,17 @@ def render_markdown(
     if a.filters:
         out += ["Only jobs with " + ", ".join(f"{k} = {v}" for k, v in a.filters.items()) + ".", ""]
     out += [f"Capacity: {a.capacity.label()}.", ""]
-    header = ["statistic", "this period"] + (["previous period"] if a.previous else [])
-    out += _table(header, tables.summary_rows(a.summary, a.nodes_seen, a.previous))
+    out += _table(tables.summary_table(a.summary, a.nodes_seen, a.previous))
     out += [f"## {titles['findings']}", ""]
-    out += [f"{i}. **{f.text}** {f.recommendation}" for i, f in enumerate(a.findings, 1)]
+    found = ranked_findings(a)  # the summary's order
+    out += [f"{i}. **{f.text}** {f.recommendation}" for i, f in enumerate(found, 1)]
     out += [""] if a.findings else ["No rule fired: nothing stands out in this period.", ""]
     out += [f"## {titles['analytics']}", ""]
     images: dict[str, bytes] = {}
     for chart in a.charts:
+        if not chart.points:  # no empty axes: the insight says what is absent
+            out += [chart.insight, ""]
+            continue
         out += [f"### {chart.title}", ""]
         if assets_dir is not None:
             name = f"{chart.id}.png"
@@ -46,33 +54,36 @@ def render_markdown(
         out += [f"> {chart.insight}", ""]
     for section, made in (("queue", views.queue_views(a)), ("resources", views.resources_views(a))):
         out += [f"## {titles[section]}", ""]
-        for view in made:
+        for view in views.shown(made):
+            if isinstance(view, str):
+                out += [view, ""]
+                continue
             out += [f"### {view.title}", ""] + ([view.note, ""] if view.note else [])
-            out += _frame(view.table) if view.table.height else [view.empty, ""]
+            out += _frame(view.table)
             link = (csv_links or {}).get(view.csv or "")
-            out += [f"[Every row as CSV]({link}).", ""] if link and view.table.height else []
-    out += [f"## {titles['runs']}", ""]
-    out += [f"_{p}_" for p in report.runs.not_wired]
-    if not report.runs.runs:
-        out += ["No workflow run through wass-chat was recorded in this period.", ""]
-    for run in report.runs.runs:
-        out += [f"### Run {run.run_id}: {run.workflow} ({run.scheduler}, {run.state})", ""]
-        out += _table(*tables.decision_rows(run))
-    out += [f"## {titles['comparison']}", ""]
-    if report.runs.runs:
-        out += _table(*tables.comparison_rows(report.runs.runs))
-    else:
-        out += ["No workflow run in this period, so there is nothing to compare.", ""]
+            out += [f"[Every row as CSV]({link}).", ""] if link else []
+    shown = shown_sections(report)
+    if "runs" in shown:
+        out += [f"## {titles['runs']}", ""]
+        out += [f"_{p}_" for p in report.runs.not_wired]
+        for run in report.runs.runs:
+            out += [f"### Run {run.run_id}: {run.workflow} ({run.scheduler}, {run.state})", ""]
+            out += _table(tables.decision_table(run))
+    if "comparison" in shown:
+        out += [f"## {titles['comparison']}", ""]
+        out += _table(tables.comparison_table(report.runs.runs))
     out += [f"## {titles['anomalies']}", ""]
     for anomaly in a.anomalies:
+        if not anomaly.count:
+            out += [f"{anomaly.title}: none (rule: {anomaly.rule}).", ""]
+            continue
         out += [f"### {anomaly.title}: {anomaly.count:,}", "", f"Rule: {anomaly.rule}", ""]
-        if anomaly.count:
-            link = (csv_links or {}).get(anomaly.kind)
-            more = f" [All {anomaly.count:,} rows as CSV]({link})." if link else ""
-            out += [f"The first {anomaly.examples.height:,} of {anomaly.count:,}.{more}", ""]
-            out += _frame(anomaly.examples)
+        link = (csv_links or {}).get(anomaly.kind)
+        more = f" [All {anomaly.count:,} rows as CSV]({link})." if link else ""
+        out += [f"The first {anomaly.examples.height:,} of {anomaly.count:,}.{more}", ""]
+        out += _frame(anomaly.examples)
     out += [f"## {titles['data-quality']}", ""]
-    out += _table(["measure", "count"], tables.data_quality_rows(report))
+    out += _table(tables.data_quality_table(report))
     out += [f"- `{e}`" for e in report.quality.examples] + [""]
     out += [f"## {titles['methods']}", ""]
     out += [f"- **{name}**: {text}" for name, text in METHODS]
@@ -83,11 +94,13 @@ def _cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _table(header: list[str], rows: list[tuple[str, ...]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+def _table(table: Table) -> list[str]:
+    """A Markdown table: the columns table's labels, numbers right-aligned."""
+    lines = ["| " + " | ".join(_cell(h) for h in table.header) + " |"]
+    lines.append("|" + "".join("---:|" if n else "---|" for n in table.numeric))
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in table.rows]
     return [*lines, ""]
 
 
 def _frame(frame: pl.DataFrame) -> list[str]:
-    return _table(frame.columns, [tuple(str(v) for v in row) for row in frame.rows()])
+    return _table(frame_table(frame))

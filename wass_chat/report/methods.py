@@ -59,7 +59,8 @@ METHODS: tuple[tuple[str, str], ...] = (
         "busy intervals of its jobs are merged, so a node shared by several jobs at once counts "
         "once. Capacity comes from --capacity-cpus/--capacity-nodes, else the live controller "
         "(scontrol show nodes/partitions), else $SLURM_CONF; when none is available the "
-        "distinct nodes seen in accounting stand in, and the report says FALLBACK. Utilisation "
+        "distinct nodes seen in accounting stand in, and a note at the top says the capacity was "
+        "guessed. Utilisation "
         "never exceeds 100%: CPU intervals above the capacity are shown as 100% and counted. "
         "Per partition, the same over the partition's configured nodes/CPUs.",
     ),
@@ -82,16 +83,22 @@ METHODS: tuple[tuple[str, str], ...] = (
     ),
     (
         "CPU and memory efficiency",
-        "Finished jobs submitted in the period that ran > 0 s, with their usage recorded. CPU "
-        "time used: the allocation row's TotalCPU, else the sum over its steps of TotalCPU "
-        "(else the cpu= part of TRESUsageInTot). CPU efficiency = CPU time used / (Elapsed x "
-        "NCPUS); per group, used over allocated core-hours of its jobs together. Wasted "
-        "core-hours = Elapsed x NCPUS - CPU time used, at least 0, / 3600. Peak memory: the "
-        "largest MaxRSS of the job's rows (its steps); memory efficiency = peak memory / "
-        "(ReqMem / NNodes), ReqMem being the whole job's request (a per-node 'n' or per-CPU 'c' "
-        "suffix multiplied out by NNodes or NCPUS); MaxRSS is one task's peak, so this is per "
-        f"node. Heavy over-requesters use under {100 * LOW_MEMORY_EFFICIENCY:.0f}% of it. Jobs "
-        "imported before these fields were fetched have no usage and are not measured.",
+        "Finished jobs submitted in the period that ran > 0 s, with their usage recorded (a "
+        "job with TotalCPU 0, no steps and no TRES usage was not measured by accounting and is "
+        "left out). CPU time used: the allocation row's TotalCPU with its fractions of a "
+        "second, else the sum over its steps of TotalCPU (else the cpu= part of "
+        "TRESUsageInTot). CPU efficiency = CPU time used / (Elapsed x NCPUS); per group, used "
+        "over allocated core-hours of its jobs together. Wasted core-hours (the 'top wasters' "
+        "ranking) = Elapsed x NCPUS - CPU time used, at least 0, / 3600: idle allocated CPU "
+        "time, so a large job at a good efficiency can waste more than a small idle one. "
+        "Memory used: the largest step's memory summed over its tasks (the mem= of "
+        "TRESUsageInTot, as seff reads it; else MaxRSS x NTasks, as reportseff bounds it; else "
+        "one task's MaxRSS, a lower bound). Memory efficiency = memory used / the job's whole "
+        "memory (the mem= of AllocTRES, else ReqMem with a per-node 'n' or per-CPU 'c' suffix "
+        f"multiplied out). Heavy over-requesters use under {100 * LOW_MEMORY_EFFICIENCY:.0f}% "
+        "of it. Jobs imported before these fields were fetched have no usage and are not "
+        "measured. `wass-chat sacct efficiency JOBID` gives one job's figures by the same "
+        "rules.",
     ),
     (
         "Previous period",
@@ -104,8 +111,9 @@ METHODS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Units",
-        "Shares and rates are percentages everywhere; durations are in hours in tables and "
-        "in s/min/h/d in sentences.",
+        "Shares and rates are percentages with one decimal; durations are written in s, min, h "
+        "or d, whichever reads best; counts have thousands separators. The CSV files next to "
+        "the report keep raw values (hours, shares in percent) under their column code names.",
     ),
     (
         "Charts",

@@ -26,9 +26,11 @@ TOPIC_PRIORITY = (
     "walltime",
     "failures",
     "trend",
-    "capacity",
 )
-"""Which findings lead the summary: the costliest waste first, bookkeeping last."""
+"""Which findings lead the summary: the costliest waste first, the trend last."""
+MINOR_PENDING_SHARE = 0.01
+"""A pending queue under this share of the period's jobs (7 of 100,000) is no headline: its
+finding moves behind the others, before the trend."""
 LEADING = 3
 RULES_AUTHOR = "wass-chat's deterministic rules"
 
@@ -60,10 +62,15 @@ class Overview:
     note: str = ""
 
 
-def ranked_findings(findings: tuple[Finding, ...]) -> list[Finding]:
-    """Findings in :data:`TOPIC_PRIORITY` order (unknown topics last, in their own order)."""
-    rank = {topic: i for i, topic in enumerate(TOPIC_PRIORITY)}
-    return sorted(findings, key=lambda f: rank.get(f.topic, len(rank)))
+def ranked_findings(a: Analysis) -> list[Finding]:
+    """The period's findings in :data:`TOPIC_PRIORITY` order (unknown topics last, in their own
+    order), a minor pending queue (:data:`MINOR_PENDING_SHARE`) just before the trend."""
+    order = list(TOPIC_PRIORITY)
+    if a.summary.pending < MINOR_PENDING_SHARE * a.summary.jobs:
+        order.remove("pending")
+        order.insert(order.index("trend"), "pending")
+    rank = {topic: i for i, topic in enumerate(order)}
+    return sorted(a.findings, key=lambda f: rank.get(f.topic, len(rank)))
 
 
 def deterministic_overview(a: Analysis) -> str:
@@ -73,7 +80,7 @@ def deterministic_overview(a: Analysis) -> str:
         f"{s.jobs:,} jobs from {s.users:,} users were submitted from "
         f"{a.period.start:%Y-%m-%d %H:%M} to {a.period.end:%Y-%m-%d %H:%M}."
     )
-    leading = ranked_findings(a.findings)[:LEADING]
+    leading = ranked_findings(a)[:LEADING]
     if not leading:
         return head + " No rule fired: nothing stands out in this period."
     body = " ".join(f.text for f in leading)
@@ -105,7 +112,7 @@ def overview_facts(a: Analysis) -> dict[str, Any]:
         "median_memory_efficiency_pct": e.median_memory_efficiency_pct,
         "findings": [
             {"topic": f.topic, "text": f.text, "recommendation": f.recommendation}
-            for f in ranked_findings(a.findings)
+            for f in ranked_findings(a)
         ],
     }
 

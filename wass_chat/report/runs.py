@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.errors import UserFacingError
+from wass_chat.analytics.insights import amount
 
 MAX_RUNS_SIMULATED = 20
 """Re-simulate at most this many runs (the most recent) so report time stays bounded."""
@@ -104,13 +105,13 @@ def local_time(stamp: str) -> datetime:
 
 def _decision_row(decision: Any) -> DecisionRow:
     alternatives = ", ".join(
-        f"{node}: {value:.1f} s"
+        f"{node}: {amount(value)} s"
         for node, value in sorted(decision.alternatives.items(), key=lambda kv: kv[1])[:5]
     )
-    evidence = json.dumps(decision.evidence, default=str, sort_keys=True)
+    evidence = json.dumps(_readable(decision.evidence), default=str, sort_keys=True)
     if len(evidence) > MAX_EVIDENCE_CHARS:
         evidence = evidence[: MAX_EVIDENCE_CHARS - 3] + "..."
-    planned = f"{decision.planned_start:.1f}-{decision.planned_end:.1f} s"
+    planned = f"{amount(decision.planned_start)}-{amount(decision.planned_end)} s"
     return DecisionRow(
         decision.task,
         decision.node,
@@ -120,6 +121,17 @@ def _decision_row(decision: Any) -> DecisionRow:
         alternatives or "none recorded",
         evidence if decision.evidence else "none recorded",
     )
+
+
+def _readable(value: Any) -> Any:
+    """Evidence with its floats at a reader's precision (a score of 0.91466624 reads 0.915)."""
+    if isinstance(value, float):
+        return round(value) if abs(value) >= 100 else float(f"{value:.3g}")
+    if isinstance(value, dict):
+        return {k: _readable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_readable(v) for v in value]
+    return value
 
 
 def _simulator() -> tuple[Any, str | None]:

@@ -1,4 +1,7 @@
-"""The report's tables as plain rows, shared by the HTML and Markdown renderers."""
+"""The report's own tables (summary, data quality, workflow runs), shared by HTML and Markdown.
+
+Each is a :class:`~wass_chat.report.columns.Table`: its headers come from the columns table.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +10,27 @@ from collections.abc import Callable
 from wass_chat.analytics.insights import human_duration, percent
 from wass_chat.analytics.summary import PeriodSummary
 from wass_chat.report.build import ReportData
+from wass_chat.report.columns import Table, table, written_table
 from wass_chat.report.runs import RunSection
 
 Rows = list[tuple[str, ...]]
 
 
-def summary_rows(s: PeriodSummary, nodes_seen: int, previous: PeriodSummary | None = None) -> Rows:
-    """Label/value pairs of the period summary; with ``previous``, a third column for it."""
+def summary_table(
+    s: PeriodSummary, nodes_seen: int, previous: PeriodSummary | None = None
+) -> Table:
+    """The period summary, measure by measure; with ``previous``, a column for that period."""
     rows: Rows = [(label, value(s)) for label, value in _SUMMARY]
     rows.append(("Nodes seen", f"{nodes_seen:,}"))
     if previous is None:
-        return rows
-    return [
-        (label, value, _SUMMARY_BY_LABEL[label](previous) if label in _SUMMARY_BY_LABEL else "")
-        for label, value in rows
-    ]
+        return written_table(["measure", "this_period"], rows)
+    return written_table(
+        ["measure", "this_period", "previous_period"],
+        [
+            (label, value, _SUMMARY_BY_LABEL[label](previous) if label in _SUMMARY_BY_LABEL else "")
+            for label, value in rows
+        ],
+    )
 
 
 def _waits(s: PeriodSummary) -> str:
@@ -65,37 +74,35 @@ _SUMMARY: tuple[tuple[str, Callable[[PeriodSummary], str]], ...] = (
 _SUMMARY_BY_LABEL = dict(_SUMMARY)
 
 
-def comparison_rows(runs: tuple[RunSection, ...]) -> tuple[list[str], Rows]:
-    """Header and one row per run: the run's own plan, then each scheduler's makespan."""
-    names = sorted({n for r in runs for n in r.makespans})
-    header = ["run", "workflow", "used", "planned (s)", *names]
-    rows: Rows = []
+def comparison_table(runs: tuple[RunSection, ...]) -> Table:
+    """Each run's workflow under every scheduler of the comparison, fastest first per run."""
+    rows = []
     for r in runs:
         best = min(r.makespans.values()) if r.makespans else None
-        cells = [
-            f"{r.makespans[n]:.1f}{' *' if r.makespans[n] == best else ''}"
-            if n in r.makespans
-            else "n/a"
-            for n in names
-        ]
-        planned = f"{r.planned_makespan:.1f}" if r.planned_makespan is not None else "n/a"
-        rows.append((r.run_id, r.workflow, r.scheduler, planned, *cells))
-    return header, rows
+        for name, makespan in sorted(r.makespans.items(), key=lambda kv: (kv[1], kv[0])):
+            notes = (("fastest", makespan == best), ("the run's scheduler", name == r.scheduler))
+            remark = ", ".join(note for note, applies in notes if applies)
+            rows.append((r.run_id, r.workflow, name, makespan, remark))
+    return table(["run_id", "workflow", "scheduler", "makespan_s", "remark"], rows)
 
 
-def decision_rows(run: RunSection) -> tuple[list[str], Rows]:
-    header = ["task", "node", "job", "planned", "state", "alternatives", "evidence"]
-    return header, [
-        (d.task, d.node, d.job_id, d.planned, d.state, d.alternatives, d.evidence)
-        for d in run.decisions
-    ]
+def decision_table(run: RunSection) -> Table:
+    """One row per placement decision of ``run``."""
+    return written_table(
+        ["task", "node", "job_id", "planned", "state", "alternatives", "evidence"],
+        [
+            (d.task, d.node, d.job_id, d.planned, d.state, d.alternatives, d.evidence)
+            for d in run.decisions
+        ],
+    )
 
 
 def _ratio(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}x"
 
 
-def data_quality_rows(report: ReportData) -> Rows:
+def data_quality_table(report: ReportData) -> Table:
+    """Lines read and dropped, unreadable values per column, and the period's data sources."""
     q = report.quality
     rows: Rows = [
         ("Imports", f"{q.imports:,}"),
@@ -106,4 +113,31 @@ def data_quality_rows(report: ReportData) -> Rows:
         (f"Unreadable {name} values (kept as empty)", f"{n:,}")
         for name, n in sorted(q.bad_values.items())
     ]
-    return rows
+    rows += [
+        (f"Jobs of the period from {_source(source)}", f"{n:,}")
+        for source, n in report.analysis.sources.items()
+    ]
+    return written_table(["measure", "count"], rows)
+
+
+def _source(source: str) -> str:
+    """``sacct``, ``file:<name>`` or ``synthetic`` (a row's ``source``) in words."""
+    if source.startswith("file:"):
+        return f"the file {source.removeprefix('file:')}"
+    return {"sacct": "sacct", "synthetic": "synthetic data"}.get(source, source)
+
+
+def mixed_sources_note(sources: dict[str, int]) -> str | None:
+    """A warning when the period's jobs come from more than one source, or from synthetic data:
+    a report never mixes them silently."""
+    if not sources:
+        return None
+    listed = ", ".join(f"{source}: {n:,} jobs" for source, n in sources.items())
+    if len(sources) > 1:
+        return (
+            f"This period mixes accounting data from {len(sources)} sources ({listed}); "
+            "every figure counts them together."
+        )
+    if "synthetic" in sources:
+        return "Every job of this period is synthetic (wass-chat sacct synth), not a cluster's."
+    return None

@@ -15,6 +15,7 @@ import polars as pl
 from wass_chat.analytics.analysis import Analysis
 from wass_chat.analytics.efficiency import TOP_WASTERS
 from wass_chat.analytics.efficiency_charts import NOT_MEASURED
+from wass_chat.analytics.insights import plural
 from wass_chat.report.html_table import frame_html
 
 
@@ -39,7 +40,7 @@ def queue_views(a: Analysis) -> list[View]:
         View(
             "Queue wait by partition",
             a.tables["wait_by_partition"],
-            "Started jobs submitted in the period; waits in hours, backfill share in percent.",
+            "Started jobs submitted in the period, from eligible to start.",
         ),
         View("Queue wait by QOS", a.tables["wait_by_qos"], "As above, per QOS."),
         View(
@@ -50,7 +51,7 @@ def queue_views(a: Analysis) -> list[View]:
         View(
             "Pending reasons at the end of the period",
             a.tables["pending_reasons"],
-            f"{pending:,} jobs submitted in the period had not started by its end; ages in hours.",
+            f"{plural(pending, 'job')} submitted in the period had not started by its end.",
             "No job was pending at the end of the period.",
         ),
         View(
@@ -62,6 +63,18 @@ def queue_views(a: Analysis) -> list[View]:
     ]
 
 
+def top_waster_definition(a: Analysis) -> str:
+    """What ranks a user first among the "worst offenders", said where the ranking is shown."""
+    average = a.efficiency.cpu_efficiency_pct
+    than = f" (the period's is {average:.1f}%)" if average is not None else ""
+    return (
+        "Ranked by wasted core-hours: the core-hours allocated (elapsed time x CPUs) minus the "
+        "CPU time the jobs used, so the most idle CPU time first, not the lowest efficiency. A "
+        "user with many jobs can lead at a good CPU efficiency; compare the CPU efficiency "
+        f"column with the average{than}."
+    )
+
+
 def efficiency_views(a: Analysis) -> list[View]:
     """CPU and memory efficiency per partition and account, and the worst offenders."""
     by_user = a.tables["efficiency_by_user"]
@@ -71,8 +84,9 @@ def efficiency_views(a: Analysis) -> list[View]:
             f"Worst offenders: wasted core-hours, top {min(TOP_WASTERS, by_user.height)} of "
             f"{by_user.height:,} users",
             by_user.head(TOP_WASTERS),
-            f"{measured}. wasted = allocated - used core-hours; cpu_eff_pct = used / allocated; "
-            "median_mem_eff_pct = median of peak memory (MaxRSS) / request per node.",
+            top_waster_definition(a)
+            + f" Over {measured}. Median memory efficiency: the median job's peak memory (its "
+            "largest step, all tasks together) over the job's memory.",
             NOT_MEASURED,
             csv="efficiency_by_user",
         ),
@@ -99,9 +113,9 @@ def resources_views(a: Analysis) -> list[View]:
         View(
             "Utilisation per partition",
             a.tables["partition_utilisation"],
-            f"Mean busy distinct nodes and allocated CPUs over the period; utilisation_pct is "
-            f"against the partition's configured CPUs, else nodes (capacity: "
-            f"{a.capacity.label()}).",
+            "Mean busy nodes (a node shared by several jobs counts once) and allocated CPUs "
+            "over the period. Utilisation is against the partition's configured CPUs, else its "
+            f"configured nodes, else the nodes seen in accounting. Capacity: {a.capacity.label()}.",
         ),
         View(
             "GPU-hours by partition",
@@ -112,13 +126,13 @@ def resources_views(a: Analysis) -> list[View]:
         View(
             "GPU-hours, top users",
             a.tables["gpu_by_user"],
-            "share_pct is of all GPU-hours in the period.",
+            "Share: of all GPU-hours in the period.",
             "No job was allocated a GPU in this period.",
         ),
         View(
             f"GPU-hours, top {TOP_WASTERS} accounts",
             a.tables["gpu_by_account"].head(TOP_WASTERS),
-            "share_pct is of all GPU-hours in the period.",
+            "Share: of all GPU-hours in the period.",
             "No job was allocated a GPU in this period.",
             csv="gpu_by_account",
         ),
@@ -126,21 +140,34 @@ def resources_views(a: Analysis) -> list[View]:
     ]
 
 
-def _view_html(view: View, csv_links: dict[str, str]) -> str:
-    table = frame_html(view.table) if view.table.height else f"<p>{escape(view.empty)}</p>"
+def shown(views: list[View]) -> list[View | str]:
+    """The views with rows, in order; an empty view becomes its one-line absence, said once
+    (three GPU views without a GPU job read "No job was allocated a GPU in this period." once)."""
+    out: list[View | str] = []
+    for view in views:
+        if view.table.height:
+            out.append(view)
+        elif view.empty not in out:
+            out.append(view.empty)
+    return out
+
+
+def _view_html(view: View | str, csv_links: dict[str, str]) -> str:
+    if isinstance(view, str):
+        return f'<p class="absent">{escape(view)}</p>'
     note = f'<p class="note">{escape(view.note)}</p>' if view.note else ""
     link = csv_links.get(view.csv or "")
     more = (
         f'<p class="note"><a class="csv" href="{escape(link)}">Every row as CSV</a>.</p>'
-        if link and view.table.height
+        if link
         else ""
     )
-    return f"<h3>{escape(view.title)}</h3>{note}{table}{more}"
+    return f"<h3>{escape(view.title)}</h3>{note}{frame_html(view.table)}{more}"
 
 
 def queue_html(a: Analysis, csv_links: dict[str, str] | None = None) -> str:
-    return "\n".join(_view_html(v, csv_links or {}) for v in queue_views(a))
+    return "\n".join(_view_html(v, csv_links or {}) for v in shown(queue_views(a)))
 
 
 def resources_html(a: Analysis, csv_links: dict[str, str] | None = None) -> str:
-    return "\n".join(_view_html(v, csv_links or {}) for v in resources_views(a))
+    return "\n".join(_view_html(v, csv_links or {}) for v in shown(resources_views(a)))

@@ -1,22 +1,21 @@
 """Build a report from the cache and write it: the page (or Markdown + PNGs) and its CSV tables.
 
-Used by the CLI (``wass-chat report``) and the agent (``generate_report``). Everything is
-built in memory first; files are then written each to a temporary name and renamed, the page
-last, so a failure (an empty period, a full disk) leaves no half-written report behind.
+Used by the CLI (``wass-chat report``) and the agent (``generate_report``). The output's folder
+is checked before anything is built (it must exist and be writable: one line, exit 2,
+otherwise); everything is then built in memory, written to temporary names and renamed, the page
+last, so a failure (an empty period, a full disk) leaves no report or table behind.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 
-from sim.errors import UserFacingError
 from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.period import JobFilter
+from wass_chat.atomic_files import require_folder, write_together
 from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.report.overview import SummaryWriter
-from wass_chat.sacct.cache import replace_atomically
 
 LINKED_TABLES = (
     "efficiency_by_user",
@@ -45,26 +44,6 @@ def csv_tables(report: ReportData) -> dict[str, bytes]:
     return files
 
 
-class ReportWriteError(UserFacingError):
-    """A report file that cannot be written (a read-only or missing directory, a full disk)."""
-
-    def __init__(self, path: Path, cause: OSError) -> None:
-        super().__init__(f"cannot write {path}: {cause.strerror or cause}")
-
-
-def _write_bytes(data: bytes, path: str) -> None:
-    Path(path).write_bytes(data)
-
-
-def _write_all(files: dict[Path, bytes]) -> None:
-    """Write each file atomically, in order; an OS error becomes one :class:`ReportWriteError`."""
-    for path, data in files.items():
-        try:
-            replace_atomically(path, partial(_write_bytes, data))
-        except OSError as exc:
-            raise ReportWriteError(path, exc) from exc
-
-
 def write_report(
     sacct_dir: Path,
     runs_dir: Path,
@@ -81,11 +60,14 @@ def write_report(
     """Build the report from the cache and write it; returns the files written (page first).
 
     CSV tables go to ``<stem>_tables/`` next to the page, PNG charts of the Markdown format to
-    ``<stem>_assets/``. ``writer`` (a local model) may write the summary at the top.
+    ``<stem>_assets/``. ``writer`` (a local model) may write the summary at the top. Raises
+    :class:`~wass_chat.atomic_files.OutputError` before any work when ``output``'s folder is
+    missing or not writable; nothing is written then, nor on any later failure.
     """
     from wass_chat.report.html import render_html
     from wass_chat.report.markdown import render_markdown
 
+    require_folder(output)
     report = build_report_from_cache(
         sacct_dir,
         runs_dir,
@@ -107,5 +89,6 @@ def write_report(
         assets = output.with_name(f"{output.stem}_assets")
         page, images = render_markdown(report, assets, links)
         extra |= {assets / name: data for name, data in images.items()}
-    _write_all({**extra, output: page.encode()})  # the page last
+    files: dict[Path, str | bytes] = {**extra, output: page}  # the page last
+    write_together(files)
     return [str(output), *(str(p) for p in extra)]

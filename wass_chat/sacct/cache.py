@@ -6,6 +6,10 @@ Layout under ``Settings().sacct_dir``::
     month=unknown/jobs.parquet   jobs whose submission time could not be read
     imports.json                 one record per import: source, window, lines, malformed lines
 
+Every row says where it came from (column ``source``: ``sacct`` for a live import,
+``file:<name>`` for an export, ``synthetic`` for generated data), so a report can say which
+sources its period mixes.
+
 Re-importing an overlapping window replaces the earlier rows of the same JobID (the newer import
 wins: a job seen RUNNING, then COMPLETED, is stored once, COMPLETED). Every file is written to a
 temporary name and renamed into place, so an interrupted import leaves the previous cache intact.
@@ -27,6 +31,8 @@ import polars as pl
 from wass_chat.sacct.parse import empty_jobs, schema
 
 UNKNOWN_MONTH = "unknown"
+_TUPLES = ("malformed_examples", "malformed_lines", "unknown_columns")
+"""ImportRecord fields stored as JSON lists."""
 _PARQUET = "jobs.parquet"
 _IMPORTS = "imports.json"
 
@@ -45,6 +51,11 @@ class ImportRecord:
     malformed_examples: tuple[str, ...] = ()
     bad_values: dict[str, int] = field(default_factory=dict)
     bad_value_examples: dict[str, str] = field(default_factory=dict)
+    malformed_lines: tuple[int, ...] = ()
+    layout: str = ""
+    """How the export was read: columns, delimiter, header (files only)."""
+    unknown_columns: tuple[str, ...] = ()
+    """The export's columns the product does not read."""
 
 
 class SacctCache:
@@ -91,9 +102,14 @@ class SacctCache:
         paths = [self._month_path(k) for k in keys]
         if not paths:
             return empty_jobs().lazy()
-        # Months written before a column existed (the usage fields) read it as null.
+        # Months written before a column existed (the usage fields, NTasks, source) read it as
+        # null; TotalCPU was whole seconds (Int64) before its fractions were kept.
         return pl.scan_parquet(
-            paths, schema=schema(), missing_columns="insert", extra_columns="ignore"
+            paths,
+            schema=schema(),
+            missing_columns="insert",
+            extra_columns="ignore",
+            cast_options=pl.ScanCastOptions(integer_cast="allow-float"),
         ).select(list(schema()))
 
     def imports(self) -> list[ImportRecord]:
@@ -102,9 +118,27 @@ class SacctCache:
         if not path.exists():
             return []
         return [
-            ImportRecord(**{**r, "malformed_examples": tuple(r.get("malformed_examples", ()))})
+            ImportRecord(
+                **{
+                    **r,
+                    **{k: tuple(r.get(k, ())) for k in _TUPLES},
+                }
+            )
             for r in json.loads(path.read_text())
         ]
+
+    def sources(self, jobs: pl.LazyFrame | None = None) -> dict[str, int]:
+        """Allocation rows per source (``sacct``, ``file:<name>``, ``synthetic``, ``unknown``
+        for rows imported before sources were recorded), most first."""
+        frame = self.scan() if jobs is None else jobs
+        counts = (
+            frame.filter(~pl.col("is_step"))
+            .group_by(pl.col("source").fill_null("unknown"))
+            .len()
+            .sort("len", descending=True)
+            .collect()
+        )
+        return dict(counts.rows())
 
     def _read_month(self, path: Path) -> pl.DataFrame:
         """One month file in today's schema (columns it predates are null)."""

@@ -8,7 +8,7 @@ through a shell, and inherits ``SLURM_CONF`` from the environment.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -54,9 +54,7 @@ def supported_fields(helpformat: str) -> tuple[str, ...]:
     return tuple(name for name in FIELD_NAMES if name.lower() in offered)
 
 
-def sacct_argv(
-    start: datetime, end: datetime, fields: tuple[str, ...] = FIELD_NAMES
-) -> list[str]:
+def sacct_argv(start: datetime, end: datetime, fields: tuple[str, ...] = FIELD_NAMES) -> list[str]:
     """The ``sacct`` command line for every user's jobs active in ``[start, end)``.
 
     The header line is kept (no ``-n``): the parser maps columns by name.
@@ -86,6 +84,19 @@ def fetch_sacct(start: datetime, end: datetime) -> Iterator[SacctChunk]:
         yield SacctChunk(chunk_start, chunk_end, done.stdout)
 
 
+def fetch_jobs(job_ids: Sequence[str]) -> str:
+    """``sacct -P`` text (with its header) of the given jobs and their steps, whenever they ran.
+
+    With ``-j`` sacct searches from the epoch, so no window is needed. Raises
+    :class:`ServiceUnavailable` (one line) as :func:`fetch_sacct` does.
+    """
+    if shutil.which("sacct") is None:
+        raise ServiceUnavailable("sacct is not installed or not on PATH")
+    fields = supported_fields(_run(["sacct", "--helpformat"]).stdout)
+    argv = ["sacct", "-a", "-P", f"--format={','.join(fields)}", "-j", ",".join(job_ids)]
+    return _run(argv).stdout
+
+
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     """Run one sacct command; every failure becomes a one-line :class:`ServiceUnavailable`."""
     try:
@@ -93,9 +104,7 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
             argv, capture_output=True, text=True, errors="replace", timeout=SACCT_TIMEOUT_S
         )
     except subprocess.TimeoutExpired as exc:
-        raise ServiceUnavailable(
-            f"sacct gave no answer within {SACCT_TIMEOUT_S:.0f} s"
-        ) from exc
+        raise ServiceUnavailable(f"sacct gave no answer within {SACCT_TIMEOUT_S:.0f} s") from exc
     except OSError as exc:
         raise ServiceUnavailable(f"sacct could not be run: {exc}") from exc
     if done.returncode != 0:

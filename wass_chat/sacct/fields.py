@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-ValueKind = Literal["text", "timestamp", "duration", "int", "state", "exit_code", "memory"]
+ValueKind = Literal[
+    "text", "timestamp", "duration", "cpu_time", "int", "state", "exit_code", "memory"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +59,9 @@ FIELDS: tuple[SacctField, ...] = (
     SacctField(
         "TotalCPU",
         "total_cpu_s",
-        "duration",
-        "CPU time used (user + system), seconds; on an allocation row the sum over its steps",
+        "cpu_time",
+        "CPU time used (user + system), seconds with their fractions (``00:38.500``); on an "
+        "allocation row the sum over its steps",
     ),
     SacctField(
         "MaxRSS",
@@ -73,16 +76,18 @@ FIELDS: tuple[SacctField, ...] = (
         "text",
         "TRES used, summed over tasks (cpu=HH:MM:SS,mem=...,gres/gpuutil=...)",
     ),
+    SacctField(
+        "NTasks",
+        "ntasks",
+        "int",
+        "tasks of a step (MaxRSS x NTasks bounds the step's memory when TRESUsageInTot is absent)",
+    ),
 )
 
-USAGE_FIELDS: tuple[str, ...] = ("TotalCPU", "MaxRSS", "TRESUsageInTot")
-"""Fields added for the efficiency view; exports written before them lack all three."""
-HEADERLESS_LAYOUTS: tuple[tuple[SacctField, ...], ...] = (
-    FIELDS,
-    tuple(f for f in FIELDS if f.name not in USAGE_FIELDS),
-)
-"""Column layouts a ``sacct -P -n`` file (no header line) may have, newest first: told apart by
-their field count, so a file exported before the usage fields were added still parses."""
+HEADERLESS_LAYOUTS: tuple[tuple[SacctField, ...], ...] = (FIELDS, FIELDS[:29], FIELDS[:26])
+"""Column layouts of the product's own headerless ``sacct -P -n`` files, newest first: each
+release appended fields (the usage fields at 29, NTasks at 30), so every older layout is a
+prefix, told apart by its field count."""
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
 FORMAT_ARGUMENT = ",".join(FIELD_NAMES)
@@ -99,4 +104,6 @@ DERIVED_COLUMNS: dict[str, str] = {
     "exit_signal": "signal from ExitCode 'status:signal'",
     "backfilled": "Flags contains SchedBackfill",
     "timelimit_unlimited": "Timelimit was UNLIMITED or Partition_Limit",
+    "het_job_id": "heterogeneous job leader id (123 in 123+1), else null",
+    "source": "where the row came from: 'sacct' (live), 'file:<name>' or 'synthetic'",
 }

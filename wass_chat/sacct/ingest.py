@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 
+from sim.errors import InputError
 from wass_chat.sacct.cache import ImportRecord, SacctCache
 from wass_chat.sacct.fetch import fetch_sacct, month_windows
 from wass_chat.sacct.parse import ParseResult, parse_sacct_file, parse_sacct_text
@@ -16,10 +17,35 @@ ChunkProgress = Callable[[int, int], None]
 """Called with (chunks done, chunks in total) during a Slurm import."""
 
 
-def ingest_file(cache: SacctCache, path: Path) -> ImportRecord:
-    """Parse a ``sacct -P`` export and merge it into ``cache``; log and return what happened."""
-    result = parse_sacct_file(path)
-    return _store(cache, result, source=str(path), start=None, end=None)
+class NothingImportable(InputError):
+    """An export from which no row could be read: the cache is left as it was."""
+
+
+def ingest_file(
+    cache: SacctCache,
+    path: Path,
+    delimiter: str | None = None,
+    columns: Sequence[str] | None = None,
+) -> ImportRecord:
+    """Parse a ``sacct`` export (any layout, :mod:`.layout`) and merge it into ``cache``.
+
+    Raises :class:`~wass_chat.sacct.layout.ExportLayoutError` when its columns cannot be
+    told, and :class:`NothingImportable` when no line could be read; the cache is untouched
+    then. Returns what was read and written, also appended to the import log.
+    """
+    result = parse_sacct_file(path, delimiter, columns)
+    if result.jobs.is_empty():
+        why = (
+            f"none of its {result.lines:,} lines could be read ({_first(result)})"
+            if result.lines
+            else "it holds no job lines"
+        )
+        raise NothingImportable(str(path), [f"nothing imported: {why}"])
+    return _store(cache, result, source=f"file:{Path(path).name}", start=None, end=None)
+
+
+def _first(result: ParseResult) -> str:
+    return result.malformed_examples[0] if result.malformed_examples else "no JobID"
 
 
 def ingest_slurm(
@@ -53,6 +79,7 @@ def _merge(results: list[ParseResult]) -> ParseResult:
         malformed_examples=tuple(e for r in results for e in r.malformed_examples)[:5],
         bad_values=bad,
         bad_value_examples=bad_examples,
+        layout=results[0].layout,
     )
 
 
@@ -63,7 +90,7 @@ def _store(
     start: datetime | None,
     end: datetime | None,
 ) -> ImportRecord:
-    written = cache.write(result.jobs)
+    written = cache.write(result.jobs.with_columns(pl.lit(source).alias("source")))
     record = ImportRecord(
         source=source,
         imported_at=datetime.now().isoformat(timespec="seconds"),
@@ -75,6 +102,9 @@ def _store(
         malformed_examples=result.malformed_examples,
         bad_values=result.bad_values,
         bad_value_examples=result.bad_value_examples,
+        malformed_lines=result.malformed_lines,
+        layout=result.layout,
+        unknown_columns=result.unknown_columns,
     )
     cache.record_import(record)
     return record

@@ -1,18 +1,21 @@
 """``sacct -P`` text -> a typed polars table, counting what cannot be read instead of failing.
 
-Accounting exports are long and occasionally damaged (a ``|`` inside a job name, a truncated
-line, a value a newer Slurm prints differently). The parser never stops on them:
+Accounting exports are long, come in many layouts (:mod:`.layout`: any delimiter, any column
+set and order, header or not) and are occasionally damaged (a delimiter inside a job name, a
+truncated line, a value a newer Slurm prints differently). The parser never stops on them:
 
 * a line with the wrong number of fields, or without a JobID, is *malformed*: it is dropped,
-  counted, and a few are kept as examples;
+  counted with its line number, and a few are kept as examples;
 * a value that cannot be read (a timestamp in an unknown format, say) becomes null and is counted
   per column in ``bad_values``; the rest of its line is kept.
 
 Every conversion is a polars expression over the whole column (no Python loop over jobs), so
-1.5 million lines parse in seconds. Formats are Slurm 22.05's: timestamps ``YYYY-MM-DDTHH:MM:SS``
-(``Unknown``/``None`` when unset), durations ``[D-]HH:MM:SS`` (``MM:SS[.mmm]`` for short CPU
-times, ``UNLIMITED``/``Partition_Limit`` for limits), states ``CANCELLED by <uid>``, exit codes
-``status:signal``, memory ``<number>[KMGTP][n|c]``.
+1.5 million lines parse in seconds. Formats are sacct's: timestamps ``YYYY-MM-DDTHH:MM:SS``
+(``Unknown``/``None`` when unset; a space instead of the ``T`` is read too), durations
+``[D-]HH:MM:SS`` (``MM:SS.mmm`` for short CPU times, whose fractions are kept;
+``UNLIMITED``/``Partition_Limit`` for limits), states ``CANCELLED by <uid>``, exit codes
+``status:signal``, memory ``<number>[KMGTP][n|c]`` (``n``/``c``: per node / per CPU, Slurm
+before 21.08), job ids ``123``, ``123_4``, ``123_[1-5]``, ``123+0`` and their steps.
 """
 
 from __future__ import annotations
@@ -23,18 +26,22 @@ from pathlib import Path
 
 import polars as pl
 
-from wass_chat.sacct.fields import FIELD_BY_NAME, FIELDS, HEADERLESS_LAYOUTS, SacctField
+from wass_chat.sacct.fields import FIELDS, SacctField
+from wass_chat.sacct.layout import ExportLayout, ExportLayoutError, detect_layout
 
-NULL_TOKENS = ("", "Unknown", "None", "N/A", "INVALID", "None assigned")
+NULL_TOKENS = ("", "Unknown", "None", "N/A", "INVALID", "None assigned", "(null)")
 """Values Slurm prints for "not set"; they become null without counting as bad."""
 UNLIMITED_TOKENS = ("UNLIMITED", "Partition_Limit")
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S"
 MAX_EXAMPLES = 5
+MAX_LINE_NUMBERS = 1000
+"""Malformed line numbers kept (the count is always exact)."""
+LAYOUT_SAMPLE_LINES = 200
 _NEVER_IN_SACCT = "\x1f"
 """ASCII unit separator: reading with it as the CSV separator yields whole lines."""
 
 _STATE = r"^([A-Z_]+)(?: by (\d+))?$"
-_UNIT_BYTES = {"": 2**20, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
+_UNIT_BYTES = {"": 2**20, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
 """A bare ReqMem number is in megabytes, Slurm's default memory unit."""
 
 
@@ -51,6 +58,12 @@ class ParseResult:
     bad_values: dict[str, int] = field(default_factory=dict)
     """Column -> values that could not be read and became null (the line was kept)."""
     bad_value_examples: dict[str, str] = field(default_factory=dict)
+    malformed_lines: tuple[int, ...] = ()
+    """File line numbers (1-based) of the malformed lines, the first MAX_LINE_NUMBERS."""
+    layout: str = ""
+    """How the file was read (:meth:`ExportLayout.describe`)."""
+    unknown_columns: tuple[str, ...] = ()
+    """The file's columns the product does not read (skipped)."""
 
 
 def schema() -> dict[str, pl.DataType]:
@@ -62,6 +75,8 @@ def schema() -> dict[str, pl.DataType]:
                 types[f.column] = pl.Datetime("us")
             case "duration" | "int" | "memory":
                 types[f.column] = pl.Int64()
+            case "cpu_time":
+                types[f.column] = pl.Float64()
             case "exit_code":
                 types["exit_status"] = pl.Int64()
                 types["exit_signal"] = pl.Int64()
@@ -74,6 +89,8 @@ def schema() -> dict[str, pl.DataType]:
     types["array_job_id"] = pl.Int64()
     types["backfilled"] = pl.Boolean()
     types["timelimit_unlimited"] = pl.Boolean()
+    types["het_job_id"] = pl.Int64()
+    types["source"] = pl.String()
     return types
 
 
@@ -82,11 +99,15 @@ def empty_jobs() -> pl.DataFrame:
     return pl.DataFrame(schema=schema())
 
 
-def parse_sacct_file(path: Path, fields: Sequence[SacctField] = FIELDS) -> ParseResult:
-    """Parse a ``sacct -P`` export (with or without its header line) without loading it in Python.
+def parse_sacct_file(
+    path: Path, delimiter: str | None = None, columns: Sequence[str] | None = None
+) -> ParseResult:
+    """Parse a ``sacct`` export in any of its layouts, without loading it line by line in Python.
 
-    The file is read as one string column by polars' native reader (undecodable bytes are
-    replaced, not fatal), then handled like :func:`parse_sacct_lines`.
+    ``delimiter`` and ``columns`` are what the user said of the file (``--delimiter``,
+    ``--format``), needed only for a headerless export in another layout than the product's
+    own. The file is read as one string column by polars' native reader (undecodable bytes are
+    replaced, not fatal). Raises :class:`ExportLayoutError` when its columns cannot be told.
     """
     lines = pl.read_csv(
         Path(path),
@@ -99,68 +120,80 @@ def parse_sacct_file(path: Path, fields: Sequence[SacctField] = FIELDS) -> Parse
         truncate_ragged_lines=True,
         raise_if_empty=False,
     )
-    if lines.width == 0:
-        return parse_sacct_lines(pl.Series("line", [], dtype=pl.String), fields)
-    return _parse_with_header(lines.to_series().str.strip_chars_end("\r"), fields)
+    series = (
+        lines.to_series().str.strip_chars_end("\r")
+        if lines.width
+        else pl.Series("line", [], dtype=pl.String)
+    )
+    return parse_export_lines(series, str(path), delimiter, columns)
 
 
-def parse_sacct_text(text: str, fields: Sequence[SacctField] = FIELDS) -> ParseResult:
-    """Parse ``sacct -P`` output whose columns are ``fields`` unless a header line says otherwise.
-
-    A first line made only of known field names (``sacct -P`` without ``-n``) is taken as the
-    header and fixes the column order; fields it lacks become null columns.
-    """
+def parse_sacct_text(
+    text: str,
+    delimiter: str | None = None,
+    columns: Sequence[str] | None = None,
+    subject: str = "sacct output",
+) -> ParseResult:
+    """Parse ``sacct`` output held in a string (a header line, or the product's own layout)."""
     lines = pl.Series("line", text.replace("\r", "").split("\n"), dtype=pl.String)
-    return _parse_with_header(lines, fields)
+    return parse_export_lines(lines, subject, delimiter, columns)
 
 
-def _parse_with_header(lines: pl.Series, fields: Sequence[SacctField]) -> ParseResult:
-    lines = lines.filter(lines.is_not_null() & (lines != ""))
-    if len(lines) and _is_header(lines[0]):
-        fields = [FIELD_BY_NAME[name.lower()] for name in lines[0].split("|")]
-        lines = lines.slice(1)
-    elif tuple(fields) == FIELDS:
-        fields = headerless_layout(lines)
-    return parse_sacct_lines(lines, fields)
+def parse_export_lines(
+    lines: pl.Series,
+    subject: str,
+    delimiter: str | None = None,
+    columns: Sequence[str] | None = None,
+) -> ParseResult:
+    """Detect the layout from the first lines of ``lines`` (the file's, in order), then parse."""
+    numbered = pl.DataFrame({"line": lines}).with_row_index("line_no", offset=1)
+    numbered = numbered.filter(
+        pl.col("line").is_not_null() & (pl.col("line").str.strip_chars() != "")
+    )
+    sample = numbered.head(LAYOUT_SAMPLE_LINES)["line"].to_list()
+    layout = detect_layout(sample, subject, delimiter, columns)
+    if layout.header:
+        numbered = numbered.slice(1)
+    return parse_sacct_lines(numbered, layout)
 
 
-def headerless_layout(lines: pl.Series, sample: int = 1000) -> tuple[SacctField, ...]:
-    """The layout of a headerless export: the known layout matching most of its first lines.
+def parse_sacct_lines(numbered: pl.DataFrame | pl.Series, layout: ExportLayout) -> ParseResult:
+    """Parse non-empty data lines laid out as ``layout``.
 
-    An export written before the usage fields existed has fewer fields per line; read with
-    today's layout every line would be malformed. Ties and unknown counts keep the newest.
+    ``numbered`` has columns ``line_no`` (the file's line number) and ``line``; a bare string
+    series is numbered from 1.
     """
-    counts = lines.head(sample).str.count_matches("|", literal=True) + 1
-    votes = {len(layout): 0 for layout in HEADERLESS_LAYOUTS}
-    for n, times in counts.value_counts().rows():
-        if n in votes:
-            votes[n] += times
-    best = max(HEADERLESS_LAYOUTS, key=lambda layout: votes[len(layout)])
-    return best if votes[len(best)] else FIELDS
-
-
-def parse_sacct_lines(lines: pl.Series, fields: Sequence[SacctField] = FIELDS) -> ParseResult:
-    """Parse a string series of ``sacct -P`` lines laid out as ``fields``."""
-    expected = len(fields)
-    frame = pl.DataFrame({"line": lines}).with_row_index("line_no", offset=1)
-    frame = frame.with_columns(
-        (pl.col("line").str.count_matches("|", literal=True) + 1).alias("n_fields")
+    if isinstance(numbered, pl.Series):
+        numbered = pl.DataFrame({"line": numbered}).with_row_index("line_no", offset=1)
+    sep = layout.delimiter
+    width = len(layout.columns)
+    fields = layout.fields
+    id_index = next(
+        (i for i, f in fields.items() if f.name == "JobID"),
+        next((i for i, n in enumerate(layout.columns) if n.lower() == "jobidraw"), None),
     )
-    good_shape = pl.col("n_fields") == expected
-    first = pl.col("line").str.split_exact("|", 0).struct.field("field_0")
-    well_formed = good_shape & (first.str.strip_chars() != "")
-    rejected = frame.filter(~well_formed)
+    if id_index is None:
+        raise ExportLayoutError(layout.describe(), ["no JobID or JobIDRaw column"])
+    line = pl.col("line")
+    if layout.trailing:
+        line = pl.when(line.str.ends_with(sep)).then(line.str.head(-len(sep))).otherwise(line)
+    frame = numbered.select("line_no", line.alias("line")).with_columns(
+        (pl.col("line").str.count_matches(sep, literal=True) + 1).alias("n_fields")
+    )
+    parts = pl.col("line").str.split_exact(sep, width - 1)
+    job_id = parts.struct.field(f"field_{id_index}")
+    well_formed = (pl.col("n_fields") == width) & (job_id.str.strip_chars() != "")
+    rejected = frame.filter(~well_formed.fill_null(False))
     examples = tuple(
-        f"line {n}: {_why(k, expected)}: {line[:160]!r}"
-        for n, k, line in rejected.head(MAX_EXAMPLES).select("line_no", "n_fields", "line").rows()
+        f"line {n}: {_why(k, width)}: {text[:160]!r}"
+        for n, k, text in rejected.head(MAX_EXAMPLES).select("line_no", "n_fields", "line").rows()
     )
-    raw = (
-        frame.filter(well_formed)
-        .select(pl.col("line").str.split_exact("|", expected - 1))
-        .unnest("line")
-    )
-    raw = raw.rename({f"field_{i}": f.name for i, f in enumerate(fields)})
-    jobs, bad, bad_examples = _typed(raw, fields)
+    raw = frame.filter(well_formed.fill_null(False)).select(parts.alias("parts")).unnest("parts")
+    keep = {f"field_{i}": f.name for i, f in fields.items()}
+    if "JobID" not in keep.values():
+        keep[f"field_{id_index}"] = "JobID"  # JobIDRaw alone identifies the job
+    raw = raw.select(pl.col(src).alias(dst) for src, dst in keep.items())
+    jobs, bad, bad_examples = _typed(raw)
     return ParseResult(
         jobs=jobs,
         lines=frame.height,
@@ -168,6 +201,9 @@ def parse_sacct_lines(lines: pl.Series, fields: Sequence[SacctField] = FIELDS) -
         malformed_examples=examples,
         bad_values=bad,
         bad_value_examples=bad_examples,
+        malformed_lines=tuple(rejected["line_no"].head(MAX_LINE_NUMBERS).to_list()),
+        layout=layout.describe(),
+        unknown_columns=layout.unknown_columns,
     )
 
 
@@ -175,22 +211,13 @@ def _why(n_fields: int, expected: int) -> str:
     return "no JobID" if n_fields == expected else f"{n_fields} fields, expected {expected}"
 
 
-def _is_header(line: str) -> bool:
-    names = line.split("|")
-    return all(name.lower() in FIELD_BY_NAME for name in names) and "jobid" in (
-        n.lower() for n in names
-    )
-
-
 def _is_null(column: str) -> pl.Expr:
     return pl.col(column).is_null() | pl.col(column).is_in(list(NULL_TOKENS))
 
 
-def _typed(
-    raw: pl.DataFrame, fields: Sequence[SacctField]
-) -> tuple[pl.DataFrame, dict[str, int], dict[str, str]]:
+def _typed(raw: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int], dict[str, str]]:
     """Convert the raw string columns; return the table and the per-column bad-value counts."""
-    present = {f.name for f in fields}
+    present = set(raw.columns)
     missing = [pl.lit(None, pl.String).alias(f.name) for f in FIELDS if f.name not in present]
     raw = raw.with_columns(missing) if missing else raw
     conversions = [expr for f in FIELDS for expr in _convert(f)]
@@ -216,14 +243,18 @@ def _convert(f: SacctField) -> list[pl.Expr]:
         case "text":
             return [pl.when(_is_null(f.name)).then(None).otherwise(src).alias(f.column)]
         case "timestamp":
-            value = src.str.to_datetime(TIMESTAMP_FORMAT, time_unit="us", strict=False, cache=False)
-            return [value.alias(f.column)]
+            return [timestamp(src).alias(f.column)]
         case "int":
             return [src.str.to_integer(strict=False).alias(f.column)]
         case "duration":
             return [duration_seconds(src).alias(f.column)]
+        case "cpu_time":
+            return [cpu_seconds(src).alias(f.column)]
         case "memory":
-            return [memory_bytes(src, pl.col("NNodes"), pl.col("NCPUS")).alias(f.column)]
+            # ReqMem: a bare number is in megabytes (Slurm's memory unit); MaxRSS is usage,
+            # which `sacct --noconvert` prints in bytes without a unit
+            bare = "B" if f.name == "MaxRSS" else ""
+            return [memory_bytes(src, pl.col("NNodes"), pl.col("NCPUS"), bare).alias(f.column)]
         case "state":
             parts = src.str.split_exact(" by ", 1)
             return [
@@ -243,7 +274,7 @@ def _unreadable(f: SacctField) -> pl.Expr:
     """True where ``f`` held a value (not a "not set" token) that did not convert."""
     given = ~_is_null(f.name)
     match f.kind:
-        case "duration":
+        case "duration" | "cpu_time":
             return (
                 given & ~pl.col(f.name).is_in(list(UNLIMITED_TOKENS)) & pl.col(f.column).is_null()
             )
@@ -270,11 +301,32 @@ def duration_seconds(text: pl.Expr) -> pl.Expr:
     return pl.when(has_days).then(days * 86400 + seconds).otherwise(seconds)
 
 
-def memory_bytes(text: pl.Expr, nnodes: pl.Expr, ncpus: pl.Expr) -> pl.Expr:
+_CPU_TIME = r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)$"
+
+
+def cpu_seconds(text: pl.Expr) -> pl.Expr:
+    """A CPU time (TotalCPU, UserCPU) -> seconds with their fractions, as a float (else null).
+
+    sacct prints ``MM:SS.mmm`` below an hour, ``HH:MM:SS`` from one and ``D-HH:MM:SS`` from a
+    day; dropping the milliseconds would put short jobs' CPU efficiency points off.
+    """
+    groups = text.str.extract_groups(_CPU_TIME)
+    part = [groups.struct.field(str(i)).cast(pl.Float64) for i in range(1, 5)]
+    return part[0].fill_null(0.0) * 86400 + part[1].fill_null(0.0) * 3600 + part[2] * 60 + part[3]
+
+
+def timestamp(text: pl.Expr) -> pl.Expr:
+    """``YYYY-MM-DDTHH:MM:SS`` (sacct's default) or with a space for the ``T`` -> datetime."""
+    iso = text.str.to_datetime(TIMESTAMP_FORMAT, time_unit="us", strict=False, cache=False)
+    spaced = text.str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us", strict=False, cache=False)
+    return pl.coalesce(iso, spaced)
+
+
+def memory_bytes(text: pl.Expr, nnodes: pl.Expr, ncpus: pl.Expr, bare_unit: str = "") -> pl.Expr:
     """ReqMem ``<number>[KMGTP][n|c]`` -> bytes for the whole job (else null).
 
     ``n``/``c`` (Slurm before 21.08) mean per node / per CPU and are multiplied out; a bare
-    number is in megabytes.
+    number is in megabytes, or in ``bare_unit`` (``B``: bytes, as ``--noconvert`` prints usage).
     """
     per = text.str.slice(-1, 1)
     body = pl.when(per.is_in(["n", "c"])).then(text.str.head(-1)).otherwise(text)
@@ -284,7 +336,7 @@ def memory_bytes(text: pl.Expr, nnodes: pl.Expr, ncpus: pl.Expr) -> pl.Expr:
     unit_bytes = (
         pl.when(has_unit)
         .then(unit)
-        .otherwise(pl.lit(""))
+        .otherwise(pl.lit(bare_unit))
         .replace_strict(_UNIT_BYTES, return_dtype=pl.Float64)
     )
     scale = (
@@ -303,6 +355,8 @@ def _derived() -> list[pl.Expr]:
     return [
         job_id.str.contains(".", literal=True).alias("is_step"),
         job_id.str.extract(r"^(\d+)_", 1).str.to_integer(strict=False).alias("array_job_id"),
+        job_id.str.extract(r"^(\d+)\+", 1).str.to_integer(strict=False).alias("het_job_id"),
         pl.col("flags").fill_null("").str.contains("SchedBackfill").alias("backfilled"),
         pl.col("Timelimit").is_in(list(UNLIMITED_TOKENS)).alias("timelimit_unlimited"),
+        pl.lit(None, pl.String).alias("source"),  # set by the import (ingest.py)
     ]

@@ -50,16 +50,20 @@ def format_duration(seconds: pl.Expr) -> pl.Expr:
 
 
 def format_cpu_time(seconds: pl.Expr) -> pl.Expr:
-    """CPU seconds as sacct prints TotalCPU: ``MM:SS.mmm`` under an hour, else as durations."""
+    """CPU seconds as sacct prints TotalCPU: ``MM:SS.mmm`` under an hour (milliseconds kept),
+    else as durations (whole seconds, as sacct drops the fraction there)."""
+    millis = (seconds * 1000).round(0).cast(pl.Int64)
     short = pl.concat_str(
         [
-            (seconds // 60).cast(pl.String).str.zfill(2),
+            (millis // 60_000).cast(pl.String).str.zfill(2),
             pl.lit(":"),
-            (seconds % 60).cast(pl.String).str.zfill(2),
-            pl.lit(".000"),
+            ((millis % 60_000) // 1000).cast(pl.String).str.zfill(2),
+            pl.lit("."),
+            (millis % 1000).cast(pl.String).str.zfill(3),
         ]
     )
-    return pl.when(seconds < 3600).then(short).otherwise(format_duration(seconds))
+    whole = seconds.floor().cast(pl.Int64)
+    return pl.when(seconds < 3600).then(short).otherwise(format_duration(whole))
 
 
 def format_memory(num_bytes: pl.Expr) -> pl.Expr:
@@ -81,10 +85,10 @@ def _render(f: SacctField) -> pl.Expr:
             return pl.col(f.column).cast(pl.String)
         case "timestamp":
             return pl.col(f.column).dt.strftime(TIMESTAMP_FORMAT).fill_null("Unknown")
+        case "cpu_time":
+            return format_cpu_time(pl.col(f.column))
         case "duration":
             text = format_duration(pl.col(f.column))
-            if f.column == "total_cpu_s":
-                return format_cpu_time(pl.col(f.column))
             if f.column == "timelimit_s":
                 unlimited = pl.col("timelimit_unlimited").fill_null(False)
                 return pl.when(unlimited).then(pl.lit("UNLIMITED")).otherwise(text)

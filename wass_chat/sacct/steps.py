@@ -47,7 +47,7 @@ def with_job_steps(jobs: pl.DataFrame) -> pl.DataFrame:
             pl.lit(True).alias("is_step"),
             pl.lit(False).alias("backfilled"),
             *(pl.lit(None).cast(jobs.schema[name]).alias(name) for name in blank),
-            usage[step][0].cast(pl.Int64).alias("total_cpu_s"),
+            usage[step][0].cast(pl.Float64).alias("total_cpu_s"),
             usage[step][1].cast(pl.Int64).alias("max_rss_bytes"),
             usage[step][2].alias("tres_usage_in_tot"),
             pl.lit(rank).alias("__rank"),

@@ -63,7 +63,7 @@ def with_usage(table: pl.DataFrame, seed: int) -> pl.DataFrame:
     fraction = np.where(state == "OUT_OF_MEMORY", rng.uniform(1.0, 1.05, n), fraction)
     kib = np.round(per_node * np.maximum(fraction, 0.001) / 2**10).astype(np.int64)
     usage = table.with_columns(
-        pl.Series("total_cpu_s", total_cpu),
+        pl.Series("total_cpu_s", total_cpu.astype(np.float64)),
         pl.when(pl.col("start").is_not_null())
         .then(pl.Series(kib * 2**10))
         .cast(pl.Int64)
@@ -72,7 +72,7 @@ def with_usage(table: pl.DataFrame, seed: int) -> pl.DataFrame:
     tres = pl.concat_str(
         [
             pl.lit("cpu="),
-            format_duration(pl.col("total_cpu_s")),
+            format_duration(pl.col("total_cpu_s").cast(pl.Int64)),
             pl.lit(",energy=0,mem="),
             (pl.col("max_rss_bytes") * pl.col("nnodes") // 2**10).cast(pl.String),
             pl.lit("K,pages=0"),
