@@ -58,7 +58,7 @@ def test_period_efficiency_and_top_wasters(site_home: Path, capsys: pytest.Captu
     assert top["user"] == "user2" and facts["period"] == "April 2024"
     assert f"{top['wasted_core_hours']:,.1f} core-hours" in out["answer"]
     assert "allocated CPU time left idle" in out["answer"]  # the ranking is defined
-    assert "answered from the local cache: sacct is not installed" in facts["note"]
+    assert "answered from the local cache: Slurm is not installed here" in facts["note"]
     wasted = [w["wasted_core_hours"] for w in facts["top_wasters"]]
     assert wasted == sorted(wasted, reverse=True) and all(w > 0 for w in wasted)
 

@@ -21,10 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from wass_chat.slurm.hostlist import expand
-
 from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.period import Period
+from wass_chat.slurm.hostlist import expand
 
 _HOST_GROUP = r"[^,\[]+(?:\[[^\]]*\])?"
 _FAMILY_STRIDE = 2**32

@@ -90,8 +90,7 @@ def fetch_jobs(job_ids: Sequence[str]) -> str:
     With ``-j`` sacct searches from the epoch, so no window is needed. Raises
     :class:`ServiceUnavailable` (one line) as :func:`fetch_sacct` does.
     """
-    if shutil.which("sacct") is None:
-        raise ServiceUnavailable("sacct is not installed or not on PATH")
+    ensure_slurm("sacct")
     fields = supported_fields(_run(["sacct", "--helpformat"]).stdout)
     argv = ["sacct", "-a", "-P", f"--format={','.join(fields)}", "-j", ",".join(job_ids)]
     return _run(argv).stdout
