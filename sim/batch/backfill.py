@@ -70,11 +70,10 @@ class Plan:
         return True
 
     def nodes_now(
-        self, nodes: list[int], now: int, duration: int, need: int, c: int, m: int, g: int
+        self, fit: list[int], now: int, duration: int, need: int, c: int, m: int, g: int
     ) -> list[int]:
-        """Nodes fitting now with no reservation delayed; empty if fewer than ``need``."""
-        pool = self.pool
-        fit = [i for i in nodes if pool.fits_now(i, c, m, g)]
+        """Of ``fit`` (nodes with the request free now), those where starting now delays no
+        reservation; empty if fewer than ``need``."""
         if len(fit) < need:
             return []
         if self.by_node:
@@ -82,6 +81,22 @@ class Plan:
                 i for i in fit if i not in self.by_node or self.can_host(i, now, duration, c, m, g)
             ]
         return fit if len(fit) >= need else []
+
+    def free_from(self, i: int, now: int, c: int, m: int, g: int) -> int:
+        """When running jobs' expected ends leave ``(c, m, g)`` free on node ``i`` (reservations
+        aside); -1 if never. Free resources only grow with time, so this is a threshold."""
+        pool = self.pool
+        cpu, mem, gpu = pool.free_cpu[i], pool.free_mem[i], pool.free_gpu[i]
+        if cpu >= c and mem >= m and gpu >= g:
+            return now
+        if not pool.fits_empty(i, c, m, g):
+            return -1
+        ends = sorted((self.expected_end[j], j) for j in pool.jobs_on[i])
+        for end, j in ends:
+            cpu, mem, gpu = cpu + self.held_cpu[j], mem + self.held_mem[j], gpu + self.held_gpu[j]
+            if cpu >= c and mem >= m and gpu >= g:
+                return max(end, now)
+        return -1
 
     def earliest(
         self,
@@ -94,13 +109,30 @@ class Plan:
         m: int,
         g: int,
     ) -> tuple[int, list[int]] | None:
-        """The earliest start within ``horizon`` and the nodes that can host it then."""
+        """The earliest start within ``horizon`` and the nodes that can host it then.
+
+        A node without reservations can host the job from its :meth:`free_from` time on; a
+        node with reservations is checked at each candidate time (its availability can end).
+        """
+        plain: list[tuple[int, int]] = []
+        reserved: list[int] = []
         times = {now}
         for i in nodes:
-            times.update(self.expected_end[j] for j in self.pool.jobs_on[i])
-            times.update(r.end for r in self.by_node.get(i, ()))
-        for t in sorted(x for x in times if now <= x <= horizon):
-            fit = [i for i in nodes if self.can_host(i, t, duration, c, m, g)]
-            if len(fit) >= need:
-                return t, fit
+            if i in self.by_node:
+                reserved.append(i)
+                times.update(r.end for r in self.by_node[i])
+                times.update(self.expected_end[j] for j in self.pool.jobs_on[i])
+            else:
+                t = self.free_from(i, now, c, m, g)
+                if t >= 0:
+                    plain.append((t, i))
+                    times.add(t)
+        plain.sort()
+        ready = 0
+        for t in sorted(x for x in times if x <= horizon):
+            while ready < len(plain) and plain[ready][0] <= t:
+                ready += 1
+            hosts = [i for i in reserved if self.can_host(i, t, duration, c, m, g)]
+            if ready + len(hosts) >= need:
+                return t, [i for _, i in plain[:ready]] + hosts
         return None

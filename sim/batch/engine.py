@@ -318,14 +318,20 @@ class _Engine:
         reserved = 0
         started: list[int] = []
         best_fit = cfg.node_order == "best_fit"
+        fits: dict[tuple[int, int, int, int], list[int]] = {}  # nodes free now, per shape
         for key in self.queue[: cfg.bf_max_job_test]:
             j = key[-1]
             nodes = self.part_nodes[self.part[j]]
             need, c, m, g, duration = self.nn[j], self.c[j], self.m[j], self.g[j], self.est[j]
-            fit = plan.nodes_now(nodes, t, duration, need, c, m, g)
+            shape = (self.part[j], c, m, g)
+            free = fits.get(shape)
+            if free is None:
+                free = fits[shape] = [i for i in nodes if pool.fits_now(i, c, m, g)]
+            fit = plan.nodes_now(free, t, duration, need, c, m, g)
             if fit:
                 self._start(j, pool.choose(fit, need, best_fit), t, backfill=True)
                 started.append(j)
+                fits.clear()  # free resources changed
                 continue
             if reserved < cfg.reservation_depth:
                 found = plan.earliest(nodes, t, t + cfg.bf_window_s, duration, need, c, m, g)
