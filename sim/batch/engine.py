@@ -278,16 +278,23 @@ class _Engine:
         self._push(ready + self.run_s[j], END, j)
 
     # --- the schedulers -----------------------------------------------------------------
-    def _fit_now(self, j: int) -> list[int]:
+    def _fit_now(self, j: int, blocked_nodes: set[int]) -> list[int]:
         pool, c, m, g, need = self.pool, self.c[j], self.m[j], self.g[j], self.nn[j]
-        fit = [i for i in self.part_nodes[self.part[j]] if pool.fits_now(i, c, m, g)]
+        fit = [
+            i
+            for i in self.part_nodes[self.part[j]]
+            if pool.fits_now(i, c, m, g) and i not in blocked_nodes
+        ]
         if len(fit) < need:
             return []
         return pool.choose(fit, need, self.cfg.node_order == "best_fit")
 
     def _main_pass(self, t: int) -> None:
+        """Slurm's main loop: once a job cannot start, the rest of its partition waits and its
+        partition's nodes are out of reach of lower-priority jobs of other partitions too."""
         self.passes[0] += 1
         blocked: set[int] = set()
+        blocked_nodes: set[int] = set()
         started: list[int] = []
         n_parts = len(self.part_nodes)
         for key in self.queue:
@@ -295,12 +302,13 @@ class _Engine:
             p = self.part[j]
             if p in blocked:
                 continue
-            nodes = self._fit_now(j)
+            nodes = self._fit_now(j, blocked_nodes)
             if nodes:
                 self._start(j, nodes, t, backfill=False)
                 started.append(j)
             else:
                 blocked.add(p)
+                blocked_nodes.update(self.part_nodes[p])
                 if len(blocked) == n_parts:
                     break
         self._drop_started(started)

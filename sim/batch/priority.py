@@ -2,9 +2,9 @@
 
 priority = w_age * min(age / max_age, 1) + w_fairshare * F(user) + w_size * size
          + w_partition * PriorityJobFactor / max + w_qos * QOS priority / max,
-truncated to an integer as Slurm stores it. ``size`` is the mean of the job's node fraction
-((nodes - 1) / (cluster nodes - 1)) and CPU fraction of the cluster (1 - that with
-``favor_small``). ``F`` is classic fair share, ``2^(-U/S)``: ``U`` the user's share of the
+truncated to an integer as Slurm stores it. ``size`` is the mean of the job's node and CPU fractions of
+the cluster (1 - that with ``favor_small``), as Slurm 22.05 computes it (checked on the
+local cluster's sprio: a 1-CPU job on 4 nodes / 16 CPUs gets 1000 x (1/4 + 1/16) / 2). ``F`` is classic fair share, ``2^(-U/S)``: ``U`` the user's share of the
 decayed usage (CPU-seconds, half-life ``decay_half_life_s``), ``S`` the user's share of the
 shares, equal for every user seen so far. Slurm 22.05 defaults to the Fair Tree algorithm,
 which ranks associations instead; with one account level both favour the users who used
@@ -32,7 +32,7 @@ class PriorityModel:
         self.weights = weights
         n_nodes = len(cluster.nodes)
         total_cpus = cluster.total_cpus
-        node_frac = (w.nnodes - 1) / max(n_nodes - 1, 1)
+        node_frac = w.nnodes / max(n_nodes, 1)
         cpu_frac = (w.nnodes * w.cpus_per_node) / max(total_cpus, 1)
         size = np.clip((node_frac + cpu_frac) / 2.0, 0.0, 1.0)
         if weights.favor_small:
@@ -58,10 +58,11 @@ class PriorityModel:
             self.n_seen += 1
 
     def fairshare(self, user: int) -> float:
-        """2^(-U/S): 1 for a user with no usage, 0.5 at exactly their share."""
+        """2^(-U/S): 1 for a user with no usage while others have some, 0.5 at exactly their
+        share (and for everyone before anyone used anything)."""
         total = sum(self.usage)
         if total <= 0.0 or self.n_seen == 0:
-            return 1.0
+            return 0.5
         share = max(self.usage[user], 0.0) / total
         return math.pow(2.0, -share * self.n_seen)
 

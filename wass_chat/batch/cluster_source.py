@@ -75,12 +75,13 @@ def live_cluster(commands: SlurmCommands | None = None) -> tuple[BatchCluster, S
 
 
 def config_values(text: str) -> dict[str, str]:
-    """``scontrol show config`` lines ``Key = value`` -> dict."""
+    """``scontrol show config`` lines ``Key = value`` -> dict with lower-case keys (Slurm
+    spells PriorityWeightFairShare with a capital S; the man page does not)."""
     values = {}
     for line in text.splitlines():
         key, sep, value = line.partition("=")
         if sep and key.strip() and " " not in key.strip():
-            values[key.strip()] = value.strip()
+            values[key.strip().lower()] = value.strip()
     return values
 
 
@@ -90,13 +91,13 @@ def scheduler_from_config(text: str, base: SchedulerConfig | None = None) -> Sch
     base = base or SchedulerConfig()
 
     def weight(key: str) -> int:
-        return int(v.get(key, "0") or 0)
+        return int(v.get(key.lower(), "0") or 0)
 
     def seconds(key: str, default: int) -> int:
-        value = slurm_duration(v.get(key))
+        value = slurm_duration(v.get(key.lower()))
         return int(value) if value is not None else default
 
-    params = dict(p.partition("=")[::2] for p in v.get("SchedulerParameters", "").split(",") if p)
+    params = dict(p.partition("=")[::2] for p in v.get("schedulerparameters", "").split(",") if p)
     weights = PriorityWeights(
         age=weight("PriorityWeightAge"),
         fairshare=weight("PriorityWeightFairshare"),
@@ -105,13 +106,13 @@ def scheduler_from_config(text: str, base: SchedulerConfig | None = None) -> Sch
         qos=weight("PriorityWeightQOS"),
         max_age_s=seconds("PriorityMaxAge", 7 * 86400),
         decay_half_life_s=seconds("PriorityDecayHalfLife", 7 * 86400),
-        favor_small=v.get("PriorityFavorSmall", "No").lower() in {"yes", "1"},
+        favor_small=v.get("priorityfavorsmall", "No").lower() in {"yes", "1"},
     )
-    multifactor = "multifactor" in v.get("PriorityType", "priority/multifactor")
+    multifactor = "multifactor" in v.get("prioritytype", "priority/multifactor")
     return replace(
         base,
         order="priority" if multifactor else "fifo",
-        backfill="backfill" in v.get("SchedulerType", "sched/backfill"),
+        backfill="backfill" in v.get("schedulertype", "sched/backfill"),
         bf_interval_s=int(params.get("bf_interval", base.bf_interval_s)),
         bf_window_s=int(params["bf_window"]) * 60 if "bf_window" in params else base.bf_window_s,
         bf_max_job_test=int(params.get("bf_max_job_test", base.bf_max_job_test)),
