@@ -2,10 +2,11 @@
 
 priority = w_age * min(age / max_age, 1) + w_fairshare * F(user) + w_size * size
          + w_partition * PriorityJobFactor / max + w_qos * QOS priority / max,
-truncated to an integer as Slurm stores it. ``size`` is the mean of the job's node and CPU fractions of
-the cluster (1 - that with ``favor_small``), as Slurm 22.05 computes it (checked on the
-local cluster's sprio: a 1-CPU job on 4 nodes / 16 CPUs gets 1000 x (1/4 + 1/16) / 2). ``F`` is classic fair share, ``2^(-U/S)``: ``U`` the user's share of the
-decayed usage (CPU-seconds, half-life ``decay_half_life_s``), ``S`` the user's share of the
+truncated to an integer as Slurm stores it. ``size`` is the mean of the job's node and
+CPU fractions of the cluster (1 - that with ``favor_small``), as Slurm 22.05 computes it
+(checked with sprio on the local cluster: a 1-CPU job on 4 nodes / 16 CPUs gets
+1000 x (1/4 + 1/16) / 2). ``F`` is classic fair share, ``2^(-U/S)``: ``U`` the user's share
+of the decayed usage (CPU-seconds, half-life ``decay_half_life_s``), ``S`` the user's share of the
 shares, equal for every user seen so far. Slurm 22.05 defaults to the Fair Tree algorithm,
 which ranks associations instead; with one account level both favour the users who used
 least. Priorities are recomputed every ``calc_period_s`` (PriorityCalcPeriod) and at
