@@ -157,7 +157,8 @@ class _Engine:
     def run(self) -> BatchResult:
         heap = self.heap
         t = self.t0
-        while heap:
+        n = len(self.w)
+        while heap and self.done < n:  # events after the last end (power-offs) are not charged
             t = heap[0][0]
             backfill_now = recalc = False
             while heap and heap[0][0] == t:

@@ -18,15 +18,17 @@ if TYPE_CHECKING:
 class BatchResult:
     """One replay. ``start_s``/``end_s`` are -1 for jobs that never ran; a job's start is when
     it began to run (after any node boot). ``killed`` marks jobs stopped at their limit.
-    ``allocations[i]`` are job ``i``'s node rows. Node arrays are in the cluster's node order;
-    energy is IT energy in joules over ``[t0_s, t_end_s]``."""
+    Job ``i`` ran on node rows ``alloc_nodes[alloc_ptr[i]:alloc_ptr[i + 1]]`` (see
+    :meth:`nodes_of`), the first of them is ``first_node[i]``. Node arrays are in the
+    cluster's node order; energy is IT energy in joules over ``[t0_s, t_end_s]``."""
 
     start_s: np.ndarray
     end_s: np.ndarray
     killed: np.ndarray
     backfilled: np.ndarray
     first_node: np.ndarray
-    allocations: tuple[tuple[int, ...], ...]
+    alloc_ptr: np.ndarray
+    alloc_nodes: np.ndarray
     node_energy_j: np.ndarray
     node_busy_cpu_s: np.ndarray
     node_off_s: np.ndarray
@@ -59,7 +61,8 @@ class BatchResult:
             killed=np.asarray(req.killed) & ran,
             backfilled=np.asarray(backfilled, bool),
             first_node=np.asarray([a[0] if a else -1 for a in alloc], np.int64),
-            allocations=tuple(tuple(a) for a in alloc),
+            alloc_ptr=np.concatenate([[0], np.cumsum([len(a) for a in alloc])]).astype(np.int64),
+            alloc_nodes=np.asarray([i for a in alloc for i in a], np.int64),
             node_energy_j=np.asarray(pool.energy_j, np.float64),
             node_busy_cpu_s=np.asarray(pool.busy_cpu_s, np.int64),
             node_off_s=np.asarray(pool.off_s, np.int64),
@@ -68,6 +71,10 @@ class BatchResult:
             events=events,
             passes=passes,
         )
+
+    def nodes_of(self, job: int) -> tuple[int, ...]:
+        """The node rows job ``job`` ran on (empty if it never ran)."""
+        return tuple(self.alloc_nodes[self.alloc_ptr[job] : self.alloc_ptr[job + 1]].tolist())
 
     def waits_s(self, w: Workload) -> np.ndarray:
         """Start minus submission, per job (NaN for jobs that never ran)."""

@@ -84,7 +84,7 @@ def test_a_backfilled_job_may_use_nodes_the_reservation_does_not_need():
     )
     r = simulate_batch(c, w, scheduler_preset("easy"))
     assert r.start_s.tolist() == [0, 100, 30]
-    assert r.allocations[1] == (0, 1) and r.allocations[2] == (2,)
+    assert r.nodes_of(1) == (0, 1) and r.nodes_of(2) == (2,)
 
 
 def test_a_job_is_killed_at_its_limit_and_the_partition_cap_applies():
