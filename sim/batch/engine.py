@@ -25,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sim.batch.backfill import Plan
+from sim.batch.compiled import simulate_compiled, use_compiled
 from sim.batch.config import PowerSaving, SchedulerConfig
 from sim.batch.energy import PowerModel
 from sim.batch.model import UNLIMITED, BatchCluster, Workload, WorkloadError
@@ -82,6 +83,15 @@ def simulate_batch(
         WorkloadError,
         "workload",
     )
+    if use_compiled():
+        return simulate_compiled(
+            cluster,
+            workload,
+            scheduler or SchedulerConfig(),
+            power_saving,
+            power_model or PowerModel(),
+            progress,
+        )
     engine = _Engine(
         cluster,
         workload,
