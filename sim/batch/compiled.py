@@ -25,9 +25,8 @@ from sim.errors import InputError
 if TYPE_CHECKING:
     from sim.batch.config import PowerSaving, SchedulerConfig
     from sim.batch.energy import PowerModel
-    from sim.batch.engine import Progress
     from sim.batch.model import BatchCluster, Workload
-    from sim.batch.result import BatchResult
+    from sim.batch.result import BatchResult, Progress
 
 SOURCES = Path(__file__).parent / "csrc"
 ORDERS = {"fifo": 0, "sjf": 1, "priority": 2}

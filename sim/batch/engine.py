@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Callable
 
 import numpy as np
 
@@ -32,11 +31,10 @@ from sim.batch.model import UNLIMITED, BatchCluster, Workload, WorkloadError
 from sim.batch.nodes import BOOTING, ON, NodePool
 from sim.batch.priority import PriorityModel
 from sim.batch.requests import resolve
-from sim.batch.result import BatchResult
+from sim.batch.result import BatchResult, Progress
 from sim.errors import raise_if
 
 END, BOOT, OFF, ARRIVE, PRIO, BACKFILL = range(6)
-Progress = Callable[[int, int], None]
 
 
 def unfit_jobs(cluster: BatchCluster, w: Workload) -> np.ndarray:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+Progress = Callable[[int, int], None]
+"""Called now and then during a replay with (jobs finished, jobs in all)."""
 
 if TYPE_CHECKING:
     from sim.batch.model import Workload

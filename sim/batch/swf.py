@@ -48,7 +48,10 @@ class SwfTrace:
 
 def read_swf(path: Path, max_jobs: int | None = None) -> SwfTrace:
     """Read an ``.swf`` or ``.swf.gz`` file; every malformed line is reported at once."""
-    raw = Path(path).read_bytes()
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise WorkloadError(str(path), [f"cannot read: {exc.strerror or exc}"]) from exc
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     return parse_swf(io.StringIO(raw.decode("utf-8", errors="replace")).read(), str(path), max_jobs)

@@ -20,7 +20,7 @@ import numpy as np
 
 from sim.batch.config import PowerSaving, SchedulerConfig, scheduler_preset
 from sim.batch.energy import PowerModel
-from sim.batch.engine import simulate_batch
+from sim.batch.engine import simulate_batch, unfit_jobs
 from sim.batch.metrics import summarise
 from sim.batch.model import BatchCluster, Workload
 from sim.batch.result import BatchResult
@@ -166,11 +166,19 @@ def compare(
     def step(name: str) -> Progress | None:
         return (lambda done, total: progress(name, done, total)) if progress else None
 
-    before = run(base, power_model, step("baseline"))
-    report["baseline"] = summarise(base.cluster, base.workload, before, power_model)
     if not report["changes"]:
+        before = run(base, power_model, step("baseline"))
+        report["baseline"] = summarise(base.cluster, base.workload, before, power_model)
         return report
     variant, notes = apply_changes(base, changes)
+    lost = unfit_jobs(variant.cluster, variant.workload)
+    if len(lost):  # jobs the changed cluster cannot host leave both runs: same jobs compared
+        keep = np.setdiff1d(np.arange(len(base.workload)), lost)
+        base = replace(base, workload=base.workload.take(keep))
+        variant = replace(variant, workload=variant.workload.take(keep))
+        report["left_out_unfit_after_change"] = len(lost)
+    before = run(base, power_model, step("baseline"))
+    report["baseline"] = summarise(base.cluster, base.workload, before, power_model)
     after = run(variant, power_model, step("variant"))
     report["variant"] = summarise(variant.cluster, variant.workload, after, power_model)
     report.update(notes)

@@ -281,6 +281,9 @@ def _render(report: dict[str, Any]) -> None:
     for key in ("never_started", "still_running", "left_out_fit_nowhere", "skipped_without_run"):
         if src.get(key):
             console.print(f"  {key.replace('_', ' ')}: {src[key]:,}")
+    if report.get("left_out_unfit_after_change"):
+        n = report["left_out_unfit_after_change"]
+        console.print(f"  left out of both runs, too big for the changed cluster: {n:,}")
     runs = [("baseline", report["baseline"])] + (
         [("variant", report["variant"])] if "variant" in report else []
     )
@@ -429,3 +432,42 @@ def _render_validation(report: dict[str, Any]) -> None:
             f"  {name}: {100 * v['within_tolerance']:.1f}% within tolerance, "
             f"rank correlation {v['start_rank_correlation']:.3f}"
         )
+
+
+@whatif_app.command("bench")
+def bench_command(
+    jobs: int = typer.Option(1_500_000, "--jobs", min=1, help="Synthetic jobs (sacct synth)."),
+    days: float = typer.Option(365.0, "--days", min=1.0, help="Length of the submission window."),
+    seed: int = typer.Option(0, "--seed", help="Synthesis seed."),
+    scheduler: str = typer.Option("easy", "--scheduler", help="Scheduler preset to replay with."),
+    bf_depth: int | None = typer.Option(
+        None, "--bf-depth", min=0, help="Backfill reservation depth."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Replay a synthetic year (1.5 M jobs by default) once: CPU seconds and memory."""
+    from sim.batch.config import scheduler_preset
+    from wass_chat.batch.bench import run_bench
+
+    scheduler_preset(scheduler)
+    report = run_bench(jobs, days, seed, scheduler, bf_depth)
+    emit(report, as_json, _render_bench)
+
+
+def _render_bench(r: dict[str, Any]) -> None:
+    console.print(
+        f"{r['jobs_replayed']:,} jobs over {r['days']:g} days on {r['cluster']['nodes']:,} nodes "
+        f"({r['cluster']['cpus']:,} CPUs), {r['scheduler']['name']} (depth "
+        f"{r['scheduler']['reservation_depth']}), {r['engine']} engine"
+    )
+    console.print(
+        f"  replay {r['replay_cpu_s']:.1f} s CPU ({r['replay_wall_s']:.1f} s wall), loading "
+        f"{r['load_cpu_s']:.1f} s CPU, summary {r['summary_cpu_s']:.1f} s CPU; peak memory "
+        f"{r['peak_rss_before_replay_mib']:,.0f} MiB before the replay, "
+        f"{r['peak_rss_after_replay_mib']:,.0f} MiB after"
+    )
+    console.print(
+        f"  {r['events']:,} events, {r['passes']['main']:,} main and {r['passes']['backfill']:,} "
+        f"backfill passes; {r['backfilled']:,} jobs backfilled; mean wait "
+        f"{r['waits']['mean_s']:.0f} s, utilisation {100 * r['utilisation']:.1f}%"
+    )
