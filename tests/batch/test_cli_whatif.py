@@ -100,6 +100,8 @@ def test_swf_trace(tmp_path, capsys):
         capsys, "whatif", "cluster", "--swf", str(trace), "--compare-scheduler", "fifo"
     )
     assert report["baseline"]["jobs"] == 2 and report["baseline"]["waits"]["mean_s"] == 4.5
+    recorded = report["baseline_vs_recorded"]  # job 2 waited 9 s for job 1, as recorded
+    assert recorded["within_tolerance"] == 1.0 and recorded["error_mean_s"] == 0
 
 
 @pytest.mark.parametrize(

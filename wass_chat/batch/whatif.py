@@ -4,7 +4,9 @@ Changes: nodes added to or removed from a partition, a partition's MaxTime, the 
 weights, another scheduler (fifo, sjf, priority, easy, slurm), walltimes predicted from each
 user's history (:mod:`wass_chat.batch.predict`, its accuracy reported), and power saving
 (idle nodes off after N minutes, with a boot time). Both runs are simulated; the replay is
-deterministic, so the before/after difference is exact for this workload. The confidence
+deterministic, so the before/after difference is exact for this workload. The baseline is
+also compared with the starts the trace recorded (``baseline_vs_recorded``): how far the
+simulated cluster is from the real one before anything changes. The confidence
 interval printed with the mean-wait difference is a paired bootstrap over jobs: how much the
 difference depends on which jobs the period happened to hold, not simulation noise.
 """
@@ -21,7 +23,7 @@ import numpy as np
 from sim.batch.config import PowerSaving, SchedulerConfig, scheduler_preset
 from sim.batch.energy import PowerModel
 from sim.batch.engine import simulate_batch, unfit_jobs
-from sim.batch.metrics import summarise
+from sim.batch.metrics import agreement, summarise
 from sim.batch.model import BatchCluster, Workload
 from sim.batch.result import BatchResult
 from sim.errors import InputError
@@ -169,6 +171,7 @@ def compare(
     if not report["changes"]:
         before = run(base, power_model, step("baseline"))
         report["baseline"] = summarise(base.cluster, base.workload, before, power_model)
+        report["baseline_vs_recorded"] = agreement(base.workload, before)
         return report
     variant, notes = apply_changes(base, changes)
     lost = unfit_jobs(variant.cluster, variant.workload)
@@ -179,6 +182,7 @@ def compare(
         report["left_out_unfit_after_change"] = len(lost)
     before = run(base, power_model, step("baseline"))
     report["baseline"] = summarise(base.cluster, base.workload, before, power_model)
+    report["baseline_vs_recorded"] = agreement(base.workload, before)
     after = run(variant, power_model, step("variant"))
     report["variant"] = summarise(variant.cluster, variant.workload, after, power_model)
     report.update(notes)

@@ -329,6 +329,14 @@ def _render(report: dict[str, Any]) -> None:
             cells = [_dur(s[group].get(key, {}).get("mean_s", 0.0)) for _, s in runs]
             sub.add_row(key, f"{stats['jobs']:,}", *cells)
         console.print(sub)
+    rec = report.get("baseline_vs_recorded", {})
+    if rec.get("jobs"):
+        console.print(
+            f"baseline against the recorded starts: {100 * rec['within_tolerance']:.1f}% within "
+            f"{rec['tolerance_s']:.0f} s, start-order rank correlation "
+            f"{rec['start_rank_correlation']:.3f}; mean wait recorded "
+            f"{_dur(rec['recorded_wait_mean_s'])}, replayed {_dur(rec['simulated_wait_mean_s'])}"
+        )
     if "prediction_accuracy" in report:
         acc = report["prediction_accuracy"]
         console.print(
