@@ -87,7 +87,7 @@ def simulate_compiled(
     from sim.batch.result import BatchResult
 
     assert _core is not None
-    req = resolve(cluster, w)
+    req = resolve(cluster, w, cfg.kill_grace_s)
     prio = PriorityModel(cfg, cluster, w, req.partition)
     index = cluster.node_index()
     part_nodes = [[index[x] for x in p.nodes] for p in cluster.partitions]
@@ -115,7 +115,7 @@ def simulate_compiled(
         cfg.bf_window_s, cfg.reservation_depth, cfg.bf_max_job_test, cfg.calc_period_s, wt.age,
         wt.fairshare, wt.max_age_s, wt.decay_half_life_s, int(power is not None),
         power.suspend_after_s if power else 0, power.boot_s if power else 0, len(w.users), t0,
-        int(dep_ptr[-1] > 0),
+        int(dep_ptr[-1] > 0), cfg.completing_s,
     )  # fmt: skip
     static = np.ascontiguousarray(prio.static, np.float64)
     out = _core.run(jobs, static, nodes, watts, pptr, pidx, config, progress)

@@ -62,6 +62,12 @@ class SchedulerConfig:
     """PriorityCalcPeriod: how often pending jobs' priorities are recomputed."""
     node_order: NodeOrder = "best_fit"
     """Which fitting nodes a job gets: fewest free CPUs first, or node order."""
+    completing_s: int = 0
+    """Seconds a job's resources stay held after it ends (Slurm's COMPLETING state: epilog,
+    cleanup, the node reporting back): 1 s measured on the local cluster."""
+    kill_grace_s: int = 0
+    """Seconds a job runs past its limit before it is killed (OverTimeLimit plus the time
+    Slurm takes to notice; 3-16 s measured on the local cluster)."""
     weights: PriorityWeights = field(default_factory=PriorityWeights)
 
     def __post_init__(self) -> None:
@@ -73,7 +79,13 @@ class SchedulerConfig:
         for name in ("bf_interval_s", "calc_period_s"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
-        for name in ("bf_window_s", "reservation_depth", "bf_max_job_test"):
+        for name in (
+            "bf_window_s",
+            "reservation_depth",
+            "bf_max_job_test",
+            "completing_s",
+            "kill_grace_s",
+        ):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must not be negative")
         raise_if(problems, InputError, "scheduler config")

@@ -112,7 +112,7 @@ class _Engine:
         progress: Progress | None,
     ) -> None:
         self.cluster, self.w, self.cfg, self.power, self.progress = cluster, w, cfg, power, progress
-        req = resolve(cluster, w)
+        req = resolve(cluster, w, cfg.kill_grace_s)
         self.req = req
         n = len(w)
         self.part = req.partition.tolist()
@@ -246,7 +246,8 @@ class _Engine:
             self._push(self.prio_tick, PRIO, 0)
 
     def _end(self, j: int, t: int) -> None:
-        self.end[j] = t
+        """The job's resources come back; it ended ``completing_s`` earlier."""
+        self.end[j] = t - self.cfg.completing_s
         self.done += 1
         self.running.discard(j)
         idle = self.pool.release(j, self.alloc[j], self.c[j], self.m[j], self.g[j], t)
@@ -284,7 +285,7 @@ class _Engine:
         self.backfilled[j] = backfill
         self.running.add(j)
         self.prio.job_started(j, self.nn[j] * self.c[j], t)
-        self._push(ready + self.run_s[j], END, j)
+        self._push(ready + self.run_s[j] + self.cfg.completing_s, END, j)
 
     # --- the schedulers -----------------------------------------------------------------
     def _fit_now(self, j: int, blocked_nodes: set[int]) -> list[int]:

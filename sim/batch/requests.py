@@ -24,8 +24,9 @@ class Requests:
     killed: np.ndarray
 
 
-def resolve(cluster: BatchCluster, w: Workload) -> Requests:
-    """Map partitions by name and cap each limit by its partition's MaxTime."""
+def resolve(cluster: BatchCluster, w: Workload, kill_grace_s: int = 0) -> Requests:
+    """Map partitions by name and cap each limit by its partition's MaxTime; a job running
+    past its limit by more than ``kill_grace_s`` is killed then."""
     names = cluster.partition_names()
     missing = sorted(set(w.partitions) - set(names))
     used = set(np.unique(w.partition).tolist()) if len(w) else set()
@@ -37,8 +38,8 @@ def resolve(cluster: BatchCluster, w: Workload) -> Requests:
     limit = np.where(
         w.limit_s < 0, max_time, np.where(max_time < 0, w.limit_s, np.minimum(w.limit_s, max_time))
     )
-    killed = (limit >= 0) & (w.runtime_s > limit)
-    run = np.where(killed, limit, w.runtime_s)
+    killed = (limit >= 0) & (w.runtime_s > limit + kill_grace_s)
+    run = np.where(killed, limit + kill_grace_s, w.runtime_s)
     horizon = np.where(limit < 0, NO_LIMIT_S, limit)
     estimate = np.where(w.estimate_s > 0, np.minimum(w.estimate_s, horizon), horizon)
     return Requests(part, run, limit, np.maximum(estimate, 1), killed)

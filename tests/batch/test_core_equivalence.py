@@ -80,6 +80,8 @@ def test_same_schedule_energy_and_counters(scheduler, seed, power):
         SCHEDULERS[scheduler],
         bf_interval_s=15,
         calc_period_s=120,
+        completing_s=seed % 3,
+        kill_grace_s=5 * (seed % 2),
         weights=PriorityWeights(
             age=500,
             fairshare=2000,

@@ -207,3 +207,20 @@ def test_same_inputs_same_schedule():
     assert a.start_s.tolist() == b.start_s.tolist()
     assert (a.start_s >= w.earliest_s).all()
     assert (a.end_s - a.start_s <= np.maximum(w.limit_s, 0)).all()
+
+
+def test_completing_time_and_kill_grace():
+    c = cluster(4)
+    w = make_workload(
+        [
+            dict(id="a", submit=0, runtime=10, limit=100, cpus=4),
+            dict(id="b", submit=1, runtime=500, limit=100, cpus=4),
+            dict(id="c", submit=2, runtime=5, limit=100, cpus=4),
+        ],
+        ["p"],
+    )
+    r = simulate_batch(c, w, SchedulerConfig(backfill=False, completing_s=1, kill_grace_s=15))
+    # a ends at 10, its node is busy until 11; b is killed 15 s past its limit.
+    assert r.start_s.tolist() == [0, 11, 127]
+    assert r.end_s.tolist() == [10, 126, 132]
+    assert r.killed.tolist() == [False, True, False]

@@ -86,7 +86,9 @@ def config_values(text: str) -> dict[str, str]:
 
 
 def scheduler_from_config(text: str, base: SchedulerConfig | None = None) -> SchedulerConfig:
-    """Priority weights and backfill parameters from ``scontrol show config`` text."""
+    """Priority weights and backfill parameters from ``scontrol show config`` text. Slurm's
+    backfill reserves resources for every job it tests, so the reservation depth is
+    ``bf_max_job_test`` (EASY would be 1)."""
     v = config_values(text)
     base = base or SchedulerConfig()
 
@@ -98,6 +100,7 @@ def scheduler_from_config(text: str, base: SchedulerConfig | None = None) -> Sch
         return int(value) if value is not None else default
 
     params = dict(p.partition("=")[::2] for p in v.get("schedulerparameters", "").split(",") if p)
+    max_test = int(params.get("bf_max_job_test", base.bf_max_job_test))
     weights = PriorityWeights(
         age=weight("PriorityWeightAge"),
         fairshare=weight("PriorityWeightFairshare"),
@@ -115,7 +118,8 @@ def scheduler_from_config(text: str, base: SchedulerConfig | None = None) -> Sch
         backfill="backfill" in v.get("schedulertype", "sched/backfill"),
         bf_interval_s=int(params.get("bf_interval", base.bf_interval_s)),
         bf_window_s=int(params["bf_window"]) * 60 if "bf_window" in params else base.bf_window_s,
-        bf_max_job_test=int(params.get("bf_max_job_test", base.bf_max_job_test)),
+        bf_max_job_test=max_test,
+        reservation_depth=max_test,  # Slurm reserves for every job its backfill pass tests
         calc_period_s=seconds("PriorityCalcPeriod", base.calc_period_s),
         weights=weights,
     )

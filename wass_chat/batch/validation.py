@@ -65,10 +65,15 @@ class StreamJob:
 
 
 def make_stream(
-    n_jobs: int, seed: int = 0, mean_gap_s: float = 1.0, max_sleep_s: int = 30
+    n_jobs: int,
+    seed: int = 0,
+    mean_gap_s: float = 1.0,
+    max_sleep_s: int = 30,
+    killed_share: float = 0.02,
 ) -> list[StreamJob]:
     """A deterministic stream for the local cluster (debug: n1-n4 with 2, 2, 4, 8 CPUs;
-    small: n1-n2): bursts every 50 jobs, 2% of jobs killed at a 1-minute limit."""
+    small: n1-n2): bursts every 50 jobs, ``killed_share`` of the jobs sleeping 75 s under a
+    1-minute limit (killed)."""
     rng = np.random.default_rng(seed)
     jobs: list[StreamJob] = []
     offset = 0.0
@@ -83,7 +88,7 @@ def make_stream(
             cpus = int(rng.choice([1, 1, 2, 2, 4, 8]))
         sleep = int(np.clip(rng.lognormal(np.log(8), 0.6), 2, max_sleep_s))
         limit = int(rng.choice([1, 2, 3]))
-        if rng.random() < 0.02:
+        if rng.random() < killed_share:
             sleep, limit = 75, 1
         after = k - int(rng.integers(1, 6)) if k >= 5 and rng.random() < 0.05 else None
         mem = int(rng.choice([100, 200, 400]))
@@ -177,8 +182,24 @@ class Replay:
         ]
 
 
+COMPLETING_S = 1
+"""Seconds between a job's end and the next start on its node on the local cluster (the
+median gap in the first 40-job recording): Slurm's COMPLETING state."""
+
+
+def kill_grace(jobs: pl.DataFrame) -> int:
+    """How long past their limit the recording's TIMEOUT jobs ran (median; 0 if none): Slurm
+    notices an expired limit on a periodic check, not at the second."""
+    over = jobs.filter(pl.col("state") == "TIMEOUT").select(
+        pl.col("elapsed_s") - pl.col("timelimit_s")
+    )
+    return int(over.to_series().median() or 0) if over.height else 0
+
+
 def replay_recording(recording: dict[str, Any], scheduler: SchedulerConfig | None = None) -> Replay:
-    """Replay a recording with the scheduler settings it captured (or ``scheduler``)."""
+    """Replay a recording with the scheduler settings it captured (or ``scheduler``), plus
+    the two delays Slurm adds that a configuration does not state: :data:`COMPLETING_S` and
+    the kill grace its TIMEOUT jobs show."""
     missing = [
         k
         for k in ("stream", "job_ids", "sacct", "nodes", "partitions", "config")
@@ -187,8 +208,12 @@ def replay_recording(recording: dict[str, Any], scheduler: SchedulerConfig | Non
     if missing:
         raise InputError("recording", [f"missing {', '.join(missing)}"])
     cluster = cluster_from_records(records(recording["nodes"]), records(recording["partitions"]))
-    config = scheduler or scheduler_from_config(recording["config"])
     jobs = parse_sacct_text(recording["sacct"]).jobs
+    config = scheduler or replace(
+        scheduler_from_config(recording["config"]),
+        completing_s=COMPLETING_S,
+        kill_grace_s=kill_grace(jobs),
+    )
     ids, stream = recording["job_ids"], recording["stream"]
     depends = {
         ids[k]: f"afterany:{ids[s['after']]}"
@@ -219,6 +244,7 @@ def scheduler_variants(base: SchedulerConfig) -> dict[str, SchedulerConfig]:
     """The captured configuration and the simplifications worth comparing against it."""
     return {
         "as configured": base,
+        "EASY (one reservation)": replace(base, reservation_depth=1),
         "no backfill": replace(base, backfill=False),
         "fifo": replace(base, order="fifo"),
     }

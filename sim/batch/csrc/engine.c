@@ -102,7 +102,7 @@ static int recalculate(Engine *e, int64_t t) {
 }
 
 static int end_job(Engine *e, int64_t j, int64_t t) {
-    e->end[j] = t;
+    e->end[j] = t - e->completing;
     e->done++;
     int64_t pos = e->run_pos[j]; /* running-set removal: order does not matter */
     int64_t moved = e->running[--e->n_running];
@@ -161,7 +161,7 @@ int engine_start(Engine *e, int64_t j, const int64_t *nodes, int64_t count, int6
     int64_t user = e->user[j];
     e->running_cpus[user] += e->nn[j] * e->c[j];
     e->usage[user] -= (double)(e->nn[j] * e->c[j] * (t - e->last_tick));
-    return heap_push(&e->heap, ready + e->run_s[j], EV_END, j);
+    return heap_push(&e->heap, ready + e->run_s[j] + e->completing, EV_END, j);
 }
 
 static int64_t cmp_mode; /* qsort has no context argument: set before each sort */

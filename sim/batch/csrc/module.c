@@ -12,7 +12,7 @@
 #endif
 
 #define N_JOB_ARRAYS 14
-#define N_CONFIG 18
+#define N_CONFIG 19
 
 typedef struct { Py_buffer views[32]; int count; } Views;
 
@@ -121,7 +121,7 @@ static PyObject *run(PyObject *self, PyObject *args) {
     e.order = cfg[0]; e.backfill = cfg[1]; e.best_fit = cfg[2]; e.bf_interval = cfg[3]; e.bf_window = cfg[4];
     e.depth = cfg[5]; e.max_test = cfg[6]; e.calc_period = cfg[7]; e.w_age = cfg[8]; e.w_fs = cfg[9];
     e.max_age = cfg[10]; e.half_life = cfg[11]; e.power = cfg[12]; e.suspend = cfg[13]; e.boot_s = cfg[14];
-    e.n_users = cfg[15]; e.t0 = cfg[16]; e.has_deps = (int)cfg[17];
+    e.n_users = cfg[15]; e.t0 = cfg[16]; e.has_deps = (int)cfg[17]; e.completing = cfg[18];
 
     int64_t N = e.n_nodes, n = e.n;
     ALLOC(e.free_cpu, N); ALLOC(e.free_mem, N); ALLOC(e.free_gpu, N); ALLOC(e.ready_at, N); ALLOC(e.idle_since, N);
