@@ -67,6 +67,24 @@ class PowerModel:
         return [self.profile(n.node_type, n.gpus) for n in cluster.nodes]
 
 
+def _job_watts(
+    w: Workload, node_of_job: np.ndarray, cluster: BatchCluster, model: PowerModel
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per job, the idle watts of the node share it holds and its dynamic watts (all nodes)."""
+    profiles = model.node_profiles(cluster)
+    idle = np.array([p.idle_w for p in profiles])
+    cpu = np.array([p.cpu_w for p in profiles])
+    gpu = np.array([p.gpu_w for p in profiles])
+    cap_cpu = np.array([n.cpus for n in cluster.nodes], np.float64)
+    cap_gpu = np.array([max(n.gpus, 1) for n in cluster.nodes], np.float64)
+    node = np.where(node_of_job >= 0, node_of_job, 0)
+    cpu_share = np.minimum(w.cpus_per_node / cap_cpu[node], 1.0)
+    gpu_share = np.minimum(w.gpus_per_node / cap_gpu[node], 1.0)
+    idle_part = idle[node] * np.maximum(cpu_share, gpu_share) * w.nnodes
+    dynamic = (cpu[node] * cpu_share + gpu[node] * w.gpus_per_node) * w.nnodes
+    return idle_part, dynamic
+
+
 def job_energy_j(
     w: Workload,
     start_s: np.ndarray,
@@ -77,20 +95,45 @@ def job_energy_j(
 ) -> np.ndarray:
     """IT energy (joules) per job, from its first node's type (a job's nodes share a partition
     and, in practice, a type). Jobs that never ran have 0."""
-    profiles = model.node_profiles(cluster)
-    idle = np.array([p.idle_w for p in profiles])
-    cpu = np.array([p.cpu_w for p in profiles])
-    gpu = np.array([p.gpu_w for p in profiles])
-    cap_cpu = np.array([n.cpus for n in cluster.nodes], np.float64)
-    cap_gpu = np.array([max(n.gpus, 1) for n in cluster.nodes], np.float64)
-    ran = node_of_job >= 0
-    node = np.where(ran, node_of_job, 0)
-    cpu_share = np.minimum(w.cpus_per_node / cap_cpu[node], 1.0)
-    gpu_share = np.minimum(w.gpus_per_node / cap_gpu[node], 1.0)
-    per_node_w = (
-        idle[node] * np.maximum(cpu_share, gpu_share)
-        + cpu[node] * cpu_share
-        + gpu[node] * w.gpus_per_node
+    idle_part, dynamic = _job_watts(w, node_of_job, cluster, model)
+    seconds = np.where(node_of_job >= 0, end_s - start_s, 0)
+    return (idle_part + dynamic) * seconds
+
+
+def recorded_energy(cluster: BatchCluster, w: Workload, model: PowerModel) -> dict[str, object]:
+    """The energy the recorded schedule drew (kWh): every node on and idle over the recorded
+    period, plus each job's dynamic power over its recorded run, the job counted on its
+    partition's first node type. Jobs' energy by partition and by user (the ten largest)."""
+    ran = w.recorded_start_s >= 0
+    if not ran.any():
+        return {}
+    names = cluster.partition_names()
+    index = cluster.node_index()
+    first = np.array(
+        [
+            index[cluster.partitions[names.index(p)].nodes[0]] if p in names else -1
+            for p in w.partitions
+        ],
+        np.int64,
     )
-    seconds = np.where(ran, end_s - start_s, 0)
-    return per_node_w * w.nnodes * seconds
+    node_of_job = np.where(ran, first[w.partition], -1)
+    idle_part, dynamic = _job_watts(w, node_of_job, cluster, model)
+    seconds = np.where(ran & (node_of_job >= 0), w.runtime_s, 0)
+    period = int((w.recorded_start_s + w.runtime_s)[ran].max() - w.submit_s.min())
+    idle_w = sum(p.idle_w for p in model.node_profiles(cluster))
+    it_j = idle_w * period + float((dynamic * seconds).sum())
+    job_j = (idle_part + dynamic) * seconds
+    by_user = {w.users[u]: float(job_j[w.user == u].sum()) / 3.6e6 for u in np.unique(w.user[ran])}
+    top = dict(sorted(by_user.items(), key=lambda kv: -kv[1])[:10])
+    return {
+        "period_s": period,
+        "it_kwh": it_j / 3.6e6,
+        "facility_kwh": it_j * model.pue / 3.6e6,
+        "jobs_kwh": float(job_j.sum()) / 3.6e6,
+        "by_partition_kwh": {
+            p: float(job_j[w.partition == k].sum()) / 3.6e6
+            for k, p in enumerate(w.partitions)
+            if (w.partition == k).any()
+        },
+        "top_users_kwh": top,
+    }

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from sim.batch.config import PowerSaving, SchedulerConfig, scheduler_preset
-from sim.batch.energy import PowerModel
+from sim.batch.energy import PowerModel, recorded_energy
 from sim.batch.engine import simulate_batch, unfit_jobs
 from sim.batch.metrics import agreement, summarise
 from sim.batch.model import BatchCluster, Workload
@@ -172,6 +172,7 @@ def compare(
         before = run(base, power_model, step("baseline"))
         report["baseline"] = summarise(base.cluster, base.workload, before, power_model)
         report["baseline_vs_recorded"] = agreement(base.workload, before)
+        report["recorded_energy"] = recorded_energy(base.cluster, base.workload, power_model)
         return report
     variant, notes = apply_changes(base, changes)
     lost = unfit_jobs(variant.cluster, variant.workload)
@@ -183,6 +184,7 @@ def compare(
     before = run(base, power_model, step("baseline"))
     report["baseline"] = summarise(base.cluster, base.workload, before, power_model)
     report["baseline_vs_recorded"] = agreement(base.workload, before)
+    report["recorded_energy"] = recorded_energy(base.cluster, base.workload, power_model)
     after = run(variant, power_model, step("variant"))
     report["variant"] = summarise(variant.cluster, variant.workload, after, power_model)
     report.update(notes)

@@ -337,6 +337,13 @@ def _render(report: dict[str, Any]) -> None:
             f"{rec['start_rank_correlation']:.3f}; mean wait recorded "
             f"{_dur(rec['recorded_wait_mean_s'])}, replayed {_dur(rec['simulated_wait_mean_s'])}"
         )
+    energy = report.get("recorded_energy") or {}
+    if energy:
+        parts = ", ".join(f"{p} {v:,.0f}" for p, v in energy["by_partition_kwh"].items())
+        console.print(
+            f"recorded schedule: {energy['facility_kwh']:,.0f} kWh at the facility "
+            f"({energy['it_kwh']:,.0f} kWh IT); jobs by partition (kWh): {parts}"
+        )
     if "prediction_accuracy" in report:
         acc = report["prediction_accuracy"]
         console.print(
