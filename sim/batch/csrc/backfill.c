@@ -97,10 +97,6 @@ static int64_t free_from(Engine *e, int64_t i, int64_t now, int64_t c, int64_t m
     return -1;
 }
 
-static int cmp_i64(const void *pa, const void *pb) {
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return a < b ? -1 : (a > b);
-}
 
 static const int64_t *plain_t_sort;
 
@@ -140,6 +136,21 @@ static int64_t earliest(Engine *e, int64_t p, int64_t now, int64_t horizon, int6
             }
         }
     }
+    if (n_res == 0) {
+        /* No node holds a reservation: availability only grows, so the answer is the
+         * need-th smallest release time (the same instant the scan below would find). */
+        if (n_plain < need) return -1;
+        int64_t *copy = e->plain_t + e->n_nodes;
+        memcpy(copy, e->plain_t, (size_t)n_plain * sizeof(int64_t));
+        int64_t t = select_i64(copy, n_plain, need - 1);
+        if (t > horizon) return -1;
+        int64_t out = 0;
+        for (int64_t k = 0; k < n_plain; k++) {
+            if (e->plain_t[k] <= t) e->cand2[out++] = e->plain_i[k];
+        }
+        *count = out;
+        return t;
+    }
     /* plain.sort(): by time; which nodes come first among equal times does not matter,
      * since the hosts are a set the caller orders (engine_choose) */
     int64_t *order = e->tmp_jobs;
@@ -152,7 +163,7 @@ static int64_t earliest(Engine *e, int64_t p, int64_t now, int64_t horizon, int6
         sorted_i[k] = e->plain_i[order[k]];
         sorted_t[k] = e->plain_t[order[k]];
     }
-    qsort(e->times, (size_t)n_times, sizeof(int64_t), cmp_i64);
+    sort_i64(e->times, n_times);
     int64_t ready = 0;
     for (int64_t k = 0; k < n_times; k++) {
         int64_t t = e->times[k];
@@ -228,7 +239,7 @@ int backfill_pass(Engine *e, int64_t t) {
             }
         }
         if (n_fit >= need) {
-            engine_choose(e, e->cand, n_fit);
+            engine_choose(e, e->cand, n_fit, need);
             if (engine_start(e, j, e->cand, need, t, 1)) return -1;
             any_started = 1;
             n_shapes = used = 0;
@@ -240,7 +251,7 @@ int backfill_pass(Engine *e, int64_t t) {
             if (begin == -2) return -1;
             if (begin >= 0) {
                 memcpy(e->cand, e->cand2, (size_t)count * sizeof(int64_t));
-                engine_choose(e, e->cand, count);
+                engine_choose(e, e->cand, count, need);
                 if (reserve(e, e->cand, need, begin, begin + duration, c, m, g)) return -1;
                 reserved++;
             }

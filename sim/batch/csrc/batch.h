@@ -71,6 +71,8 @@ int queue_insert(Queue *q, Key key);
 void queue_sort(Queue *q);
 int vec_push(Vec *v, int64_t x);
 void vec_remove(Vec *v, int64_t x);
+void sort_i64(int64_t *a, int64_t n);
+int64_t select_i64(int64_t *a, int64_t n, int64_t k);
 
 /* engine.c */
 int engine_run(Engine *e, int (*progress)(void *, int64_t, int64_t), void *ctx);
@@ -78,7 +80,7 @@ int engine_run(Engine *e, int (*progress)(void *, int64_t, int64_t), void *ctx);
 /* backfill.c */
 int backfill_pass(Engine *e, int64_t t);
 int engine_start(Engine *e, int64_t j, const int64_t *nodes, int64_t count, int64_t t, int via_backfill);
-void engine_choose(Engine *e, int64_t *cand, int64_t count);
+void engine_choose(Engine *e, int64_t *cand, int64_t count, int64_t need);
 void engine_drop_started(Engine *e);
 
 #endif

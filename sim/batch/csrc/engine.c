@@ -178,10 +178,27 @@ static int choose_cmp(const void *pa, const void *pb) {
     return a < b ? -1 : (a > b);
 }
 
-void engine_choose(Engine *e, int64_t *cand, int64_t count) {
+/* Put the first `need` candidates in preference order at the front of cand (what sorting
+ * all of them and taking the first `need` gives): a bounded selection when need is small. */
+void engine_choose(Engine *e, int64_t *cand, int64_t count, int64_t need) {
     cmp_mode = e->best_fit;
     cmp_engine = e;
-    qsort(cand, (size_t)count, sizeof(int64_t), choose_cmp);
+    if (need * 4 >= count) {
+        qsort(cand, (size_t)count, sizeof(int64_t), choose_cmp);
+        return;
+    }
+    /* keep the need best in cand[0..need), sorted; insertion from the rest */
+    qsort(cand, (size_t)need, sizeof(int64_t), choose_cmp);
+    for (int64_t k = need; k < count; k++) {
+        int64_t x = cand[k];
+        if (choose_cmp(&x, &cand[need - 1]) >= 0) continue;
+        int64_t m = need - 2;
+        while (m >= 0 && choose_cmp(&x, &cand[m]) < 0) {
+            cand[m + 1] = cand[m];
+            m--;
+        }
+        cand[m + 1] = x;
+    }
 }
 
 void engine_drop_started(Engine *e) {
@@ -208,7 +225,7 @@ static int main_pass(Engine *e, int64_t t) {
             if (e->free_cpu[i] >= c && e->free_mem[i] >= m && e->free_gpu[i] >= g && !e->node_blocked[i]) e->cand[count++] = i;
         }
         if (count >= e->nn[j]) {
-            engine_choose(e, e->cand, count);
+            engine_choose(e, e->cand, count, e->nn[j]);
             if (engine_start(e, j, e->cand, e->nn[j], t, 0)) return -1;
             any_started = 1;
         } else {

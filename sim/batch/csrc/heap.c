@@ -98,3 +98,63 @@ void vec_remove(Vec *v, int64_t x) {
         }
     }
 }
+
+/* In-place sort of int64 values (glibc's qsort is a merge sort that allocates). */
+void sort_i64(int64_t *a, int64_t n) {
+    while (n > 16) {
+        int64_t x = a[0], y = a[n / 2], z = a[n - 1];
+        int64_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        int64_t i = 0, j = n - 1;
+        for (;;) {
+            while (a[i] < pivot) i++;
+            while (a[j] > pivot) j--;
+            if (i >= j) break;
+            int64_t t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+            i++;
+            j--;
+        }
+        /* recurse on the smaller part, loop on the larger */
+        if (j + 1 < n - j - 1) {
+            sort_i64(a, j + 1);
+            a += j + 1;
+            n -= j + 1;
+        } else {
+            sort_i64(a + j + 1, n - j - 1);
+            n = j + 1;
+        }
+    }
+    for (int64_t k = 1; k < n; k++) {
+        int64_t v = a[k], m = k - 1;
+        while (m >= 0 && a[m] > v) {
+            a[m + 1] = a[m];
+            m--;
+        }
+        a[m + 1] = v;
+    }
+}
+
+/* The k-th smallest (0-based) of a[0..n), reordering a. */
+int64_t select_i64(int64_t *a, int64_t n, int64_t k) {
+    int64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int64_t pivot = a[lo + (hi - lo) / 2];
+        int64_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot) i++;
+            while (a[j] > pivot) j--;
+            if (i <= j) {
+                int64_t t = a[i];
+                a[i] = a[j];
+                a[j] = t;
+                i++;
+                j--;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return a[k];
+    }
+    return a[k];
+}
