@@ -88,7 +88,7 @@ def simulate_compiled(
 
     assert _core is not None
     req = resolve(cluster, w, cfg.kill_grace_s)
-    prio = PriorityModel(cfg, cluster, w, req.partition)
+    prio = PriorityModel(cfg, cluster, w, req.partition, req.estimate_s)
     index = cluster.node_index()
     part_nodes = [[index[x] for x in p.nodes] for p in cluster.partitions]
     pptr = _i64(np.concatenate([[0], np.cumsum([len(p) for p in part_nodes])]))

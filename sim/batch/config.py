@@ -31,6 +31,8 @@ class PriorityWeights:
     """PriorityWeightPartition: times the partition's PriorityJobFactor over the largest."""
     qos: int = 0
     """PriorityWeightQOS: times the QOS priority over the largest."""
+    estimate: int = 0
+    """Not Slurm's: times log2(runtime estimate) / 28 (the learned scheduler's knob)."""
     max_age_s: int = 7 * 86400
     """PriorityMaxAge."""
     decay_half_life_s: int = 7 * 86400

@@ -129,7 +129,7 @@ class _Engine:
         self.part_nodes = [[index[x] for x in p.nodes] for p in cluster.partitions]
         self.t0 = int(w.earliest_s.min()) if n else 0
         self.pool = NodePool(cluster, self.part_nodes, model.node_profiles(cluster), self.t0)
-        self.prio = PriorityModel(cfg, cluster, w, req.partition)
+        self.prio = PriorityModel(cfg, cluster, w, req.partition, req.estimate_s)
         self.unmet = [0] * n
         self.children: list[list[int]] = [[] for _ in range(n)]
         for j in range(n):

@@ -9,7 +9,9 @@ CPU fractions of the cluster (1 - that with ``favor_small``), as Slurm 22.05 com
 of the decayed usage (CPU-seconds, half-life ``decay_half_life_s``), ``S`` the user's share of the
 shares, equal for every user seen so far. Slurm 22.05 defaults to the Fair Tree algorithm,
 which ranks associations instead; with one account level both favour the users who used
-least. Priorities are recomputed every ``calc_period_s`` (PriorityCalcPeriod) and at
+least. Not in Slurm: ``estimate``, a weight on log2 of the job's runtime estimate (over
+:data:`ESTIMATE_LOG2_SCALE`), which the learned scheduler uses (negative favours short jobs).
+Priorities are recomputed every ``calc_period_s`` (PriorityCalcPeriod) and at
 submission, as Slurm does.
 """
 
@@ -22,15 +24,26 @@ import numpy as np
 from sim.batch.config import SchedulerConfig
 from sim.batch.model import BatchCluster, Workload
 
+ESTIMATE_LOG2_SCALE = 28.0
+"""log2 of ~8.5 years in seconds: the estimate factor log2(estimate) / this lies in [0, 1]."""
+
 
 class PriorityModel:
     """Priorities and fair-share usage over one simulation."""
 
     def __init__(
-        self, cfg: SchedulerConfig, cluster: BatchCluster, w: Workload, part_of_job: np.ndarray
+        self,
+        cfg: SchedulerConfig,
+        cluster: BatchCluster,
+        w: Workload,
+        part_of_job: np.ndarray,
+        estimate_s: np.ndarray | None = None,
     ) -> None:
+        """``estimate_s``: the scheduler's estimates as the engine resolved them (capped by
+        the limit); the workload's column when not given."""
         weights = cfg.weights
         self.weights = weights
+        estimate_s = w.estimate_s if estimate_s is None else estimate_s
         n_nodes = len(cluster.nodes)
         total_cpus = cluster.total_cpus
         node_frac = w.nnodes / max(n_nodes, 1)
@@ -45,6 +58,11 @@ class PriorityModel:
         top = max(float(qos_values.max()) if len(qos_values) else 0.0, 0.0)
         qos = qos_values[w.qos] / top if top > 0 else np.zeros(len(w))
         static = weights.job_size * size + weights.partition * part + weights.qos * qos
+        if weights.estimate:
+            log_estimate = (
+                np.log2(np.maximum(estimate_s, 1).astype(np.float64)) / ESTIMATE_LOG2_SCALE
+            )
+            static = static + weights.estimate * log_estimate
         self.static: list[float] = np.asarray(static, np.float64).tolist()
         self.users = w.user.tolist()
         self.usage = [0.0] * len(w.users)

@@ -83,6 +83,7 @@ def test_same_schedule_energy_and_counters(scheduler, seed, power):
         completing_s=seed % 3,
         kill_grace_s=5 * (seed % 2),
         weights=PriorityWeights(
+            estimate=-300 * (seed % 2),
             age=500,
             fairshare=2000,
             job_size=300,

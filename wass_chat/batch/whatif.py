@@ -31,7 +31,7 @@ from wass_chat.batch.cluster_source import add_nodes, remove_nodes, set_max_time
 from wass_chat.batch.predict import accuracy, predicted_runtimes
 
 Progress = Callable[[int, int], None]
-WEIGHT_KEYS = ("age", "fairshare", "job_size", "partition", "qos")
+WEIGHT_KEYS = ("age", "fairshare", "job_size", "partition", "qos", "estimate")
 
 
 @dataclass(frozen=True)

@@ -486,3 +486,76 @@ def _render_bench(r: dict[str, Any]) -> None:
         f"backfill passes; {r['backfilled']:,} jobs backfilled; mean wait "
         f"{r['waits']['mean_s']:.0f} s, utilisation {100 * r['utilisation']:.1f}%"
     )
+
+
+@whatif_app.command("learn")
+def learn_command(
+    sacct_file: Path | None = typer.Option(
+        None, "--sacct", help="Train on this sacct export instead of two synthetic sites."
+    ),
+    train_weeks: int = typer.Option(
+        4, "--train-weeks", min=1, help="Weeks of each workload to train on."
+    ),
+    test_weeks: int = typer.Option(4, "--test-weeks", min=1, help="Following weeks held out."),
+    jobs_per_week: int = typer.Option(
+        3000, "--jobs-per-week", min=100, help="Synthetic jobs per week."
+    ),
+    generations: int = typer.Option(8, "--generations", min=1, help="Cross-entropy iterations."),
+    population: int = typer.Option(10, "--population", min=2, help="Weight vectors per iteration."),
+    energy_weight: float = typer.Option(
+        0.0, "--energy-weight", min=0.0, help="Energy against wait in the reward."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Training seed."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Fit the learned queue order on training weeks; compare it with FIFO, SJF and EASY on
+    the held-out weeks (recommendation only: Slurm's scheduler is never replaced)."""
+    from sim.batch.learn import LearnConfig, evaluate, train
+    from wass_chat.batch.learned_eval import own_periods, synthetic_periods
+
+    began = time.process_time()
+    if sacct_file is not None:
+        train_set, test_set = own_periods(_jobs_table(sacct_file), None, train_weeks, test_weeks)
+    else:
+        train_set, test_set = synthetic_periods(jobs_per_week, train_weeks, test_weeks)
+    lc = LearnConfig(
+        generations=generations, population=population, energy_weight=energy_weight, seed=seed
+    )
+    show = (
+        None
+        if as_json
+        else (lambda g, r: err_console.print(f"generation {g}/{generations}: reward {r:.4f}"))
+    )
+    fitted = train(train_set, lc, progress=show)
+    report = {
+        "training_periods": [p.name for p in train_set],
+        "held_out": evaluate(test_set, fitted["weights"], lc, seed=seed),
+    }
+    report.update(fitted)
+    report["cpu_s"] = time.process_time() - began
+    emit(report, as_json, _render_learn)
+
+
+def _render_learn(r: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console.print(
+        f"learned weights {r['weights']} (train reward {r['train_reward']:.4f}, EASY = 1.0; "
+        f"{r['replays']} replays per training period)"
+    )
+    table = Table(
+        title="held-out periods: learned / baseline (geometric mean, 95% CI over periods)"
+    )
+    for col in ("baseline", "mean wait", "wins/ties/losses", "energy", "wins/ties/losses "):
+        table.add_column(col)
+    for base, c in r["held_out"]["learned_vs"].items():
+        w, e = c["wait"], c["energy"]
+        table.add_row(
+            base,
+            f"{w['geomean_ratio']:.3f} ({w['ci95'][0]:.3f}-{w['ci95'][1]:.3f})",
+            f"{w['wins']}/{w['ties']}/{w['losses']}",
+            f"{e['geomean_ratio']:.4f} ({e['ci95'][0]:.4f}-{e['ci95'][1]:.4f})",
+            f"{e['wins']}/{e['ties']}/{e['losses']}",
+        )
+    console.print(table)
+    console.print(f"[dim]{r['cpu_s']:.1f} s CPU[/]")
