@@ -527,7 +527,7 @@ def learn_command(
         else (lambda g, r: err_console.print(f"generation {g}/{generations}: reward {r:.4f}"))
     )
     fitted = train(train_set, lc, progress=show)
-    report = {
+    report: dict[str, Any] = {
         "training_periods": [p.name for p in train_set],
         "held_out": evaluate(test_set, fitted["weights"], lc, seed=seed),
     }
@@ -543,19 +543,16 @@ def _render_learn(r: dict[str, Any]) -> None:
         f"learned weights {r['weights']} (train reward {r['train_reward']:.4f}, EASY = 1.0; "
         f"{r['replays']} replays per training period)"
     )
-    table = Table(
-        title="held-out periods: learned / baseline (geometric mean, 95% CI over periods)"
-    )
-    for col in ("baseline", "mean wait", "wins/ties/losses", "energy", "wins/ties/losses "):
+    table = Table(title="held-out weeks: learned / baseline, geometric mean (95% CI) w/t/l")
+    table.add_column("baseline")
+    for col in ("mean wait", "energy", "p95 wait", "wide jobs' wait"):
         table.add_column(col)
     for base, c in r["held_out"]["learned_vs"].items():
-        w, e = c["wait"], c["energy"]
-        table.add_row(
-            base,
-            f"{w['geomean_ratio']:.3f} ({w['ci95'][0]:.3f}-{w['ci95'][1]:.3f})",
-            f"{w['wins']}/{w['ties']}/{w['losses']}",
-            f"{e['geomean_ratio']:.4f} ({e['ci95'][0]:.4f}-{e['ci95'][1]:.4f})",
-            f"{e['wins']}/{e['ties']}/{e['losses']}",
-        )
+        cells = [
+            f"{c[k]['geomean_ratio']:.3f} ({c[k]['ci95'][0]:.3f}-{c[k]['ci95'][1]:.3f}) "
+            f"{c[k]['wins']}/{c[k]['ties']}/{c[k]['losses']}"
+            for k in ("wait", "energy", "p95_wait", "wide_wait")
+        ]
+        table.add_row(base, *cells)
     console.print(table)
     console.print(f"[dim]{r['cpu_s']:.1f} s CPU[/]")
