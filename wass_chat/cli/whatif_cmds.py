@@ -6,7 +6,6 @@ Heavy libraries load inside the commands so ``wass-chat --help`` stays fast.
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -14,7 +13,9 @@ from typing import Any
 
 import typer
 
+from wass_chat.cli import whatif_study_cmds
 from wass_chat.cli.output import console, emit, err_console
+from wass_chat.cli.whatif_inputs import duration, jobs_table, when
 
 whatif_app = typer.Typer(
     help="Whole-cluster what-ifs on the site's own workload (docs/cluster-whatif.md)."
@@ -23,7 +24,9 @@ PROGRESS_MIN_JOBS = 20_000
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to ``app``."""
+    """Add this area's commands to ``app``: ``cluster`` here, the studies (validate-slurm,
+    bench, learn) from :mod:`wass_chat.cli.whatif_study_cmds`."""
+    whatif_study_cmds.add_commands(whatif_app)
     app.add_typer(whatif_app, name="whatif")
 
 
@@ -136,10 +139,10 @@ def _scenario(
             cluster="the trace's processor pool",
         )
     else:
-        jobs = _jobs_table(sacct_file)
+        jobs = jobs_table(sacct_file)
         from wass_chat.batch.sacct_workload import workload_from_jobs
 
-        loaded = workload_from_jobs(jobs, _when(start, "--start"), _when(end, "--end"))
+        loaded = workload_from_jobs(jobs, when(start, "--start"), when(end, "--end"))
         workload = loaded.workload
         source.update(
             workload=str(sacct_file or "sacct cache"),
@@ -200,38 +203,6 @@ def _cluster(choice: str, jobs: Any) -> tuple[Any, Any, Any, str]:
         )
     cluster, power = load_cluster_file(Path(choice))
     return cluster, None, power, choice
-
-
-def _jobs_table(path: Path | None) -> Any:
-    import polars as pl
-
-    from sim.errors import InputError
-    from wass_chat.config import settings
-    from wass_chat.sacct.cache import SacctCache
-    from wass_chat.sacct.parse import parse_sacct_file
-
-    if path is None:
-        return SacctCache(settings().sacct_dir).scan().collect()
-    if not path.exists():
-        raise InputError(str(path), ["no such file"])
-    if path.suffix == ".parquet":
-        return pl.read_parquet(path)
-    return parse_sacct_file(path).jobs
-
-
-def _when(value: str | None, option: str) -> Any:
-    from datetime import datetime
-
-    from sim.errors import InputError
-
-    if value is None:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise InputError(
-            "options", [f"{option} must be an ISO date or time, got {value!r}"]
-        ) from exc
 
 
 def _progress(jobs: int, as_json: bool) -> AbstractContextManager[Any]:
@@ -297,17 +268,21 @@ def _render(report: dict[str, Any]) -> None:
     rows = [
         (
             "wait mean",
-            lambda s: _dur(s["waits"]["mean_s"]),
+            lambda s: duration(s["waits"]["mean_s"]),
             _dur_delta(d.get("wait_mean_s")) + _ci(d),
         ),
-        ("wait median", lambda s: _dur(s["waits"]["median_s"]), _dur_delta(d.get("wait_median_s"))),
-        ("wait p95", lambda s: _dur(s["waits"]["p95_s"]), _dur_delta(d.get("wait_p95_s"))),
+        (
+            "wait median",
+            lambda s: duration(s["waits"]["median_s"]),
+            _dur_delta(d.get("wait_median_s")),
+        ),
+        ("wait p95", lambda s: duration(s["waits"]["p95_s"]), _dur_delta(d.get("wait_p95_s"))),
         (
             "utilisation",
             lambda s: f"{100 * s['utilisation']:.1f}%",
             "" if not d else f"{100 * d['utilisation']:+.1f} pts",
         ),
-        ("makespan", lambda s: _dur(s["makespan_s"]), _dur_delta(d.get("makespan_s"))),
+        ("makespan", lambda s: duration(s["makespan_s"]), _dur_delta(d.get("makespan_s"))),
         (
             "energy (facility)",
             lambda s: f"{s['energy']['facility_kwh']:,.0f} kWh",
@@ -326,7 +301,7 @@ def _render(report: dict[str, Any]) -> None:
         for name, _ in runs:
             sub.add_column(name, justify="right")
         for key, stats in report["baseline"][group].items():
-            cells = [_dur(s[group].get(key, {}).get("mean_s", 0.0)) for _, s in runs]
+            cells = [duration(s[group].get(key, {}).get("mean_s", 0.0)) for _, s in runs]
             sub.add_row(key, f"{stats['jobs']:,}", *cells)
         console.print(sub)
     rec = report.get("baseline_vs_recorded", {})
@@ -335,7 +310,8 @@ def _render(report: dict[str, Any]) -> None:
             f"baseline against the recorded starts: {100 * rec['within_tolerance']:.1f}% within "
             f"{rec['tolerance_s']:.0f} s, start-order rank correlation "
             f"{rec['start_rank_correlation']:.3f}; mean wait recorded "
-            f"{_dur(rec['recorded_wait_mean_s'])}, replayed {_dur(rec['simulated_wait_mean_s'])}"
+            f"{duration(rec['recorded_wait_mean_s'])}, "
+            f"replayed {duration(rec['simulated_wait_mean_s'])}"
         )
     energy = report.get("recorded_energy") or {}
     if energy:
@@ -353,20 +329,14 @@ def _render(report: dict[str, Any]) -> None:
     console.print(f"[dim]{report['cpu_s']:.1f} s CPU[/]")
 
 
-def _dur(seconds: float) -> str:
-    if abs(seconds) < 120:
-        return f"{seconds:.0f} s"
-    if abs(seconds) < 7200:
-        return f"{seconds / 60:.1f} min"
-    if abs(seconds) < 172800:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} d"
-
-
 def _dur_delta(seconds: float | None) -> str:
     if seconds is None:
         return ""
-    return ("+" if seconds >= 0 else "-") + _dur(abs(seconds))
+    return ("+" if seconds >= 0 else "-") + duration(abs(seconds))
+
+
+def _delta(d: dict[str, Any], key: str) -> str:
+    return _dur_delta(d.get(key))
 
 
 def _ci(d: dict[str, Any]) -> str:
@@ -374,185 +344,3 @@ def _ci(d: dict[str, Any]) -> str:
         return ""
     low, high = d["wait_mean_ci95_s"]
     return f" (95% CI {_dur_delta(low)} to {_dur_delta(high)})"
-
-
-@whatif_app.command("validate-slurm")
-def validate_command(
-    jobs: int = typer.Option(300, "--jobs", min=5, help="Jobs in the stream."),
-    seed: int = typer.Option(0, "--seed", help="Stream seed (same seed, same stream)."),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", help="Save the recording (JSON) here."
-    ),
-    replay: Path | None = typer.Option(
-        None, "--replay", help="Replay a saved recording instead of running a stream."
-    ),
-    per_job: bool = typer.Option(
-        False, "--per-job", help="Also list every job's real and simulated wait."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """Run a stream of short jobs on the live cluster (or read a recording), replay it, and
-    compare each simulated start with the real one."""
-    from wass_chat.atomic_files import write_atomic
-    from wass_chat.batch.validation import (
-        load_recording,
-        make_stream,
-        record_stream,
-        replay_recording,
-        scheduler_variants,
-    )
-
-    if replay is not None:
-        recording = load_recording(replay)
-    else:
-        stream = make_stream(jobs, seed)
-        show = (
-            None
-            if as_json
-            else (lambda what, k, total: err_console.print(f"{what} {k}/{total}", end="\r"))
-        )
-        recording = record_stream(stream, progress=show)
-        recording["seed"] = seed
-        if output is not None:
-            write_atomic(output, json.dumps(recording))
-    base = replay_recording(recording)
-    variants = {
-        name: replay_recording(recording, cfg).agreement
-        for name, cfg in scheduler_variants(base.scheduler).items()
-    }
-    report: dict[str, Any] = {
-        "jobs": len(recording["job_ids"]),
-        "agreement": base.agreement,
-        "variants": variants,
-    }
-    if per_job:
-        report["per_job"] = base.per_job()
-    emit(report, as_json, _render_validation)
-
-
-def _render_validation(report: dict[str, Any]) -> None:
-    a = report["agreement"]
-    console.print(
-        f"{report['jobs']} jobs replayed: {100 * a['within_tolerance']:.1f}% start within "
-        f"{a['tolerance_s']:.0f} s of the real start (goal 90%), start-order rank correlation "
-        f"{a['start_rank_correlation']:.3f} (goal 0.95)"
-    )
-    console.print(
-        f"  mean wait real {a['recorded_wait_mean_s']:.1f} s, simulated "
-        f"{a['simulated_wait_mean_s']:.1f} s; |error| median {a['error_median_abs_s']:.0f} s, "
-        f"p95 {a['error_p95_abs_s']:.0f} s"
-    )
-    for name, v in report["variants"].items():
-        console.print(
-            f"  {name}: {100 * v['within_tolerance']:.1f}% within tolerance, "
-            f"rank correlation {v['start_rank_correlation']:.3f}"
-        )
-
-
-@whatif_app.command("bench")
-def bench_command(
-    jobs: int = typer.Option(1_500_000, "--jobs", min=1, help="Synthetic jobs (sacct synth)."),
-    days: float = typer.Option(365.0, "--days", min=1.0, help="Length of the submission window."),
-    seed: int = typer.Option(0, "--seed", help="Synthesis seed."),
-    scheduler: str = typer.Option("easy", "--scheduler", help="Scheduler preset to replay with."),
-    bf_depth: int | None = typer.Option(
-        None, "--bf-depth", min=0, help="Backfill reservation depth."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """Replay a synthetic year (1.5 M jobs by default) once: CPU seconds and memory."""
-    from sim.batch.config import scheduler_preset
-    from wass_chat.batch.bench import run_bench
-
-    scheduler_preset(scheduler)
-    report = run_bench(jobs, days, seed, scheduler, bf_depth)
-    emit(report, as_json, _render_bench)
-
-
-def _render_bench(r: dict[str, Any]) -> None:
-    console.print(
-        f"{r['jobs_replayed']:,} jobs over {r['days']:g} days on {r['cluster']['nodes']:,} nodes "
-        f"({r['cluster']['cpus']:,} CPUs), {r['scheduler']['name']} (depth "
-        f"{r['scheduler']['reservation_depth']}), {r['engine']} engine"
-    )
-    console.print(
-        f"  replay {r['replay_cpu_s']:.1f} s CPU ({r['replay_wall_s']:.1f} s wall), loading "
-        f"{r['load_cpu_s']:.1f} s CPU, summary {r['summary_cpu_s']:.1f} s CPU; peak memory "
-        f"{r['peak_rss_before_replay_mib']:,.0f} MiB before the replay, "
-        f"{r['peak_rss_after_replay_mib']:,.0f} MiB after"
-    )
-    console.print(
-        f"  {r['events']:,} events, {r['passes']['main']:,} main and {r['passes']['backfill']:,} "
-        f"backfill passes; {r['backfilled']:,} jobs backfilled; mean wait "
-        f"{r['waits']['mean_s']:.0f} s, utilisation {100 * r['utilisation']:.1f}%"
-    )
-
-
-@whatif_app.command("learn")
-def learn_command(
-    sacct_file: Path | None = typer.Option(
-        None, "--sacct", help="Train on this sacct export instead of two synthetic sites."
-    ),
-    train_weeks: int = typer.Option(
-        4, "--train-weeks", min=1, help="Weeks of each workload to train on."
-    ),
-    test_weeks: int = typer.Option(4, "--test-weeks", min=1, help="Following weeks held out."),
-    jobs_per_week: int = typer.Option(
-        3000, "--jobs-per-week", min=100, help="Synthetic jobs per week."
-    ),
-    generations: int = typer.Option(8, "--generations", min=1, help="Cross-entropy iterations."),
-    population: int = typer.Option(10, "--population", min=2, help="Weight vectors per iteration."),
-    energy_weight: float = typer.Option(
-        0.0, "--energy-weight", min=0.0, help="Energy against wait in the reward."
-    ),
-    seed: int = typer.Option(0, "--seed", help="Training seed."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """Fit the learned queue order on training weeks; compare it with FIFO, SJF and EASY on
-    the held-out weeks (recommendation only: Slurm's scheduler is never replaced)."""
-    from sim.batch.learn import LearnConfig, evaluate, train
-    from wass_chat.batch.learned_eval import own_periods, synthetic_periods
-
-    began = time.process_time()
-    if sacct_file is not None:
-        train_set, test_set = own_periods(_jobs_table(sacct_file), None, train_weeks, test_weeks)
-    else:
-        train_set, test_set = synthetic_periods(jobs_per_week, train_weeks, test_weeks)
-    lc = LearnConfig(
-        generations=generations, population=population, energy_weight=energy_weight, seed=seed
-    )
-    show = (
-        None
-        if as_json
-        else (lambda g, r: err_console.print(f"generation {g}/{generations}: reward {r:.4f}"))
-    )
-    fitted = train(train_set, lc, progress=show)
-    report: dict[str, Any] = {
-        "training_periods": [p.name for p in train_set],
-        "held_out": evaluate(test_set, fitted["weights"], lc, seed=seed),
-    }
-    report.update(fitted)
-    report["cpu_s"] = time.process_time() - began
-    emit(report, as_json, _render_learn)
-
-
-def _render_learn(r: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    console.print(
-        f"learned weights {r['weights']} (train reward {r['train_reward']:.4f}, EASY = 1.0; "
-        f"{r['replays']} replays per training period)"
-    )
-    table = Table(title="held-out weeks: learned / baseline, geometric mean (95% CI) w/t/l")
-    table.add_column("baseline")
-    for col in ("mean wait", "energy", "p95 wait", "wide jobs' wait"):
-        table.add_column(col)
-    for base, c in r["held_out"]["learned_vs"].items():
-        cells = [
-            f"{c[k]['geomean_ratio']:.3f} ({c[k]['ci95'][0]:.3f}-{c[k]['ci95'][1]:.3f}) "
-            f"{c[k]['wins']}/{c[k]['ties']}/{c[k]['losses']}"
-            for k in ("wait", "energy", "p95_wait", "wide_wait")
-        ]
-        table.add_row(base, *cells)
-    console.print(table)
-    console.print(f"[dim]{r['cpu_s']:.1f} s CPU[/]")
