@@ -8,16 +8,28 @@ docs/cluster-whatif.md.
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
 from wass_chat.batch.validation import make_stream, record_stream, replay_recording
 from wass_chat.cli import main
+from wass_chat.slurm.commands import SlurmCommands
 
-pytestmark = pytest.mark.slurm
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]
+
+
+def wait_until_idle(timeout_s: float = 300.0) -> None:
+    """The replay knows only the stream's jobs: other tests' jobs must be gone first."""
+    commands = SlurmCommands()
+    deadline = time.monotonic() + timeout_s
+    while commands.run(["squeue", "-h", "-o", "%i"]).strip():
+        assert time.monotonic() < deadline, "the cluster still runs other jobs"
+        time.sleep(2)
 
 
 def test_a_recorded_stream_replays_close_to_the_real_starts(cluster, tmp_path, capsys):
+    wait_until_idle()
     stream = make_stream(30, seed=7, mean_gap_s=0.6, max_sleep_s=8, killed_share=0.0)
     recording = record_stream(stream, timeout_s=600)
     assert len(recording["job_ids"]) == 30
