@@ -54,7 +54,9 @@ def supported_fields(helpformat: str) -> tuple[str, ...]:
     return tuple(name for name in FIELD_NAMES if name.lower() in offered)
 
 
-def sacct_argv(start: datetime, end: datetime, fields: tuple[str, ...] = FIELD_NAMES) -> list[str]:
+def sacct_argv(
+    start: datetime, end: datetime, fields: tuple[str, ...] = FIELD_NAMES
+) -> list[str]:
     """The ``sacct`` command line for every user's jobs active in ``[start, end)``.
 
     The header line is kept (no ``-n``): the parser maps columns by name.
@@ -92,7 +94,9 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
             argv, capture_output=True, text=True, errors="replace", timeout=SACCT_TIMEOUT_S
         )
     except subprocess.TimeoutExpired as exc:
-        raise ServiceUnavailable(f"sacct gave no answer within {SACCT_TIMEOUT_S:.0f} s") from exc
+        raise ServiceUnavailable(
+            f"sacct gave no answer within {SACCT_TIMEOUT_S:.0f} s"
+        ) from exc
     except OSError as exc:
         raise ServiceUnavailable(f"sacct could not be run: {exc}") from exc
     if done.returncode != 0:
