@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 # The simulator's compiled core (sim/csrc/, built in place by `pip install -e .`): rebuilt
 # whenever its sources change, so a stale build is never left behind (sim.fast refuses one).
 CORE   := $(VENV)/.core-built
-CORE_SOURCES := setup.py sim/core_hash.py $(wildcard sim/csrc/*.c sim/csrc/*.h)
+CORE_SOURCES := setup.py sim/core_hash.py $(wildcard sim/csrc/*.c sim/csrc/*.h sim/batch/csrc/*.c sim/batch/csrc/*.h)
 TORCH  := torch==2.13.0
 
 .PHONY: run test setup system-deps lint typecheck pytest clean
@@ -63,4 +63,4 @@ pytest: setup
 	WASS_SLURM_VERSIONS=$(WASS_SLURM_VERSIONS) $(VENV)/bin/pytest -n 2 --dist loadgroup -q
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info sim/_core*.so
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info sim/_core*.so sim/batch/_core*.so

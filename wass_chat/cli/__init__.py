@@ -26,6 +26,7 @@ from wass_chat.cli import (
     sim_cmds,
     slurm_cmds,
     train_cmds,
+    whatif_cmds,
     workflow_cmds,
 )
 
@@ -70,6 +71,7 @@ for _module in (
     report_cmds,
     agent_cmds,
     nlu_cmds,
+    whatif_cmds,
 ):
     _module.register(app)
 

@@ -1,0 +1,7 @@
+"""Batch (job-queue) simulation of a whole cluster: the site's workload under other policies.
+
+``model`` (nodes, partitions, the columnar workload), ``config`` (scheduler, priority, power),
+``engine`` (the event loop: main scheduler, backfill, power saving), ``energy`` (per-node-type
+power model), ``metrics`` (waits, utilisation, makespan), ``swf`` (Standard Workload Format
+traces). docs/cluster-whatif.md has the long form.
+"""

@@ -1,0 +1,128 @@
+"""How the simulated cluster schedules and powers its nodes: one typed config per component.
+
+Defaults are Slurm 22.05's where Slurm has one (``bf_interval`` 30 s, ``bf_window`` one day,
+``PriorityCalcPeriod`` 5 min, ``PriorityDecayHalfLife`` 7 days, ``PriorityMaxAge`` 7 days);
+the priority weights default to 0 as in Slurm, so a site passes its own
+(``scontrol show config``). ``SCHEDULERS`` names the presets the CLI offers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from sim.errors import InputError, raise_if
+
+QueueOrder = Literal["fifo", "sjf", "priority"]
+NodeOrder = Literal["best_fit", "first_fit"]
+
+
+@dataclass(frozen=True)
+class PriorityWeights:
+    """Slurm's multifactor priority, simplified (docs/cluster-whatif.md, "Priority")."""
+
+    age: int = 0
+    """PriorityWeightAge: times min(age / max_age, 1), age counted from eligibility."""
+    fairshare: int = 0
+    """PriorityWeightFairshare: times 2^(-usage share / shares share), classic fair share."""
+    job_size: int = 0
+    """PriorityWeightJobSize: times the mean of the node and CPU fractions of the cluster."""
+    partition: int = 0
+    """PriorityWeightPartition: times the partition's PriorityJobFactor over the largest."""
+    qos: int = 0
+    """PriorityWeightQOS: times the QOS priority over the largest."""
+    estimate: int = 0
+    """Not Slurm's: times log2(runtime estimate) / 28 (the learned scheduler's knob)."""
+    max_age_s: int = 7 * 86400
+    """PriorityMaxAge."""
+    decay_half_life_s: int = 7 * 86400
+    """PriorityDecayHalfLife of the fair-share usage."""
+    favor_small: bool = False
+    """PriorityFavorSmall: smaller jobs get the larger size factor."""
+    qos_priority: tuple[tuple[str, int], ...] = ()
+    """QOS name -> its Priority (sacctmgr); unnamed QOS have 0."""
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    """The queue order, the main scheduler and backfill."""
+
+    order: QueueOrder = "priority"
+    """fifo: submission order; sjf: shortest estimate first; priority: multifactor."""
+    backfill: bool = True
+    """Run the backfill pass (EASY when ``reservation_depth`` is 1)."""
+    bf_interval_s: int = 30
+    """Seconds between backfill passes (Slurm's bf_interval)."""
+    bf_window_s: int = 86400
+    """How far ahead backfill plans (bf_window); jobs starting later get no reservation."""
+    reservation_depth: int = 1
+    """How many blocked jobs get a reservation per pass: 1 is EASY; Slurm reserves for every
+    job it tests (set it to ``bf_max_job_test``)."""
+    bf_max_job_test: int = 500
+    """Jobs examined per backfill pass (bf_max_job_test)."""
+    calc_period_s: int = 300
+    """PriorityCalcPeriod: how often pending jobs' priorities are recomputed."""
+    node_order: NodeOrder = "best_fit"
+    """Which fitting nodes a job gets: fewest free CPUs first, or node order."""
+    completing_s: int = 0
+    """Seconds a job's resources stay held after it ends (Slurm's COMPLETING state: epilog,
+    cleanup, the node reporting back): 1 s measured on the local cluster."""
+    kill_grace_s: int = 0
+    """Seconds a job runs past its limit before it is killed (OverTimeLimit plus the time
+    Slurm takes to notice; 3-16 s measured on the local cluster)."""
+    weights: PriorityWeights = field(default_factory=PriorityWeights)
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.order not in ("fifo", "sjf", "priority"):
+            problems.append(f"queue order {self.order!r} is not fifo, sjf or priority")
+        if self.node_order not in ("best_fit", "first_fit"):
+            problems.append(f"node order {self.node_order!r} is not best_fit or first_fit")
+        for name in ("bf_interval_s", "calc_period_s"):
+            if getattr(self, name) <= 0:
+                problems.append(f"{name} must be positive")
+        for name in (
+            "bf_window_s",
+            "reservation_depth",
+            "bf_max_job_test",
+            "completing_s",
+            "kill_grace_s",
+        ):
+            if getattr(self, name) < 0:
+                problems.append(f"{name} must not be negative")
+        raise_if(problems, InputError, "scheduler config")
+
+
+@dataclass(frozen=True)
+class PowerSaving:
+    """Slurm's power saving: idle nodes off after ``suspend_after_s``, ``boot_s`` to resume."""
+
+    suspend_after_s: int
+    boot_s: int = 300
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.suspend_after_s < 0 or self.boot_s < 0:
+            problems.append("suspend and boot times must not be negative")
+        raise_if(problems, InputError, "power saving")
+
+
+SCHEDULERS: dict[str, SchedulerConfig] = {
+    "fifo": SchedulerConfig(order="fifo", backfill=False),
+    "sjf": SchedulerConfig(order="sjf", backfill=False),
+    "priority": SchedulerConfig(order="priority", backfill=False),
+    "easy": SchedulerConfig(order="priority", backfill=True, reservation_depth=1),
+    "fifo-easy": SchedulerConfig(order="fifo", backfill=True, reservation_depth=1),
+    "slurm": SchedulerConfig(order="priority", backfill=True, reservation_depth=100),
+}
+"""Named presets: ``slurm`` is multifactor priority with backfill reserving for the first 100
+blocked jobs (Slurm reserves for every job it tests)."""
+
+
+def scheduler_preset(name: str, **overrides: object) -> SchedulerConfig:
+    """A preset by name with some fields changed; unknown names raise an InputError."""
+    if name not in SCHEDULERS:
+        raise InputError(
+            "scheduler", [f"unknown scheduler {name!r}; known: {', '.join(SCHEDULERS)}"]
+        )
+    return replace(SCHEDULERS[name], **overrides)  # type: ignore[arg-type]

@@ -1,0 +1,139 @@
+"""Power per node type and the energy of a simulated (or recorded) period.
+
+A node draws ``idle_w`` when on and idle (its idle GPUs included), plus ``cpu_w`` times the
+share of its CPUs allocated, plus ``gpu_w`` per allocated GPU; ``off_w`` when powered down
+(the BMC), ``boot_w`` while booting. The facility draws the IT power times ``pue``. The
+defaults are assumptions, not measurements (docs/cluster-whatif.md, "Energy"): a two-socket
+CPU node idles near 150 W and draws ~400 W flat out; a data-centre GPU adds ~50 W idle and
+~250 W busy (a 300-400 W part); a powered-down node keeps ~10 W; booting draws about a
+half-busy node. A site's own figures go in the platform file (``power:`` section).
+
+A job's energy is its nodes' dynamic power over its run plus the idle power of the share of
+each node it holds (the larger of its CPU and GPU shares), so the jobs' energies and the
+idle, off and boot energy of unallocated nodes add up to the period's IT energy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.batch.model import BatchCluster, Workload
+from sim.errors import InputError, raise_if
+
+GPU_IDLE_W = 50.0
+
+
+@dataclass(frozen=True, slots=True)
+class PowerProfile:
+    """Watts of one node type (see the module docstring)."""
+
+    idle_w: float = 150.0
+    cpu_w: float = 250.0
+    gpu_w: float = 250.0
+    off_w: float = 10.0
+    boot_w: float = 275.0
+
+    def __post_init__(self) -> None:
+        bad = [k for k in ("idle_w", "cpu_w", "gpu_w", "off_w", "boot_w") if getattr(self, k) < 0]
+        raise_if([f"{k} is negative" for k in bad], InputError, "power profile")
+
+
+@dataclass(frozen=True)
+class PowerModel:
+    """A profile per node type, a default for the others, and the facility's PUE."""
+
+    profiles: Mapping[str, PowerProfile] = field(default_factory=dict)
+    pue: float = 1.3
+    """Power usage effectiveness: facility power over IT power (assumed; HPC centres report
+    1.1-1.5)."""
+
+    def __post_init__(self) -> None:
+        raise_if(["pue must be at least 1"] if self.pue < 1.0 else [], InputError, "power model")
+
+    def profile(self, node_type: str, gpus: int) -> PowerProfile:
+        """The node type's profile; the default adds ``GPU_IDLE_W`` per GPU to idle power."""
+        if node_type in self.profiles:
+            return self.profiles[node_type]
+        base = PowerProfile()
+        extra = GPU_IDLE_W * gpus
+        return PowerProfile(
+            base.idle_w + extra, base.cpu_w, base.gpu_w, base.off_w, base.boot_w + extra
+        )
+
+    def node_profiles(self, cluster: BatchCluster) -> list[PowerProfile]:
+        return [self.profile(n.node_type, n.gpus) for n in cluster.nodes]
+
+
+def _job_watts(
+    w: Workload, node_of_job: np.ndarray, cluster: BatchCluster, model: PowerModel
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per job, the idle watts of the node share it holds and its dynamic watts (all nodes)."""
+    profiles = model.node_profiles(cluster)
+    idle = np.array([p.idle_w for p in profiles])
+    cpu = np.array([p.cpu_w for p in profiles])
+    gpu = np.array([p.gpu_w for p in profiles])
+    cap_cpu = np.array([n.cpus for n in cluster.nodes], np.float64)
+    cap_gpu = np.array([max(n.gpus, 1) for n in cluster.nodes], np.float64)
+    node = np.where(node_of_job >= 0, node_of_job, 0)
+    cpu_share = np.minimum(w.cpus_per_node / cap_cpu[node], 1.0)
+    gpu_share = np.minimum(w.gpus_per_node / cap_gpu[node], 1.0)
+    idle_part = idle[node] * np.maximum(cpu_share, gpu_share) * w.nnodes
+    dynamic = (cpu[node] * cpu_share + gpu[node] * w.gpus_per_node) * w.nnodes
+    return idle_part, dynamic
+
+
+def job_energy_j(
+    w: Workload,
+    start_s: np.ndarray,
+    end_s: np.ndarray,
+    node_of_job: np.ndarray,
+    cluster: BatchCluster,
+    model: PowerModel,
+) -> np.ndarray:
+    """IT energy (joules) per job, from its first node's type (a job's nodes share a partition
+    and, in practice, a type). Jobs that never ran have 0."""
+    idle_part, dynamic = _job_watts(w, node_of_job, cluster, model)
+    seconds = np.where(node_of_job >= 0, end_s - start_s, 0)
+    return (idle_part + dynamic) * seconds
+
+
+def recorded_energy(cluster: BatchCluster, w: Workload, model: PowerModel) -> dict[str, object]:
+    """The energy the recorded schedule drew (kWh): every node on and idle over the recorded
+    period, plus each job's dynamic power over its recorded run, the job counted on its
+    partition's first node type. Jobs' energy by partition and by user (the ten largest)."""
+    ran = w.recorded_start_s >= 0
+    if not ran.any():
+        return {}
+    names = cluster.partition_names()
+    index = cluster.node_index()
+    first = np.array(
+        [
+            index[cluster.partitions[names.index(p)].nodes[0]] if p in names else -1
+            for p in w.partitions
+        ],
+        np.int64,
+    )
+    node_of_job = np.where(ran, first[w.partition], -1)
+    idle_part, dynamic = _job_watts(w, node_of_job, cluster, model)
+    seconds = np.where(ran & (node_of_job >= 0), w.runtime_s, 0)
+    period = int((w.recorded_start_s + w.runtime_s)[ran].max() - w.submit_s.min())
+    idle_w = sum(p.idle_w for p in model.node_profiles(cluster))
+    it_j = idle_w * period + float((dynamic * seconds).sum())
+    job_j = (idle_part + dynamic) * seconds
+    by_user = {w.users[u]: float(job_j[w.user == u].sum()) / 3.6e6 for u in np.unique(w.user[ran])}
+    top = dict(sorted(by_user.items(), key=lambda kv: -kv[1])[:10])
+    return {
+        "period_s": period,
+        "it_kwh": it_j / 3.6e6,
+        "facility_kwh": it_j * model.pue / 3.6e6,
+        "jobs_kwh": float(job_j.sum()) / 3.6e6,
+        "by_partition_kwh": {
+            p: float(job_j[w.partition == k].sum()) / 3.6e6
+            for k, p in enumerate(w.partitions)
+            if (w.partition == k).any()
+        },
+        "top_users_kwh": top,
+    }

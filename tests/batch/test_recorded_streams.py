@@ -1,0 +1,31 @@
+"""The two 300-job streams recorded on the real local Slurm (docs/cluster-whatif.md), replayed.
+
+The recordings are the JSON `wass-chat whatif validate-slurm -o` writes: the stream, sacct's
+text and scontrol's description of the cluster. Seed 0 is the recording the replay's three
+Slurm corrections came from; seed 1 was recorded afterwards and is held out. These pin the
+documented figures so that a change to the simulator that loses fidelity shows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from wass_chat.batch.validation import COMPLETING_S, replay_recording
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize(("seed", "within", "rank"), [(0, 0.94, 0.98), (1, 0.85, 0.94)])
+def test_recorded_stream_replays_as_documented(seed, within, rank):
+    recording = json.loads((DATA / f"slurm-stream-300-seed{seed}.json").read_text())
+    replay = replay_recording(recording)
+    assert replay.scheduler.completing_s == COMPLETING_S
+    assert replay.scheduler.kill_grace_s == 15  # the TIMEOUT jobs' median overrun
+    assert replay.scheduler.reservation_depth == replay.scheduler.bf_max_job_test
+    agreement = replay.agreement
+    assert agreement["jobs"] == 300
+    assert agreement["within_tolerance"] >= within
+    assert agreement["start_rank_correlation"] >= rank

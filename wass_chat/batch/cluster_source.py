@@ -1,0 +1,267 @@
+"""Where the simulated cluster comes from: Slurm's own description, or the jobs it ran.
+
+* ``scontrol show nodes`` / ``show partitions`` records (live, or saved text): CPUs,
+  RealMemory, GPUs (Gres), features, and each partition's nodes, MaxTime, PriorityJobFactor
+  and PriorityTier;
+* ``scontrol show config``: the priority weights and backfill parameters
+  (:func:`scheduler_from_config`);
+* the jobs seen in accounting, when nothing better exists (:func:`cluster_from_jobs`): every
+  node a job ran on, with the largest per-node request seen on it, labelled as inferred.
+
+A node's power type is its first feature, else ``gpu``/``cpu``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+import polars as pl
+
+from sim.batch.config import PriorityWeights, SchedulerConfig
+from sim.batch.model import UNLIMITED, BatchCluster, BatchNode, Partition
+from sim.errors import PlatformError
+from wass_chat.slurm.commands import SlurmCommands, parse_scontrol_record
+from wass_chat.slurm.formats import slurm_duration
+from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.nodes import gpu_count
+
+
+def records(text: str) -> list[dict[str, str]]:
+    """``scontrol --oneliner show ...`` text -> one dict per record."""
+    return [parse_scontrol_record(line) for line in text.splitlines() if line.strip()]
+
+
+def cluster_from_records(
+    nodes: Sequence[Mapping[str, str]], partitions: Sequence[Mapping[str, str]]
+) -> BatchCluster:
+    """The cluster ``scontrol show nodes`` and ``show partitions`` describe."""
+    batch_nodes = []
+    for r in nodes:
+        gpus = gpu_count(r.get("Gres", ""))
+        features = [f for f in r.get("AvailableFeatures", "").split(",") if f and f != "(null)"]
+        batch_nodes.append(
+            BatchNode(
+                name=r["NodeName"],
+                cpus=int(r.get("CPUTot") or r.get("CPUEfctv") or 1),
+                memory=int(r.get("RealMemory") or 0) * 2**20,
+                gpus=gpus,
+                node_type=features[0] if features else ("gpu" if gpus else "cpu"),
+            )
+        )
+    parts = []
+    for r in partitions:
+        max_time = slurm_duration(r.get("MaxTime"))
+        parts.append(
+            Partition(
+                name=r["PartitionName"],
+                nodes=tuple(expand(r.get("Nodes", ""))),
+                max_time_s=int(max_time) if max_time is not None else UNLIMITED,
+                priority_job_factor=int(r.get("PriorityJobFactor") or 1),
+                priority_tier=int(r.get("PriorityTier") or 1),
+                default=r.get("Default") == "YES",
+            )
+        )
+    return BatchCluster(tuple(batch_nodes), tuple(parts))
+
+
+def live_cluster(commands: SlurmCommands | None = None) -> tuple[BatchCluster, SchedulerConfig]:
+    """The live cluster and its scheduler settings (ServiceUnavailable when Slurm is not)."""
+    commands = commands or SlurmCommands()
+    cluster = cluster_from_records(commands.show_nodes(), commands.show_partitions())
+    return cluster, scheduler_from_config(commands.run(["scontrol", "show", "config"]))
+
+
+def config_values(text: str) -> dict[str, str]:
+    """``scontrol show config`` lines ``Key = value`` -> dict with lower-case keys (Slurm
+    spells PriorityWeightFairShare with a capital S; the man page does not)."""
+    values = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() and " " not in key.strip():
+            values[key.strip().lower()] = value.strip()
+    return values
+
+
+def scheduler_from_config(text: str, base: SchedulerConfig | None = None) -> SchedulerConfig:
+    """Priority weights and backfill parameters from ``scontrol show config`` text. Slurm's
+    backfill reserves resources for every job it tests, so the reservation depth is
+    ``bf_max_job_test`` (EASY would be 1)."""
+    v = config_values(text)
+    base = base or SchedulerConfig()
+
+    def weight(key: str) -> int:
+        return int(v.get(key.lower(), "0") or 0)
+
+    def seconds(key: str, default: int) -> int:
+        value = slurm_duration(v.get(key.lower()))
+        return int(value) if value is not None else default
+
+    params = dict(p.partition("=")[::2] for p in v.get("schedulerparameters", "").split(",") if p)
+    max_test = int(params.get("bf_max_job_test", base.bf_max_job_test))
+    weights = PriorityWeights(
+        age=weight("PriorityWeightAge"),
+        fairshare=weight("PriorityWeightFairshare"),
+        job_size=weight("PriorityWeightJobSize"),
+        partition=weight("PriorityWeightPartition"),
+        qos=weight("PriorityWeightQOS"),
+        max_age_s=seconds("PriorityMaxAge", 7 * 86400),
+        decay_half_life_s=seconds("PriorityDecayHalfLife", 7 * 86400),
+        favor_small=v.get("priorityfavorsmall", "No").lower() in {"yes", "1"},
+    )
+    multifactor = "multifactor" in v.get("prioritytype", "priority/multifactor")
+    return replace(
+        base,
+        order="priority" if multifactor else "fifo",
+        backfill="backfill" in v.get("schedulertype", "sched/backfill"),
+        bf_interval_s=int(params.get("bf_interval", base.bf_interval_s)),
+        bf_window_s=int(params["bf_window"]) * 60 if "bf_window" in params else base.bf_window_s,
+        bf_max_job_test=max_test,
+        reservation_depth=max_test,  # Slurm reserves for every job its backfill pass tests
+        calc_period_s=seconds("PriorityCalcPeriod", base.calc_period_s),
+        weights=weights,
+    )
+
+
+def cluster_from_jobs(jobs: pl.DataFrame) -> BatchCluster:
+    """Nodes seen in ``jobs`` (the parsed sacct table), each with the largest per-node CPUs,
+    memory and GPUs any job had there; partitions as the sets of nodes their jobs used.
+
+    Capacity is a lower bound (a node never filled is smaller than it is): say so where it is
+    used. Node lists of the form ``prefix[lo-hi]`` are read without expanding every name.
+    """
+    ran = jobs.filter(
+        ~pl.col("is_step") & pl.col("node_list").is_not_null() & pl.col("start").is_not_null()
+    )
+    if ran.is_empty():
+        raise PlatformError("jobs", ["no job with a node list: the cluster cannot be inferred"])
+    per_node = ran.select(
+        pl.col("partition").str.split(",").list.first().alias("partition"),
+        "node_list",
+        (pl.col("ncpus") / pl.col("nnodes")).ceil().cast(pl.Int64).alias("cpus"),
+        (pl.col("req_mem_bytes").fill_null(0) / pl.col("nnodes")).cast(pl.Int64).alias("mem"),
+        (pl.coalesce(_gpus("alloc_tres"), _gpus("req_tres"), pl.lit(0)) / pl.col("nnodes"))
+        .ceil()
+        .cast(pl.Int64)
+        .alias("gpus"),
+    )
+    grouped = per_node.group_by("partition", "node_list").agg(
+        pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max()
+    )
+    caps: dict[str, list[int]] = {}
+    members: dict[str, set[str]] = {}
+    for part, node_list, cpus, mem, gpus in grouped.iter_rows():
+        names = expand(node_list)
+        members.setdefault(part, set()).update(names)
+        for name in names:
+            cap = caps.setdefault(name, [0, 0, 0])
+            cap[0], cap[1], cap[2] = max(cap[0], cpus), max(cap[1], mem), max(cap[2], gpus)
+    order = sorted(caps, key=_natural)
+    nodes = tuple(
+        BatchNode(n, max(caps[n][0], 1), caps[n][1], caps[n][2], "gpu" if caps[n][2] else "cpu")
+        for n in order
+    )
+    parts = tuple(Partition(p, tuple(sorted(members[p], key=_natural))) for p in sorted(members))
+    return BatchCluster(nodes, parts)
+
+
+def _gpus(column: str) -> pl.Expr:
+    return pl.col(column).str.extract(r"gres/gpu(?::[^=,]*)?=(\d+)").cast(pl.Int64)
+
+
+def _natural(name: str) -> tuple[object, ...]:
+    return tuple(int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name))
+
+
+def add_nodes(
+    cluster: BatchCluster, partition: str, count: int, like: str | None = None
+) -> BatchCluster:
+    """``count`` copies of a node of ``partition`` (its most common shape, or ``like``) added
+    to that partition (and to every partition the model node belongs to)."""
+    names = cluster.partition_names()
+    if partition not in names:
+        raise PlatformError(
+            "what-if", [f"no partition {partition}; partitions: {', '.join(names)}"]
+        )
+    part = cluster.partitions[names.index(partition)]
+    index = cluster.node_index()
+    if like is not None and like not in index:
+        raise PlatformError("what-if", [f"no node {like}"])
+    shapes = [cluster.nodes[index[n]] for n in part.nodes]
+    model = (
+        cluster.nodes[index[like]]
+        if like
+        else max(
+            shapes,
+            key=lambda n: (
+                sum(s.cpus == n.cpus and s.gpus == n.gpus for s in shapes),
+                -index[n.name],
+            ),
+        )
+    )
+    new = tuple(replace(model, name=f"{partition}-added{k + 1}") for k in range(count))
+    owners = {p.name for p in cluster.partitions if model.name in p.nodes}
+    parts = tuple(
+        replace(p, nodes=p.nodes + tuple(n.name for n in new)) if p.name in owners else p
+        for p in cluster.partitions
+    )
+    return BatchCluster(cluster.nodes + new, parts)
+
+
+def remove_nodes(cluster: BatchCluster, partition: str, count: int) -> BatchCluster:
+    """The last ``count`` nodes of ``partition`` removed from the cluster."""
+    names = cluster.partition_names()
+    if partition not in names:
+        raise PlatformError(
+            "what-if", [f"no partition {partition}; partitions: {', '.join(names)}"]
+        )
+    part = cluster.partitions[names.index(partition)]
+    if count >= len(part.nodes):
+        raise PlatformError(
+            "what-if", [f"partition {partition} has {len(part.nodes)} nodes: cannot remove {count}"]
+        )
+    gone = set(part.nodes[len(part.nodes) - count :])
+    nodes = tuple(n for n in cluster.nodes if n.name not in gone)
+    parts = tuple(
+        replace(p, nodes=tuple(n for n in p.nodes if n not in gone)) for p in cluster.partitions
+    )
+    return BatchCluster(nodes, tuple(p for p in parts if p.nodes))
+
+
+def set_max_time(cluster: BatchCluster, partition: str, max_time_s: int) -> BatchCluster:
+    """``partition``'s MaxTime set to ``max_time_s`` (``UNLIMITED`` for none)."""
+    names = cluster.partition_names()
+    if partition not in names:
+        raise PlatformError(
+            "what-if", [f"no partition {partition}; partitions: {', '.join(names)}"]
+        )
+    parts = tuple(
+        replace(p, max_time_s=max_time_s) if p.name == partition else p for p in cluster.partitions
+    )
+    return BatchCluster(cluster.nodes, parts)
+
+
+def describe(cluster: BatchCluster) -> dict[str, object]:
+    """Nodes, CPUs, GPUs per partition (JSON-ready)."""
+    index = cluster.node_index()
+    out: dict[str, object] = {
+        "nodes": len(cluster.nodes),
+        "cpus": cluster.total_cpus,
+        "gpus": sum(n.gpus for n in cluster.nodes),
+    }
+    out["partitions"] = {
+        p.name: {
+            "nodes": len(p.nodes),
+            "cpus": sum(cluster.nodes[index[n]].cpus for n in p.nodes),
+            "max_time_s": None if p.max_time_s < 0 else p.max_time_s,
+        }
+        for p in cluster.partitions
+    }
+    return out
+
+
+def per_node_ceiling(values: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """``ceil(values / nodes)`` in integers (a request spread over its nodes)."""
+    return -(-values // np.maximum(nodes, 1))

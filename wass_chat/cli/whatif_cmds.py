@@ -1,0 +1,346 @@
+"""`wass-chat whatif cluster` (replay the site's workload before and after a change) and
+`wass-chat whatif validate-slurm` (a recorded job stream on the real cluster, replayed).
+
+Heavy libraries load inside the commands so ``wass-chat --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from wass_chat.cli import whatif_study_cmds
+from wass_chat.cli.output import console, emit, err_console
+from wass_chat.cli.whatif_inputs import duration, jobs_table, when
+
+whatif_app = typer.Typer(
+    help="Whole-cluster what-ifs on the site's own workload (docs/cluster-whatif.md)."
+)
+PROGRESS_MIN_JOBS = 20_000
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to ``app``: ``cluster`` here, the studies (validate-slurm,
+    bench, learn) from :mod:`wass_chat.cli.whatif_study_cmds`."""
+    whatif_study_cmds.add_commands(whatif_app)
+    app.add_typer(whatif_app, name="whatif")
+
+
+@whatif_app.command("cluster")
+def cluster_command(
+    swf: Path | None = typer.Option(
+        None, "--swf", help="Replay a Standard Workload Format trace (.swf, .swf.gz)."
+    ),
+    sacct_file: Path | None = typer.Option(
+        None, "--sacct", help="A sacct -P export or .parquet instead of the cache."
+    ),
+    start: str | None = typer.Option(
+        None, "--start", help="Period start (submission), ISO date or time."
+    ),
+    end: str | None = typer.Option(None, "--end", help="Period end, exclusive."),
+    cluster: str = typer.Option(
+        "auto",
+        "--cluster",
+        help="auto, live (scontrol), jobs (nodes seen), or a platform FILE.yaml.",
+    ),
+    scheduler: str | None = typer.Option(
+        None,
+        "--scheduler",
+        help="fifo, sjf, priority, easy, fifo-easy, slurm (default: the live config's, else easy).",
+    ),
+    bf_depth: int | None = typer.Option(
+        None, "--bf-depth", min=0, help="Backfill reservation depth (1 = EASY)."
+    ),
+    add_nodes: list[str] = typer.Option(
+        [], "--add-nodes", help="PARTITION:N copies of its usual node (repeatable)."
+    ),
+    remove_nodes: list[str] = typer.Option(
+        [], "--remove-nodes", help="PARTITION:N of its last nodes (repeatable)."
+    ),
+    max_time: list[str] = typer.Option(
+        [], "--max-time", help="PARTITION:HOURS as its MaxTime (repeatable)."
+    ),
+    weights: str | None = typer.Option(
+        None, "--weights", help="Priority weights, e.g. age=1000,fairshare=0."
+    ),
+    compare_scheduler: str | None = typer.Option(
+        None, "--compare-scheduler", help="Replay the variant under this scheduler."
+    ),
+    predict: bool = typer.Option(
+        False, "--predict-walltime", help="Plan with walltimes predicted from each user's history."
+    ),
+    power_off: float | None = typer.Option(
+        None, "--power-off-after", min=0, help="Idle nodes off after MINUTES."
+    ),
+    boot: int = typer.Option(300, "--boot-time", min=0, help="Seconds a node takes to come back."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Replay the workload, then again with the changes; waits, utilisation, makespan, energy."""
+    from wass_chat.batch.whatif import Changes, compare, parse_pairs, parse_weights
+
+    changes = Changes(
+        add_nodes=parse_pairs(add_nodes, "--add-nodes"),
+        remove_nodes=parse_pairs(remove_nodes, "--remove-nodes"),
+        max_time=parse_pairs(max_time, "--max-time", 3600.0),
+        weights=parse_weights(weights),
+        scheduler=compare_scheduler,
+        predict_walltime=predict,
+        power_off_after_s=None if power_off is None else int(power_off * 60),
+        boot_s=boot,
+    )
+    if compare_scheduler is not None:
+        from sim.batch.config import scheduler_preset
+
+        scheduler_preset(compare_scheduler)  # unknown names fail here, before any replay
+    began = time.process_time()
+    scenario, power_model, source = _scenario(
+        swf, sacct_file, start, end, cluster, scheduler, bf_depth
+    )
+    with _progress(len(scenario.workload), as_json) as bar:
+        report = compare(scenario, changes, power_model, bar)
+    report["source"] = source
+    report["cpu_s"] = time.process_time() - began
+    emit(report, as_json, _render)
+
+
+def _scenario(
+    swf: Path | None,
+    sacct_file: Path | None,
+    start: str | None,
+    end: str | None,
+    cluster: str,
+    scheduler: str | None,
+    bf_depth: int | None,
+) -> tuple[Any, Any, dict[str, Any]]:
+    from dataclasses import replace
+
+    from sim.batch.config import scheduler_preset
+    from sim.batch.energy import PowerModel
+    from sim.batch.engine import unfit_jobs
+    from sim.batch.swf import read_swf
+    from sim.errors import InputError
+    from wass_chat.batch.whatif import Scenario
+
+    power_model = PowerModel()
+    source: dict[str, Any] = {}
+    config = None
+    if swf is not None:
+        if sacct_file is not None:
+            raise InputError("options", ["--swf and --sacct are two workloads: give one"])
+        trace = read_swf(swf)
+        workload, batch_cluster = trace.workload, trace.cluster
+        source.update(
+            workload=str(swf),
+            skipped_without_run=trace.skipped_no_run,
+            cluster="the trace's processor pool",
+        )
+    else:
+        jobs = jobs_table(sacct_file)
+        from wass_chat.batch.sacct_workload import workload_from_jobs
+
+        loaded = workload_from_jobs(jobs, when(start, "--start"), when(end, "--end"))
+        workload = loaded.workload
+        source.update(
+            workload=str(sacct_file or "sacct cache"),
+            never_started=loaded.never_started,
+            still_running=loaded.still_running,
+        )
+        batch_cluster, config, power_model, label = _cluster(cluster, jobs)
+        source["cluster"] = label
+    if swf is not None and cluster not in ("auto", "jobs", "live"):
+        batch_cluster, config, power_model, source["cluster"] = _cluster(cluster, None)
+    sched = scheduler_preset(scheduler) if scheduler else (config or scheduler_preset("easy"))
+    if config is not None and scheduler:
+        sched = replace(
+            sched,
+            weights=config.weights,
+            bf_interval_s=config.bf_interval_s,
+            bf_window_s=config.bf_window_s,
+        )
+    if bf_depth is not None:
+        sched = replace(sched, reservation_depth=bf_depth)
+    bad = unfit_jobs(batch_cluster, workload)
+    if len(bad):
+        import numpy as np
+
+        workload = workload.take(np.setdiff1d(np.arange(len(workload)), bad))
+        source["left_out_fit_nowhere"] = len(bad)
+    source["jobs"] = len(workload)
+    source["scheduler"] = {
+        "order": sched.order,
+        "backfill": sched.backfill,
+        "reservation_depth": sched.reservation_depth,
+        "bf_interval_s": sched.bf_interval_s,
+    }
+    return Scenario(batch_cluster, workload, sched), power_model, source
+
+
+def _cluster(choice: str, jobs: Any) -> tuple[Any, Any, Any, str]:
+    from sim.batch.cluster_file import load_cluster_file
+    from sim.batch.energy import PowerModel
+    from sim.errors import InputError, ServiceUnavailable
+    from wass_chat.batch.cluster_source import cluster_from_jobs, live_cluster
+
+    if choice in ("auto", "live"):
+        try:
+            live, config = live_cluster()
+            return live, config, PowerModel(), "live (scontrol)"
+        except ServiceUnavailable:
+            if choice == "live":
+                raise
+    if choice in ("auto", "jobs"):
+        if jobs is None:
+            raise InputError("--cluster", ["'jobs' needs a sacct workload"])
+        return (
+            cluster_from_jobs(jobs),
+            None,
+            PowerModel(),
+            "inferred from the nodes jobs ran on (capacity is a lower bound)",
+        )
+    cluster, power = load_cluster_file(Path(choice))
+    return cluster, None, power, choice
+
+
+def _progress(jobs: int, as_json: bool) -> AbstractContextManager[Any]:
+    if as_json or jobs < PROGRESS_MIN_JOBS:
+        return nullcontext(None)
+    return _ProgressBar(jobs)
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr, one task per replay (baseline, variant)."""
+
+    def __init__(self, total: int) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.total = total
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed:,}/{task.total:,} jobs"),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+        )
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> Any:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)  # type: ignore[arg-type]
+
+    def __call__(self, name: str, done: int, total: int) -> None:
+        if name not in self.tasks:
+            self.tasks[name] = self.bar.add_task(name, total=total)
+        self.bar.update(self.tasks[name], completed=done)
+
+
+def _render(report: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    src = report["source"]
+    console.print(
+        f"[bold]{src['jobs']:,} jobs[/] from {src['workload']}; cluster: {src['cluster']}; "
+        f"scheduler {src['scheduler']}"
+    )
+    for key in ("never_started", "still_running", "left_out_fit_nowhere", "skipped_without_run"):
+        if src.get(key):
+            console.print(f"  {key.replace('_', ' ')}: {src[key]:,}")
+    if report.get("left_out_unfit_after_change"):
+        n = report["left_out_unfit_after_change"]
+        console.print(f"  left out of both runs, too big for the changed cluster: {n:,}")
+    runs = [("baseline", report["baseline"])] + (
+        [("variant", report["variant"])] if "variant" in report else []
+    )
+    table = Table(title="What-if: " + ("; ".join(report["changes"]) or "replay only"))
+    table.add_column("figure")
+    for name, _ in runs:
+        table.add_column(name, justify="right")
+    if "difference" in report:
+        table.add_column("change", justify="right")
+    d = report.get("difference", {})
+    rows = [
+        (
+            "wait mean",
+            lambda s: duration(s["waits"]["mean_s"]),
+            _dur_delta(d.get("wait_mean_s")) + _ci(d),
+        ),
+        (
+            "wait median",
+            lambda s: duration(s["waits"]["median_s"]),
+            _dur_delta(d.get("wait_median_s")),
+        ),
+        ("wait p95", lambda s: duration(s["waits"]["p95_s"]), _dur_delta(d.get("wait_p95_s"))),
+        (
+            "utilisation",
+            lambda s: f"{100 * s['utilisation']:.1f}%",
+            "" if not d else f"{100 * d['utilisation']:+.1f} pts",
+        ),
+        ("makespan", lambda s: duration(s["makespan_s"]), _dur_delta(d.get("makespan_s"))),
+        (
+            "energy (facility)",
+            lambda s: f"{s['energy']['facility_kwh']:,.0f} kWh",
+            "" if not d else f"{d['energy_facility_kwh']:+,.0f} kWh",
+        ),
+        ("backfilled jobs", lambda s: f"{s['backfilled']:,}", ""),
+        ("killed at limit", lambda s: f"{s['killed_at_limit']:,}", ""),
+    ]
+    for label, cell, change in rows:
+        table.add_row(label, *[cell(s) for _, s in runs], *([change] if d else []))
+    console.print(table)
+    for group in ("waits_by_partition", "waits_by_size"):
+        sub = Table(title=f"mean wait by {group.removeprefix('waits_by_')}")
+        sub.add_column(group.removeprefix("waits_by_"))
+        sub.add_column("jobs", justify="right")
+        for name, _ in runs:
+            sub.add_column(name, justify="right")
+        for key, stats in report["baseline"][group].items():
+            cells = [duration(s[group].get(key, {}).get("mean_s", 0.0)) for _, s in runs]
+            sub.add_row(key, f"{stats['jobs']:,}", *cells)
+        console.print(sub)
+    rec = report.get("baseline_vs_recorded", {})
+    if rec.get("jobs"):
+        console.print(
+            f"baseline against the recorded starts: {100 * rec['within_tolerance']:.1f}% within "
+            f"{rec['tolerance_s']:.0f} s, start-order rank correlation "
+            f"{rec['start_rank_correlation']:.3f}; mean wait recorded "
+            f"{duration(rec['recorded_wait_mean_s'])}, "
+            f"replayed {duration(rec['simulated_wait_mean_s'])}"
+        )
+    energy = report.get("recorded_energy") or {}
+    if energy:
+        parts = ", ".join(f"{p} {v:,.0f}" for p, v in energy["by_partition_kwh"].items())
+        console.print(
+            f"recorded schedule: {energy['facility_kwh']:,.0f} kWh at the facility "
+            f"({energy['it_kwh']:,.0f} kWh IT); jobs by partition (kWh): {parts}"
+        )
+    if "prediction_accuracy" in report:
+        acc = report["prediction_accuracy"]
+        console.print(
+            f"walltime predictions for {acc['predicted']:,} of {acc['jobs']:,} jobs: "
+            f"prediction {acc['prediction']}, requested limits {acc['requested_limit']}"
+        )
+    console.print(f"[dim]{report['cpu_s']:.1f} s CPU[/]")
+
+
+def _dur_delta(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    return ("+" if seconds >= 0 else "-") + duration(abs(seconds))
+
+
+def _delta(d: dict[str, Any], key: str) -> str:
+    return _dur_delta(d.get(key))
+
+
+def _ci(d: dict[str, Any]) -> str:
+    if not d:
+        return ""
+    low, high = d["wait_mean_ci95_s"]
+    return f" (95% CI {_dur_delta(low)} to {_dur_delta(high)})"

@@ -1,0 +1,48 @@
+"""Inputs and units the `wass-chat whatif` commands share: the jobs table, dates, durations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def jobs_table(path: Path | None) -> Any:
+    import polars as pl
+
+    from sim.errors import InputError
+    from wass_chat.config import settings
+    from wass_chat.sacct.cache import SacctCache
+    from wass_chat.sacct.parse import parse_sacct_file
+
+    if path is None:
+        return SacctCache(settings().sacct_dir).scan().collect()
+    if not path.exists():
+        raise InputError(str(path), ["no such file"])
+    if path.suffix == ".parquet":
+        return pl.read_parquet(path)
+    return parse_sacct_file(path).jobs
+
+
+def when(value: str | None, option: str) -> Any:
+    from datetime import datetime
+
+    from sim.errors import InputError
+
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise InputError(
+            "options", [f"{option} must be an ISO date or time, got {value!r}"]
+        ) from exc
+
+
+def duration(seconds: float) -> str:
+    if abs(seconds) < 120:
+        return f"{seconds:.0f} s"
+    if abs(seconds) < 7200:
+        return f"{seconds / 60:.1f} min"
+    if abs(seconds) < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"

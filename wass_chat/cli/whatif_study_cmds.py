@@ -1,0 +1,207 @@
+"""`wass-chat whatif validate-slurm`, `whatif bench` and `whatif learn`: the studies behind
+docs/cluster-whatif.md's figures (the real-Slurm comparison, the year replay, the learned
+queue order). Heavy libraries load inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from wass_chat.cli.output import console, emit, err_console
+from wass_chat.cli.whatif_inputs import jobs_table
+
+
+def add_commands(group: typer.Typer) -> None:
+    """Attach the three study commands to the ``whatif`` group."""
+    group.command("validate-slurm")(validate_command)
+    group.command("bench")(bench_command)
+    group.command("learn")(learn_command)
+
+
+def validate_command(
+    jobs: int = typer.Option(300, "--jobs", min=5, help="Jobs in the stream."),
+    seed: int = typer.Option(0, "--seed", help="Stream seed (same seed, same stream)."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="Save the recording (JSON) here."
+    ),
+    replay: Path | None = typer.Option(
+        None, "--replay", help="Replay a saved recording instead of running a stream."
+    ),
+    per_job: bool = typer.Option(
+        False, "--per-job", help="Also list every job's real and simulated wait."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Run short jobs on the live cluster (or read a recording); compare simulated starts.
+
+    The stream is submitted in real time, recorded, replayed from the cluster's own
+    configuration, and each simulated start is compared with the real one.
+    """
+    from wass_chat.atomic_files import write_atomic
+    from wass_chat.batch.validation import (
+        load_recording,
+        make_stream,
+        record_stream,
+        replay_recording,
+        scheduler_variants,
+    )
+
+    if replay is not None:
+        recording = load_recording(replay)
+    else:
+        stream = make_stream(jobs, seed)
+        show = (
+            None
+            if as_json
+            else (lambda what, k, total: err_console.print(f"{what} {k}/{total}", end="\r"))
+        )
+        recording = record_stream(stream, progress=show)
+        recording["seed"] = seed
+        if output is not None:
+            write_atomic(output, json.dumps(recording))
+    base = replay_recording(recording)
+    variants = {
+        name: replay_recording(recording, cfg).agreement
+        for name, cfg in scheduler_variants(base.scheduler).items()
+    }
+    report: dict[str, Any] = {
+        "jobs": len(recording["job_ids"]),
+        "agreement": base.agreement,
+        "variants": variants,
+    }
+    if per_job:
+        report["per_job"] = base.per_job()
+    emit(report, as_json, _render_validation)
+
+
+def _render_validation(report: dict[str, Any]) -> None:
+    a = report["agreement"]
+    console.print(
+        f"{report['jobs']} jobs replayed: {100 * a['within_tolerance']:.1f}% start within "
+        f"{a['tolerance_s']:.0f} s of the real start (goal 90%), start-order rank correlation "
+        f"{a['start_rank_correlation']:.3f} (goal 0.95)"
+    )
+    console.print(
+        f"  mean wait real {a['recorded_wait_mean_s']:.1f} s, simulated "
+        f"{a['simulated_wait_mean_s']:.1f} s; |error| median {a['error_median_abs_s']:.0f} s, "
+        f"p95 {a['error_p95_abs_s']:.0f} s"
+    )
+    for name, v in report["variants"].items():
+        console.print(
+            f"  {name}: {100 * v['within_tolerance']:.1f}% within tolerance, "
+            f"rank correlation {v['start_rank_correlation']:.3f}"
+        )
+
+
+def bench_command(
+    jobs: int = typer.Option(1_500_000, "--jobs", min=1, help="Synthetic jobs (sacct synth)."),
+    days: float = typer.Option(365.0, "--days", min=1.0, help="Length of the submission window."),
+    seed: int = typer.Option(0, "--seed", help="Synthesis seed."),
+    scheduler: str = typer.Option("easy", "--scheduler", help="Scheduler preset to replay with."),
+    bf_depth: int | None = typer.Option(
+        None, "--bf-depth", min=0, help="Backfill reservation depth."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Replay a synthetic year (1.5 M jobs by default) once: CPU seconds and memory."""
+    from sim.batch.config import scheduler_preset
+    from wass_chat.batch.bench import run_bench
+
+    scheduler_preset(scheduler)
+    report = run_bench(jobs, days, seed, scheduler, bf_depth)
+    emit(report, as_json, _render_bench)
+
+
+def _render_bench(r: dict[str, Any]) -> None:
+    console.print(
+        f"{r['jobs_replayed']:,} jobs over {r['days']:g} days on {r['cluster']['nodes']:,} nodes "
+        f"({r['cluster']['cpus']:,} CPUs), {r['scheduler']['name']} (depth "
+        f"{r['scheduler']['reservation_depth']}), {r['engine']} engine"
+    )
+    console.print(
+        f"  replay {r['replay_cpu_s']:.1f} s CPU ({r['replay_wall_s']:.1f} s wall), loading "
+        f"{r['load_cpu_s']:.1f} s CPU, summary {r['summary_cpu_s']:.1f} s CPU; peak memory "
+        f"{r['peak_rss_before_replay_mib']:,.0f} MiB before the replay, "
+        f"{r['peak_rss_after_replay_mib']:,.0f} MiB after"
+    )
+    console.print(
+        f"  {r['events']:,} events, {r['passes']['main']:,} main and {r['passes']['backfill']:,} "
+        f"backfill passes; {r['backfilled']:,} jobs backfilled; mean wait "
+        f"{r['waits']['mean_s']:.0f} s, utilisation {100 * r['utilisation']:.1f}%"
+    )
+
+
+def learn_command(
+    sacct_file: Path | None = typer.Option(
+        None, "--sacct", help="Train on this sacct export instead of two synthetic sites."
+    ),
+    train_weeks: int = typer.Option(
+        4, "--train-weeks", min=1, help="Weeks of each workload to train on."
+    ),
+    test_weeks: int = typer.Option(4, "--test-weeks", min=1, help="Following weeks held out."),
+    jobs_per_week: int = typer.Option(
+        3000, "--jobs-per-week", min=100, help="Synthetic jobs per week."
+    ),
+    generations: int = typer.Option(8, "--generations", min=1, help="Cross-entropy iterations."),
+    population: int = typer.Option(10, "--population", min=2, help="Weight vectors per iteration."),
+    energy_weight: float = typer.Option(
+        0.0, "--energy-weight", min=0.0, help="Energy against wait in the reward."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Training seed."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Fit the learned queue order on training weeks; compare it on held-out weeks.
+
+    Against FIFO, SJF and EASY; a recommendation only, Slurm's scheduler is never replaced.
+    """
+    from sim.batch.learn import LearnConfig, evaluate, train
+    from wass_chat.batch.learned_eval import own_periods, synthetic_periods
+
+    began = time.process_time()
+    if sacct_file is not None:
+        train_set, test_set = own_periods(jobs_table(sacct_file), None, train_weeks, test_weeks)
+    else:
+        train_set, test_set = synthetic_periods(jobs_per_week, train_weeks, test_weeks)
+    lc = LearnConfig(
+        generations=generations, population=population, energy_weight=energy_weight, seed=seed
+    )
+    show = (
+        None
+        if as_json
+        else (lambda g, r: err_console.print(f"generation {g}/{generations}: reward {r:.4f}"))
+    )
+    fitted = train(train_set, lc, progress=show)
+    report: dict[str, Any] = {
+        "training_periods": [p.name for p in train_set],
+        "held_out": evaluate(test_set, fitted["weights"], lc, seed=seed),
+    }
+    report.update(fitted)
+    report["cpu_s"] = time.process_time() - began
+    emit(report, as_json, _render_learn)
+
+
+def _render_learn(r: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console.print(
+        f"learned weights {r['weights']} (train reward {r['train_reward']:.4f}, EASY = 1.0; "
+        f"{r['replays']} replays per training period)"
+    )
+    table = Table(title="held-out weeks: learned / baseline, geometric mean (95% CI) w/t/l")
+    table.add_column("baseline")
+    for col in ("mean wait", "energy", "p95 wait", "wide jobs' wait"):
+        table.add_column(col)
+    for base, c in r["held_out"]["learned_vs"].items():
+        cells = [
+            f"{c[k]['geomean_ratio']:.3f} ({c[k]['ci95'][0]:.3f}-{c[k]['ci95'][1]:.3f}) "
+            f"{c[k]['wins']}/{c[k]['ties']}/{c[k]['losses']}"
+            for k in ("wait", "energy", "p95_wait", "wide_wait")
+        ]
+        table.add_row(base, *cells)
+    console.print(table)
+    console.print(f"[dim]{r['cpu_s']:.1f} s CPU[/]")
