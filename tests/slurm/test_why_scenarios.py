@@ -36,12 +36,15 @@ from tests.slurm.why_cases import (
     PENDING,
     QOS_ONLY,
     QUESTIONS,
+    SHRUNK,
+    TOO_BIG_REFUSED,
     ask_offline,
     ask_tool,
     assert_advice_is_honest,
     make_scenarios,
     reset_cluster,
     run,
+    slurm_reason,
 )
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.reasons import REASONS
@@ -79,9 +82,10 @@ def session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.mark.parametrize("name", [*PENDING, *ENDED])
 def test_each_situation_is_explained_from_slurms_own_state(
-    scenarios: dict[str, str], session_home: Path, name: str
+    cluster: Cluster, scenarios: dict[str, str], session_home: Path, name: str
 ) -> None:
-    slurm_code, klass, must_help = {**PENDING, **ENDED}[name]
+    _, klass, must_help = {**PENDING, **ENDED}[name]
+    slurm_code = slurm_reason(name, cluster.version)
     job = scenarios[name]
     question = QUESTIONS.get(name, "why is job {id} in that state?").format(id=job)
     offline = ask_offline(question)
@@ -181,9 +185,36 @@ def test_dependency_names_the_parent_and_its_state(scenarios: dict[str, str], se
     )
 
 
+def test_a_request_bigger_than_its_partition(
+    cluster: Cluster, scenarios: dict[str, str], session_home: Path
+) -> None:
+    """``--ntasks=64`` with 16 CPUs in the partition: 22.05 and 26.05 queue it (PartitionConfig);
+    24.11's sbatch refuses it (make_scenarios checks what it says), so there the job is one
+    whose partition shrank under it after submission."""
+    verdict = ask_tool(scenarios["too_big"])["verdict"]
+    if cluster.version in TOO_BIG_REFUSED:
+        where, asked, has = SHRUNK, 10, 4
+    else:
+        where, asked, has = "debug", 64, 16
+    assert verdict == (
+        f"Job {scenarios['too_big']} can never start in partition {where} as submitted: it "
+        f"asks for {asked} CPUs and the partition has {has} in all."
+    )
+
+
 def test_drained_node_and_licence_name_their_cause(scenarios: dict[str, str], session_home: Path):
+    """22.05 names the drained node in the reason; 24.11 and 26.05 do not (REASON_BY_VERSION):
+    the answer names it, its state and its drain reason all the same."""
     node = ask_tool(scenarios["drained_node"])
-    assert 'n1, which is drained ("disk replacement")' in node["verdict"]
+    assert node["verdict"] == (
+        f'Job {scenarios["drained_node"]} asks for node n1, which is drained ("disk replacement").'
+    )
+    # no node named by Slurm on any version: the partition's nodes and their states say which
+    few = ask_tool(scenarios["nodes_drained"])
+    assert few["verdict"] == (
+        f"Job {scenarios['nodes_drained']} needs 2 nodes of partition {QOS_ONLY} and only 1 of "
+        f'its 2 take jobs: n1, which is drained ("disk replacement").'
+    )
     licence = ask_tool(scenarios["licenses"])
     assert "licence matlab: it needs 1 and 2 of 2 are in use" in licence["verdict"]
     assert f"job {scenarios['licence_holder']}" in licence["verdict"]
@@ -194,6 +225,11 @@ def test_ended_jobs_say_how_they_ended(scenarios: dict[str, str], session_home: 
     assert "exited with status 3" in failed["verdict"]
     oom = ask_tool(scenarios["out_of_memory"])
     assert "asked for 50 MB" in oom["verdict"] and "MaxRSS" in oom["verdict"]
+    cancelled = ask_tool(scenarios["cancelled"])  # while held: it never ran
+    assert (
+        cancelled["verdict"]
+        == f"Job {scenarios['cancelled']} was cancelled by uid 0 before it started."
+    )
     completed = ask_tool(scenarios["completed"])
     assert "waited" in completed["verdict"] and "scheduler started it" in completed["verdict"]
     # no id: the asker's job that ended last in a bad state, as sacct has it
@@ -314,6 +350,7 @@ async def test_hostile_job_fields_reach_the_model_only_as_data(
     from tests.agent.fake_ollama import MODEL, FakeOllama, Reply
     from wass_chat.agent.events import ApprovalRequest, ToolResult
     from wass_chat.agent.session import open_session
+    from wass_chat.agent.session_base import SessionBase
     from wass_chat.config import Settings
 
     job = scenarios["hostile"]
@@ -334,7 +371,7 @@ async def test_hostile_job_fields_reach_the_model_only_as_data(
                      if m["role"] == "tool")  # fmt: skip
     assert tool_text.startswith("<data ") and tool_text.count("</data>") == 1
     assert any(isinstance(e, ApprovalRequest) for e in events)  # proposed, never executed
-    assert session.gate.executed == []
+    assert isinstance(session, SessionBase) and session.gate.executed == []
     assert run(["squeue", "-h", "-o", "%i"]).split() == before
 
 

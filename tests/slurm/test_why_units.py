@@ -6,15 +6,24 @@ The explainer itself is tested against the real cluster in test_why_scenarios.py
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
 from wass_chat.agent.render_cluster import plain, render_job_why
 from wass_chat.slurm.advice import JobRequest, _option
 from wass_chat.slurm.commands import unreachable_cause
+from wass_chat.slurm.explain.limit_records import (
+    count_value,
+    own_record,
+    parse_assoc_mgr,
+    tres_value,
+)
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration, tres
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.reasons import REASONS, classify
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.mark.parametrize(
@@ -232,3 +241,35 @@ def test_an_ended_job_says_how_much_of_what_it_held_it_used() -> None:
     snap.steps = [{"JobID": "162.batch", "MaxRSS": "102400K"}]
     assert usage(snap, 8.0).endswith("; its memory peaked at 100 MB of the 500 MB it asked for.")
     assert usage(snap, 0.0) == "" and usage(Snapshot("1", snap.now), 8.0) == ""
+
+
+@pytest.mark.parametrize("version", ["24.11", "26.05"])
+def test_a_qos_user_record_is_found_however_the_release_keys_it(version: str) -> None:
+    """Real assoc_mgr output: 24.11 and 26.05 key a QOS's User Limits ``wassalice(1001)``, 22.05
+    ``1001``; newer TRES lists add gres/gpumem and gres/gpuutil and the per-user and per-account
+    records MaxTRESRunMins (fixtures/README.md)."""
+    records = parse_assoc_mgr((FIXTURES / f"assoc_mgr_{version}.txt").read_text())
+    qos = next(r for r in records if r.get("QOS") == "wasslimited(2)")
+    alice = own_record(qos["users"], "wassalice", "1001")
+    assert count_value(alice["MaxJobsPU"]) == (1.0, 1.0)  # the cap, and her one running job
+    assert own_record(qos["users"], "wassbob", "1002")["MaxJobsPU"] == "1(0)"
+    assert own_record(qos["users"], "wasscarol", "1003") == {}
+    assert tres_value(qos["GrpTRES"], "mem") == ("mem", 120.0, 100.0)
+    assert tres_value(qos["GrpTRES"], "gres") is None  # gres/gpu, gpumem, gpuutil: no cap
+    assert tres_value("cpu=N(0),gres/gpumem=N(0),gres/gpuutil=40(3)", "gres") == (
+        "gres/gpuutil", 40.0, 3.0)  # fmt: skip
+    assert tres_value(alice["MaxTRESRunMinsPU"], "mem") is None  # read, no cap set
+    account = own_record(qos["accounts"], "wassacct", "")
+    assert count_value(account["MaxJobsPA"]) == (None, 1.0) and "MaxTRESRunMinsPA" in account
+    user = next(r for r in records if r.get("UserName") == "wassalice(1001)")
+    assert count_value(user["MaxJobs"]) == (1.0, 1.0) and user["ParentAccount"] == ""
+    parent = next(r for r in records if r.get("Account") == "wassacct" and not r["UserName"])
+    assert parent["ParentAccount"] == "wassdept(3)" and parent["MaxTRESPJ"] == "node=1"
+
+
+def test_a_22_05_qos_user_record_is_keyed_by_uid() -> None:
+    records = parse_assoc_mgr((FIXTURES / "assoc_mgr_22.05.txt").read_text())
+    qos = next(r for r in records if r.get("QOS") == "wassq(2)")
+    mine = own_record(qos["users"], "wassalice", "1001")
+    assert tres_value(mine["MaxTRESPU"], "mem") == ("mem", 300.0, 100.0)
+    assert own_record(qos["users"], "wassbob", "1002") == {}

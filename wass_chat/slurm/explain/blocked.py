@@ -1,5 +1,6 @@
 """Jobs blocked by a setting rather than by load: a partition that is DOWN or INACTIVE, a QOS or
-account the partition does not allow, a deleted reservation, an array's throttle.
+account the partition does not allow, a deleted reservation, an array's throttle, nodes that take
+no jobs (drained, down, reserved).
 
 Each explainer quotes the setting as Slurm prints it (``scontrol show partition``'s State,
 AllowQos, DenyAccounts...; the job's ArrayTaskThrottle) and names what would let the job run.
@@ -12,9 +13,12 @@ import re
 from wass_chat.slurm.advice import Advice
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
 from wass_chat.slurm.explain.model import Explanation
+from wass_chat.slurm.explain.nodes import UNAVAILABLE, condition
 from wass_chat.slurm.explain.phrases import names
 from wass_chat.slurm.formats import is_set
+from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.live import Quoted, Snapshot
+from wass_chat.slurm.nodes import state_flags
 from wass_chat.slurm.reasons import classify
 
 
@@ -152,3 +156,66 @@ def array_limit(snap: Snapshot, commands: SlurmCommands) -> Explanation:
             )
         )
     return out
+
+
+def node_unavailable(snap: Snapshot, commands: SlurmCommands) -> Explanation:
+    """A node it asked for (or needs) is drained, down or reserved.
+
+    Slurm 22.05 names the nodes (``ReqNodeNotAvail, UnavailableNodes:n1``); 24.11 and 26.05 say
+    ``ReqNodeNotAvail, May be reserved for other job`` for a requested node that is drained, and
+    the long "Nodes required for job are DOWN, DRAINED..." names none. Then the nodes are the
+    job's own request (``ReqNodeList``) or, without one, its partition's, and each node's state
+    says which of them take no jobs."""
+    named = re.search(r"UnavailableNodes:(\S+)", snap.reason)
+    requested = expand(snap.get("ReqNodeList"))
+    if named:
+        candidates = expand(named.group(1))
+    else:
+        candidates = requested or expand(snap.partition_record().get("Nodes", ""))
+    unavailable = [n for n in candidates if _flags(snap, n) & UNAVAILABLE]
+    out = Explanation("")
+    out.quote(snap.quote("Reason"), snap.quote("ReqNodeList"))
+    shown = unavailable or (candidates if requested or named else [])
+    parts = []
+    for name in shown[:4]:
+        node = snap.node(name)
+        state, reason = node.get("State", "UNKNOWN"), node.get("Reason", "")
+        word = condition(_flags(snap, name)) if node else "unknown to Slurm"
+        why = f' ("{reason.split(" [")[0]}")' if is_set(reason) else ""
+        parts.append(f"{name}, which is {word}{why}")
+        out.quote(Quoted("scontrol show nodes", f"{name} State", state))
+        if is_set(reason):
+            out.quote(Quoted("scontrol show nodes", f"{name} Reason", reason))
+    listed = names(parts) + (f" and {len(shown) - 4} more" if len(shown) > 4 else "")
+    node_s = "node" + ("s" if len(shown) > 1 else "")
+    jid = snap.job_id
+    if requested or named:
+        ask = "asks for" if requested else "needs"
+        out.verdict = (
+            f"Job {jid} {ask} {node_s} {listed}."
+            if unavailable
+            else (
+                f"Job {jid} asks for {node_s} {listed}; none is drained or down, so Slurm keeps "
+                f"{'them' if len(shown) > 1 else 'it'} for another job (a higher-priority job or a "
+                f"reservation)."
+            )
+        )
+        return out
+    low = snap.num_nodes.split("-")[0]
+    needed = int(low) if low.isdigit() else 1
+    taking, total = len(candidates) - len(unavailable), len(candidates)
+    need = (
+        f"Job {jid} needs {needed} node{'s' if needed != 1 else ''} of partition {snap.partition}"
+    )
+    held = "Slurm holds the free ones for jobs of higher-priority partitions or reservations"
+    if unavailable and needed > taking:
+        out.verdict = f"{need} and only {taking} of its {total} take jobs: {listed}."
+    elif unavailable:
+        out.verdict = f"{need}; {taking} of its {total} take jobs (not {listed}), and {held}."
+    else:
+        out.verdict = f"{need}; none of its {total} is drained or down, and {held}."
+    return out
+
+
+def _flags(snap: Snapshot, name: str) -> set[str]:
+    return state_flags(snap.node(name).get("State", ""))

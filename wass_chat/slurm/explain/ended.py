@@ -29,8 +29,18 @@ def duration(seconds: float | None) -> str:
     return f"{s // 86400} d" + (f" {s % 86400 // 3600} h" if s % 86400 // 3600 else "")
 
 
+def never_started(snap: Snapshot) -> bool:
+    """Whether an ended job ended before it ever ran (cancelled while pending or held): Slurm
+    stamps its StartTime with its end, but it had no node (scontrol ``NodeList=(null)``, sacct
+    ``None assigned``) and sacct's Start is ``None``."""
+    nodes = snap.get("NodeList")
+    return not nodes or nodes == "None assigned" or snap.accounting.get("Start") == "None"
+
+
 def waited(snap: Snapshot) -> float | None:
-    """Seconds from eligible to start (None while it has not started)."""
+    """Seconds from eligible to start (None while, or if ever, it has not started)."""
+    if snap.state not in {"RUNNING", "SUSPENDED"} and never_started(snap):
+        return None
     eligible = slurm_time(snap.get("EligibleTime")) or slurm_time(snap.get("SubmitTime"))
     start = slurm_time(snap.get("StartTime"))
     if eligible is None or start is None or start > snap.now:
@@ -50,7 +60,8 @@ def scheduler_of(snap: Snapshot) -> str:
 def _started_by(snap: Snapshot) -> str:
     who = scheduler_of(snap)
     if who == "backfill":
-        return "the backfill scheduler started it early, in a gap before a bigger job"
+        # backfill also starts jobs on an idle cluster: no bigger job need have been waiting
+        return "the backfill scheduler started it (where it delayed no job ahead of it)"
     return "the main scheduler started it" if who == "main" else ""
 
 
@@ -171,11 +182,8 @@ def finished(snap: Snapshot, commands: SlurmCommands | None, klass: str) -> Expl
                 )
     elif klass == "cancelled":
         by = snap.accounting.get("State", snap.get("JobState")).partition(" by ")[2]
-        out.verdict = (
-            f"Job {jid} was cancelled"
-            + (f" by uid {by}" if by else "")
-            + f" after running {duration(elapsed)}."
-        )
+        ran = "before it started" if never_started(snap) else f"after running {duration(elapsed)}"
+        out.verdict = f"Job {jid} was cancelled" + (f" by uid {by}" if by else "") + f" {ran}."
     elif klass == "failed" and sig not in {"", "0"}:
         out.verdict = (
             f"Job {jid} failed: it was killed by signal {sig} "

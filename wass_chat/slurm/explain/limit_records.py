@@ -80,7 +80,8 @@ Record = dict[str, Any]
 
 def parse_assoc_mgr(text: str) -> list[Record]:
     """Records of ``scontrol show assoc_mgr``: keys as printed, a QOS's ``Account Limits`` and
-    ``User Limits`` under ``accounts`` and ``users`` (by account name, by uid)."""
+    ``User Limits`` under ``accounts`` and ``users`` (keyed as printed: an account's name; a
+    user's uid on 22.05, ``name(uid)`` on 24.11 and 26.05)."""
     records: list[Record] = []
     current: Record | None = None
     section, sub = "", ""
@@ -174,10 +175,22 @@ def qos_holders(
         holders.append(Holder("qos", name, f"QOS {name} ({role})", _flat(record), command))
         users, accounts = record.get("users") or {}, record.get("accounts") or {}
         holders.append(Holder("qos_user", name, f"QOS {name} (per user, for {user})",
-                              dict(users.get(uid) or {}), command))  # fmt: skip
+                              own_record(users, user, uid), command))  # fmt: skip
         holders.append(Holder("qos_account", name, f"QOS {name} (per account, for {account})",
-                              dict(accounts.get(account) or {}), command))  # fmt: skip
+                              own_record(accounts, account, ""), command))  # fmt: skip
     return holders
+
+
+def own_record(records: dict[str, dict[str, str]], name: str, uid: str) -> dict[str, str]:
+    """One user's (or account's) record among a QOS's ``User Limits`` (``Account Limits``).
+
+    Slurm 22.05 keys a user by uid (``1001``); 24.11 and 26.05 by name and uid
+    (``wassalice(1001)``); accounts are keyed by name."""
+    for key, values in records.items():
+        head, _, rest = key.partition("(")
+        if head == name or (uid and uid in {head, rest.rstrip(")")}):
+            return dict(values)
+    return {}
 
 
 def sacctmgr_qos_limits(commands: SlurmCommands, name: str) -> dict[str, str]:

@@ -86,8 +86,9 @@ def limit(snap: Snapshot, commands: SlurmCommands, entry: Reason) -> Explanation
     out.verdict = _verdict(snap, found, snap.reason)
     raw = found.holder.values.get(_key_of(found), "")
     out.quote(Quoted(found.holder.command, f"{found.holder.name} {_key_of(found)}", raw))
-    mine = _counted_jobs(snap, commands, found.holder)
-    out.quote(*(running_line(j) for j in mine[:3]))
+    per_job = LIMIT_KINDS[_key_of(found)].scope in {"job", "node"}
+    mine = [] if per_job else _counted_jobs(snap, commands, found.holder)  # what others run
+    out.quote(*(running_line(j) for j in mine[:3]))  # is no part of a per-job limit
     out.advice = _limit_advice(snap, found, mine)
     if found.never:
         out.expected_start_note = "none: it cannot start as it stands"

@@ -14,6 +14,7 @@ from wass_chat.slurm.advice import cpus as _cpus
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_parsable
 from wass_chat.slurm.explain.blocked import (
     array_limit,
+    node_unavailable,
     not_allowed,
     partition_state,
     reservation_deleted,
@@ -21,7 +22,7 @@ from wass_chat.slurm.explain.blocked import (
 from wass_chat.slurm.explain.limits import constraints, licenses, limit
 from wass_chat.slurm.explain.model import Explanation
 from wass_chat.slurm.explain.phrases import minutes, names, running_line
-from wass_chat.slurm.formats import clock, is_set, memory_mb, slurm_duration
+from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.live import Quoted, Snapshot
 from wass_chat.slurm.reasons import Reason, classify
@@ -292,27 +293,6 @@ def partition_limit(snap: Snapshot, commands: SlurmCommands) -> Explanation:
             snap.quote("TRES"),
             Quoted("scontrol show partitions", f"{name} TotalCPUs", part.get("TotalCPUs", "")),
         )
-    return out
-
-
-def node_unavailable(snap: Snapshot, commands: SlurmCommands) -> Explanation:
-    """A node it asked for (or needs) is drained, down or reserved."""
-    named = re.search(r"UnavailableNodes:(\S+)", snap.reason)
-    nodes = expand(named.group(1)) if named else expand(snap.get("ReqNodeList"))
-    parts, out = [], Explanation("")
-    out.quote(snap.quote("Reason"), snap.quote("ReqNodeList"))
-    for name in nodes[:4]:
-        node = snap.node(name)
-        state = node.get("State", "UNKNOWN")
-        reason = node.get("Reason", "")
-        word = "drained" if "DRAIN" in state else "down" if "DOWN" in state else state.lower()
-        why = f' ("{reason.split(" [")[0]}")' if is_set(reason) else ""
-        parts.append(f"{name}, which is {word}{why}")
-        out.quote(Quoted("scontrol show nodes", f"{name} State", state))
-        if is_set(reason):
-            out.quote(Quoted("scontrol show nodes", f"{name} Reason", reason))
-    asked = "asks for" if snap.get("ReqNodeList") else "needs"
-    out.verdict = f"Job {snap.job_id} {asked} node {names(parts) or 'that is unavailable'}."
     return out
 
 

@@ -25,8 +25,6 @@ def minutes(seconds: float | None) -> str:
 
 
 def running_line(job: RunningJob) -> Quoted:
-    return Quoted(
-        "squeue -t R",
-        f"job {job.job_id}",
-        f"{job.cpus} CPUs on {job.nodes}, ends {job.end.isoformat() if job.end else 'Unknown'}",
-    )
+    ends = job.end.isoformat() if job.end else "Unknown"
+    cpus = f"{job.cpus} CPU" + ("" if job.cpus == 1 else "s")
+    return Quoted("squeue -t R", f"job {job.job_id}", f"{cpus} on {job.nodes}, ends {ends}")

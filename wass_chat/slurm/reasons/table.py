@@ -249,9 +249,12 @@ PENDING_REASONS: tuple[Reason, ...] = (
       "names them after UnavailableNodes",
       "drop the node request (--nodelist) or exclude those nodes; or wait for them", "waits"),
     R("ReqNodeNotAvail, May be reserved for other job", "node_unavailable",
-      "the nodes it needs are not available and none is down: they are probably reserved for "
-      "another (higher-priority or reservation) job",
-      "wait, or drop the node request (--nodelist)", "waits"),
+      "a node it needs cannot take it now and Slurm does not say which: 24.11 and later say "
+      "this for a node it asked for (--nodelist) that is drained (a down one they name, as "
+      "UnavailableNodes); otherwise the nodes are held for another (higher-priority or "
+      "reservation) job",
+      "drop the node request (--nodelist) or exclude the unavailable node; or wait for it",
+      "waits"),
     R("ReqNodeNotAvail, Reserved for maintenance", "node_unavailable",
       "its time limit would run into a maintenance reservation on the nodes it needs",
       "a shorter --time that ends before the maintenance lets it run now; otherwise it "
