@@ -222,10 +222,15 @@ def usage(snap: Snapshot, elapsed: float | None) -> str:
     if cpu is None or not elapsed or not ncpus:
         return ""
     share = cpu / (elapsed * ncpus)
-    text = (
-        f"It kept its {cpus(ncpus)} {share:.0%} busy (CPU time {duration(cpu)} over "
-        f"{duration(elapsed)})"
-    )
+    if ncpus == 1:
+        text = (
+            f"It kept its CPU {share:.0%} busy ({duration(cpu)} of CPU time in {duration(elapsed)})"
+        )
+    else:  # "50 s over 50 s" read as 100%: say what the CPU time is measured against
+        text = (
+            f"It kept its {cpus(ncpus)} {share:.0%} busy ({duration(cpu)} of CPU time in "
+            f"{duration(elapsed)} x {ncpus} CPUs = {duration(elapsed * ncpus)})"
+        )
     peak, _ = snap.peak_memory_mb()
     asked = _requested_mem_mb(snap)
     if peak and asked and snap.accounting.get("NNodes", "1") == "1":
