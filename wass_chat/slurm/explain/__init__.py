@@ -29,7 +29,7 @@ from wass_chat.slurm.explain.model import Explanation, JobWhyFacts
 from wass_chat.slurm.explain.pending import EXPLAINERS, generic
 from wass_chat.slurm.explain.replay_start import replayed_start
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
-from wass_chat.slurm.live import Snapshot, snapshot
+from wass_chat.slurm.live import Quoted, Snapshot, snapshot
 from wass_chat.slurm.reasons import NO_START, PENDING_STATES, Reason, classify
 
 __all__ = ["JobWhyFacts", "NotYourJob", "explain_job", "facts_of"]
@@ -198,6 +198,9 @@ def _expected_start(
             f"about {clock(snap.start_estimate, snap.now)}{where} "
             f"(Slurm's estimate, squeue --start)"
         )
+        start = f"squeue --start -j {snap.job_id}"
+        out.quote(Quoted(start, "START_TIME", snap.start_estimate.isoformat(timespec="seconds")))
+        out.quote(Quoted(start, "SCHEDNODES", snap.planned_nodes))
     elif entry.klass == "resources" and (replay := replayed_start(snap, commands=commands)):
         out.expected_start = replay.when
         out.expected_start_source = "replay"
@@ -206,6 +209,7 @@ def _expected_start(
         note = "Slurm has not estimated a start yet"
         if snap.backfill_last:
             note += f" (the backfill scheduler last ran at {snap.backfill_last})"
+            out.quote(Quoted("sdiag", "backfill Last cycle when", snap.backfill_last))
         out.expected_start_note = note
 
 
@@ -231,6 +235,7 @@ def facts_of(snap: Snapshot, code: str, klass: str, meaning: str, out: Explanati
         expected_start=out.expected_start.isoformat() if out.expected_start else None,
         expected_start_note=out.expected_start_note,
         expected_start_source=out.expected_start_source,
+        figures=out.figures,
         wait_s=wait or 0.0,
         elapsed_s=elapsed or 0.0,
         backfill=(who == "backfill") if who else None,

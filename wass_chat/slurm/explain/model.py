@@ -72,6 +72,8 @@ class JobWhyFacts(TypedDict, total=False):
     """Pending jobs that wait on it and can never start now (job_id, user, reason,
     dependency, type)."""
     failed_step: dict[str, str]
+    figures: dict[str, float]
+    """Numbers the verdict computed (see :attr:`Explanation.figures`)."""
 
 
 @dataclass
@@ -84,6 +86,9 @@ class Explanation:
     expected_start: datetime | None = None
     expected_start_note: str = ""
     expected_start_source: str = ""
+    figures: dict[str, float] = field(default_factory=dict)
+    """Numbers the verdict states that it computed (a median, a share, a place in line), so
+    that every number an answer gives is a fact (checked by :mod:`wass_chat.agent.answer_check`)."""
 
     def quote(self, *items: Quoted) -> None:
         for item in items:

@@ -121,6 +121,7 @@ def priority(snap: Snapshot, commands: SlurmCommands) -> Explanation:
             f"the scheduler's next pass to find it room."
         )
     out = Explanation(verdict)
+    out.figures.update(jobs_ahead=len(ids), place_in_line=len(ids) + 1, in_line=len(line))
     out.quote(snap.quote("Reason"), snap.quote("Priority"))
     if snap.priority:
         factors = ", ".join(
