@@ -21,11 +21,11 @@ from policy.random_policy import RandomPolicy
 from policy.sjf import SJF
 from policy.traditional_slurm import TraditionalSlurm
 from policy.wass_heuristic import WassHeuristic
-from sim.errors import InputError
+from sim.errors import UnknownName
 
 
-class UnknownSchedulerError(InputError):
-    """A scheduler name that no registered scheduler answers to."""
+class UnknownSchedulerError(UnknownName):
+    """A scheduler name that no registered scheduler answers to (the nearest ones offered)."""
 
     kind = "scheduler"
 
@@ -152,8 +152,7 @@ def canonical_name(name: str) -> str:
     key = name.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in _REGISTRY:
-        known = ", ".join(scheduler_names())
-        raise UnknownSchedulerError(name, [f"unknown scheduler {name!r}; known: {known}"])
+        raise UnknownSchedulerError("scheduler", name, scheduler_names())
     return key
 
 

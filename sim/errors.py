@@ -7,6 +7,8 @@ message and exit code 2 (see ``wass_chat.cli``).
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -43,6 +45,45 @@ class InputError(UserFacingError, ValueError):
         count = len(self.problems)
         noun = "problem" if count == 1 else "problems"
         return f"invalid {self.kind} {self.subject}: {count} {noun}: {shown}{suffix}"
+
+
+def nearest_names(name: str, known: Iterable[str], count: int = 3) -> list[str]:
+    """The known names closest to ``name`` (difflib ratio >= 0.5, case-insensitive), best first.
+
+    Names with the same stem and another number (``genomics-50`` -> ``genomics-49``) come
+    first, then those whose letters are close (``hefty`` -> ``heft``).
+    """
+    by_key = {k.lower(): k for k in known}
+    wanted = name.strip().lower()
+    stem = re.sub(r"[-_]?\d+$", "", wanted)  # ``genomics-50`` -> ``genomics-49`` first
+    same_stem = [k for k in by_key if stem and re.sub(r"[-_]?\d+$", "", k) == stem]
+    close = difflib.get_close_matches(wanted, list(by_key), n=count, cutoff=0.5)
+    hits = list(dict.fromkeys([*same_stem, *close]))[:count]
+    return [by_key[k] for k in hits]
+
+
+class UnknownName(InputError):
+    """A name (workflow, run, node, scheduler, task) that names nothing known: refused, with the
+    nearest real names offered, never silently replaced by one of them."""
+
+    kind = "name"
+
+    def __init__(self, what: str, name: str, known: Iterable[str], where: str = "") -> None:
+        self.what = what
+        self.name = name
+        self.known = tuple(known)
+        self.nearest = tuple(nearest_names(name, self.known))
+        problem = f"there is no {what} {name!r}" + (f" {where}" if where else "")
+        if self.nearest:
+            problem += "; the nearest: " + ", ".join(self.nearest)
+        elif self.known:
+            shown = ", ".join(self.known[:8])
+            problem += f"; known: {shown}" + (f" and {len(self.known) - 8} more" if len(
+                self.known) > 8 else "")  # fmt: skip
+        super().__init__(name, [problem])
+
+    def one_line(self, limit: int = 5) -> str:
+        return "; ".join(self.problems[:limit])
 
 
 class WorkflowError(InputError):

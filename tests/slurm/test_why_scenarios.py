@@ -117,8 +117,9 @@ def test_resources_names_the_blocker_and_its_end(scenarios: dict[str, str], sess
     holders = run(["squeue", "-h", "-t", "R", "-w", "n4", "-o", "%i"]).split()
     assert scenarios["hog_n4"] in holders
     assert f"{len(holders)} running jobs hold all 8 CPUs of n4" in facts["verdict"]
-    assert "8 CPUs on one node" in facts["verdict"] and "ends at about" in facts["verdict"]
-    assert facts["expected_start"] is not None  # Slurm's own estimate, quoted
+    assert "8 CPUs on one node" in facts["verdict"]
+    assert "about" not in facts["verdict"]  # the one start time is the expected start's
+    assert facts["expected_start"] is not None and facts["expected_start_source"] == "slurm"
 
 
 def test_priority_gives_rank_and_factors(scenarios: dict[str, str], session_home: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from wass_chat.agent.render_cluster import plain, render_job_why
-from wass_chat.slurm.advice import JobRequest, _option
+from wass_chat.slurm.advice import JobRequest
 from wass_chat.slurm.commands import unreachable_cause
 from wass_chat.slurm.explain.limit_records import (
     count_value,
@@ -21,6 +21,7 @@ from wass_chat.slurm.explain.limit_records import (
 )
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration, tres
 from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.job_files import option
 from wass_chat.slurm.reasons import REASONS, classify
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -84,7 +85,7 @@ def test_every_entry_says_what_it_means() -> None:
      ("sbatch -N1 x.sh", "1"), ("sbatch --nodes 3 x.sh", "3"), ("sbatch -n4 x.sh", "")],
 )  # fmt: skip
 def test_node_count_from_the_submit_line(line: str, nodes: str) -> None:
-    assert _option(line, "-N", "--nodes") == nodes
+    assert option(line, "-N", "--nodes") == nodes
 
 
 def test_a_request_becomes_test_only_arguments() -> None:
@@ -121,7 +122,8 @@ def test_the_answer_leads_with_the_verdict_and_escapes_markdown() -> None:
     text = render_job_why(facts)
     assert text.startswith("**Job 8 waits for CPUs on n\\[3-4\\]: \\*now\\***")
     assert "`[click](http://evil)`" in text  # outside text only ever as a literal
-    assert text.index("Evidence") < text.index("start sooner") < text.index("Expected start")
+    # the one start time comes right after the verdict, before the evidence and the advice
+    assert text.index("Expected start") < text.index("Evidence") < text.index("start sooner")
     assert plain("a_b|c") == "a\\_b\\|c"
 
 
@@ -221,7 +223,9 @@ def test_a_start_a_year_away_is_no_estimate() -> None:
     now = datetime(2026, 11, 24, 4, 0)
     far = Check(("sbatch",), datetime(2538, 4, 12, 16, 24), "n[1-2]", "")
     never = judge("submit to debug", far, None, now)
-    assert never.helps is True and "can give no start time" in never.outcome
+    assert never.helps is True and "gives no start time it can foresee" in never.outcome
+    assert "more than 300 days away" in never.outcome
+    assert "time limit" not in never.outcome  # which job has none is not known here
     assert "2538" not in never.outcome
     queued = judge("submit to debug", far, datetime(2026, 11, 24, 5, 0), now)
     assert queued.helps is None  # not comparable with the job's own estimate
@@ -237,7 +241,9 @@ def test_an_ended_job_says_how_much_of_what_it_held_it_used() -> None:
 
     acct = {"TotalCPU": "00:02.529", "NCPUS": "2", "NNodes": "1", "ReqMem": "500M"}
     snap = Snapshot("162", datetime(2026, 11, 24, 4, 30), accounting=acct)
-    assert usage(snap, 8.0) == "It kept its 2 CPUs 16% busy (CPU time 3 s over 8 s)."
+    assert usage(snap, 8.0) == (
+        "It kept its 2 CPUs 16% busy (3 s of CPU time in 8 s x 2 CPUs = 16 s)."
+    )
     snap.steps = [{"JobID": "162.batch", "MaxRSS": "102400K"}]
     assert usage(snap, 8.0).endswith("; its memory peaked at 100 MB of the 500 MB it asked for.")
     assert usage(snap, 0.0) == "" and usage(Snapshot("1", snap.now), 8.0) == ""

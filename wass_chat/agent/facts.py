@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from policy.registry import DEFAULT_COMPARISON, canonical_name
-from sim.errors import InputError
+from sim.errors import InputError, UnknownName
 from sim.model import Platform, Workflow
 from sim.schedule import NetworkModel
 from wass_chat.agent.case_plan import BestCasePlan, best_case, plan_difference
@@ -25,7 +25,7 @@ from wass_chat.agent.counterfactual import (
     counterfactuals,
     locality,
 )
-from wass_chat.agent.sources import Sources, UnknownReference, demo_run_id
+from wass_chat.agent.sources import Sources, demo_run_id
 from wass_chat.agent.whatif import WhatIf, compare, what_if
 from wass_chat.config import Settings
 
@@ -102,12 +102,11 @@ class Facts:
         recorded = self.sources.run(run)
         task = task or _heaviest_reader(recorded)
         if task not in recorded.workflow.task_by_id:
-            sample = ", ".join(recorded.workflow.topological_order[:5])
-            raise UnknownReference(
-                task, [f"run {recorded.run_id!r} has no task {task!r} (tasks include {sample})"]
-            )
+            where = f"in run {recorded.run_id!r}"
+            raise UnknownName("task", task, recorded.workflow.topological_order, where)
         if node is not None and node not in recorded.platform.node_by_name:
-            node = None  # a node the platform lacks is the user's guess, not a fact
+            where = f"on the platform of run {recorded.run_id!r}"
+            raise UnknownName("node", node, recorded.platform.node_by_name, where)
         moved = counterfactuals(recorded, task, self.network_model)
         facts = PlacementFacts(
             kind="placement",

@@ -83,7 +83,7 @@ _COMMON = (
     "the", "a", "an", "is", "are", "was", "were", "my", "our", "me", "please", "pls", "now",
     "still", "so", "long", "what", "why", "who", "which", "how", "when", "for", "in", "on",
     "of", "to", "with", "and", "or", "last", "week", "month", "yesterday", "today", "time",
-    "whatif", "dont", "don't", "cant", "can't", "isnt", "hasnt", "didnt", "wont",
+    "whatif", "dont", "don't", "cant", "can't", "isnt", "hasnt", "didnt", "wont", "done",
 )  # fmt: skip
 
 

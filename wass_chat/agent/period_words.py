@@ -29,7 +29,7 @@ def find_count(text: str) -> int | None:
         r"\btop\s+" + COUNT + r"\b",
         r"\b"
         + COUNT
-        + r"\s+(?:\w+\s+)?(?:users?|waiters?|cases?|executions?|runs?|neighbou?rs?)\b",
+        + r"\s+(?:\w+\s+){0,2}(?:users?|waiters?|cases?|executions?|runs?|neighbou?rs?)\b",
     )
     for pattern in patterns:
         if match := re.search(pattern, lowered):

@@ -213,7 +213,19 @@ def render_help(f: Facts) -> str:
 
 
 def render_error(f: Facts) -> str:
-    return f"I could not answer that: {f['error']}"
+    """The error in one line; a name that names nothing is refused with the nearest real ones
+    (which the person picks from: nothing was silently replaced)."""
+    unknown = f.get("unknown")
+    if not unknown:
+        return f"I could not answer that: {f['error']}"
+    text = f"There is no {unknown['what']} {lit(unknown['name'])}, so I did not answer."
+    nearest = unknown.get("nearest") or []
+    if nearest:
+        listed = " or ".join(lit(n) for n in nearest)
+        text += f" Did you mean {listed}? Ask again with that name."
+    else:
+        text += f" ({f['error']}.)"
+    return text
 
 
 RENDERERS: dict[str, Callable[[Facts], str]] = {

@@ -13,8 +13,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from wass_chat.agent.safety import literal as lit
+from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.explain.ended import duration
 from wass_chat.slurm.explain.phrases import jobs
+from wass_chat.slurm.explain.queue_headline import NEEDS_A_PERSON
 from wass_chat.slurm.reasons import PENDING_STATES
 
 Facts = Mapping[str, Any]
@@ -32,11 +34,15 @@ def plain(text: str) -> str:
 
 
 def render_job_why(f: Facts) -> str:
-    """Verdict, evidence, advice, expected start."""
+    """Verdict, the expected start (one source, named), evidence, advice, and for an ended job
+    its files, the last lines of its error output and the jobs it strands."""
     lines = [f"**{plain(f['verdict'])}**"]
     if f.get("meaning") and f.get("reason_class") not in {"running", "completed", "unknown"}:
         what = "reason" if f.get("state") in PENDING_STATES else "outcome"
         lines.append(f"Slurm's {what} {lit(f['reason'])} means: {f['meaning']}.")
+    note = f.get("expected_start_note")
+    if f.get("state") in PENDING_STATES and note:
+        lines += ["", f"**Expected start:** {plain(note)}."]
     evidence = f.get("evidence") or []
     if evidence:
         lines += ["", "**Evidence** (as Slurm printed it):"]
@@ -45,8 +51,13 @@ def render_job_why(f: Facts) -> str:
         ]
     advice = f.get("advice") or []
     if advice:
-        lines += ["", "**What would make it start sooner or run right:**"]
+        waiting = f.get("state") in PENDING_STATES
+        heading = "What would make it start sooner" if waiting else "What to change next time"
+        lines += ["", f"**{heading}:**"]
         for a in advice:
+            if a["helps"] is None and not a.get("checked_with"):  # a suggestion, not checked
+                lines.append(f"- {plain(a['text'].rstrip('.'))} ({plain(a['outcome'])}).")
+                continue
             mark = {True: "helps", False: "does not help", None: "not checkable"}[a["helps"]]
             how = (
                 f" (checked: {lit(a['checked_with'], limit=300)})" if a.get("checked_with") else ""
@@ -54,9 +65,7 @@ def render_job_why(f: Facts) -> str:
             lines.append(f"- {plain(a['text'])}: {mark}; {plain(a['outcome'])}{how}")
     elif f.get("state") in PENDING_STATES:
         lines += ["", "Nothing you can change in the request would start it sooner."]
-    note = f.get("expected_start_note")
-    if f.get("state") in PENDING_STATES and note:
-        lines += ["", f"**Expected start:** {plain(note)}."]
+    lines += _aftermath_lines(f)
     if f.get("note"):
         lines += ["", f"_Answered {plain(f['note'])}._"]
     if f.get("comment"):
@@ -66,12 +75,44 @@ def render_job_why(f: Facts) -> str:
     return "\n".join(lines)
 
 
+def _aftermath_lines(f: Facts) -> list[str]:
+    """An ended job's files, the last lines of its error output (the job's own text, shown as
+    literals) and the jobs it strands."""
+    lines: list[str] = []
+    files = f.get("files") or []
+    if files:
+        lines += ["", "**Its files:**"]
+        same = len(files) == 2 and files[0]["path"] == files[1]["path"]
+        for item in files[:1] if same else files:
+            stream = "output and error" if same else item["stream"]
+            doubt = "" if item["certain"] else ", unless its script named another file"
+            lines.append(f"- {stream}: {lit(item['path'], limit=300)} ({item['source']}{doubt})")
+    tail = f.get("error_tail")
+    if tail:
+        lines += ["", "**The last lines of its error output** (written by the job, quoted as is):"]
+        lines += [f"- {lit(line, limit=200)}" for line in tail]
+    elif "error_tail" in f and files:
+        lines += ["", "Its error file is empty."]
+    elif files and f.get("reason_class") != "completed":
+        lines += ["", "Its error file could not be read here (missing, or not readable by you)."]
+    stranded = f.get("stranded") or []
+    if stranded:
+        lines += ["", "**Jobs it strands** (`squeue -t PD`):"]
+        lines += [
+            f"- job {lit(s['job_id'])} of {lit(s['user'])}: {lit(s['dependency'])}, "
+            f"{lit(s['reason'])}"
+            for s in stranded
+        ]
+    return lines
+
+
 def render_queue(f: Facts) -> str:
     lines = [f"**{plain(f['verdict'])}**"]
     if f["reasons"]:
         lines += ["", "**Pending jobs by reason** (`squeue -t PD`):"]
         lines += [
-            f"- {lit(r['reason'])}: {jobs(r['jobs'])}, {r['cpus']} CPUs ({r['meaning']})"
+            f"- {lit(r['reason'])}: {jobs(r['jobs'])}, {cpus(r['cpus'])} ({r['meaning']})"
+            + (" - needs a person to act" if r.get("outcome") in NEEDS_A_PERSON else "")
             for r in f["reasons"]
         ]
     if f["partitions"]:

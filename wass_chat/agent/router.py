@@ -36,7 +36,9 @@ from wass_chat.agent.intents import (
 )
 from wass_chat.agent.nlu import IntentClassifier, Reading, shared_classifier
 from wass_chat.agent.parse import is_small_talk
+from wass_chat.agent.scope import outside_topic
 from wass_chat.agent.slots import Slots, delexicalise, find_jobid, parse_slots
+from wass_chat.agent.submit_wording import asks_to_submit, hypothetical, may_mean_submit, refused
 
 __all__ = ["GREETING", "HELP", "Intent", "route"]
 
@@ -56,17 +58,6 @@ _REFUSE = re.compile(
     r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?"
     r"(cancel|scancel|kill|delete|remove\s+job|rm|reboot|restart|drain|resume|requeue|hold|"
     r"release|suspend|shutdown|shut\s+down|power\s+off)\b",
-    re.I,
-)
-SUBMIT_CUE = re.compile(
-    r"\b(submit\w*|sbatch|launch\w*|enqueue|queue\s+up|send\s+.*\bto\s+(?:slurm|the\s+cluster)|"
-    r"(?:run|put|start)\s+.*\bon\s+the\s+(?:real\s+)?cluster|for\s+real|plan\s+a\s+submission)",
-    re.I,
-)
-"""Wording that clearly asks to submit; without it no submission is ever planned."""
-_NEGATED_SUBMIT = re.compile(
-    r"\b(?:don'?t|do\s+not|never|no\s+need\s+to|not\s+yet|without)\s+(?:\w+\s+){0,2}?"
-    r"(?:submit\w*|launch\w*|sbatch|queue\s+up)",
     re.I,
 )
 REPORT_CUE = re.compile(r"\b(report\w*|audit|export|write[\s-]?up)\b", re.I)
@@ -105,6 +96,11 @@ _RUN_WORDS = re.compile(r"\b(runs?|workflows?|tasks?|plan)\b", re.I)
 """Without these (or a run's name), "what's running?" is about the cluster, as ``/status`` is."""
 _NODE_STATE = re.compile(r"\b(down|drain\w*|offline|resum\w*|fail\w*|state|up|broken)\b", re.I)
 """A node's state words: with a node named and no "what if", a question about that node."""
+_SIMILAR = re.compile(
+    r"\b(similar\w*|resembl\w*|alike|precedents?|(?:runs?|cases?|executions?|workflows?)\s+like)\b",
+    re.I,
+)
+"""Wording of a similar-cases request ("runs like this one", "precedents for montage")."""
 _PRESENT = re.compile(r"\b(?:is|are)\b|\w's\b", re.I)
 """Present tense: "is the cluster busy?" is about now; "how busy was it?" is accounting."""
 
@@ -136,7 +132,16 @@ def route(
     if slots.jobid is None and slots.period is None and _bare_job(stripped, slots):
         slots = replace(slots, jobid=find_jobid(stripped, bare=True))
     readings = _with_cues(stripped, fixed, slots, classifier.rank(fixed))
+    if (topic := outside_topic(stripped)) and not _in_scope(stripped, slots):
+        return _not_understood(readings, f"I have no data on {topic}")
     return decide(stripped, fixed, readings, slots)
+
+
+def _in_scope(text: str, slots: Slots) -> bool:
+    """Names or wording that make a question one the assistant answers, whatever else it says
+    ("what did job 42's waste cost in core-hours?")."""
+    named = slots.jobid or slots.run or slots.task or slots.workflow or slots.changes
+    return bool(named) or bool(_EFFICIENCY.search(text))
 
 
 def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> list[Reading]:
@@ -152,18 +157,25 @@ def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> 
     now = _NOW.search(lowered) or _PRESENT.search(text)
     if slots.period is None and not slots.run and _LIVE_LOAD.search(text) and now:
         boost["cluster_status"] = 0.12
-    if slots.host and _NODE_STATE.search(text) and not re.search(r"\bwhat\s*if\b", lowered):
+    hypothetical_node = re.search(r"\bwhat\s*if\b", lowered) or slots.changes.get("remove_nodes")
+    if slots.host and _NODE_STATE.search(text) and not hypothetical_node:
         boost["cluster_status"] = boost.get("cluster_status", 0.0) + 0.1  # "why did n2 go down?"
     if slots.task and re.search(
         r"\b(why|explain\w*|placement|placed|put|go|went|land\w*)\b", lowered
     ):
         boost["explain_placement"] = 0.1
-    if SUBMIT_CUE.search(fixed):
+    if asks_to_submit(text, fixed):
         boost["submit_workflow"] = 0.15
     if re.search(r"\breport\b", lowered):
         boost["generate_report"] = 0.15
     if re.search(r"\b(simulat\w*|what\s*if)\b", lowered):
         boost["simulate"] = 0.1
+    if slots.changes:  # a node failing, the network scaled: a what-if, whatever the verb
+        boost["simulate"] = boost.get("simulate", 0.0) + 0.15
+    if slots.workflow and re.search(r"\b(would|predict\w*|estimat\w*|how\s+long)\b", lowered):
+        boost["simulate"] = boost.get("simulate", 0.0) + 0.08  # "how would X run on the cluster"
+    if _SIMILAR.search(lowered):
+        boost["similar_cases"] = 0.06
     if re.search(r"\b(compare|vs|versus|better|faster|quicker|beat|rank)\b", lowered):
         boost["compare_schedulers"] = 0.08
     if _WAITED.search(lowered) and not _NOW.search(lowered) and "pending" not in lowered:
@@ -211,9 +223,10 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
         rest = [r for r in readings if r.intent not in gated]
         if not rest:
             return _not_understood(readings)
-        if top.intent == "submit_workflow":
-            return _ask_back(rest, text)
-        return decide(text, fixed, rest, slots)
+        if top.intent == "submit_workflow" and not refused(text, fixed) and not hypothetical(text):
+            offer = [top] if may_mean_submit(text, fixed) else []  # offered, never planned
+            return _ask_back([*offer, *rest], text, slots)
+        return decide(text, fixed, rest, slots)  # "how would it run on the cluster?": simulate
     spec = SPEC_BY_NAME[top.intent]
     readings = [r for r in readings if r.intent not in gated]
     rivals = [
@@ -222,7 +235,7 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
         if top.score - r.score < MARGIN and r.intent in SPEC_BY_NAME and SPEC_BY_NAME[r.intent].tool
     ]
     if rivals and not _slots_decide(top.intent, slots):
-        return _ask_back([top, *rivals], text)
+        return _ask_back([top, *rivals], text, slots)
     if spec.name == "job_why" and slots.jobid is None:
         slots = Slots(**{**slots.__dict__, "jobid": find_jobid(text, bare=True)})
         if slots.jobid is None and _MINE.search(text) and _ENDED.search(text):
@@ -244,11 +257,10 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
 
 
 def _gated(text: str, fixed: str) -> set[str]:
-    """Intents the wording does not license: a submission not asked for (or refused), a report
-    file not named."""
+    """Intents the wording does not license: a submission not clearly asked for (or refused,
+    :mod:`wass_chat.agent.submit_wording`), a report file not named."""
     gated = set()
-    refused = _NEGATED_SUBMIT.search(text) or _NEGATED_SUBMIT.search(fixed)
-    if not SUBMIT_CUE.search(fixed) or refused:
+    if not asks_to_submit(text, fixed):
         gated |= {spec.name for spec in INTENTS if spec.side_effecting}
     if not REPORT_CUE.search(fixed):
         gated.add("generate_report")
@@ -266,32 +278,44 @@ def _slots_decide(intent: str, slots: Slots) -> bool:
     return False
 
 
-def _describe(intent: str) -> str:
+def _describe(intent: str, slots: Slots | None = None) -> str:
     spec = SPEC_BY_NAME.get(intent)
     if spec is None or not spec.commands:
         return ""
+    if spec.side_effecting and slots is not None and slots.workflow:
+        return f"{spec.summary} (`{spec.commands[0].name} {slots.workflow}`)"
     return f"{spec.summary} (`{spec.commands[0].usage}`)"
 
 
-def _ask_back(readings: list[Reading], text: str) -> Intent:
-    choices = [r.intent for r in readings if _describe(r.intent)][:3]
+def _choices(names: list[str], slots: Slots | None = None) -> str:
+    return "\n".join(f"{i}. {_describe(name, slots)}" for i, name in enumerate(names, 1))
+
+
+def _ask_back(readings: list[Reading], text: str, slots: Slots | None = None) -> Intent:
+    choices = list(dict.fromkeys(r.intent for r in readings if _describe(r.intent)))[:3]
     if not choices:
         return _not_understood(readings)
-    options = "\n".join(f"{i}. {_describe(name)}" for i, name in enumerate(choices, 1))
-    reply = f"I am not sure what you mean. Did you want one of these?\n\n{options}"
+    reply = f"I am not sure what you mean. Did you want one of these?\n\n{_choices(choices, slots)}"
     return Intent(reply=reply, name="clarify", readings=tuple(choices))
 
 
-def _not_understood(readings: list[Reading]) -> Intent:
+def _not_understood(
+    readings: list[Reading], lead: str = "I did not recognise that request"
+) -> Intent:
+    """Not understood (or outside what the assistant knows): said so, and asked back with the
+    two closest things it can do as choices (never one that acts or writes a file)."""
     tools = [
-        r
+        r.intent
         for r in readings
         if r.intent in SPEC_BY_NAME
         and SPEC_BY_NAME[r.intent].tool
         and not SPEC_BY_NAME[r.intent].side_effecting
+        and r.intent != "generate_report"
     ][:2]
-    hint = "; ".join(_describe(r.intent) for r in tools)
-    reply = "I did not recognise that request."
-    if hint:
-        reply += f" The closest things I can do: {hint}."
-    return Intent(reply=f"{reply}\n\n{HELP}", name="none", readings=tuple(r.intent for r in tools))
+    if not tools:
+        return Intent(reply=f"{lead}.\n\n{HELP}", name="none")
+    reply = (
+        f"{lead}. Did you mean one of these?\n\n{_choices(tools)}\n\n"
+        "Or type `/help` to see everything I can do."
+    )
+    return Intent(reply=reply, name="none", readings=tuple(tools))

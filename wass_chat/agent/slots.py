@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any
 
 from wass_chat.agent.period_words import COUNT, MONTHS, count_word, find_count, find_period
+from wass_chat.agent.whatif_words import bandwidth_factor, failed_node_word
 
 _RUN = re.compile(r"\b((?:demo|run)-[\w.-]*[\w])", re.I)
 _FILE = re.compile(r"(?<![\w/.-])([\w./-]+\.(?:json|ya?ml))\b", re.I)
@@ -102,7 +103,10 @@ def _fuzzy(word: str, choices: Any, cutoff: float = 0.8) -> str | None:
 
 
 def _fuzzy_workflow(word: str) -> str | None:
-    """``montage``, ``montage-60``, ``montgae``, ``forkjoin`` -> the demo workflow they name."""
+    """``montage``, ``montage-60``, ``montgae``, ``forkjoin`` -> the demo workflow they name.
+
+    A demo's stem with another number (``montage-61``) is another workflow, which does not
+    exist: it is returned as typed, so that the tool refuses it and offers ``montage-60``."""
     word = word.lower().strip(".-")
     if len(word) < 4:
         return None
@@ -111,7 +115,11 @@ def _fuzzy_workflow(word: str) -> str | None:
         if word in {name, base, base.replace("-", "")}:
             return name
     bases = {name.rsplit("-", 1)[0]: name for name in demo_workflows()}
-    return _fuzzy(re.sub(r"-?\d+$", "", word), bases, cutoff=0.8)
+    hit = _fuzzy(re.sub(r"-?\d+$", "", word), bases, cutoff=0.8)
+    number = re.search(r"\d+$", word)
+    if hit and number and hit.rsplit("-", 1)[1] != number.group(0):
+        return word  # "montage-61" names no demo: kept as typed, refused by the tool
+    return hit
 
 
 def find_workflow(text: str) -> str | None:
@@ -295,29 +303,20 @@ def find_changes(text: str) -> dict[str, Any]:
     remove = r"\b(?:remove|removed|drop|dropped|lose|lost|without|minus)\s+"
     if m := re.search(remove + COUNT + r"\s+(?:nodes?|machines?)", lowered):
         changes["remove_count"] = count_word(m.group(1))
-    elif node := _removed_node(lowered):
+    elif (word := failed_node_word(lowered)) and (node := _node_named(word)):
         changes["remove_nodes"] = [node]
-    if re.search(r"\bdoubl\w*\b.*\bbandwidth|\bbandwidth\b.*\bdoubl", lowered):
-        changes["bandwidth_factor"] = 2.0
-    elif re.search(r"\bhal(?:f|ve|ved)\b.*\bbandwidth|\bbandwidth\b.*\bhal(?:f|ve|ved)\b", lowered):
-        changes["bandwidth_factor"] = 0.5
-    elif m := re.search(r"\b(?:bandwidth|bw)\s*(?:x|\*|by|factor|=|times)?\s*(\d+(?:\.\d+)?)",
-                        lowered):  # fmt: skip
-        changes["bandwidth_factor"] = float(m.group(1))
+    if (factor := bandwidth_factor(lowered)) is not None:
+        changes["bandwidth_factor"] = factor
     return changes
 
 
-def _removed_node(lowered: str) -> str | None:
-    """A named node taken away: ``without cpu01``, ``remove gpu02``, ``if gpu02 goes down``."""
-    patterns = (
-        r"\b(?:remove|removed|drop|dropped|lose|lost|without|minus)\s+(?:node\s+)?([a-z]+[ -]?\d+)",
-        r"\b(?:if|when)\s+(?:node\s+)?([a-z]+[ -]?\d+)\s+(?:goes|went|is|were|was)\s+"
-        r"(?:down|away|offline|missing|drained|dead)",
-    )
-    for pattern in patterns:
-        if m := re.search(pattern, lowered):
-            return find_node(m.group(1))
-    return None
+def _node_named(word: str) -> str | None:
+    """A demo node (``gpu 2`` -> ``gpu02``), or a node-like word kept as typed (``gpu07``), for
+    the tool to refuse with the nearest nodes rather than to drop silently."""
+    if node := find_node(word):
+        return node
+    compact = word.replace(" ", "").replace("-", "")
+    return compact if _looks_like_host(compact) else None
 
 
 def parse_slots(text: str, today: date | None = None) -> Slots:

@@ -17,7 +17,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from sim.errors import InputError
+from policy.registry import canonical_name, scheduler_names
+from sim.errors import InputError, UnknownName
 from sim.model import Platform, Workflow
 from wass_chat.agent.cancellation import current_work
 from wass_chat.agent.counterfactual import RecordedRun
@@ -69,8 +70,8 @@ class Sources:
 
             workflow: Workflow = demo.demo_workflow(matches[0])
             return workflow
-        known = ", ".join(names)
-        raise UnknownReference(ref, [f"no workflow file or demo workflow {ref!r} (demos: {known})"])
+        where = "(no such file, here or under the data home's workflows, nor demo workflow)"
+        raise UnknownName("workflow", ref, names, where)
 
     def platform(self, ref: str | None = None) -> Platform:
         """``demo`` (default), a platform file, or ``slurm`` for the cluster's own nodes."""
@@ -114,9 +115,16 @@ class Sources:
         elif run_id.startswith(DEMO_RUN_PREFIX):
             run = self._demo_run(run_id)
         else:
-            raise UnknownReference(run_id, [f"no run {run_id!r} in {self.settings.runs_dir}"])
+            raise UnknownName("run", run_id, self.known_run_ids(), f"in {self.settings.runs_dir}")
         self._runs[run_id] = run
         return run
+
+    def known_run_ids(self) -> list[str]:
+        """The decision log's runs, then every demo run (each demo workflow by each scheduler):
+        what an unknown run id is compared with to offer the nearest."""
+        logged = self.run_log.list_runs() if self.run_log.runs_dir.is_dir() else []
+        demos = [demo_run_id(w, s) for w in self.demo_workflow_names() for s in scheduler_names()]
+        return [*(str(r.run_id) for r in logged), *demos]
 
     def latest_run_id(self) -> str:
         """The most recent submitted run, else the first demo run."""
@@ -133,9 +141,13 @@ class Sources:
         # Both parts may hold dashes (montage-60, rag-guarded): the workflow is a known name.
         named = [n for n in self.demo_workflow_names() if body.startswith(n + "-")]
         if not named:
-            raise UnknownReference(run_id, [f"no demo run {run_id!r}"])
+            raise UnknownName("run", run_id, self.known_run_ids())
         workflow_name = max(named, key=len)
         scheduler = body.removeprefix(workflow_name + "-")
+        try:
+            canonical_name(scheduler)
+        except UnknownName:
+            raise UnknownName("run", run_id, self.known_run_ids()) from None
         workflow, platform = self.workflow(workflow_name), self.platform("demo")
         result = run_scheduler(workflow, platform, scheduler, self.settings.network_model)
         return RecordedRun(

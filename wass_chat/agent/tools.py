@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from sim.errors import UserFacingError
+from sim.errors import UnknownName, UserFacingError
 from wass_chat.agent.approval import ApprovalGate
 from wass_chat.agent.events import ApprovalRequest, ToolResult
 from wass_chat.agent.intents import tool_examples
@@ -262,6 +262,9 @@ class Toolbox:
         try:
             owner = self.facts if spec.owner == "facts" else self.cluster
             facts = with_verdict(getattr(owner, spec.method)(**parsed.model_dump()))
+        except UnknownName as exc:  # refused, with the nearest real names to choose from
+            unknown = {"what": exc.what, "name": exc.name, "nearest": list(exc.nearest)}
+            return _error(call_id, name, exc.one_line(), unknown)
         except UserFacingError as exc:
             return _error(call_id, name, exc.one_line())
         if name in GATED_TOOLS:
@@ -275,8 +278,13 @@ class Toolbox:
         return ToolOutcome(call_id, name, facts)
 
 
-def _error(call_id: str, name: str, message: str) -> ToolOutcome:
-    return ToolOutcome(call_id, name, {"kind": "error", "error": message}, error=message)
+def _error(
+    call_id: str, name: str, message: str, unknown: dict[str, Any] | None = None
+) -> ToolOutcome:
+    facts: dict[str, Any] = {"kind": "error", "error": message}
+    if unknown:
+        facts["unknown"] = unknown
+    return ToolOutcome(call_id, name, facts, error=message)
 
 
 def langchain_tools(toolbox: Toolbox) -> list[Any]:

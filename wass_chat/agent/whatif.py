@@ -18,7 +18,7 @@ from typing import Any, NotRequired, TypedDict
 
 from policy.base import plan_and_simulate
 from policy.registry import canonical_name, get_scheduler
-from sim.errors import InputError
+from sim.errors import InputError, UnknownName
 from sim.gantt import trace
 from sim.model import Node, Platform, Workflow
 from sim.schedule import NetworkModel, SimResult
@@ -54,7 +54,8 @@ class WhatIf:
         if isinstance(self.remove_nodes, int) and self.remove_nodes:
             notes.append(f"{self.remove_nodes} nodes removed")
         elif not isinstance(self.remove_nodes, int) and self.remove_nodes:
-            notes.append("removed " + ", ".join(self.remove_nodes))
+            who = "it" if len(self.remove_nodes) == 1 else "they"
+            notes.append(", ".join(self.remove_nodes) + f" removed (as if {who} failed)")
         if self.bandwidth_factor != 1.0:
             notes.append(f"bandwidth x{self.bandwidth_factor:g}")
         if self.scheduler:
@@ -145,7 +146,9 @@ def changed_platform(platform: Platform, change: WhatIf) -> Platform:
             nodes = nodes[: len(nodes) - change.remove_nodes]
     else:
         unknown = [n for n in change.remove_nodes if n not in platform.node_by_name]
-        problems += [f"platform {platform.name!r} has no node {n!r}" for n in unknown]
+        if unknown:  # refused with the nearest nodes, never replaced by one of them
+            where = f"on platform {platform.name!r}"
+            raise UnknownName("node", unknown[0], platform.node_by_name, where)
         nodes = [n for n in nodes if n.name not in set(change.remove_nodes)]
     if problems:
         raise InputError("what-if", problems)

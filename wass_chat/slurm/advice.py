@@ -29,6 +29,7 @@ from wass_chat.slurm.formats import (
     slurm_duration,
     slurm_time,
 )
+from wass_chat.slurm.job_files import option
 from wass_chat.slurm.live import Snapshot
 
 # 22.05 and 24.11: "to start at T using 1 processors on nodes n1 in partition debug"; Debian's
@@ -42,7 +43,8 @@ _TEST_ONLY = re.compile(
 UNFORESEEABLE = timedelta(days=300)
 """A ``--test-only`` start further off than this is no estimate: Slurm plans a job without a
 time limit to end a year after it starts (``2538-04-12`` was seen), so a start behind one is
-unknown rather than late."""
+unknown rather than late. The answer says only that (which job has no limit is not known
+here: the blocking job may well have one, and a pending one ahead of it none)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ def request_of(snap: Snapshot, submit_line: str = "") -> JobRequest:
         partition=snap.partition,
         ntasks=ntasks or max(1, snap.cpus // cpt),
         cpus_per_task=cpt,
-        nodes=_option(submit_line, "-N", "--nodes"),
+        nodes=option(submit_line, "-N", "--nodes"),
         time_min=None if time_s is None else max(1, math.ceil(time_s / 60)),
         mem=mem_node if (memory_mb(mem_node) or 0) > 0 else "",
         mem_per_cpu=mem_cpu if (memory_mb(mem_cpu) or 0) > 0 else "",
@@ -114,22 +116,6 @@ def request_of(snap: Snapshot, submit_line: str = "") -> JobRequest:
         gres=gres if is_set(gres) else "",
         reservation=set_or_empty(job.get("Reservation")),
     )
-
-
-def _option(submit_line: str, short: str, long: str) -> str:
-    """The value of ``-N 2`` / ``-N2`` / ``--nodes=2`` / ``--nodes 2`` in a submit line."""
-    try:
-        words = shlex.split(submit_line)
-    except ValueError:
-        words = submit_line.split()
-    for i, word in enumerate(words):
-        if word in (short, long) and i + 1 < len(words):
-            return words[i + 1]
-        if word.startswith(long + "="):
-            return word.split("=", 1)[1]
-        if word.startswith(short) and len(word) > len(short) and not word.startswith("--"):
-            return word[len(short) :]
-    return ""
 
 
 @dataclass(frozen=True)
@@ -177,8 +163,8 @@ def judge(
         return Advice(text, result, False, f"Slurm would refuse it too: {result.refusal}")
     if result.start - now > UNFORESEEABLE:
         outcome = (
-            f"Slurm would accept it (on {result.nodes}) but can give no start time: jobs "
-            "ahead of it have no time limit"
+            f"Slurm would accept it (on {result.nodes}) but gives no start time it can "
+            f"foresee: its plan puts the start more than {UNFORESEEABLE.days} days away"
         )
         return Advice(text, result, True if baseline is None else None, outcome)
     starts = "now" if result.start <= now else f"at about {clock(result.start, now)}"

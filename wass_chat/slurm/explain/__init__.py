@@ -23,11 +23,13 @@ from datetime import datetime
 from sim.errors import InputError
 from wass_chat.slurm.advice import Advice, JobRequest, advise, check, judge, request_of
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
+from wass_chat.slurm.explain.aftermath import Aftermath, ended_aftermath
 from wass_chat.slurm.explain.ended import finished, running, scheduler_of, waited
 from wass_chat.slurm.explain.model import Explanation, JobWhyFacts
 from wass_chat.slurm.explain.pending import EXPLAINERS, generic
+from wass_chat.slurm.explain.replay_start import replayed_start
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
-from wass_chat.slurm.live import Snapshot, snapshot
+from wass_chat.slurm.live import Quoted, Snapshot, snapshot
 from wass_chat.slurm.reasons import NO_START, PENDING_STATES, Reason, classify
 
 __all__ = ["JobWhyFacts", "NotYourJob", "explain_job", "facts_of"]
@@ -82,21 +84,29 @@ def explain_job(
     if killed_for_memory(snap):
         code = "OUT_OF_MEMORY"
     entry = classify(code)
+    after: Aftermath | None = None
     if snap.state in PENDING_STATES:
         explain = EXPLAINERS.get(entry.klass)
         out = explain(snap, commands) if explain else generic(snap, commands, entry)
         out.advice += _pending_advice(commands, snap, entry.klass)
-        _expected_start(out, snap, entry)
+        _expected_start(out, snap, entry, commands)
     elif snap.state in {"RUNNING", "SUSPENDED", "CONFIGURING", "COMPLETING"}:
         out = running(snap, commands)
     else:
         out = finished(snap, commands, entry.klass)
         out.advice = _ended_advice(commands, snap, entry.klass)
+        after = ended_aftermath(commands, snap, entry.klass)
+        out.verdict += after.sentence()
+        out.advice += after.advice
     restarts = snap.get("Restarts")
     if restarts.isdigit() and int(restarts) > 0:
         out.verdict += f" Slurm has requeued it {restarts} time{'s' if restarts != '1' else ''}."
         out.quote(snap.quote("Restarts"))
-    return facts_of(snap, code, entry.klass, entry.meaning, out)
+    facts = facts_of(snap, code, entry.klass, entry.meaning, out)
+    if after is not None:
+        facts.update(after.facts())  # type: ignore[typeddict-item]
+        facts["commands"] += after.commands
+    return facts
 
 
 def killed_for_memory(snap: Snapshot) -> bool:
@@ -171,22 +181,35 @@ def _ended_request(snap: Snapshot) -> JobRequest:
     )
 
 
-def _expected_start(out: Explanation, snap: Snapshot, entry: Reason) -> None:
+def _expected_start(
+    out: Explanation, snap: Snapshot, entry: Reason, commands: SlurmCommands
+) -> None:
+    """The answer's one start time, with its source: Slurm's estimate, else (for a job waiting
+    for CPUs) our replay of the running jobs' time limits, else none yet."""
     if out.expected_start_note:  # the explainer found it cannot start (a limit it passes alone)
         return
     if entry.outcome in NO_START:
         out.expected_start_note = "none: it cannot start as it stands"
     elif snap.start_estimate is not None:
         out.expected_start = snap.start_estimate
+        out.expected_start_source = "slurm"
         where = f" on {snap.planned_nodes}" if snap.planned_nodes else ""
         out.expected_start_note = (
             f"about {clock(snap.start_estimate, snap.now)}{where} "
             f"(Slurm's estimate, squeue --start)"
         )
+        start = f"squeue --start -j {snap.job_id}"
+        out.quote(Quoted(start, "START_TIME", snap.start_estimate.isoformat(timespec="seconds")))
+        out.quote(Quoted(start, "SCHEDNODES", snap.planned_nodes))
+    elif entry.klass == "resources" and (replay := replayed_start(snap, commands=commands)):
+        out.expected_start = replay.when
+        out.expected_start_source = "replay"
+        out.expected_start_note = replay.note(snap.now)
     else:
         note = "Slurm has not estimated a start yet"
         if snap.backfill_last:
             note += f" (the backfill scheduler last ran at {snap.backfill_last})"
+            out.quote(Quoted("sdiag", "backfill Last cycle when", snap.backfill_last))
         out.expected_start_note = note
 
 
@@ -211,6 +234,8 @@ def facts_of(snap: Snapshot, code: str, klass: str, meaning: str, out: Explanati
         advice=out.advice_facts(),
         expected_start=out.expected_start.isoformat() if out.expected_start else None,
         expected_start_note=out.expected_start_note,
+        expected_start_source=out.expected_start_source,
+        figures=out.figures,
         wait_s=wait or 0.0,
         elapsed_s=elapsed or 0.0,
         backfill=(who == "backfill") if who else None,

@@ -201,6 +201,9 @@ def finished(snap: Snapshot, commands: SlurmCommands | None, klass: str) -> Expl
     if wait is not None:
         extra = f" It waited {duration(wait)} from eligible to start"
         if median is not None:
+            out.figures.update(
+                median_wait_s=median, comparable_jobs=count, comparable_days=COMPARABLE_DAYS
+            )
             extra += (
                 f", against a median of {duration(median)} for {count} comparable jobs "
                 f"(partition {snap.partition}, similar size, last {COMPARABLE_DAYS} days)"
@@ -209,7 +212,7 @@ def finished(snap: Snapshot, commands: SlurmCommands | None, klass: str) -> Expl
         out.verdict += extra + (f"; {started}." if started else ".")
         out.quote(snap.quote("EligibleTime"), snap.quote("StartTime"))
         out.quote(Quoted(f"sacct -j {jid}", "Flags", snap.accounting.get("Flags", "")))
-    if klass in {"completed", "timeout"} and (used := usage(snap, elapsed)):
+    if klass in {"completed", "timeout"} and (used := usage(snap, elapsed, out.figures)):
         out.verdict += f" {used}"
         out.quote(
             *(
@@ -220,7 +223,7 @@ def finished(snap: Snapshot, commands: SlurmCommands | None, klass: str) -> Expl
     return out
 
 
-def usage(snap: Snapshot, elapsed: float | None) -> str:
+def usage(snap: Snapshot, elapsed: float | None, figures: dict[str, float] | None = None) -> str:
     """How much of what it held the job used: CPU time over elapsed x CPUs (sacct TotalCPU),
     and on one node its memory peak against its request ("was job 42 efficient?")."""
     cpu = slurm_duration(snap.accounting.get("TotalCPU"))
@@ -230,12 +233,21 @@ def usage(snap: Snapshot, elapsed: float | None) -> str:
     if cpu is None or not elapsed or not ncpus:
         return ""
     share = cpu / (elapsed * ncpus)
-    text = (
-        f"It kept its {cpus(ncpus)} {share:.0%} busy (CPU time {duration(cpu)} over "
-        f"{duration(elapsed)})"
-    )
+    if figures is not None:
+        figures.update(cpu_time_s=cpu, cpu_held_s=elapsed * ncpus, cpu_busy_share=share)
+    if ncpus == 1:
+        text = (
+            f"It kept its CPU {share:.0%} busy ({duration(cpu)} of CPU time in {duration(elapsed)})"
+        )
+    else:  # "50 s over 50 s" read as 100%: say what the CPU time is measured against
+        text = (
+            f"It kept its {cpus(ncpus)} {share:.0%} busy ({duration(cpu)} of CPU time in "
+            f"{duration(elapsed)} x {ncpus} CPUs = {duration(elapsed * ncpus)})"
+        )
     peak, _ = snap.peak_memory_mb()
     asked = _requested_mem_mb(snap)
     if peak and asked and snap.accounting.get("NNodes", "1") == "1":
         text += f"; its memory peaked at {peak:.0f} MB of the {asked:.0f} MB it asked for"
+        if figures is not None:
+            figures.update(memory_peak_mb=peak, memory_asked_mb=asked)
     return text + "."

@@ -27,6 +27,13 @@ class AdviceFacts(TypedDict):
     checked_with: str
 
 
+class JobFileFacts(TypedDict):
+    stream: str
+    path: str
+    source: str
+    certain: bool
+
+
 class JobWhyFacts(TypedDict, total=False):
     """What ``job_why`` returns (kind ``job_why``)."""
 
@@ -43,6 +50,9 @@ class JobWhyFacts(TypedDict, total=False):
     advice: list[AdviceFacts]
     expected_start: str | None
     expected_start_note: str
+    expected_start_source: str
+    """``slurm`` (squeue --start), ``replay`` (our replay of running jobs' time limits) or
+    '' (no start time given): an answer states one start time, from one source."""
     wait_s: float
     elapsed_s: float
     backfill: bool | None
@@ -54,6 +64,16 @@ class JobWhyFacts(TypedDict, total=False):
     source: str
     note: str
     commands: list[str]
+    files: list[JobFileFacts]
+    """An ended job's output and error files (:mod:`wass_chat.slurm.job_files`)."""
+    error_tail: list[str]
+    """The last lines of its error output, as the job wrote them (outside text)."""
+    stranded: list[dict[str, str]]
+    """Pending jobs that wait on it and can never start now (job_id, user, reason,
+    dependency, type)."""
+    failed_step: dict[str, str]
+    figures: dict[str, float]
+    """Numbers the verdict computed (see :attr:`Explanation.figures`)."""
 
 
 @dataclass
@@ -65,6 +85,10 @@ class Explanation:
     advice: list[Advice] = field(default_factory=list)
     expected_start: datetime | None = None
     expected_start_note: str = ""
+    expected_start_source: str = ""
+    figures: dict[str, float] = field(default_factory=dict)
+    """Numbers the verdict states that it computed (a median, a share, a place in line), so
+    that every number an answer gives is a fact (checked by :mod:`wass_chat.agent.answer_check`)."""
 
     def quote(self, *items: Quoted) -> None:
         for item in items:

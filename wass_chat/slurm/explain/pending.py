@@ -66,14 +66,12 @@ def resources(snap: Snapshot, commands: SlurmCommands) -> Explanation:
         total = sum(int(snap.node(n).get(keys[1]) or 0) for n in busy)
         share = f"all {total}{unit}" if alloc >= total else f"{alloc} of the {total}{unit}"
         share += f" of {names(busy)}"
-        when = clock(first.end, snap.now)
-        if len(holders) == 1:
-            who = f"job {first.job_id} of user {first.user} holds {share}"
-            until = f" until about {when}" if first.end else ""
+        if len(holders) == 1:  # its whole size, not only its share of the nodes named
+            size = f" ({_cpus(first.cpus)} on {first.nodes})" if first.cpus > alloc else ""
+            who = f"job {first.job_id} of user {first.user}{size} holds {share}"
         else:
             who = f"{len(holders)} running jobs hold {share}"
-            until = f"; the first (job {first.job_id}) ends at about {when}" if first.end else ""
-        verdict = f"Job {jid} waits for {what}: {who}{until}; {need}."
+        verdict = f"Job {jid} waits for {what}: {who}; {need}."  # its start: one source, below
     else:
         verdict = f"Job {jid} waits for {what} in partition {snap.partition}; {need}."
     out = Explanation(verdict)
@@ -124,6 +122,7 @@ def priority(snap: Snapshot, commands: SlurmCommands) -> Explanation:
             f"the scheduler's next pass to find it room."
         )
     out = Explanation(verdict)
+    out.figures.update(jobs_ahead=len(ids), place_in_line=len(ids) + 1, in_line=len(line))
     out.quote(snap.quote("Reason"), snap.quote("Priority"))
     if snap.priority:
         factors = ", ".join(

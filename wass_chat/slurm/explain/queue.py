@@ -12,6 +12,7 @@ import polars as pl
 
 from wass_chat.slurm.commands import SlurmCommands, parse_parsable, parse_scontrol_record
 from wass_chat.slurm.explain.ended import duration
+from wass_chat.slurm.explain.queue_headline import attention, queue_verdict
 from wass_chat.slurm.formats import slurm_time
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.reasons import classify
@@ -27,6 +28,8 @@ class QueueFacts(TypedDict):
     pending: int
     running: int
     reasons: list[dict[str, Any]]
+    attention: dict[str, int]
+    """Pending jobs that need a person (never, release, admin) and that start by themselves."""
     partitions: list[dict[str, Any]]
     longest: list[dict[str, Any]]
     source: str
@@ -55,6 +58,7 @@ def queue_overview(
             "reason": code,
             "jobs": n,
             "class": classify(code).klass,
+            "outcome": classify(code).outcome,
             "meaning": classify(code).meaning,
             "cpus": sum(int(j["cpus"] or 0) for j in pending if j["reason"] == code),
         }
@@ -81,7 +85,8 @@ def queue_overview(
     ]
     return QueueFacts(
         kind="queue",
-        verdict=_queue_verdict(pending, reasons, parts, longest),
+        verdict=queue_verdict(pending, reasons, parts, longest),
+        attention=attention(pending),
         partition=partition,
         user=user,
         pending=len(pending),
@@ -127,38 +132,6 @@ def _partitions(commands: SlurmCommands, pending: list[dict[str, Any]]) -> list[
 def _records(commands: SlurmCommands, what: str) -> list[dict[str, str]]:
     text = commands.run(["scontrol", "--oneliner", "show", what])
     return [parse_scontrol_record(line) for line in text.splitlines() if line.strip()]
-
-
-def _queue_verdict(
-    pending: list[dict[str, Any]],
-    reasons: list[dict[str, Any]],
-    parts: list[dict[str, Any]],
-    longest: list[dict[str, Any]],
-) -> str:
-    if not pending:
-        return "No job is pending: nothing blocks the queue."
-    top = reasons[0]
-    verdict = (
-        f"{len(pending)} job{'s are' if len(pending) != 1 else ' is'} pending; the most "
-        f"common reason is {top['reason']} ({top['jobs']} job"
-        f"{'s' if top['jobs'] != 1 else ''}: {top['meaning']})."
-    )
-    busiest = parts[0] if parts and parts[0]["pending_jobs"] else None
-    if busiest:
-        verdict += (
-            f" Partition {busiest['partition']} is the most congested: "
-            f"{busiest['cpus_allocated']} of its {busiest['cpus_total']} CPUs are in use "
-            f"and its {busiest['pending_jobs']} pending jobs ask for "
-            f"{busiest['pending_cpus']} more."
-        )
-        if busiest["unavailable_nodes"]:
-            verdict += f" Unavailable there: {', '.join(busiest['unavailable_nodes'])}."
-    first = longest[0]
-    verdict += (
-        f" The longest wait so far is job {first['job_id']} of {first['user']}: "
-        f"{duration(first['age_s'])} ({first['reason']})."
-    )
-    return verdict
 
 
 class WaitersFacts(TypedDict):
