@@ -97,7 +97,9 @@ ENDED = {
 }
 REASON_BY_VERSION = {
     # 24.11 and 26.05 no longer name the node: the explainer finds it from ReqNodeList
-    "drained_node": {v: "ReqNodeNotAvail, May be reserved for other job" for v in ("24.11", "26.05")},
+    "drained_node": {
+        v: "ReqNodeNotAvail, May be reserved for other job" for v in ("24.11", "26.05")
+    },
 }
 """Where a scenario's reason differs by Slurm version (the same request on each): PENDING has
 22.05's."""
