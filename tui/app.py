@@ -22,6 +22,7 @@ from tui.screens.help import HelpScreen
 from tui.screens.model_choice import ModelChoiceScreen, ModelLister
 from tui.screens.report_export import ReportExportScreen
 from tui.session_bridge import SessionBridge, SessionFactory
+from tui.slurm_status import SlurmProbe, probe_slurm
 from tui.transcript_report import render_conversation_report
 from wass_chat.agent.events import ChatSession
 from wass_chat.atomic_files import write_atomic
@@ -60,8 +61,11 @@ class WassChatApp(App[None]):
         reports_dir: Path | None = None,
         list_conversations: bool = False,
         model_sessions: ModelSessions | None = None,
+        slurm_probe: SlurmProbe = probe_slurm,
     ) -> None:
         super().__init__()
+        self.slurm_probe = slurm_probe
+        """Whether Slurm answers, asked in a thread worker (header, greeting)."""
         self.bridge = SessionBridge(session_factory)
         self.model_sessions = model_sessions
         self.model: str | None = None
@@ -72,7 +76,7 @@ class WassChatApp(App[None]):
 
     def on_mount(self) -> None:
         self.theme = DARK_THEME
-        chat = ChatScreen(self.bridge, self.store, self.initial_conversation)
+        chat = ChatScreen(self.bridge, self.store, self.initial_conversation, self.slurm_probe)
         self.push_screen(chat)
         if self.list_conversations:
             self.call_after_refresh(chat.action_conversations)

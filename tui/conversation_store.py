@@ -51,6 +51,8 @@ class Conversation:
     entries: list[Entry] = field(default_factory=list)
     gantt: dict[str, Any] | None = None
     cases: list[dict[str, Any]] = field(default_factory=list)
+    cases_subject: str = ""
+    """The workflow the cases were retrieved for ('' when the tool did not say)."""
     name: str = ""
     """A name the user gave it (rename); the title falls back to the first message."""
 
@@ -79,6 +81,7 @@ class Conversation:
             "entries": [e.to_json() for e in self.entries],
             "gantt": self.gantt,
             "cases": self.cases,
+            "cases_subject": self.cases_subject,
         }
 
     @classmethod
@@ -102,6 +105,7 @@ class Conversation:
             entries=entries,
             gantt=data.get("gantt"),
             cases=list(data.get("cases") or []),
+            cases_subject=str(data.get("cases_subject") or ""),
             name=str(data.get("name") or ""),
         )
 

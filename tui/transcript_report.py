@@ -49,7 +49,9 @@ def render_conversation_report(conversation: Conversation) -> str:
             lines.append(f"| {node} | {len(trace.bars_on(node))} | {used:.0%} |")
         lines.append("")
     if conversation.cases:
-        lines += ["## Retrieved cases", "", "| case | similarity | makespan |", "|---|---:|---:|"]
+        about = f" similar to {conversation.cases_subject}" if conversation.cases_subject else ""
+        lines += [f"## Retrieved cases{about}", "", "| case | similarity | makespan |",
+                  "|---|---:|---:|"]  # fmt: skip
         for case in conversation.cases:
             similarity = case.get("similarity")
             makespan = case_makespan(case)

@@ -23,9 +23,21 @@ def store(tmp_path: Path) -> ConversationStore:
 
 
 @pytest.fixture
+def no_slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No Slurm answers: ``SLURM_CONF`` names a file that does not exist, so the app's real
+    check says so at once, whatever cluster this machine (or another test) runs."""
+    missing = tmp_path / "no-such-slurm.conf"
+    monkeypatch.setenv("SLURM_CONF", str(missing))
+    monkeypatch.delenv("WASS_SLURM_PRECHECK", raising=False)
+    return missing
+
+
+@pytest.fixture
 def make_app(
-    session: ScriptedSession, store: ConversationStore, tmp_path: Path
+    session: ScriptedSession, store: ConversationStore, tmp_path: Path, no_slurm: Path
 ) -> Callable[..., WassChatApp]:
+    """The app on the scripted session, with no Slurm answering (header and greeting say so)."""
+
     def make(conversation: Conversation | None = None) -> WassChatApp:
         return WassChatApp(lambda: session, store, conversation, reports_dir=tmp_path / "reports")
 

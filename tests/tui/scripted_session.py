@@ -1,7 +1,8 @@
 """A scripted :class:`ChatSession` for the TUI's tests: the agent contract, nothing more.
 
 It answers by keyword so each test drives one flow: ``/simulate`` returns a Gantt trace and
-similar cases, ``/submit`` asks for approval, ``slow`` streams for a long time (to cancel), and
+similar cases, ``/trace-of NAME`` and ``/cases-of NAME`` only a trace or only cases about
+workflow NAME, ``/submit`` asks for approval, ``slow`` streams for a long time (to cancel), and
 anything else streams a short Markdown answer. It records every decision it receives, and
 ``submitted`` stands for the cluster: a plan lands there only through ``approve``/``edit``.
 """
@@ -88,8 +89,20 @@ class ScriptedSession:
             yield ToolCall("c1", "simulate", {"workflow": "montage-demo", "scheduler": "heft"})
             yield ToolResult("c1", "simulate", "makespan 100.0 s", {"gantt": GANTT})
             yield ToolCall("c2", "similar_cases", {"workflow": "montage-demo", "k": 2})
-            yield ToolResult("c2", "similar_cases", "2 cases", {"cases": CASES})
+            yield ToolResult(
+                "c2", "similar_cases", "2 cases", {"workflow": "montage-demo", "cases": CASES}
+            )
             yield Final("Simulated **montage-demo** with heft: makespan 100.0 s.", {}, ("case-17",))
+            return
+        if text.startswith(("/trace-of ", "/cases-of ")):  # one result about workflow NAME
+            workflow = text.split(maxsplit=1)[1]
+            if text.startswith("/trace-of"):
+                data: dict[str, Any] = {"gantt": {**GANTT, "workflow": workflow}}
+            else:
+                data = {"workflow": workflow, "cases": CASES}
+            yield ToolCall("c6", "simulate", {"workflow": workflow})
+            yield ToolResult("c6", "simulate", f"about {workflow}", data)
+            yield Final(f"About {workflow}.")
             return
         if text.startswith("/submit"):
             request_id = f"req-{len(self.pending_requests) + 1}"

@@ -33,6 +33,7 @@ from tui.screens.case_detail import CaseDetailScreen
 from tui.screens.conversations import ConversationChoice, ConversationsScreen
 from tui.screens.run_detail import RunDetailScreen
 from tui.session_bridge import SessionBridge
+from tui.slurm_status import SlurmProbe
 from tui.widgets.cases_table import CasesTable
 from tui.widgets.chat_input import ChatInput
 from tui.widgets.chat_log import AnswerMessage, ChatLog
@@ -66,16 +67,21 @@ class ChatScreen(Screen[None]):
     panel_open: reactive[bool] = reactive(False)
 
     def __init__(
-        self, bridge: SessionBridge, store: ConversationStore, conversation: Conversation
+        self,
+        bridge: SessionBridge,
+        store: ConversationStore,
+        conversation: Conversation,
+        slurm_probe: SlurmProbe,
     ) -> None:
         super().__init__()
         self.bridge = bridge
         self.store = store
         self.conversation = conversation
+        self.slurm_probe = slurm_probe
         self._answer: AnswerMessage | None = None
 
     def compose(self) -> ComposeResult:
-        yield StatusHeader()
+        yield StatusHeader(self.slurm_probe)
         with Horizontal(id="main"):
             with Vertical(id="chat-column"):
                 log = ChatLog(id="chat-log")
@@ -94,11 +100,18 @@ class ChatScreen(Screen[None]):
     def on_mount(self) -> None:
         self._restore(self.conversation)
         self.connect()
+        self.query_one(StatusHeader).check_slurm()
 
     def _welcome(self) -> None:
         """Greet an empty conversation (the greeting is not part of it: never saved)."""
         if not self.conversation.entries:
-            self.query_one(ChatLog).mount(Welcome())
+            live = self.query_one(StatusHeader).slurm.state == "reachable"
+            self.query_one(ChatLog).mount(Welcome(live=live))
+
+    def on_status_header_slurm_checked(self, event: StatusHeader.SlurmChecked) -> None:
+        """Offer the live-cluster questions in the greeting exactly while Slurm answers."""
+        for welcome in self.query(Welcome):
+            welcome.show_live(event.status.state == "reachable")
 
     # --- session ------------------------------------------------------------------------
     def use_bridge(self, bridge: SessionBridge, notice: str) -> None:
@@ -158,6 +171,7 @@ class ChatScreen(Screen[None]):
             await self._close_answer()
             header.activity = "ready"
             self.save()
+            header.check_slurm()  # the answer may have found Slurm gone, or back
 
     async def _render_event(self, event: ChatEvent) -> None:
         log = self.query_one(ChatLog)
@@ -226,7 +240,7 @@ class ChatScreen(Screen[None]):
         if isinstance(result.data.get("gantt"), dict):
             self.show_gantt(result.data["gantt"])
         if isinstance(result.data.get("cases"), list):
-            self.show_cases(result.data["cases"])
+            self.show_cases(result.data["cases"], str(result.data.get("workflow") or ""))
 
     def show_gantt(self, data: dict[str, Any], announce: bool = True) -> None:
         """Draw a trace in the run panel; open the panel when there is room for it."""
@@ -235,16 +249,25 @@ class ChatScreen(Screen[None]):
         except GanttTraceError as exc:
             self._notice(f"Cannot draw the schedule: {exc.one_line()}", "error")
             return
-        self.conversation.gantt = trace.to_json()
-        self.query_one(RunPanel).show_trace(trace)
+        panel = self.query_one(RunPanel)
+        panel.show_trace(trace)
+        self._remember_panel(panel)
         if self.has_class("-wide"):
             self.panel_open = True
         elif announce and not self.panel_open:
             self._notice("Schedule ready: F2 shows the run panel, F3 the full view.")
 
-    def show_cases(self, cases: list[dict[str, Any]]) -> None:
-        self.conversation.cases = [c for c in cases if isinstance(c, dict)]
-        self.query_one(RunPanel).show_cases(self.conversation.cases)
+    def show_cases(self, cases: list[dict[str, Any]], subject: str = "") -> None:
+        """List the cases retrieved for workflow ``subject`` in the run panel."""
+        panel = self.query_one(RunPanel)
+        panel.show_cases([c for c in cases if isinstance(c, dict)], subject)
+        self._remember_panel(panel)
+
+    def _remember_panel(self, panel: RunPanel) -> None:
+        """Keep in the conversation what the panel shows (one subject: see RunPanel)."""
+        self.conversation.gantt = panel.trace.to_json() if panel.trace else None
+        self.conversation.cases = panel.cases
+        self.conversation.cases_subject = panel.cases_subject
 
     # --- approvals: the only path to approve ------------------------------------------------
     def _ask_approval(self, request: ApprovalRequest) -> None:
@@ -368,7 +391,7 @@ class ChatScreen(Screen[None]):
         if conversation.gantt:
             self.show_gantt(conversation.gantt, announce=False)
         if conversation.cases:
-            self.show_cases(conversation.cases)
+            self.show_cases(conversation.cases, conversation.cases_subject)
 
     def _notice(self, text: str, kind: str = "info") -> None:
         self.query_one(ChatLog).add_notice(text, kind)

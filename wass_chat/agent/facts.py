@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from policy.registry import DEFAULT_COMPARISON, canonical_name
-from sim.errors import InputError, UnknownName
+from policy.registry import DEFAULT_COMPARISON, canonical_name, scheduler_names
+from sim.errors import InputError, ServiceUnavailable, UnknownName
 from sim.model import Platform, Workflow
 from sim.schedule import NetworkModel
 from wass_chat.agent.case_plan import BestCasePlan, best_case, plan_difference
@@ -28,6 +28,10 @@ from wass_chat.agent.counterfactual import (
 from wass_chat.agent.sources import Sources, demo_run_id
 from wass_chat.agent.whatif import WhatIf, compare, what_if
 from wass_chat.config import Settings
+
+CASES_CONSULTED = 20
+"""Past cases a comparison consults for challengers: the most any tool retrieves (``k``), so
+every case an answer can cite is among them."""
 
 
 class CaseFacts(TypedDict):
@@ -72,6 +76,8 @@ class CasesFacts(TypedDict, total=False):
 
     kind: str
     subject: str
+    workflow: str
+    """The name of the workflow the cases were retrieved for (the subject's)."""
     cases: list[CaseFacts]
     run_id: str
 
@@ -150,7 +156,9 @@ class Facts:
             recorded = self.sources.run(run)
             wf, platform, subject = recorded.workflow, recorded.platform, recorded.run_id
             run_id = recorded.run_id
-        facts = CasesFacts(kind="cases", subject=subject, cases=self._cases(wf, platform, k))
+        facts = CasesFacts(
+            kind="cases", subject=subject, workflow=wf.name, cases=self._cases(wf, platform, k)
+        )
         if run_id is not None:
             facts["run_id"] = run_id
         return dict(facts)
@@ -243,18 +251,46 @@ class Facts:
         schedulers: list[str] | None = None,
     ) -> dict[str, Any]:
         """Rank schedulers by simulated makespan on one workflow and platform (default: the
-        current run's); the best one's run becomes the current run (its Gantt is in the facts)."""
+        current run's); the best one's run becomes the current run (its Gantt is in the facts).
+
+        Unless schedulers are named, the ranking also simulates the schedulers of the
+        retrieved past cases of this workflow that tie or beat the default list
+        (:func:`case_challengers`): the scheduler a why-answer or ``/cases`` cites as faster is
+        then ranked first, or beaten on this very run, never missing from the ranking."""
         subject = self._subject(workflow, run, platform, None)
+        challengers: list[tuple[str, float]] = []
+        unconsulted = ""
+        if not schedulers:
+            try:
+                cases = self._cases(subject.workflow, subject.platform, CASES_CONSULTED)
+            except ServiceUnavailable as exc:  # a served store that is down: rank the list
+                unconsulted = exc.one_line()
+            else:
+                challengers = case_challengers(cases, subject.workflow.name)
         facts = compare(
             subject.workflow,
             subject.platform,
             schedulers or list(DEFAULT_COMPARISON),
             self.network_model,
+            challengers,
         )
+        if unconsulted:
+            facts["cases_unavailable"] = unconsulted
         best_run = self._run_id(subject.workflow, subject.platform, facts["best"])
         if best_run is not None:
             facts["run_id"] = best_run
         return dict(facts)
+
+
+def case_challengers(cases: list[CaseFacts], workflow: str) -> list[tuple[str, float]]:
+    """(scheduler, recorded makespan) of each retrieved case of ``workflow`` (the cases
+    :func:`~wass_chat.agent.case_plan.best_case` picks from) whose scheduler is registered."""
+    known = set(scheduler_names())
+    return [
+        (c["scheduler"], c["makespan_s"])
+        for c in cases
+        if c["workflow"] == workflow and c["scheduler"] in known
+    ]
 
 
 def _heaviest_reader(run: RecordedRun) -> str:

@@ -138,15 +138,25 @@ def render_comparison(f: Facts) -> str:
         "",
         f"**Schedulers on {lit(f['workflow'])} / {lit(f['platform'])}** (simulated):",
     ]
+    from_cases = list(f.get("from_cases") or [])
     for r in f["results"]:
+        marks = ["best"] if r["scheduler"] in f.get("tied_best", ()) else []
+        marks += ["from past cases"] if r["scheduler"] in from_cases else []
         lines.append(
             f"- {lit(r['scheduler'])}: makespan {seconds(r['makespan_s'])}, "
             f"{size(r['cross_node_bytes'])} across the network"
-            + (" (best)" if r["scheduler"] in f.get("tied_best", ()) else "")
+            + (f" ({'; '.join(marks)})" if marks else "")
         )
     tied = list(f.get("tied_best") or [f["best"]])
     best = ", ".join(lit(s) for s in tied)
     lines += ["", f"Best: {best}" + (" (tied)." if len(tied) > 1 else ".")]
+    if from_cases:
+        lines.append(
+            f"Ranked too because past cases of {lit(f['workflow'])} ran as fast with them as "
+            f"the usual schedulers, or faster: {', '.join(lit(s) for s in from_cases)}."
+        )
+    if f.get("cases_unavailable"):
+        lines.append(f"Past cases were not consulted: {lit(f['cases_unavailable'], 240)}.")
     if f.get("run_id"):
         lines.append(f"The run panel shows run {lit(f['run_id'])}.")
     return "\n".join(lines)
