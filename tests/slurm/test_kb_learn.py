@@ -1,14 +1,14 @@
 """The cluster's own runs teach the knowledge base (issue 32), on the real local cluster.
 
-One small workflow (four tasks of 0.5-1.5 s of real work whose stated runtimes are four times
-too long, as users' requests are) is submitted three times with ``--estimates kb``, each time
-with the explicit approval (``--yes``); ``wass-chat status`` sees each run end and learns it.
-Checked: three real cases (``slurm:<run id>``); each plan's runtimes came from the runs before
-it (the first from none); the third plan's per-task error (``wass-chat sim-to-real report``) is
-below the first's, by far: the first planned on 4x runtimes, the third on measured ones;
-learning again, live or from the accounting cache, stores nothing twice; the explanation of a
-task's node cites a real run. The errors' sizes depend on the machine's load, so only their
-order is asserted; the test prints them.
+One small workflow (tests/slurm/fixtures/kb-learning.json: four tasks of 0.5-1.5 s of real
+work whose stated runtimes are four times too long, as users' requests are) is submitted three
+times with ``--estimates kb``, each time with the explicit approval (``--yes``); ``wass-chat
+status`` sees each run end and learns it. Checked: three real cases (``slurm:<run id>``); each
+plan's runtimes came from the runs before it (the first from none); the third plan's per-task
+error (``wass-chat sim-to-real report``) is below the first's, by far: the first planned on 4x
+runtimes, the third on measured ones; learning again, live or from the accounting cache, stores
+nothing twice; the explanation of a task's node cites a real run. The errors' sizes depend on
+the machine's load, so only their order is asserted; the test prints them.
 """
 
 from __future__ import annotations
@@ -26,34 +26,18 @@ import pytest
 
 from kb.real_runs import learned_cases
 from kb.store import KnowledgeBase
-from sim.model import File, Task, Workflow
-from sim.wfformat import write_workflow
+from sim.wfformat import read_workflow
 from tests.slurm.conftest import Cluster, wait_for_final
 from tests.support import data_home
 from wass_chat.cli import main
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]
 
-REAL_SECONDS = {"prep": 1.0, "work_a": 1.5, "work_b": 1.0, "merge": 0.5}
-STATED = 4.0
-"""Stated runtime over real: what the first plan (no history) plans on."""
-
-
-def learning_workflow() -> Workflow:
-    """prep -> (work_a, work_b) -> merge; each task runs ``sleep`` its real seconds."""
-    parents = {"prep": (), "work_a": ("prep",), "work_b": ("prep",), "merge": ("work_a", "work_b")}
-    tasks = tuple(
-        Task(
-            t,
-            STATED * seconds * 1e9,
-            category=f"kbl-{t.split('_')[0]}",
-            inputs=tuple(f"{p}.out" for p in parents[t]),
-            outputs=(f"{t}.out",),
-            command=f"sleep {seconds}",
-        )
-        for t, seconds in REAL_SECONDS.items()
-    )
-    return Workflow("kb-learning", tasks, tuple(File(f"{t}.out", 1000) for t in REAL_SECONDS))
+WORKFLOW = Path(__file__).parent / "fixtures" / "kb-learning.json"
+REAL_SECONDS = {t.id: float((t.command or "").split()[1]) for t in read_workflow(WORKFLOW).tasks}
+"""Each task's command is ``sleep SECONDS``: what it really takes."""
+STATED = {t.id: t.runtime / REAL_SECONDS[t.id] for t in read_workflow(WORKFLOW).tasks}["prep"]
+"""Stated runtime over real (4 for every task): what the first plan (no history) plans on."""
 
 
 def cli(*argv: str) -> Any:
@@ -78,11 +62,9 @@ class ThreeRuns:
 def three_runs(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreeRuns]:
     home = tmp_path_factory.mktemp("kblearn") / "home"
     with data_home(home):
-        path = home.parent / "kb-learning.json"
-        write_workflow(learning_workflow(), path)
         run_ids, submitted, statuses = [], [], []
         for _ in range(3):
-            plan = cli("submit", str(path), "--estimates", "kb", "--yes")
+            plan = cli("submit", str(WORKFLOW), "--estimates", "kb", "--yes")
             wait_for_final(list(plan["jobs"].values()), timeout=120)
             status = cli("status", plan["run_id"])  # sees the run end and learns it
             if status["learned"] is None:  # sacct had not the last End yet: look again

@@ -91,15 +91,16 @@ def _render_report(d: dict[str, Any]) -> None:
                       "learns a finished one")  # fmt: skip
         return
     runs = Table(title="learned runs: the plan's prediction against what ran")
-    for column in ("run", "started", "workflow", "scheduler", "nodes", "predicted", "real",
-                   "makespan error", "per-task error", "runtimes planned on"):  # fmt: skip
+    for column in ("run", "workflow", "nodes", "predicted", "real", "makespan error",
+                   "per-task error", "planned on"):  # fmt: skip
         runs.add_column(column)
     for r in d["runs"]:
         predicted = r["predicted_makespan_s"]
         runs.add_row(
-            r["run_id"], r["started_at"], r["workflow"], r["scheduler"], collect(r["nodes"]),
+            r["run_id"], r["workflow"], collect(r["nodes"]),
             "-" if predicted is None else f"{predicted:.2f} s", f"{r['real_makespan_s']:.2f} s",
-            _pct(r["makespan_error"]), _pct(r["per_task_mape"]), r["estimates"] or "-",
+            _pct(r["makespan_error"]), _pct(r["per_task_mape"]),
+            (r["estimates"] or "-").split(" (")[0],
         )  # fmt: skip
     console.print(runs)
     for title, rows in (("by node", d["by_node"]), ("by task category", d["by_category"])):
