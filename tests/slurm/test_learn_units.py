@@ -185,3 +185,47 @@ def test_a_run_still_going_in_the_cache_waits(tmp_path: Path) -> None:
         assert found.learned == [] and "not ended in the cache" in found.skipped[RUN]
     finally:
         kb.close()
+
+
+def test_runs_with_slurm_away_lists_the_runs_as_logged_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from wass_chat.cli import main
+    from wass_chat.config import settings
+
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "no-such" / "slurm.conf"))
+    settings.cache_clear()
+    try:
+        submitted(RunLog(tmp_path / "home" / "runs"), tmp_path / "out")
+        assert main(["runs", "--json"]) == 0
+        captured = capsys.readouterr()
+        (row,) = json.loads(captured.out)
+        assert row["run_id"] == RUN and row["state"] == "submitted" and row["learned"] is None
+        assert "states as last logged" in captured.err and "slurm.conf" in captured.err
+    finally:
+        settings.cache_clear()
+
+
+def test_kb_learn_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from wass_chat.cli import main
+    from wass_chat.config import settings
+
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    settings.cache_clear()
+    try:
+        assert main(["kb", "learn"]) == 2
+        assert "give a run id, or --from-sacct" in capsys.readouterr().err
+        assert main(["kb", "learn", "20260101-000000-0000"]) == 2
+        assert "no run '20260101-000000-0000'" in capsys.readouterr().err
+        assert main(["submit", "demo:fork-join-20", "--estimates", "guess", "--yes"]) == 2
+        assert "choose workflow or kb" in capsys.readouterr().err
+        assert not (tmp_path / "home" / "runs").exists()  # nothing half-written
+        assert main(["sim-to-real", "report", "--kb", str(tmp_path / "kb")]) == 0
+        assert "no learned run yet" in capsys.readouterr().out
+    finally:
+        settings.cache_clear()

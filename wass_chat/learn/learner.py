@@ -152,17 +152,22 @@ def learn_ended_runs(
 ) -> tuple[list[Learned], str]:
     """``wass-chat runs``: every submitted run not learned yet is looked at in Slurm, and those
     that ended are learned (the knowledge base opened once, only if one has). Returns what was
-    learned and a note when Slurm did not answer (the runs are then listed as logged)."""
+    learned and a note when Slurm did not answer or the learning failed (the runs are then
+    listed as logged)."""
     waiting = [r for r in runlog.list_runs() if r.job_ids and r.learned is None]
     found: list[Learned] = []
     with ExitStack() as stack:
         kb: KnowledgeBase | None = None
-        try:
-            for record in waiting:
+        for record in waiting:
+            try:
                 statuses = run_status(record, commands, runlog)
-                if run_ended(record, statuses):
-                    kb = kb or stack.enter_context(open_kb())
-                    found.append(learn_finished(runlog.get(record.run_id), statuses, kb, runlog))
-        except ServiceUnavailable as exc:
-            return found, f"states as last logged: {exc.one_line()}"
+            except ServiceUnavailable as exc:
+                return found, f"states as last logged: {exc.one_line()}"
+            if not run_ended(record, statuses):
+                continue
+            try:
+                kb = kb or stack.enter_context(open_kb())
+                found.append(learn_finished(runlog.get(record.run_id), statuses, kb, runlog))
+            except UserFacingError as exc:
+                return found, f"not learned into the knowledge base: {exc.one_line()}"
     return found, ""
