@@ -116,13 +116,16 @@ def case_from_run(run: FinishedRun) -> CaseRecord:
     placements = {t: x.node for t, x in run.tasks.items() if x.node}
     order: dict[str, tuple[str, ...]] = {}
     for task in sorted(timeline, key=lambda t: (timeline[t][1], t)):
-        order[placements[task]] = (*order.get(placements[task], ()), task)
+        if task in placements:
+            order[placements[task]] = (*order.get(placements[task], ()), task)
     makespan = max((e for _, _, e in timeline.values()), default=0.0)
     waits = [s - r for r, s, _ in timeline.values()]
     real = replace(
         run.known,
         state=run.state,
-        started_at=datetime.fromtimestamp(t0, UTC).replace(microsecond=0).isoformat(),
+        started_at=datetime.fromtimestamp(t0, UTC).replace(microsecond=0).isoformat()
+        if ran
+        else run.known.submitted_at,  # no task started: the run is dated by its submission
         task_states={t: x.state for t, x in run.tasks.items()},
         job_ids={t: x.job_id for t, x in run.tasks.items() if x.job_id},
         scale=scale,

@@ -5,7 +5,8 @@ record lives here, compressed, together with the columns curation groups by. The
 source of truth for which cases exist: it is written before Chroma, in one transaction per
 batch (WAL journal), so a process killed at any instant leaves either the whole batch or none of
 it here, and at worst a batch missing from Chroma, which :class:`~kb.store.KnowledgeBase` repairs
-when it reopens.
+when it reopens. The cases of real runs that did not complete are kept in a table of their own
+(``failed_cases``: no vector, so never retrieved; :mod:`kb.real_runs`).
 
 One sidecar may serve several threads (the chat runs each tool in a worker thread): its
 connection is not tied to the thread that opened it, and every call holds the sidecar's lock, so

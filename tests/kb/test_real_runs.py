@@ -158,6 +158,37 @@ def test_estimates_use_the_real_runs_when_there_are_some(kb: KnowledgeBase) -> N
     )
 
 
+def test_real_runs_teach_a_slow_nodes_slowdown_and_a_categorys_runtime(
+    kb: KnowledgeBase,
+) -> None:
+    """n2 runs 1.5x slower: work_b, on n2 in one run and on n1 in the next, says so; and a new
+    workflow of the same categories plans on what the real runs measured, not on its own."""
+    wf, pf = example_workflow(), example_platform()
+    run = example_run("run-n2")
+    slow = replace(run.tasks["work_b"], end=run.tasks["work_b"].start + 1.5 * 1.5)  # type: ignore[operator]
+    kb.add_real_case(case_from_run(replace(run, tasks={**run.tasks, "work_b": slow})))
+    moved = example_run("run-n1")
+    kb.add_real_case(
+        case_from_run(
+            replace(
+                moved, tasks={**moved.tasks, "work_b": replace(moved.tasks["work_b"], node="n1")}
+            )
+        )
+    )
+    learned = retrieve_predictions(kb, wf, pf)
+    assert (
+        learned.slowdown_of(pf.node_by_name["n2"]) / learned.slowdown_of(pf.node_by_name["n1"])
+        > 1.1
+    )
+
+    other = replace(wf, name="other", tasks=tuple(replace(t, work=t.work * 3) for t in wf.tasks))
+    assert other != wf  # another graph (its stated runtimes differ): no run of its own
+    predictions = retrieve_predictions(kb, other, pf)
+    assert predictions.runs == 0 and predictions.sources  # real runs, by category
+    assert set(predictions.categories) == {"prep", "work", "merge"}
+    assert predictions.categories["prep"].runtime == pytest.approx(2.0, rel=0.1)  # not 24 s
+
+
 def test_the_sim_to_real_report_over_learned_runs() -> None:
     first = example_case("run-1")
     better = example_run(

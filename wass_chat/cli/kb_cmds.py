@@ -155,6 +155,8 @@ def stats_command(kb_dir: Path | None = KB_DIR, as_json: bool = JSON) -> None:
         console.print(f"by platform: {d['by_platform']}")
         console.print(f"case vectors by platform family (one collection each): {d['shards']}")
         console.print(f"by recipe or shape: {d['by_kind']}")
+        console.print(f"by source: {d['by_source']} (slurm: real runs); "
+                      f"{d['failed_runs']} runs that did not complete kept apart")  # fmt: skip
         console.print(f"makespan: {d['makespan']}")
 
     emit(data, as_json, render)
