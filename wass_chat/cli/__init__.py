@@ -22,6 +22,7 @@ from wass_chat.cli import (
     kb_seed_cmds,
     learn_cmds,
     nlu_cmds,
+    plugin_cmds,
     report_cmds,
     sacct_cmds,
     sim_cmds,
@@ -72,6 +73,7 @@ for _module in (
     report_cmds,
     agent_cmds,
     nlu_cmds,
+    plugin_cmds,
 ):
     _module.register(app)
 

@@ -10,9 +10,9 @@ from typing import Any
 import typer
 
 from sim.errors import InputError
-from wass_chat.cli.kb_cmds import JSON, KB_DIR, kb_app
+from wass_chat.cli.kb_cmds import JSON, KB_DIR, kb_app, kb_opener
 from wass_chat.cli.output import console, emit
-from wass_chat.cli.slurm_cmds import kb_opener, sim_to_real_app
+from wass_chat.cli.slurm_cmds import sim_to_real_app
 
 
 @kb_app.command("learn")

@@ -1,5 +1,5 @@
 """`wass-chat` commands of the Slurm area: submit, status, sim-to-real, cancel, runs, platform
-from-slurm, plugin.
+from-slurm (the plugin's: :mod:`wass_chat.cli.plugin_cmds`).
 
 Nothing is ever submitted without a human's approval: ``submit`` shows the plan and asks, and
 with no terminal to ask on it refuses unless ``--yes`` is given. ``status`` and ``runs`` learn
@@ -18,6 +18,7 @@ from typer.core import TyperGroup
 
 from sim.errors import InputError
 from wass_chat.atomic_files import write_atomic
+from wass_chat.cli.kb_cmds import kb_opener
 from wass_chat.cli.output import console, emit, err_console
 
 
@@ -35,7 +36,6 @@ platform_app = typer.Typer(
     help="Generate, inspect and export cluster platforms, or read the live Slurm cluster's.",
     no_args_is_help=True,
 )
-plugin_app = typer.Typer(help="The job_submit.lua plugin.", no_args_is_help=True)
 sim_to_real_app = typer.Typer(
     cls=RunByDefault,
     no_args_is_help=True,
@@ -54,28 +54,6 @@ def _runlog() -> Any:
     from wass_chat.runlog import RunLog
 
     return RunLog(_settings().runs_dir)
-
-
-def kb_opener(kb_dir: Path | None = None) -> Any:
-    """The knowledge base runs are learned into (``--kb`` or the settings': ``WASS_HOME/kb`` or
-    the site's served store), opened and closed around each use, only when a run has ended.
-
-    An empty ``WASS_HOME/kb`` first gets the shipped demo store, as the app's first question
-    installs it (:mod:`wass_chat.agent.kb_build`), so whichever comes first, the app or a
-    learned run, the store ends up the same."""
-    from contextlib import closing
-
-    from wass_chat.agent.cancellation import Work
-    from wass_chat.agent.kb_build import build_demo_kb, stored_cases
-    from wass_chat.cli.kb_cmds import open_kb
-
-    def opened() -> Any:
-        cfg = _settings()
-        if kb_dir is None and cfg.chroma_mode != "http" and stored_cases(cfg.kb_dir) == 0:
-            build_demo_kb(cfg.kb_dir, Work())
-        return closing(open_kb(kb_dir))
-
-    return opened
 
 
 def _confirm_or_refuse(question: str) -> None:
@@ -380,71 +358,6 @@ def platform_from_slurm_cmd(
     emit(data, as_json, render)
 
 
-@plugin_app.command("export")
-def plugin_export(
-    weights: Path | None = typer.Option(None, "--weights", help=".npz or .pt policy head."),
-    output: Path = typer.Option(Path("job_submit.lua"), "-o", "--output"),
-    from_slurm: bool = typer.Option(True, "--nodes-from-slurm/--no-nodes"),
-) -> None:
-    """Write job_submit.lua with the policy head and the cluster's node table."""
-    text = _render_plugin(weights, from_slurm)
-    write_atomic(output, text)
-    console.print(f"wrote {output}")
-
-
-@plugin_app.command("install")
-def plugin_install(
-    weights: Path | None = typer.Option(None, "--weights", help=".npz or .pt policy head."),
-    yes: bool = typer.Option(False, "--yes"),
-) -> None:
-    """Install job_submit.lua next to $SLURM_CONF (slurmctld re-reads it on the next job)."""
-    from wass_chat.slurm.plugin import install_plugin, slurm_conf_dir
-
-    text = _render_plugin(weights, True)
-    if not yes:
-        if not sys.stdin or not sys.stdin.isatty():
-            raise InputError("plugin install", ["no terminal to confirm on: pass --yes"])
-        typer.confirm(f"Replace {slurm_conf_dir() / 'job_submit.lua'}?", abort=True)
-    console.print(f"installed {install_plugin(text)}")
-
-
-@plugin_app.command("bench")
-def plugin_bench(
-    jobs: int = typer.Option(300, "--jobs", help="Inference-mode submissions to time."),
-    candidates: int = typer.Option(4, "--candidates", help="Candidate nodes per job."),
-    dim: int = typer.Option(139, "--dim", help="Features per candidate (the learned head: 139)."),
-    hidden: int = typer.Option(64, "--hidden", help="Hidden units of the head."),
-    template: Path | None = typer.Option(
-        None, "--template", help="Another job_submit.lua source to measure (default: shipped)."
-    ),
-    as_json: bool = typer.Option(False, "--json"),
-) -> None:
-    """CPU time per job of the plugin's inference mode in Lua 5.1 (what slurmctld embeds)."""
-    from wass_chat.slurm.plugin.bench import bench_inference
-
-    text = None
-    if template is not None:
-        if not template.is_file():
-            raise InputError(str(template), ["file not found"])
-        text = template.read_text()
-    result = bench_inference(jobs, candidates, dim, hidden, template=text)
-    emit(result.to_dict(), as_json, lambda r: console.print(
-        f"inference mode, {r['jobs']} jobs x {r['candidates']} candidates, head "
-        f"{r['dim']}-{r['hidden']}-1: mean {r['mean_us']:.0f} us, p50 {r['p50_us']:.0f} us, "
-        f"p95 {r['p95_us']:.0f} us, max {r['max_us']:.0f} us per job (CPU time); "
-        f"{r['agree']}/{r['jobs']} placements equal numpy's"))  # fmt: skip
-
-
-def _render_plugin(weights: Path | None, from_slurm: bool) -> str:
-    from wass_chat.slurm.nodes import platform_from_slurm
-    from wass_chat.slurm.plugin import render_plugin
-    from wass_chat.slurm.plugin.head import load_head
-
-    head = load_head(weights) if weights is not None else None
-    nodes = platform_from_slurm().platform if from_slurm else None
-    return render_plugin(head, nodes)
-
-
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
     app.command("submit")(submit)
@@ -454,4 +367,3 @@ def register(app: typer.Typer) -> None:
     app.command("cancel")(cancel)
     app.command("runs")(runs)
     app.add_typer(platform_app, name="platform")
-    app.add_typer(plugin_app, name="plugin")
