@@ -14,9 +14,10 @@ from dataclasses import asdict
 from typing import Any
 
 from kb.decisions import DecisionOutcome, DecisionRecord, DecisionState
-from kb.records import CaseMetrics, CaseRecord
+from kb.records import CaseMetrics, CaseRecord, RealExecution
 from kb.shards import platform_family
 from sim.model import Workflow
+from sim.occupancy import Hold, Occupancy
 from sim.platforms import platform_from_dict, platform_to_dict
 from sim.wfformat import workflow_from_dict, workflow_to_dict
 
@@ -53,6 +54,27 @@ def case_to_bytes(case: CaseRecord, workflow_document: dict[str, Any] | None = N
             "workflow_key": case.workflow_key,
             "timeline": {t: list(times) for t, times in case.timeline.items()},
             "weight": case.weight,
+            **({"real": _real_to_dict(case.real)} if case.real is not None else {}),
+        }
+    )
+
+
+def _real_to_dict(real: RealExecution) -> dict[str, Any]:
+    doc = asdict(real)
+    doc["predicted"] = {t: list(times) for t, times in real.predicted.items()}
+    doc["occupancy"] = real.occupancy.to_dict() if real.occupancy is not None else None
+    return doc
+
+
+def _real_from_dict(doc: dict[str, Any]) -> RealExecution:
+    occupancy = doc.get("occupancy")
+    return RealExecution(
+        **{
+            **doc,
+            "predicted": {t: (v[0], v[1]) for t, v in doc.get("predicted", {}).items()},
+            "occupancy": Occupancy(tuple(Hold(**h) for h in occupancy["holds"]))
+            if occupancy is not None
+            else None,
         }
     )
 
@@ -83,6 +105,7 @@ def case_from_bytes(body: bytes, workflows: dict[str, Workflow] | None = None) -
         workflow_key=doc["workflow_key"],
         timeline={t: (v[0], v[1], v[2]) for t, v in doc["timeline"].items()},
         weight=doc["weight"],
+        real=_real_from_dict(doc["real"]) if doc.get("real") else None,
     )
 
 

@@ -10,6 +10,10 @@ Three rules, planned first (so ``kb prune --dry-run`` can show them) and then ap
 * **Outdated cases are pruned**: a case placed tasks on nodes that a platform of the same name no
   longer has (given the platforms as they are now).
 
+Cases of real runs (``slurm:<run id>``) are measurements, not plans to imitate: they are never
+merged or pruned as dominated (only as outdated), and they do not set the best makespan a
+simulated case is judged against.
+
 Everything works from the sidecar's columns: no record is decoded unless it is merged.
 """
 
@@ -24,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from kb.records import is_real
 from kb.sidecar import CaseRow
 from kb.store import KnowledgeBase
 from sim.model import Platform
@@ -80,7 +85,7 @@ def plan_curation(
     gone = set(outdated)
     by_problem: dict[tuple[str, str], list[CaseRow]] = defaultdict(list)
     for r in rows:
-        if r.id not in gone:
+        if r.id not in gone and not is_real(r.source):
             by_problem[(r.workflow_hash, r.platform_hash)].append(r)
     dominated: list[str] = []
     merges: dict[str, list[str]] = {}
@@ -145,6 +150,7 @@ def kb_stats(kb: KnowledgeBase) -> dict[str, Any]:
         "by_platform": dict(Counter(r.platform for r in rows).most_common()),
         "by_kind": dict(Counter(r.kind for r in rows).most_common()),
         "by_source": dict(Counter(r.source.split(":")[0] for r in rows).most_common()),
+        "failed_runs": kb.sidecar.count("failed_cases"),
         "merged_weight": int(sum(r.weight for r in rows)),
         "makespan": {
             "min": float(makespans.min()) if rows else None,

@@ -18,6 +18,11 @@ the run-to-run spread. Which tasks and which nodes come out slow is what per-cat
 predictions cannot carry and what decides a choice between close plans (docs/learned.md,
 "Recurring workflows").
 
+**Real history first.** Where the retrieved cases, or the platform's own, include runs the cluster
+really executed (``slurm:<run id>``, :mod:`kb.real_runs`), the fit reads those alone
+(:func:`real_first`): a real run measured the tasks and nodes; a simulated one assumed them. The
+predictions name the sources of the cases they rest on.
+
 :func:`seed_history` fills a store with such executions (HEFT planned on the user requests and
 replayed on the realised values, the situation a cluster records day to day).
 """
@@ -32,7 +37,14 @@ from dataclasses import replace
 import numpy as np
 
 from kb.node_fit import hierarchical_fit, observations
-from kb.records import CaseRecord, case_from_result, platform_hash, workflow_hash
+from kb.records import (
+    REAL_PREFIX,
+    CaseRecord,
+    case_from_result,
+    is_real,
+    platform_hash,
+    workflow_hash,
+)
 from kb.store import KnowledgeBase
 from policy.heft import HEFT
 from policy.planning_views import instance_views, replay
@@ -178,15 +190,43 @@ def retrieve_predictions(
     runs, :data:`RECURRING_HISTORY`; read here when None) measure the node classes.
     """
     hits = kb.query(request, platform, k)
-    records = [h.record for h in hits]
+    records = [r for r in (h.record for h in hits) if r is not None]
     history = kb.cases_on(platform, PLATFORM_HISTORY)
     if wider is None:  # read only for a workflow that recurs here (a few hundred records)
         recurs = any(c.workflow_hash == workflow_hash(request) for c in history)
         wider = kb.recurring_cases(RECURRING_HISTORY) if recurs else []
-    return predict_runtimes(
-        [r for r in records if r is not None], request=request, platform=platform,
-        history=history, wider=wider,
-    )  # fmt: skip
+    records, history, wider = real_first(records), real_first(history), real_first(wider)
+    predictions = predict_runtimes(
+        records, request=request, platform=platform, history=history, wider=wider
+    )
+    used = {c.case_id: c.source for c in records}
+    if predictions.runs:  # the recurring fit read the platform's history too
+        used |= {c.case_id: c.source for c in history if c.platform_hash == platform_hash(platform)}
+    return replace(predictions, sources=tuple(sorted(used.values())))
+
+
+def history_words(predictions: RuntimePredictions) -> str:
+    """Which history a plan's runtimes came from, in words (what ``submit --estimates kb``
+    prints and the decision log keeps): the real runs by id, else how many simulated cases."""
+    real = sorted(s.removeprefix(REAL_PREFIX) for s in predictions.sources if is_real(s))
+    simulated = len(predictions.sources) - len(real)
+    if not predictions.sources:
+        return "kb: no similar case stored, runtimes as the workflow states them"
+    what = (
+        f"{len(real)} real run{'s' * (len(real) != 1)} ({', '.join(real)})"
+        if real
+        else f"{simulated} simulated case{'s' * (simulated != 1)} (no real run matched)"
+    )
+    if predictions.runs:
+        what += f"; this workflow's own {predictions.runs} earlier run(s) give each task's runtime"
+    return "kb: " + what
+
+
+def real_first(cases: Sequence[CaseRecord]) -> list[CaseRecord]:
+    """The real runs among ``cases`` when there is one (what the cluster measured beats what
+    the simulator assumed), else every case."""
+    real = [c for c in cases if is_real(c.source)]
+    return real or list(cases)
 
 
 def realised_case(

@@ -4,7 +4,8 @@ G is the workflow graph (kept as a :class:`~sim.model.Workflow`, stored as WfFor
 its summary features, together with the platform it ran on; A is the scheduler's decision (the
 placement of every task and each node's start order); M is the outcome (makespan and the other
 metrics). A case also says where it came from (``simulated`` or ``slurm:<run id>``) and when it
-was recorded.
+was recorded; a case of a real run also carries :class:`RealExecution` (how each task ended, what
+the plan predicted, how busy the cluster was), which :mod:`kb.real_runs` fills.
 
 Case ids are deterministic: derived from how the workflow was made (its generation key, or its
 content hash), the platform's content hash and the scheduler. Seeding the same plan twice
@@ -23,11 +24,24 @@ from functools import cached_property
 
 from sim.metrics import critical_path_bound, schedule_length_ratio
 from sim.model import Platform, Workflow
+from sim.occupancy import Occupancy
 from sim.schedule import SimResult
 from sim.workflow_stats import WorkflowSummary, summarize
 
 SIMULATED = "simulated"
 """Source of cases produced by the simulator; real runs use ``slurm:<run id>``."""
+REAL_PREFIX = "slurm:"
+"""Prefix of the source of a case learned from a real Slurm run (``slurm:<run id>``)."""
+
+
+def real_source(run_id: str) -> str:
+    """The source of the case a real run makes: ``slurm:<run id>``."""
+    return REAL_PREFIX + run_id
+
+
+def is_real(source: str) -> bool:
+    """Whether a case's source names a real run (not the simulator)."""
+    return source.startswith(REAL_PREFIX)
 
 
 def _digest(payload: object, length: int = 20) -> str:
@@ -76,6 +90,46 @@ class CaseMetrics:
     """Schedule length ratio (:func:`sim.metrics.schedule_length_ratio`; nan without work)."""
 
 
+COMPLETED = "COMPLETED"
+"""Slurm's state of a job that ran to its end with exit code 0."""
+
+
+@dataclass(frozen=True)
+class RealExecution:
+    """What a real run adds to its case: how it ended, what the plan had predicted, and the
+    cluster it met. Times are in the workflow's seconds (real seconds over ``scale``), as the
+    case's timeline is, so the simulator's prediction and the run compare directly.
+
+    ``state``, ``started_at``, ``task_states`` and ``job_ids`` follow from the tasks' jobs
+    (:func:`kb.real_runs.case_from_run` fills them); the rest is what the run's record knew."""
+
+    run_id: str
+    state: str = ""
+    """``COMPLETED`` when every task completed, else the worst state a task ended in
+    (``FAILED``, ``CANCELLED``...): such a run is kept apart and never used as an estimate."""
+    submitted_at: str = ""
+    """When the run was submitted (ISO-8601, from the decision log)."""
+    started_at: str = ""
+    """When its first task started (ISO-8601 UTC): the date explanations cite."""
+    task_states: Mapping[str, str] = field(default_factory=dict)
+    job_ids: Mapping[str, str] = field(default_factory=dict)
+    predicted: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    """Task id -> (start, end) the simulator predicted for this very plan when it was made."""
+    predicted_makespan: float | None = None
+    scale: float = 1.0
+    """``--scale`` of the run (tasks slept their planned time x scale): real = case x scale."""
+    occupancy: Occupancy | None = None
+    """What other jobs held when the plan was made (None: not recorded, e.g. older runs)."""
+    estimates: str = ""
+    """How the plan's runtimes were estimated (``workflow``, or the knowledge base's cases)."""
+    timing: str = ""
+    """Where the times come from: ``job stamps`` (sub-millisecond) or ``sacct`` (seconds)."""
+
+    @property
+    def completed(self) -> bool:
+        return self.state == COMPLETED
+
+
 @dataclass(frozen=True)
 class CaseRecord:
     """One past execution: workflow and platform (G), placements and order (A), metrics (M)."""
@@ -95,6 +149,8 @@ class CaseRecord:
     """Task id -> (ready, start, end) times, when the execution recorded them."""
     weight: int = 1
     """How many near-identical executions this case stands for (raised by curation merges)."""
+    real: RealExecution | None = None
+    """The real run's own record, for a case learned from Slurm (None: simulated)."""
 
     @cached_property
     def summary(self) -> WorkflowSummary:

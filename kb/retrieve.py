@@ -1,8 +1,9 @@
 """Retrieval results: the similar past cases (and decisions) a query returns, best first.
 
 Similarity is ``1 - cosine distance``. Several cases can share one vector (the same workflow on
-the same platform under different schedulers): among equally similar cases the one with the
-shortest makespan comes first, since that is the execution worth imitating.
+the same platform under different schedulers, or run for real and simulated): among equally
+similar cases a real run (``slurm:<run id>``) comes before a simulated one, since it is what the
+cluster actually did, then the shortest makespan, the execution worth imitating.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from kb.codec import case_from_bytes
 from kb.decisions import DecisionRecord
-from kb.records import CaseRecord
+from kb.records import CaseRecord, is_real
 from kb.sidecar import CaseHit
 
 _TIE = 1e-6
@@ -45,6 +46,11 @@ class RetrievedCase:
     def record(self) -> CaseRecord | None:
         """The full record, decoded on first use."""
         return case_from_bytes(self.body) if self.body else None
+
+    @property
+    def real(self) -> bool:
+        """Whether this case is a real run's (``slurm:<run id>``), not a simulation."""
+        return is_real(self.source)
 
     @property
     def placements(self) -> Mapping[str, str]:
@@ -84,8 +90,11 @@ class RetrievedDecision:
     record: DecisionRecord
 
 
-def _rank_key(similarity: float, makespan: float, case_id: str) -> tuple[float, float, str]:
-    return (-round(similarity / _TIE) * _TIE, makespan, case_id)
+def _rank_key(
+    similarity: float, makespan: float, case_id: str, real: bool = False
+) -> tuple[float, bool, float, str]:
+    """Most similar first; among equals, real runs first, then the shortest makespan."""
+    return (-round(similarity / _TIE) * _TIE, not real, makespan, case_id)
 
 
 def rank_cases(
@@ -107,7 +116,9 @@ def rank_cases(
         for case_id, distance in zip(ids, distances, strict=True)
         if (row := rows.get(case_id)) is not None
     ]
-    return sorted(results, key=lambda r: _rank_key(r.similarity, r.makespan, r.case_id))
+    return sorted(
+        results, key=lambda r: _rank_key(r.similarity, r.makespan, r.case_id, is_real(r.source))
+    )
 
 
 def tie_cut(distances: Sequence[float], k: int) -> int:

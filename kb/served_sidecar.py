@@ -10,7 +10,9 @@ as three Chroma collections on the same server, which any client reaches over HT
   ``body`` in base64;
 * ``wass-sidecar-decisions``: metadata ``case_id`` and ``body`` (the compressed decision);
 * ``wass-sidecar-store``: the store's metadata rows (active embedder, the Chroma sync mark),
-  under ``value``.
+  under ``value``;
+* ``wass-sidecar-failed_cases``: the cases of real runs that did not complete (metadata
+  ``source``, ``recorded_at``, ``body``), kept apart as on disk.
 
 Bodies go in metadata, not in Chroma's documents: the server full-text indexes documents, which
 made an upsert of 200 records of 10 kB take 7-8 s; as metadata, 0.1-0.6 s (measured here).
@@ -37,8 +39,8 @@ import numpy as np
 
 from kb.codec import case_to_bytes, decision_to_bytes
 from kb.decisions import DecisionRecord
-from kb.records import CaseRecord
-from kb.sidecar import CASE_COLUMNS, ActiveEmbedder, CaseHit, CaseRow, case_row
+from kb.records import CaseRecord, is_real
+from kb.sidecar import CASE_COLUMNS, TABLES, ActiveEmbedder, CaseHit, CaseRow, case_row
 
 PREFIX = "wass-sidecar-"
 PAGE = 5000
@@ -74,14 +76,14 @@ class ServedSidecar:
             table: client.get_or_create_collection(
                 PREFIX + table, embedding_function=None, metadata={"kind": "sidecar"}
             )
-            for table in ("cases", "decisions", "store")
+            for table in (*TABLES, "store")
         }
 
     def close(self) -> None:
         """Nothing to release (the HTTP client belongs to the knowledge base)."""
 
     def _table(self, table: str) -> Any:
-        if table not in ("cases", "decisions"):
+        if table not in TABLES:
             raise ValueError(f"unknown table {table!r}")
         return self._tables[table]
 
@@ -139,6 +141,23 @@ class ServedSidecar:
                 metadatas=[{"case_id": r[1], "body": _encode(r[2])} for r in batch],
                 embeddings=_placeholder(ids),
             )
+
+    def put_case_with_decisions(
+        self, case: CaseRecord, decisions: Sequence[DecisionRecord]
+    ) -> None:
+        """The case, then its decisions (a server has no transaction across collections: a
+        client killed in between leaves the case without some decisions, which learning the
+        run again adds; the store stays marked pending until then)."""
+        self.put_cases([case])
+        self.put_decisions(decisions)
+
+    def put_failed(self, case: CaseRecord) -> None:
+        """Keep a real run that did not complete apart from the cases (one upsert)."""
+        body = _encode(case_to_bytes(case))
+        meta = {"source": case.source, "recorded_at": case.recorded_at, "body": body}
+        self._tables["failed_cases"].upsert(
+            ids=[case.case_id], metadatas=[meta], embeddings=_placeholder([case.case_id])
+        )
 
     def delete_cases(self, ids: Sequence[str]) -> None:
         """Delete cases and their decisions."""
@@ -220,6 +239,19 @@ class ServedSidecar:
         """Ids of up to ``limit`` cases on the platform, in id order (a scan of the curation
         rows, which hold no recording time here, so unlike the disk store's not by recency)."""
         return sorted(r.id for r in self.case_rows() if r.platform_hash == platform_hash)[:limit]
+
+    def real_ids(self, table: str = "cases") -> list[str]:
+        """Ids of the cases of real runs (``failed_cases``: those that did not complete), by
+        recording time (a scan of the metadata: a served store keeps no index on the source)."""
+        if table not in ("cases", "failed_cases"):
+            raise ValueError(f"unknown table {table!r}")
+        found = [
+            (m["recorded_at"], i)
+            for page in self._scan(table, ["metadatas"])
+            for i, m in zip(page["ids"], page["metadatas"], strict=True)
+            if is_real(m["source"])
+        ]
+        return [i for _, i in sorted(found)]
 
     def recurring_ids(self, limit: int) -> list[str]:
         """Ids of up to ``limit`` cases whose workflow ran more than once on their platform,

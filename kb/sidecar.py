@@ -5,7 +5,8 @@ record lives here, compressed, together with the columns curation groups by. The
 source of truth for which cases exist: it is written before Chroma, in one transaction per
 batch (WAL journal), so a process killed at any instant leaves either the whole batch or none of
 it here, and at worst a batch missing from Chroma, which :class:`~kb.store.KnowledgeBase` repairs
-when it reopens.
+when it reopens. The cases of real runs that did not complete are kept in a table of their own
+(``failed_cases``: no vector, so never retrieved; :mod:`kb.real_runs`).
 
 One sidecar may serve several threads (the chat runs each tool in a worker thread): its
 connection is not tied to the thread that opened it, and every call holds the sidecar's lock, so
@@ -56,12 +57,25 @@ CREATE TABLE IF NOT EXISTS chroma_sync (
     pending INTEGER NOT NULL,
     collection TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS cases_by_source ON cases (source, recorded_at);
+CREATE TABLE IF NOT EXISTS failed_cases (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    body BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS store_metadata (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
 """
 _MARK_PENDING = "INSERT OR REPLACE INTO chroma_sync VALUES (1, 1, '')"
+TABLES = ("cases", "decisions", "failed_cases")
+"""The record tables: cases (each with a vector), their decisions, and the cases of real runs
+that did not complete (``failed_cases``: kept apart, never retrieved, no vectors)."""
+REAL_RANGE = ("slurm:", "slurm;")
+"""Sources from ``slurm:`` (inclusive) to ``slurm;`` (exclusive): every real run's, as an
+index range (``LIKE`` would not use the index)."""
 
 
 CASE_COLUMNS = (
@@ -215,6 +229,30 @@ class Sidecar:
             self._db.executemany("INSERT OR REPLACE INTO decisions VALUES (?,?,?)", rows)
 
     @_serialised
+    def put_case_with_decisions(
+        self, case: CaseRecord, decisions: Sequence[DecisionRecord]
+    ) -> None:
+        """Insert ``case`` and its ``decisions`` in one transaction: a process killed at any
+        instant leaves both or neither (what learning a real run needs)."""
+        with self._db:
+            self._db.execute(_MARK_PENDING)
+            self._db.execute(_INSERT_CASE, case_row(case, case_to_bytes(case)))
+            self._db.executemany(
+                "INSERT OR REPLACE INTO decisions VALUES (?,?,?)",
+                [(d.decision_id, d.case_id, decision_to_bytes(d)) for d in decisions],
+            )
+
+    @_serialised
+    def put_failed(self, case: CaseRecord) -> None:
+        """Keep the case of a real run that did not complete, apart from the cases (one
+        transaction; no vector, so nothing retrieves it)."""
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO failed_cases VALUES (?,?,?,?)",
+                (case.case_id, case.source, case.recorded_at, case_to_bytes(case)),
+            )
+
+    @_serialised
     def delete_cases(self, ids: Sequence[str]) -> None:
         """Delete cases and their decisions."""
         with self._db:
@@ -274,20 +312,22 @@ class Sidecar:
 
     @_serialised
     def count(self, table: str = "cases") -> int:
-        if table not in ("cases", "decisions"):
+        if table not in TABLES:
             raise ValueError(f"unknown table {table!r}")
         (n,) = self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
         return int(n)
 
     @_serialised
     def ids(self, table: str = "cases") -> set[str]:
-        if table not in ("cases", "decisions"):
+        if table not in TABLES:
             raise ValueError(f"unknown table {table!r}")
         return {row[0] for row in self._db.execute(f"SELECT id FROM {table}")}
 
     @_serialised
     def existing(self, ids: Iterable[str], table: str = "cases") -> set[str]:
         """Which of ``ids`` are stored."""
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}")
         found: set[str] = set()
         for marks, chunk in _in_chunks(list(ids)):
             rows = self._db.execute(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk)
@@ -297,6 +337,8 @@ class Sidecar:
     @_serialised
     def bodies(self, ids: Sequence[str], table: str = "cases") -> dict[str, bytes]:
         """id -> compressed body for the stored ones among ``ids``."""
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}")
         result: dict[str, bytes] = {}
         for marks, chunk in _in_chunks(ids):
             rows = self._db.execute(f"SELECT id, body FROM {table} WHERE id IN ({marks})", chunk)
@@ -322,6 +364,18 @@ class Sidecar:
         rows = self._db.execute(
             "SELECT id FROM cases WHERE platform_hash = ? ORDER BY recorded_at DESC, id LIMIT ?",
             (platform_hash, limit),
+        )
+        return [r[0] for r in rows]
+
+    @_serialised
+    def real_ids(self, table: str = "cases") -> list[str]:
+        """Ids of the cases learned from real runs (``failed_cases``: those that did not
+        complete), oldest first (an index range on the source)."""
+        if table not in ("cases", "failed_cases"):
+            raise ValueError(f"unknown table {table!r}")
+        rows = self._db.execute(
+            f"SELECT id FROM {table} WHERE source >= ? AND source < ? ORDER BY recorded_at, id",
+            REAL_RANGE,
         )
         return [r[0] for r in rows]
 

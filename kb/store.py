@@ -222,6 +222,32 @@ class KnowledgeBase:
             metadatas=[decision_metadata(d) for d in decisions],
         )
 
+    def add_real_case(self, case: CaseRecord, decisions: Sequence[DecisionRecord] = ()) -> bool:
+        """Store the case of a real run (:mod:`kb.real_runs`); False when it is already there.
+
+        A run that completed becomes a case like any other: the record and its decisions in one
+        sidecar transaction, then their vectors (a process killed before that commit leaves the
+        store as it was; after it, the next open adds the missing vectors). One that did not
+        complete is kept apart (``failed_cases``: no vector, never retrieved or used as an
+        estimate). The id is the run's, so learning a run twice stores it once.
+        """
+        if case.real is None:
+            raise ValueError(f"case {case.case_id} is not a real run's")
+        if not case.real.completed:
+            if self.sidecar.existing([case.case_id], "failed_cases"):
+                return False
+            self.sidecar.put_failed(case)
+            return True
+        if self.sidecar.existing([case.case_id]):
+            self.add_decisions(decisions)  # a served store killed between its two writes
+            return False
+        self.sidecar.put_case_with_decisions(case, decisions)
+        self._add_case_vectors([case], self.embedder.embed_cases([(case.workflow, case.platform)]))
+        if decisions:
+            self._add_decision_vectors(decisions)
+        self.sidecar.mark_chroma_synced(self.cases.name)
+        return True
+
     def update_case(self, case: CaseRecord) -> None:
         """Rewrite a stored case's record and metadata (e.g. its weight after a merge)."""
         self.sidecar.put_cases([case], [case_to_bytes(case)])

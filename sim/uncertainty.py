@@ -243,6 +243,9 @@ class RuntimePredictions:
     task_nodes: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     """Task id in ``tasks`` -> node -> the share of its earlier runs it ran there: its value
     in ``tasks`` is what it took there less those nodes' slowdowns, so it moves with them."""
+    sources: tuple[str, ...] = ()
+    """Where the cases behind the predictions came from, one per case (``simulated...`` or
+    ``slurm:<run id>`` for a real run), so a plan can say which history it used."""
 
     def runtime_of(self, task: Task) -> float | None:
         """The predicted reference runtime of ``task`` (its own, else its category's), or None."""
@@ -332,6 +335,24 @@ def estimate(
     )
 
 
+def estimate_from_history(workflow: Workflow, predictions: RuntimePredictions) -> Workflow:
+    """The workflow a real submission plans on: each task's runtime as ``predictions`` give
+    it (its own from earlier runs, else its category's), else the runtime the workflow states
+    times the history's ``request_ratio`` (1 without history).
+
+    Unlike :func:`estimate` (the bench's ``kb`` mode, which first draws a synthetic user
+    request), the stated runtime *is* the submitter's request here, as the knowledge base
+    recorded it with every run of the workflow.
+    """
+    tasks = tuple(
+        replace(t, work=found * REFERENCE_SPEED * t.cores)
+        if (found := predictions.runtime_of(t)) is not None
+        else replace(t, work=t.work * predictions.request_ratio)
+        for t in workflow.tasks
+    )
+    return Workflow(workflow.name, tasks, workflow.files, workflow.description, workflow.meta)
+
+
 def planning_platform(platform: Platform, predictions: RuntimePredictions | None) -> Platform:
     """``platform`` with each node slowed by its predicted slowdown (kb estimates): its own
     when earlier runs on this platform measured it, else its class's."""
@@ -339,6 +360,26 @@ def planning_platform(platform: Platform, predictions: RuntimePredictions | None
         return platform
     nodes = tuple(replace(n, speed=n.speed / predictions.slowdown_of(n)) for n in platform.nodes)
     return replace(platform, nodes=nodes)
+
+
+def planned_inputs(
+    workflow: Workflow, platform: Platform, planned_on: Mapping[str, Mapping[str, float]] | None
+) -> tuple[Workflow, Platform]:
+    """The workflow and platform a run was planned on: as submitted, or with the runtimes and
+    node slowdowns of its ``planned_on`` (a plan on the knowledge base's estimates), so a
+    re-simulation of the run (an explanation, a what-if) assumes what the plan assumed."""
+    if not planned_on:
+        return workflow, platform
+    runtimes, slowdowns = planned_on.get("runtimes", {}), planned_on.get("slowdowns", {})
+    tasks = tuple(
+        replace(t, work=runtimes[t.id] * REFERENCE_SPEED * t.cores) if t.id in runtimes else t
+        for t in workflow.tasks
+    )
+    nodes = tuple(replace(n, speed=n.speed / slowdowns.get(n.name, 1.0)) for n in platform.nodes)
+    return (
+        Workflow(workflow.name, tasks, workflow.files, workflow.description, workflow.meta),
+        replace(platform, nodes=nodes),
+    )
 
 
 def runtime_matrix(workflow: Workflow, platform: Platform) -> np.ndarray:

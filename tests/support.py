@@ -9,6 +9,9 @@ never pass by skipping.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -22,3 +25,22 @@ def require(available: bool, reason: str) -> None:
     if IN_CI:
         pytest.fail(f"required in CI but unavailable: {reason}")
     pytest.skip(reason)
+
+
+@contextmanager
+def data_home(home: Path) -> Iterator[Path]:
+    """``WASS_HOME=home`` for the block (the settings re-read on entry and exit), for code that
+    outlives one test's ``monkeypatch`` (module fixtures) or runs the CLI in this process."""
+    from wass_chat.config import settings
+
+    previous = os.environ.get("WASS_HOME")
+    os.environ["WASS_HOME"] = str(home)
+    settings.cache_clear()
+    try:
+        yield home
+    finally:
+        if previous is None:
+            os.environ.pop("WASS_HOME", None)
+        else:
+            os.environ["WASS_HOME"] = previous
+        settings.cache_clear()

@@ -57,6 +57,7 @@ class KbRetriever:
                     embedding=np.asarray(query, dtype=np.float32),
                     log_normalised_makespan=math.log(max(c.makespan, 1e-9) / _own_unit(c)),
                     similarity=c.similarity,
+                    source=c.source,
                 )
                 for c in self.kb.query(workflow, platform, k)
             ]

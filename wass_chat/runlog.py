@@ -5,7 +5,9 @@ crash never leaves half a record and other tools (reports, the agent) can read t
 without locks. Records are frozen dataclasses; the JSON layout is their field names.
 
 A record is created before any job is submitted (state ``planned``), then rewritten with job ids
-(``submitted``) or the failure (``failed``), and with per-task Slurm states by ``update_states``.
+(``submitted``) or the failure (``failed``), and with per-task Slurm states by ``update_states``;
+once every job ended, with ``completed`` or ``failed`` and the knowledge-base case it became
+(``learned``, see :mod:`wass_chat.learn`).
 """
 
 from __future__ import annotations
@@ -72,11 +74,23 @@ class RunRecord:
     planned_makespan: float | None
     decisions: tuple[Decision, ...]
     state: str = "planned"
-    """``planned``, ``submitted``, ``failed`` (nothing left queued), ``cancelled``."""
+    """``planned``, ``submitted``, ``completed`` (every job ended COMPLETED), ``failed``
+    (nothing left queued, some job or sbatch failed), ``cancelled``."""
     scale: float | None = None
     """Sleep scale when tasks were replaced by ``sleep runtime*scale`` (``--scale``)."""
     error: str | None = None
     version: int = RUNLOG_VERSION
+    occupancy: dict[str, Any] | None = None
+    """What other jobs held when the plan was made (``Occupancy.to_dict()``; None: unknown)."""
+    estimates: str = ""
+    """How the plan's runtimes were estimated: ``workflow`` (as stated) or the knowledge
+    base's cases it used (``kb: ...``); empty for runs logged before it was recorded."""
+    learned: str | None = None
+    """The knowledge-base case this run became once it ended (None: not learned yet)."""
+    planned_on: dict[str, dict[str, float]] | None = None
+    """What a plan on the knowledge base's estimates assumed: ``runtimes`` (task -> seconds on
+    the reference machine) and ``slowdowns`` (node -> factor); None: the stated runtimes.
+    Re-simulating the run (explanations, what-ifs) uses them, as the plan did."""
 
     @property
     def job_ids(self) -> tuple[str, ...]:
@@ -122,6 +136,9 @@ class RunLog:
         decisions: tuple[Decision, ...],
         scale: float | None = None,
         run_id: str | None = None,
+        occupancy: dict[str, Any] | None = None,
+        estimates: str = "",
+        planned_on: dict[str, dict[str, float]] | None = None,
     ) -> RunRecord:
         """Record a new run in state ``planned`` and return it."""
         record = RunRecord(
@@ -134,6 +151,9 @@ class RunLog:
             planned_makespan=planned_makespan,
             decisions=decisions,
             scale=scale,
+            occupancy=occupancy,
+            estimates=estimates,
+            planned_on=planned_on,
         )
         self.save(record)
         return record

@@ -51,6 +51,9 @@ class RetrievedCase:
     log_normalised_makespan: float
     """log(makespan / the lower-bound time unit of the instance that case ran): its quality."""
     similarity: float
+    source: str = ""
+    """Where the case came from (``simulated``, or ``slurm:<run id>`` for a real run, which
+    the knowledge base ranks first among equally similar cases)."""
 
 
 class CaseRetriever(Protocol):

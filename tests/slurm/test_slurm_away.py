@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.slurm.conftest import Cluster
-from tests.support import require
+from tests.support import data_home, require
 from wass_chat.slurm import availability
 from wass_chat.slurm.availability import SlurmAway, ensure_slurm, parse_version
 from wass_chat.slurm.commands import SlurmCommands
@@ -257,15 +257,6 @@ def _cached_jobs(home: Path) -> set[str]:
     from wass_chat.config import settings
     from wass_chat.sacct.cache import SacctCache
 
-    previous = os.environ.get("WASS_HOME")
-    os.environ["WASS_HOME"] = str(home)
-    settings.cache_clear()
-    try:
+    with data_home(home):
         frame = SacctCache(settings().sacct_dir).scan().select("job_id").collect()
         return {str(j) for j in frame["job_id"].to_list()}
-    finally:
-        if previous is None:
-            os.environ.pop("WASS_HOME", None)
-        else:
-            os.environ["WASS_HOME"] = previous
-        settings.cache_clear()

@@ -1,4 +1,5 @@
-"""Retrieved past executions (knowledge-base cases) with similarity and makespan."""
+"""Retrieved past executions (knowledge-base cases) with similarity and makespan; a case learned
+from a real Slurm run says so after its workflow (``(real)``)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ class CasesTable(DataTable[str]):
                 case_id(case),
                 _number(case.get("similarity"), ".2f"),
                 _number(case_makespan(case), ".1f"),
-                str(case.get("workflow") or case.get("workflow_name") or ""),
+                str(case.get("workflow") or case.get("workflow_name") or "")
+                + (" (real)" if case.get("real") else ""),
                 key=str(index),
             )
 

@@ -22,8 +22,10 @@ from wass_chat.agent.counterfactual import RecordedRun, locality
 
 
 def best_case(cases: Sequence[Mapping[str, Any]], workflow: str) -> Mapping[str, Any] | None:
-    """The fastest retrieved case of ``workflow`` (of any workflow when none is), the most
-    similar on ties; ``None`` when nothing was retrieved."""
+    """The fastest retrieved simulated case of ``workflow`` (of any workflow when none is), the
+    most similar on ties; ``None`` when there is none. Real runs are left to their own sentence
+    (``real_case``): a measured makespan is no plan the simulator's figures compare with."""
+    cases = [c for c in cases if not c.get("real")]
     if not cases:
         return None
     same = [c for c in cases if c.get("workflow") == workflow]

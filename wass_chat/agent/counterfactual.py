@@ -20,6 +20,7 @@ from sim.engine import simulate
 from sim.errors import InputError
 from sim.model import Platform, Workflow, node_fits
 from sim.schedule import SHARED_FS, NetworkModel, SimResult, StaticSchedule
+from sim.uncertainty import planned_inputs
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,9 @@ class RecordedRun:
     start_times: Mapping[str, float]
     makespan: float
     source: str = "simulated"
+    planned_on: Mapping[str, Mapping[str, float]] | None = None
+    """The runtimes and node slowdowns a plan on the knowledge base's estimates assumed (see
+    :func:`sim.uncertainty.planned_inputs`); re-simulations use them too."""
 
     def schedule(self, placements: Mapping[str, str] | None = None) -> StaticSchedule:
         """The run's decisions as a static schedule, optionally with some tasks moved."""
@@ -129,8 +133,9 @@ def _moved_files(
 def counterfactuals(
     run: RecordedRun, task: str, network_model: NetworkModel = "fair"
 ) -> Counterfactuals:
-    """Re-simulate ``run`` with ``task`` forced onto each other node that can host it."""
-    wf, platform = run.workflow, run.platform
+    """Re-simulate ``run`` with ``task`` forced onto each other node that can host it (on the
+    runtimes its plan assumed)."""
+    wf, platform = planned_inputs(run.workflow, run.platform, run.planned_on)
     if task not in wf.task_by_id:
         raise InputError(run.run_id, [f"run has no task {task!r}"])
     chosen = run.placements[task]

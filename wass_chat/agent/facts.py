@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from kb.records import CaseRecord, is_real, real_source, workflow_hash
 from policy.registry import DEFAULT_COMPARISON, canonical_name, scheduler_names
 from sim.errors import InputError, ServiceUnavailable, UnknownName
 from sim.model import Platform, Workflow
@@ -28,14 +29,27 @@ from wass_chat.agent.counterfactual import (
 from wass_chat.agent.sources import Sources, demo_run_id
 from wass_chat.agent.whatif import WhatIf, compare, what_if
 from wass_chat.config import Settings
+from wass_chat.slurm.hostlist import collect
 
 CASES_CONSULTED = 20
 """Past cases a comparison consults for challengers: the most any tool retrieves (``k``), so
 every case an answer can cite is among them."""
 
 
-class CaseFacts(TypedDict):
-    """One retrieved past execution, as answers quote it."""
+class RealRunFacts(TypedDict):
+    """The real run a case was learned from (``slurm:<run id>``), as answers cite it."""
+
+    run_id: str
+    date: str
+    nodes: str
+    """The nodes it ran on, in Slurm's compact form (``n[1-3]``)."""
+    real_makespan_s: float
+    predicted_makespan_s: float | None
+    """What our simulation of that very plan said (None: not recorded)."""
+
+
+class CaseFacts(TypedDict, total=False):
+    """One retrieved past execution, as answers quote it (``real`` for a real run's)."""
 
     case_id: str
     similarity: float
@@ -45,6 +59,19 @@ class CaseFacts(TypedDict):
     platform: str
     source: str
     outcome: str
+    real: RealRunFacts
+
+
+class RealCaseFacts(TypedDict):
+    """A real run of the same workflow on the same cluster, for a why-answer: where it put the
+    task and how long the task really took there."""
+
+    case_id: str
+    run: RealRunFacts
+    task_node: str
+    same_node: bool
+    task_real_s: float
+    task_predicted_s: float | None
 
 
 class PlacementFacts(TypedDict, total=False):
@@ -69,6 +96,7 @@ class PlacementFacts(TypedDict, total=False):
     unfit_nodes: list[str]
     cases: list[CaseFacts]
     best_case_plan: BestCasePlan
+    real_case: RealCaseFacts
 
 
 class CasesFacts(TypedDict, total=False):
@@ -138,6 +166,9 @@ class Facts:
             plan = plan_difference(recorded, task, record)  # what the best case did differently
             if plan is not None:
                 facts["best_case_plan"] = plan
+        real = real_case(self.sources.knowledge_base, recorded, task)
+        if real is not None:
+            facts["real_case"] = real
         return dict(facts)
 
     def similar_cases(
@@ -164,20 +195,19 @@ class Facts:
         return dict(facts)
 
     def _cases(self, workflow: Any, platform: Any, k: int) -> list[CaseFacts]:
-        retrieved = self.sources.knowledge_base.query(workflow, platform, k=k)
-        return [
-            CaseFacts(
-                case_id=c.case_id,
-                similarity=c.similarity,
-                scheduler=c.scheduler,
-                makespan_s=c.makespan,
-                workflow=c.workflow,
-                platform=c.platform,
-                source=c.source,
-                outcome=_outcome_words(c),
-            )
-            for c in retrieved
-        ]
+        """The ``k`` most similar cases, real runs first where they tie with simulated ones."""
+        found = []
+        for c in self.sources.knowledge_base.query(workflow, platform, k=k):
+            facts = CaseFacts(
+                case_id=c.case_id, similarity=c.similarity, scheduler=c.scheduler,
+                makespan_s=c.makespan, workflow=c.workflow, platform=c.platform, source=c.source,
+                outcome=f"{c.scheduler} achieved {c.makespan:.1f} s ({c.source})",
+            )  # fmt: skip
+            if c.real and c.record is not None and (run := real_run_facts(c.record)) is not None:
+                facts["real"] = run
+                facts["outcome"] = real_run_words(run)
+            found.append(facts)
+        return found
 
     # --- simulations -----------------------------------------------------------------------
     def _subject(
@@ -304,6 +334,55 @@ def _heaviest_reader(run: RecordedRun) -> str:
     return max(wf.topological_order, key=lambda t: (produced_input_bytes(t), t))
 
 
-def _outcome_words(case: Any) -> str:
-    """A case's outcome in words: which scheduler achieved which makespan, and its source."""
-    return f"{case.scheduler} achieved {case.makespan:.1f} s ({case.source})"
+def real_run_facts(case: CaseRecord) -> RealRunFacts | None:
+    """How a real case's run went, as answers cite it (None for a simulated case)."""
+    real = case.real
+    if real is None:
+        return None
+    predicted = real.predicted_makespan
+    return RealRunFacts(
+        run_id=real.run_id,
+        date=real.started_at[:10],
+        nodes=collect(case.nodes_used),
+        real_makespan_s=round(case.metrics.makespan * real.scale, 3),
+        predicted_makespan_s=round(predicted * real.scale, 3) if predicted is not None else None,
+    )
+
+
+def real_run_words(run: RealRunFacts) -> str:
+    """ "the real run of 2026-11-20 on n[1-3] took 453.0 s; our simulation of it said 441.0 s"."""
+    text = f"the real run of {run['date']} on {run['nodes']} took {run['real_makespan_s']:.1f} s"
+    if run["predicted_makespan_s"] is not None:
+        text += f"; our simulation of it said {run['predicted_makespan_s']:.1f} s"
+    return text
+
+
+def real_case(kb: Any, run: RecordedRun, task: str) -> RealCaseFacts | None:
+    """The latest real run of ``run``'s very workflow on its platform (another run first, this
+    one if it is the only one learned), with where it put ``task`` and how long it took."""
+    from kb.estimates import PLATFORM_HISTORY  # here: it loads the planners (~0.2 s)
+
+    own = real_source(run.run_id)
+    found = [
+        c for c in kb.cases_on(run.platform, PLATFORM_HISTORY)
+        if is_real(c.source) and c.workflow_hash == workflow_hash(run.workflow)
+        and task in c.timeline and c.real is not None
+    ]  # fmt: skip
+    if not found:
+        return None
+    case = min(found, key=lambda c: c.source == own)  # most recent first (cases_on's order)
+    real, (_, start, end) = case.real, case.timeline[task]
+    assert real is not None
+    predicted = real.predicted.get(task)
+    facts = real_run_facts(case)
+    assert facts is not None
+    return RealCaseFacts(
+        case_id=case.case_id,
+        run=facts,
+        task_node=case.placements[task],
+        same_node=case.placements[task] == run.placements.get(task),
+        task_real_s=round((end - start) * real.scale, 3),
+        task_predicted_s=round((predicted[1] - predicted[0]) * real.scale, 3)
+        if predicted is not None
+        else None,
+    )

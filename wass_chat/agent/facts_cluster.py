@@ -12,6 +12,7 @@ approval gate after a human approved (see :mod:`wass_chat.agent.approval`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -168,7 +169,7 @@ class ClusterFacts:
         if log is not None and (log.runs_dir / f"{recorded.run_id}.json").is_file():
             record = log.get(recorded.run_id)
             if record.job_ids:
-                note = _refresh_from_slurm(record, log)
+                note = _refresh_from_slurm(record, log, lambda: self.sources.knowledge_base)
                 record = log.get(recorded.run_id)
             decisions = {d.task: d for d in record.decisions}
         tasks: list[TaskState] = []
@@ -364,15 +365,25 @@ class ClusterFacts:
         )
 
 
-def _refresh_from_slurm(record: Any, log: Any) -> str:
-    """Update a submitted run's task states from squeue/sacct; a note if Slurm is away."""
-    from wass_chat.slurm import commands, runs
+def _refresh_from_slurm(record: Any, log: Any, knowledge_base: Callable[[], Any]) -> str:
+    """Update a submitted run's task states from squeue/sacct and, once it has ended, learn it
+    into the app's knowledge base (:mod:`wass_chat.learn`); a note if Slurm is away or the
+    learning failed."""
+    from contextlib import nullcontext
+
+    from wass_chat.learn.learner import refresh_and_learn
+    from wass_chat.slurm import commands
 
     try:
-        runs.run_status(record, commands.SlurmCommands(timeout=10), log)
+        seen = refresh_and_learn(
+            record, commands.SlurmCommands(timeout=10), log,
+            lambda: nullcontext(knowledge_base()),
+        )  # fmt: skip
     except ServiceUnavailable as exc:
         return f"states as last logged: {exc.one_line()}"
-    return ""
+    if seen.learn_error:
+        return f"not learned into the knowledge base: {seen.learn_error}"
+    return seen.learned.line() if seen.learned is not None else ""
 
 
 def _fetch_job(jobid: str, cached: Any) -> tuple[Any, str]:

@@ -80,9 +80,16 @@ def render_placement(f: Facts) -> str:
 
 
 def _sources(f: Facts) -> str:
-    """The run and the cases an answer rests on."""
+    """The run and the cases an answer rests on (real runs' cases named as such)."""
     parts = [f"run {lit(f['run_id'])} ({lit(f.get('run_source', 'decision log'))})"]
-    parts += [f"case {lit(c['case_id'])}" for c in f.get("cases", [])]
+    real = f.get("real_case")
+    if real:
+        parts.append(f"case {lit(real['case_id'])} (real run {lit(real['run']['run_id'])})")
+    parts += [
+        f"case {lit(c['case_id'])}" + (" (real)" if c.get("real") else "")
+        for c in f.get("cases", [])
+        if not real or c["case_id"] != real["case_id"]
+    ]
     return "**Sources:** " + ", ".join(parts) + "."
 
 

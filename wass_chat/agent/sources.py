@@ -211,4 +211,5 @@ def run_from_record(record: Any) -> RecordedRun:
         start_times={d.task: d.planned_start for d in decisions},
         makespan=float(record.planned_makespan or 0.0),
         source=record.state,
+        planned_on=record.planned_on,
     )

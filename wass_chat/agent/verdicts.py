@@ -6,7 +6,9 @@ states (a percentage gain, which case, which node), so the model sees them and t
 turns them into words for the renderings (:mod:`wass_chat.agent.render`). A why-answer says what
 retrieval adds: the best similar case, how much better or worse it was, and what it did
 differently (its scheduler, where it put the task, how many tasks it placed elsewhere, and how
-much of the task's input stayed local; :mod:`wass_chat.agent.case_plan`).
+much of the task's input stayed local; :mod:`wass_chat.agent.case_plan`), and, first, what the
+cluster really did: a real run of the same workflow, where it put the task and how long the task
+and the run took against what our simulation of it said.
 """
 
 from __future__ import annotations
@@ -74,6 +76,15 @@ def _placement(f: Mapping[str, Any]) -> dict[str, Any]:
             100.0 * loc.get("local_on_chosen_bytes", 0) / loc["input_bytes"], 1
         )
     verdict.update(_best_case(f, float(f.get("baseline_makespan_s") or 0.0)))
+    real = f.get("real_case")
+    if real:
+        verdict.update(
+            real_case_id=real["case_id"],
+            real_run_id=real["run"]["run_id"],
+            real_task_node=real["task_node"],
+            real_task_s=real["task_real_s"],
+            real_run_makespan_s=real["run"]["real_makespan_s"],
+        )
     return verdict
 
 
@@ -148,7 +159,28 @@ def _placement_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
         )
     if v.get("local_input_pct"):
         first += f" {v['local_input_pct']:.1f}% of its input was already on {chosen}."
-    return f"{first} {_retrieval_words(f, v)}".strip()
+    return f"{first} {_real_words(f)} {_retrieval_words(f, v)}".replace("  ", " ").strip()
+
+
+def _real_words(f: Mapping[str, Any]) -> str:
+    """The real run of the same workflow the facts found (``real_case``), in one sentence:
+    "The real run of 2026-11-20 on n[1-3] put T on n2 too, where it took 2.1 s (the plan
+    said 6.0 s); the run took 12.3 s, our simulation of it said 11.8 s." ('' without one)."""
+    real = f.get("real_case")
+    if not real:
+        return ""
+    run, task, node = real["run"], lit(f["task"]), lit(real["task_node"])
+    where = f"on {node} too" if real["same_node"] else f"on {node}"
+    text = (
+        f"The real run {lit(run['run_id'])} of {run['date']} on {lit(run['nodes'])} put "
+        f"{task} {where}, where it took {real['task_real_s']:.1f} s"
+    )
+    if real["task_predicted_s"] is not None:
+        text += f" (the plan said {real['task_predicted_s']:.1f} s)"
+    text += f"; that run took {run['real_makespan_s']:.1f} s"
+    if run["predicted_makespan_s"] is not None:
+        text += f", our simulation of it said {run['predicted_makespan_s']:.1f} s"
+    return text + "."
 
 
 def _retrieval_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
@@ -267,6 +299,12 @@ def _cases_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
         text += (
             f" The fastest of these {len(cases)} is {lit(fastest['case_id'])} with "
             f"{lit(fastest['scheduler'])} at {fastest['makespan_s']:.1f} s."
+        )
+    real = [c for c in cases if c.get("real")]
+    if real:
+        text += (
+            f" {len(real)} of them {'are real runs' if len(real) > 1 else 'is a real run'}: "
+            f"case {lit(real[0]['case_id'])}, {lit(real[0]['outcome'])}."
         )
     return text
 

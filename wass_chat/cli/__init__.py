@@ -20,7 +20,9 @@ from wass_chat.cli import (
     bench_cmds,
     kb_cmds,
     kb_seed_cmds,
+    learn_cmds,
     nlu_cmds,
+    plugin_cmds,
     report_cmds,
     sacct_cmds,
     sim_cmds,
@@ -66,12 +68,14 @@ for _module in (
     bench_cmds,
     kb_cmds,
     kb_seed_cmds,
+    learn_cmds,
     train_cmds,
     sacct_cmds,
     report_cmds,
     agent_cmds,
     nlu_cmds,
     whatif_cmds,
+    plugin_cmds,
 ):
     _module.register(app)
 

@@ -40,6 +40,28 @@ def open_kb(location: Path | Settings | None, **kwargs: Any) -> KnowledgeBase:
     return KnowledgeBase(location, **kwargs)
 
 
+def kb_opener(kb_dir: Path | None = None) -> Any:
+    """The knowledge base runs are learned into (``--kb`` or the settings': ``WASS_HOME/kb`` or
+    the site's served store), opened and closed around each use, only when a run has ended.
+
+    An empty ``WASS_HOME/kb`` first gets the shipped demo store, as the app's first question
+    installs it (:mod:`wass_chat.agent.kb_build`), so whichever comes first, the app or a
+    learned run, the store ends up the same."""
+    from contextlib import closing
+
+    from wass_chat.agent.cancellation import Work
+    from wass_chat.agent.kb_build import build_demo_kb, stored_cases
+    from wass_chat.config import settings
+
+    def opened() -> Any:
+        cfg = settings()
+        if kb_dir is None and cfg.chroma_mode != "http" and stored_cases(cfg.kb_dir) == 0:
+            build_demo_kb(cfg.kb_dir, Work())
+        return closing(open_kb(kb_dir))
+
+    return opened
+
+
 def _progress() -> Any:
     """A rich Progress on stderr showing count, rate, elapsed time and ETA."""
     from rich.progress import (
@@ -155,6 +177,8 @@ def stats_command(kb_dir: Path | None = KB_DIR, as_json: bool = JSON) -> None:
         console.print(f"by platform: {d['by_platform']}")
         console.print(f"case vectors by platform family (one collection each): {d['shards']}")
         console.print(f"by recipe or shape: {d['by_kind']}")
+        console.print(f"by source: {d['by_source']} (slurm: real runs); "
+                      f"{d['failed_runs']} runs that did not complete kept apart")  # fmt: skip
         console.print(f"makespan: {d['makespan']}")
 
     emit(data, as_json, render)

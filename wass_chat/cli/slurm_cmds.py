@@ -1,8 +1,9 @@
 """`wass-chat` commands of the Slurm area: submit, status, sim-to-real, cancel, runs, platform
-from-slurm, plugin.
+from-slurm (the plugin's: :mod:`wass_chat.cli.plugin_cmds`).
 
 Nothing is ever submitted without a human's approval: ``submit`` shows the plan and asks, and
-with no terminal to ask on it refuses unless ``--yes`` is given.
+with no terminal to ask on it refuses unless ``--yes`` is given. ``status`` and ``runs`` learn
+every run they see end into the knowledge base (:mod:`wass_chat.learn`).
 """
 
 from __future__ import annotations
@@ -13,16 +14,34 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from sim.errors import InputError
 from wass_chat.atomic_files import write_atomic
+from wass_chat.cli.kb_cmds import kb_opener
 from wass_chat.cli.output import console, emit, err_console
+
+
+class RunByDefault(TyperGroup):
+    """A group whose first argument, when it names none of its commands, goes to ``run``:
+    ``wass-chat sim-to-real WORKFLOW`` keeps working beside ``sim-to-real report``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
 
 platform_app = typer.Typer(
     help="Generate, inspect and export cluster platforms, or read the live Slurm cluster's.",
     no_args_is_help=True,
 )
-plugin_app = typer.Typer(help="The job_submit.lua plugin.", no_args_is_help=True)
+sim_to_real_app = typer.Typer(
+    cls=RunByDefault,
+    no_args_is_help=True,
+    help="Simulated against real: run a workflow under each scheduler (`sim-to-real WORKFLOW`),"
+    " or the errors over every learned run (`sim-to-real report`).",
+)
 
 
 def _settings() -> Any:
@@ -63,6 +82,15 @@ def submit(
     via_plugin: bool = typer.Option(
         False, "--via-plugin", help="Leave out --nodelist: the plugin applies the token."
     ),
+    estimates: str = typer.Option(
+        "workflow",
+        "--estimates",
+        help="Runtimes to plan on: workflow (as stated) or kb (what earlier runs measured, real"
+        " ones first; the workflow's where the knowledge base knows nothing).",
+    ),
+    kb_dir: Path | None = typer.Option(
+        None, "--kb", help="Knowledge base for --estimates kb (default: the settings')."
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Plan WORKFLOW with a scheduler and submit one Slurm job per task."""
@@ -74,18 +102,23 @@ def submit(
     cfg = _settings()
     if scale is not None and scale <= 0:
         raise InputError("--scale", [f"must be positive, got {scale}"])
+    if estimates not in ("workflow", "kb"):
+        raise InputError("--estimates", [f"choose workflow or kb, got {estimates!r}"])
     wf = resolve_workflow(workflow)
     commands = SlurmCommands()
     pf = _platform(platform, cfg.slurm_partition)
     live = platform == "from-slurm"
+    predictions, said = _history(wf, pf, kb_dir) if estimates == "kb" else (None, "workflow")
     plan = plan_new_run(
         wf, pf, scheduler, cfg.runs_dir, live=commands if live else None, scale=scale,
         pin=not via_plugin, partition=cfg.slurm_partition, network_model=cfg.network_model,
+        predictions=predictions, estimates=said,
     )  # fmt: skip
     run_id, occupancy = plan.run_id, plan.occupancy
     summary = {
         "run_id": run_id, "workflow": wf.name, "scheduler": plan.scheduler,
         "platform": pf.name, "planned_makespan": plan.planned_makespan, "scale": scale,
+        "estimates": plan.estimates,
         "jobs": [{"task": j.task, "node": j.node, "argv": ["sbatch", "--parsable", *j.argv()]}
                  for j in plan.jobs],
     }  # fmt: skip
@@ -101,10 +134,20 @@ def submit(
     if not yes:
         _confirm_or_refuse(f"Submit {len(plan.jobs)} jobs to Slurm?")
     record = submit_plan(plan, commands, _runlog())
-    result = {"run_id": record.run_id, "state": record.state,
+    result = {"run_id": record.run_id, "state": record.state, "estimates": record.estimates,
               "jobs": {d.task: d.job_id for d in record.decisions}}  # fmt: skip
     emit(result, as_json, lambda r: console.print(
         f"submitted run [bold]{r['run_id']}[/]: {len(r['jobs'])} jobs"))  # fmt: skip
+
+
+def _history(workflow: Any, platform: Any, kb_dir: Path | None) -> tuple[Any, str]:
+    """The knowledge base's runtime predictions for ``workflow`` on ``platform`` (real runs
+    first, :func:`kb.estimates.retrieve_predictions`) and the words saying which it used."""
+    from kb.estimates import history_words, retrieve_predictions
+
+    with kb_opener(kb_dir)() as kb:
+        predictions = retrieve_predictions(kb, workflow, platform)
+    return predictions, history_words(predictions)
 
 
 def _render_argv(summary: dict[str, Any]) -> None:
@@ -112,6 +155,7 @@ def _render_argv(summary: dict[str, Any]) -> None:
 
     console.print(f"# run {summary['run_id']}: {summary['scheduler']} on {summary['platform']}, "
                   f"planned makespan {summary['planned_makespan']:.1f} s")  # fmt: skip
+    console.print(f"# runtimes: {summary['estimates']}", markup=False)
     if "cluster" in summary:
         console.print(f"# {summary['cluster']}")
     for line in summary.get("busy_jobs", []):
@@ -130,26 +174,38 @@ def _render_plan(summary: dict[str, Any]) -> None:
         table.add_row(job["task"], job["node"])
     console.print(table)
     console.print(f"planned makespan {summary['planned_makespan']:.1f} s")
+    console.print(f"runtimes: {summary['estimates']}", markup=False)
     if "cluster" in summary:
         console.print(f"planned from now: {summary['cluster']}")
     for line in summary.get("busy_jobs", []):
         console.print(f"  held by {line}", markup=False)
 
 
-def status(run: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
+def status(
+    run: str = typer.Argument(...),
+    learn: bool = typer.Option(
+        True, "--learn/--no-learn", help="Learn the run into the knowledge base once it ended."
+    ),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
     """Per-task Slurm state of a submitted run (also saved to the decision log); once every job
-    completed, the simulated against the real makespan (see docs/slurm.md, Sim-to-real)."""
+    completed, the simulated against the real makespan (see docs/slurm.md, Sim-to-real); once
+    every job ended, the run learned into the knowledge base (docs/kb.md, Real runs)."""
+    from wass_chat.learn.learner import refresh_and_learn
     from wass_chat.slurm.commands import SlurmCommands
-    from wass_chat.slurm.runs import run_status
     from wass_chat.slurm.sim_to_real import compare_run
 
     runlog = _runlog()
-    statuses = run_status(runlog.get(run), SlurmCommands(), runlog)
+    seen = refresh_and_learn(runlog.get(run), SlurmCommands(), runlog,
+                             kb_opener() if learn else None)  # fmt: skip
+    statuses, learned, note = seen.statuses, seen.learned, seen.learn_error
     comparison = compare_run(runlog.get(run), statuses)
     data = {
         "run_id": run,
         "tasks": [asdict(s) for s in statuses],
         "sim_to_real": comparison.to_dict() if comparison else None,
+        "learned": learned.to_dict() if learned else None,
+        "learn_error": note or None,
     }
     columns = ("task", "job_id", "planned_node", "node", "state", "start", "end")
 
@@ -164,6 +220,10 @@ def status(run: str = typer.Argument(...), as_json: bool = typer.Option(False, "
         console.print(table)
         if comparison is not None:
             console.print(_sim_to_real_line(comparison))
+        if learned is not None:
+            console.print(learned.line(), markup=False)
+        if note:
+            err_console.print(f"not learned into the knowledge base: {note}", markup=False)
 
     emit(data, as_json, render)
 
@@ -233,19 +293,38 @@ def cancel(run: str = typer.Argument(...), yes: bool = typer.Option(False, "--ye
     console.print(f"cancelled {len(cancelled)} jobs of run {run}")
 
 
-def runs(as_json: bool = typer.Option(False, "--json")) -> None:
-    """Runs in the decision log, oldest first."""
+def runs(
+    learn: bool = typer.Option(
+        True,
+        "--learn/--no-learn",
+        help="Look up runs not learned yet in Slurm and learn those that ended.",
+    ),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Runs in the decision log, oldest first; runs that ended since are learned into the
+    knowledge base first (Slurm away: listed as logged, saying so)."""
+    from wass_chat.learn.learner import learn_ended_runs
+    from wass_chat.slurm.commands import SlurmCommands
+
+    runlog = _runlog()
+    if learn and any(r.job_ids and r.learned is None for r in runlog.list_runs()):
+        found, note = learn_ended_runs(runlog, SlurmCommands(timeout=10), kb_opener())
+        for learned in found:
+            err_console.print(learned.line(), markup=False)
+        if note:
+            err_console.print(note, markup=False)
     rows = [
         {"run_id": r.run_id, "created": r.created, "workflow": r.workflow_name,
          "scheduler": r.scheduler, "state": r.state, "jobs": len(r.job_ids),
-         "planned_makespan": r.planned_makespan}
-        for r in _runlog().list_runs()
+         "planned_makespan": r.planned_makespan, "learned": r.learned}
+        for r in runlog.list_runs()
     ]  # fmt: skip
 
     def render(data: list[dict[str, Any]]) -> None:
         for r in data:
+            learned = f", learned {r['learned']}" if r["learned"] else ""
             console.print(f"{r['run_id']}  {r['state']:<10} {r['workflow']} "
-                          f"({r['scheduler']}, {r['jobs']} jobs)")  # fmt: skip
+                          f"({r['scheduler']}, {r['jobs']} jobs{learned})")  # fmt: skip
 
     emit(rows, as_json, render)
 
@@ -279,77 +358,12 @@ def platform_from_slurm_cmd(
     emit(data, as_json, render)
 
 
-@plugin_app.command("export")
-def plugin_export(
-    weights: Path | None = typer.Option(None, "--weights", help=".npz or .pt policy head."),
-    output: Path = typer.Option(Path("job_submit.lua"), "-o", "--output"),
-    from_slurm: bool = typer.Option(True, "--nodes-from-slurm/--no-nodes"),
-) -> None:
-    """Write job_submit.lua with the policy head and the cluster's node table."""
-    text = _render_plugin(weights, from_slurm)
-    write_atomic(output, text)
-    console.print(f"wrote {output}")
-
-
-@plugin_app.command("install")
-def plugin_install(
-    weights: Path | None = typer.Option(None, "--weights", help=".npz or .pt policy head."),
-    yes: bool = typer.Option(False, "--yes"),
-) -> None:
-    """Install job_submit.lua next to $SLURM_CONF (slurmctld re-reads it on the next job)."""
-    from wass_chat.slurm.plugin import install_plugin, slurm_conf_dir
-
-    text = _render_plugin(weights, True)
-    if not yes:
-        if not sys.stdin or not sys.stdin.isatty():
-            raise InputError("plugin install", ["no terminal to confirm on: pass --yes"])
-        typer.confirm(f"Replace {slurm_conf_dir() / 'job_submit.lua'}?", abort=True)
-    console.print(f"installed {install_plugin(text)}")
-
-
-@plugin_app.command("bench")
-def plugin_bench(
-    jobs: int = typer.Option(300, "--jobs", help="Inference-mode submissions to time."),
-    candidates: int = typer.Option(4, "--candidates", help="Candidate nodes per job."),
-    dim: int = typer.Option(139, "--dim", help="Features per candidate (the learned head: 139)."),
-    hidden: int = typer.Option(64, "--hidden", help="Hidden units of the head."),
-    template: Path | None = typer.Option(
-        None, "--template", help="Another job_submit.lua source to measure (default: shipped)."
-    ),
-    as_json: bool = typer.Option(False, "--json"),
-) -> None:
-    """CPU time per job of the plugin's inference mode in Lua 5.1 (what slurmctld embeds)."""
-    from wass_chat.slurm.plugin.bench import bench_inference
-
-    text = None
-    if template is not None:
-        if not template.is_file():
-            raise InputError(str(template), ["file not found"])
-        text = template.read_text()
-    result = bench_inference(jobs, candidates, dim, hidden, template=text)
-    emit(result.to_dict(), as_json, lambda r: console.print(
-        f"inference mode, {r['jobs']} jobs x {r['candidates']} candidates, head "
-        f"{r['dim']}-{r['hidden']}-1: mean {r['mean_us']:.0f} us, p50 {r['p50_us']:.0f} us, "
-        f"p95 {r['p95_us']:.0f} us, max {r['max_us']:.0f} us per job (CPU time); "
-        f"{r['agree']}/{r['jobs']} placements equal numpy's"))  # fmt: skip
-
-
-def _render_plugin(weights: Path | None, from_slurm: bool) -> str:
-    from wass_chat.slurm.nodes import platform_from_slurm
-    from wass_chat.slurm.plugin import render_plugin
-    from wass_chat.slurm.plugin.head import load_head
-
-    head = load_head(weights) if weights is not None else None
-    nodes = platform_from_slurm().platform if from_slurm else None
-    return render_plugin(head, nodes)
-
-
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
     app.command("submit")(submit)
     app.command("status")(status)
-    app.command("sim-to-real")(sim_to_real)
+    sim_to_real_app.command("run")(sim_to_real)
+    app.add_typer(sim_to_real_app, name="sim-to-real")
     app.command("cancel")(cancel)
     app.command("runs")(runs)
     app.add_typer(platform_app, name="platform")
-    app.add_typer(plugin_app, name="plugin")

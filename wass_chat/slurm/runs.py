@@ -44,6 +44,9 @@ def submit_plan(plan: SubmissionPlan, commands: SlurmCommands, runlog: RunLog) -
         decisions=plan.decisions,
         scale=plan.scale,
         run_id=plan.run_id,
+        occupancy=plan.occupancy.to_dict(),
+        estimates=plan.estimates,
+        planned_on=plan.planned_on,
     )
     for directory in {Path(job.output).parent for job in plan.jobs}:
         directory.mkdir(parents=True, exist_ok=True)  # Slurm fails a job whose log dir is missing

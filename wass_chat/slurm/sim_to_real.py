@@ -33,6 +33,7 @@ from sim.errors import ServiceUnavailable
 from sim.model import Platform, Workflow
 from sim.platforms import platform_from_dict
 from sim.schedule import StaticSchedule
+from sim.uncertainty import planned_inputs
 from sim.wfformat import read_workflow, workflow_from_dict
 from wass_chat.runlog import RunLog, RunRecord, new_run_id
 from wass_chat.slurm.commands import SlurmCommands
@@ -104,13 +105,17 @@ def dispatch_delays(
 
 
 def simulate_with_overhead(record: RunRecord, overhead_s: float) -> float:
-    """The run's planned schedule re-simulated with ``overhead_s`` real seconds before each
-    dependent task; returns the makespan in real seconds (simulated x scale)."""
+    """The run's planned schedule re-simulated (on the runtimes the plan assumed) with
+    ``overhead_s`` real seconds before each dependent task; returns the makespan in real
+    seconds (simulated x scale)."""
     from sim.engine import simulate
 
     scale = record.scale or 1.0
-    workflow = run_workflow(record)
-    platform = platform_from_dict(record.platform, f"platform of {record.run_id}")
+    workflow, platform = planned_inputs(  # a plan on the kb's estimates: those runtimes
+        run_workflow(record),
+        platform_from_dict(record.platform, f"platform of {record.run_id}"),
+        record.planned_on,
+    )
     node_of = {d.task: d.node for d in record.decisions}
     speed = {n.name: n.speed for n in platform.nodes}
     tasks = tuple(

@@ -4,12 +4,14 @@
 run (a new run id, the live cluster's occupancy); :func:`with_nodes` applies a person's edits.
 :func:`plan_submission` runs the scheduler on the cluster's platform through the simulator,
 starting from what running jobs hold when given their occupancy (:mod:`wass_chat.slurm.occupancy`;
-the plan's start and end times, counted from now, are its prediction), then describes each task as a
+the plan's start and end times, counted from now, are its prediction), on the runtimes the
+workflow states or, given the knowledge base's predictions (``submit --estimates kb``), on what
+earlier runs measured (:func:`sim.uncertainty.estimate_from_history`), then describes each task as a
 :class:`JobSpec`: pinned to its node (``-N1 --nodelist``), its cores, memory and GPUs, a job
 name naming run and task, a ``--comment wass:v1:run=...;task=...;node=...`` token (which the
 job_submit plugin can apply on its own) and ``afterok`` dependencies on its parents' jobs. The
-job runs the task's command, or sleeps for its simulated duration times ``scale`` (writing its
-own start and end times to its output, see :mod:`wass_chat.slurm.job_stamps`).
+job runs the task's command, or sleeps for its simulated duration times ``scale``, writing its own
+start and end times to its output either way (:mod:`wass_chat.slurm.job_stamps`).
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from policy.registry import canonical_name, get_scheduler
 from sim.model import Platform, Workflow, node_fits
 from sim.occupancy import NO_OCCUPANCY, Occupancy
 from sim.schedule import NetworkModel, SimResult
+from sim.uncertainty import RuntimePredictions, estimate_from_history, planning_platform
 from wass_chat.runlog import Decision, new_run_id
 from wass_chat.slurm.commands import SlurmCommands
-from wass_chat.slurm.job_stamps import stamped_sleep
+from wass_chat.slurm.job_stamps import stamped_command, stamped_sleep
 from wass_chat.slurm.occupancy import BusyJob, cluster_occupancy
 
 TOKEN_PREFIX = "wass:v1:"
@@ -112,6 +115,12 @@ class SubmissionPlan:
     """What other jobs held when the plan was made (empty: planned on an idle cluster)."""
     busy_jobs: tuple[BusyJob, ...] = ()
     """The running jobs behind ``occupancy``, with partition, time and memory (for approval)."""
+    estimates: str = "workflow"
+    """What the runtimes planned on came from: ``workflow`` (as stated) or the knowledge
+    base's history (which cases, real or simulated)."""
+    planned_on: dict[str, dict[str, float]] | None = None
+    """With the knowledge base's estimates: the task runtimes (reference seconds) and node
+    slowdowns the plan assumed (:func:`sim.uncertainty.planned_inputs`); None: as stated."""
 
     def busy_lines(self) -> list[str]:
         """One line per running job the plan works around, for the approval screen."""
@@ -133,15 +142,24 @@ def plan_submission(
     partition: str | None = None,
     network_model: NetworkModel = "fair",
     occupancy: Occupancy = NO_OCCUPANCY,
+    predictions: RuntimePredictions | None = None,
+    estimates: str = "workflow",
 ) -> SubmissionPlan:
     """Plan placements with ``scheduler``, around the cores ``occupancy`` holds, and turn each
     task into a :class:`JobSpec`.
 
-    Dependencies keep topological order in the result, so parents are submitted first.
+    With ``predictions`` (from the knowledge base; ``estimates`` says which history) the plan
+    runs on the runtimes and node slowdowns they give instead of the stated runtimes; the run
+    keeps the workflow as submitted. Dependencies keep topological order in the result, so
+    parents are submitted first.
     """
     name = canonical_name(scheduler)
+    planned_wf, planned_pf = workflow, platform
+    if predictions is not None:
+        planned_wf = estimate_from_history(workflow, predictions)
+        planned_pf = planning_platform(platform, predictions)
     predicted = plan_and_simulate(
-        get_scheduler(name, seed=0), workflow, platform, network_model, occupancy
+        get_scheduler(name, seed=0), planned_wf, planned_pf, network_model, occupancy
     )
     records = predicted.record_by_task
     jobs: list[JobSpec] = []
@@ -155,7 +173,7 @@ def plan_submission(
             seconds = duration * (scale if scale is not None else 1.0)
             script, time_limit = stamped_sleep(seconds), sleep_time_limit(seconds)
         else:
-            script = task.command
+            script = stamped_command(task.command)
         jobs.append(
             JobSpec(
                 task=task_id,
@@ -173,9 +191,10 @@ def plan_submission(
                 time_limit_s=time_limit,
             )
         )
+        planned_task = planned_wf.task_by_id[task_id]
         alternatives = {
-            n.name: round(record.ready + compute_time(task, n), 6)
-            for n in platform.nodes
+            n.name: round(record.ready + compute_time(planned_task, n), 6)
+            for n in planned_pf.nodes
             if n.name != record.node and node_fits(task, n)
         }
         decisions.append(
@@ -189,12 +208,20 @@ def plan_submission(
                     "scheduler": name,
                     "planned_ready": record.ready,
                     "alternatives_are": "uncontended finish if started when ready",
+                    "estimates": estimates,
                 },
             )
         )
+    planned_on = None
+    if predictions is not None:
+        planned_on = {
+            "runtimes": {t.id: t.runtime for t in planned_wf.tasks},
+            "slowdowns": {n.name: n.speed / p.speed
+                          for n, p in zip(platform.nodes, planned_pf.nodes, strict=True)},
+        }  # fmt: skip
     return SubmissionPlan(
         run_id, name, workflow, platform, predicted, tuple(jobs), tuple(decisions), scale,
-        occupancy,
+        occupancy, estimates=estimates, planned_on=planned_on,
     )  # fmt: skip
 
 
@@ -208,16 +235,20 @@ def plan_new_run(
     pin: bool = True,
     partition: str | None = None,
     network_model: NetworkModel = "fair",
+    predictions: RuntimePredictions | None = None,
+    estimates: str = "workflow",
 ) -> SubmissionPlan:
     """A new run's plan, the one way ``wass-chat submit`` and the chat's ``submit_workflow``
     make one: a fresh run id, outputs under ``runs_dir/RUN``, and, given ``live`` (the cluster
-    the platform was read from), the occupancy of its running jobs to plan around."""
+    the platform was read from), the occupancy of its running jobs to plan around; given
+    ``predictions``, on the runtimes the knowledge base's history gives."""
     busy = cluster_occupancy(live, platform) if live is not None else None
     run_id = new_run_id()
     plan = plan_submission(
         workflow, platform, scheduler, run_id, runs_dir / run_id, scale=scale, pin=pin,
         partition=partition, network_model=network_model,
-        occupancy=busy.occupancy if busy else NO_OCCUPANCY,
+        occupancy=busy.occupancy if busy else NO_OCCUPANCY, predictions=predictions,
+        estimates=estimates,
     )  # fmt: skip
     return replace(plan, busy_jobs=busy.jobs) if busy else plan
 

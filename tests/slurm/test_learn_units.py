@@ -1,0 +1,231 @@
+"""Learning a decision-log run without a cluster: the run's record, the jobs' own stamps or
+sacct's times, the accounting cache; what the Slurm test (test_kb_learn.py) then runs for real.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from kb.real_runs import learned_cases, real_case_id
+from kb.store import KnowledgeBase
+from sim.wfformat import workflow_to_dict
+from tests.kb.learn_killed import example_platform, example_workflow
+from wass_chat.learn.from_sacct import learn_from_sacct, run_of
+from wass_chat.learn.learner import learn_finished
+from wass_chat.learn.run_cases import finished_run, run_ended
+from wass_chat.runlog import RunLog, RunRecord
+from wass_chat.sacct.cache import SacctCache
+from wass_chat.sacct.parse import parse_sacct_text
+from wass_chat.slurm.job_stamps import read_stamps, stamped_command
+from wass_chat.slurm.runs import TaskStatus, platform_summary
+from wass_chat.slurm.submission import plan_submission
+
+RUN = "20260921-141320-abcd"
+T0 = datetime(2026, 9, 21, 14, 13, 20)
+REAL = {"prep": (0.0, 2.0), "work_a": (3.0, 4.0), "work_b": (3.0, 4.5), "merge": (6.0, 6.5)}
+"""Seconds after T0 each task's job ran (sacct's whole seconds round these)."""
+
+
+def test_a_stamped_command_keeps_its_exit_status_and_still_stamps_its_end(tmp_path: Path) -> None:
+    out = tmp_path / "job.out"
+    with out.open("w") as stdout:
+        done = subprocess.run(["sh", "-c", stamped_command("sleep 0.1; exit 3")], stdout=stdout)
+    assert done.returncode == 3
+    stamps = read_stamps(out)
+    assert stamps is not None and stamps[1] - stamps[0] >= 0.1
+
+
+def submitted(runlog: RunLog, out: Path, run_id: str = RUN) -> RunRecord:
+    """The example planned as `submit` plans it, logged with job ids as `submit` logs them."""
+    plan = plan_submission(example_workflow(), example_platform(), "heft", run_id, out)
+    record = runlog.create(
+        plan.workflow.name, workflow_to_dict(plan.workflow), platform_summary(plan),
+        plan.scheduler, plan.planned_makespan, plan.decisions, run_id=run_id,
+        occupancy=plan.occupancy.to_dict(), estimates=plan.estimates,
+    )  # fmt: skip
+    decisions = tuple(
+        replace(d, job_id=str(200 + i), state="SUBMITTED", output=str(out / f"{d.task}.out"))
+        for i, d in enumerate(record.decisions)
+    )
+    return runlog.update(record.run_id, state="submitted", decisions=decisions)
+
+
+def statuses(record: RunRecord, state: str = "COMPLETED") -> list[TaskStatus]:
+    """What squeue/sacct say of each job once the run ended (whole seconds, local time)."""
+    found = []
+    for d in record.decisions:
+        start, end = REAL[d.task]
+        found.append(
+            TaskStatus(
+                d.task, d.job_id, d.node, state if d.task == "merge" else "COMPLETED", d.node,
+                _iso(start), _iso(end), "",
+            )
+        )  # fmt: skip
+    return found
+
+
+def _iso(offset: float) -> str:
+    return datetime.fromtimestamp(T0.timestamp() + int(offset)).isoformat()
+
+
+def stamp(record: RunRecord) -> None:
+    """Each job's own stamps, as its output file holds them (sub-second)."""
+    for d in record.decisions:
+        start, end = REAL[d.task]
+        Path(d.output or "").write_text(
+            f"wass-start {T0.timestamp() + start + 0.25}\nwass-end {T0.timestamp() + end + 0.25}\n"
+        )
+
+
+def test_a_run_has_ended_when_every_job_is_final_with_its_end(tmp_path: Path) -> None:
+    record = submitted(RunLog(tmp_path / "runs"), tmp_path / "out")
+    done = statuses(record)
+    assert run_ended(record, done)
+    assert not run_ended(record, [replace(done[0], state="RUNNING", end=""), *done[1:]])
+    assert not run_ended(record, [replace(done[0], end="Unknown"), *done[1:]])  # sacct lags
+
+
+def test_a_run_is_learned_from_its_stamps_once_and_the_log_says_so(tmp_path: Path) -> None:
+    runlog = RunLog(tmp_path / "runs")
+    record = submitted(runlog, tmp_path / "out")
+    (tmp_path / "out").mkdir()
+    stamp(record)
+    kb = KnowledgeBase(tmp_path / "kb")
+    try:
+        learned = learn_finished(record, statuses(record), kb, runlog)
+        assert learned.added and learned.state == "COMPLETED" and learned.timing == "job stamps"
+        assert learned.case_id == real_case_id(RUN)
+        assert learned.real_makespan_s == pytest.approx(6.5)
+        assert learned.predicted_makespan_s == pytest.approx(record.planned_makespan)
+        logged = runlog.get(RUN)
+        assert logged.state == "completed" and logged.learned == learned.case_id
+        again = learn_finished(logged, statuses(logged), kb, runlog)
+        assert not again.added and "already learned" in again.line()
+        (case,) = learned_cases(kb)
+        assert case.real is not None and case.real.occupancy is not None
+        assert case.real.estimates == "workflow"
+        assert case.timeline["work_b"][1:] == pytest.approx((3.0, 4.5))
+    finally:
+        kb.close()
+
+
+def test_without_every_stamp_the_times_are_sacct_seconds(tmp_path: Path) -> None:
+    runlog = RunLog(tmp_path / "runs")
+    record = submitted(runlog, tmp_path / "out")
+    (tmp_path / "out").mkdir()
+    stamp(record)
+    Path(record.decisions[0].output or "").unlink()
+    run = finished_run(record, statuses(record))
+    assert run.known.timing == "sacct"
+    assert run.tasks["work_b"].end - run.tasks["work_b"].start == 1.0  # type: ignore[operator]
+
+
+def test_a_failed_run_is_logged_failed_and_kept_apart(tmp_path: Path) -> None:
+    runlog = RunLog(tmp_path / "runs")
+    record = submitted(runlog, tmp_path / "out")
+    kb = KnowledgeBase(tmp_path / "kb")
+    try:
+        learned = learn_finished(record, statuses(record, "FAILED"), kb, runlog)
+        assert learned.kept_apart and "kept apart" in learned.line()
+        assert runlog.get(RUN).state == "failed" and kb.count() == 0
+    finally:
+        kb.close()
+
+
+def test_the_products_jobs_are_told_by_comment_or_name() -> None:
+    assert run_of(f"wass:v1:run={RUN};task=work_a;node=n1", None) == (RUN, "work_a")
+    assert run_of(None, f"wass-{RUN}-work_a") == (RUN, "work_a")
+    assert run_of("my own job", "analysis") is None and run_of(None, "wass-notarun") is None
+
+
+def cached(tmp_path: Path, record: RunRecord, state: str = "COMPLETED") -> SacctCache:
+    """The accounting cache after `wass-chat sacct import` of the run's jobs (sacct -P text)."""
+    lines = ["JobID|JobName|State|NodeList|Submit|Start|End|Comment"]
+    for d in record.decisions:
+        start, end = REAL[d.task]
+        final = state if d.task == "merge" else "COMPLETED"
+        ended = "Unknown" if final == "RUNNING" else _iso(end)
+        lines.append(f"{d.job_id}|wass-{RUN}-{d.task}|{final}|{d.node}|{_iso(-1)}|{_iso(start)}|"
+                     f"{ended}|wass:v1:run={RUN};task={d.task};node={d.node}")  # fmt: skip
+    lines.append(f"999|analysis|COMPLETED|n1|{_iso(-1)}|{_iso(0)}|{_iso(9)}|")
+    lines.append(f"998|wass-20260101-000000-0000-x|COMPLETED|n1|{_iso(-1)}|{_iso(0)}|{_iso(9)}|")
+    cache = SacctCache(tmp_path / "sacct")
+    cache.write(parse_sacct_text("\n".join(lines)).jobs)
+    return cache
+
+
+def test_past_runs_are_learned_from_the_accounting_cache_as_live(tmp_path: Path) -> None:
+    runlog = RunLog(tmp_path / "runs")
+    record = submitted(runlog, tmp_path / "out")
+    cache = cached(tmp_path, record)
+    kb = KnowledgeBase(tmp_path / "kb")
+    try:
+        found = learn_from_sacct(cache, runlog, kb)
+        assert found.jobs == 5 and [x.case_id for x in found.learned] == [real_case_id(RUN)]
+        assert "not in the decision log" in found.skipped["20260101-000000-0000"]
+        assert found.learned[0].timing == "sacct"
+        assert found.learned[0].real_makespan_s == pytest.approx(6.0)  # whole seconds
+        again = learn_from_sacct(cache, runlog, kb)  # idempotent
+        assert [x.added for x in again.learned] == [False] and kb.count() == 1
+    finally:
+        kb.close()
+
+
+def test_a_run_still_going_in_the_cache_waits(tmp_path: Path) -> None:
+    runlog = RunLog(tmp_path / "runs")
+    record = submitted(runlog, tmp_path / "out")
+    kb = KnowledgeBase(tmp_path / "kb")
+    try:
+        found = learn_from_sacct(cached(tmp_path, record, "RUNNING"), runlog, kb, only=RUN)
+        assert found.learned == [] and "not ended in the cache" in found.skipped[RUN]
+    finally:
+        kb.close()
+
+
+def test_runs_with_slurm_away_lists_the_runs_as_logged_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from wass_chat.cli import main
+    from wass_chat.config import settings
+
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "no-such" / "slurm.conf"))
+    settings.cache_clear()
+    try:
+        submitted(RunLog(tmp_path / "home" / "runs"), tmp_path / "out")
+        assert main(["runs", "--json"]) == 0
+        captured = capsys.readouterr()
+        (row,) = json.loads(captured.out)
+        assert row["run_id"] == RUN and row["state"] == "submitted" and row["learned"] is None
+        assert "states as last logged" in captured.err and "slurm.conf" in captured.err
+    finally:
+        settings.cache_clear()
+
+
+def test_kb_learn_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from wass_chat.cli import main
+    from wass_chat.config import settings
+
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    settings.cache_clear()
+    try:
+        assert main(["kb", "learn"]) == 2
+        assert "give a run id, or --from-sacct" in capsys.readouterr().err
+        assert main(["kb", "learn", "20260101-000000-0000"]) == 2
+        assert "no run '20260101-000000-0000'" in capsys.readouterr().err
+        assert main(["submit", "demo:fork-join-20", "--estimates", "guess", "--yes"]) == 2
+        assert "choose workflow or kb" in capsys.readouterr().err
+        assert not (tmp_path / "home" / "runs").exists()  # nothing half-written
+        assert main(["sim-to-real", "report", "--kb", str(tmp_path / "kb")]) == 0
+        assert "no learned run yet" in capsys.readouterr().out
+    finally:
+        settings.cache_clear()

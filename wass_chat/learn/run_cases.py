@@ -1,0 +1,85 @@
+"""A decision-log run as Slurm ran it: what :func:`kb.real_runs.case_from_run` is made of.
+
+The run record (:mod:`wass_chat.runlog`) holds the workflow as submitted, the platform it was
+planned on, the scheduler, the plan's predicted times, the cluster's occupancy then and how the
+runtimes were estimated; Slurm (``squeue``/``sacct``, or the accounting cache) says where and
+when each task's job ran and how it ended. Times come from the jobs' own stamps when every job
+that ran left them (sub-millisecond, :mod:`wass_chat.slurm.job_stamps`), else from sacct's
+whole seconds, never a mix of the two clocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kb.real_runs import FinishedRun, TaskExecution
+from kb.records import RealExecution
+from sim.occupancy import Hold, Occupancy
+from sim.platforms import platform_from_dict
+from wass_chat.runlog import RunRecord
+from wass_chat.slurm.job_stamps import read_stamps
+from wass_chat.slurm.runs import FINISHED_STATES, TaskStatus
+from wass_chat.slurm.sim_to_real import run_workflow, sacct_seconds
+
+UNSET = ("", "Unknown", "None")
+NOT_SUBMITTED = "NOT_SUBMITTED"
+"""The state of a task whose job was never submitted (an sbatch failed before it)."""
+
+
+def run_ended(record: RunRecord, statuses: Sequence[TaskStatus]) -> bool:
+    """Whether every job of the run has ended and sacct has its End (it lags squeue by about a
+    second); a run with no job submitted never ends."""
+    submitted = [s for s in statuses if s.job_id]
+    if not submitted or not record.job_ids:
+        return False
+    return all(s.state in FINISHED_STATES and s.end not in UNSET for s in submitted)
+
+
+def finished_run(record: RunRecord, statuses: Sequence[TaskStatus]) -> FinishedRun:
+    """The run as :mod:`kb.real_runs` takes it (call once :func:`run_ended` is true)."""
+    by_task = {s.task: s for s in statuses}
+    sacct = {t: _sacct_interval(s) for t, s in by_task.items()}
+    ran = [t for t, interval in sacct.items() if interval is not None]
+    stamps = {
+        d.task: found
+        for d in record.decisions
+        if d.task in ran and d.output and (found := read_stamps(Path(d.output))) is not None
+    }
+    use_stamps = bool(ran) and len(stamps) == len(ran)
+    tasks = {}
+    for d in record.decisions:
+        status = by_task.get(d.task)
+        if status is None or not d.job_id:
+            tasks[d.task] = TaskExecution("", None, None, NOT_SUBMITTED)
+            continue
+        interval = stamps.get(d.task) if use_stamps else sacct[d.task]
+        start, end = interval if interval is not None else (None, None)
+        tasks[d.task] = TaskExecution(status.node or "", start, end, status.state, d.job_id)
+    holds = (record.occupancy or {}).get("holds")
+    return FinishedRun(
+        workflow=run_workflow(record),
+        platform=platform_from_dict(record.platform, f"platform of {record.run_id}"),
+        scheduler=record.scheduler,
+        tasks=tasks,
+        known=RealExecution(
+            run_id=record.run_id,
+            submitted_at=record.created,
+            predicted={d.task: (d.planned_start, d.planned_end) for d in record.decisions},
+            predicted_makespan=record.planned_makespan,
+            scale=record.scale or 1.0,
+            occupancy=Occupancy(tuple(Hold(**h) for h in holds)) if holds is not None else None,
+            estimates=record.estimates,
+            timing="job stamps" if use_stamps else "sacct",
+        ),
+    )
+
+
+def _sacct_interval(status: TaskStatus) -> tuple[float, float] | None:
+    """(start, end) epoch seconds from sacct, None for a job that never started."""
+    if status.start in UNSET or status.end in UNSET:
+        return None
+    start, end = sacct_seconds(status.start), sacct_seconds(status.end)
+    if start is None or end is None:
+        return None
+    return start, end
