@@ -241,3 +241,17 @@ def test_malformed_lines_are_counted_with_their_file_line_numbers(tmp_path: Path
     result = parse_sacct_file(path)
     assert result.malformed == 1 and result.malformed_lines == (5,)
     assert result.jobs.height == 4
+
+
+def test_raw_number_columns_stand_in_for_elapsed_and_timelimit():
+    """An export with ElapsedRaw (seconds) and TimelimitRaw (minutes) instead of the clocks."""
+    text = (
+        "JobID|ElapsedRaw|TimelimitRaw|State|AllocCPUS\n"
+        "1|90061|1440|COMPLETED|2\n2|5|UNLIMITED|FAILED|1\n"
+    )
+    result = parse_sacct_text(text)
+    assert result.unknown_columns == () and result.bad_values == {}
+    rows = {r["job_id"]: r for r in result.jobs.to_dicts()}
+    assert rows["1"]["elapsed_s"] == 90061 and rows["1"]["timelimit_s"] == 1440 * 60
+    assert rows["1"]["ncpus"] == 2
+    assert rows["2"]["timelimit_s"] is None and rows["2"]["timelimit_unlimited"]

@@ -55,10 +55,18 @@ SACCT_FIELDS: frozenset[str] = frozenset(name.lower() for name in _SACCT_FIELD_N
 ALIASES: dict[str, str] = {"alloccpus": "NCPUS"}
 """sacct names that print the same value as one of the product's fields (sacct.c maps
 ``AllocCPUS`` and ``NCPUS`` to the same column, ``PRINT_ALLOC_CPUS``)."""
-FALLBACKS: dict[str, tuple[str, ...]] = {"NCPUS": ("ReqCPUS",), "NNodes": ("AllocNodes",)}
+FALLBACKS: dict[str, tuple[str, ...]] = {
+    "NCPUS": ("ReqCPUS",),
+    "NNodes": ("AllocNodes",),
+    "Elapsed": ("ElapsedRaw",),
+    "Timelimit": ("TimelimitRaw",),
+}
 """Fields read from another column only when the file lacks the field itself: a job's requested
 CPUs stand in for its allocated ones (they are equal once it runs, save for whole-node
-allocations), ``AllocNodes`` for ``NNodes``."""
+allocations), ``AllocNodes`` for ``NNodes``, the raw numbers for Elapsed and Timelimit."""
+RAW_SECONDS: dict[str, int] = {"elapsedraw": 1, "timelimitraw": 60}
+"""Columns sacct prints as a bare number, and the seconds one unit of it is (TimelimitRaw is in
+minutes): read as their clock-text field once converted."""
 
 DELIMITER_CANDIDATES = ("^|^", "|", "☃", "\t", ";", ",")
 """Delimiters tried, in order, on a headerless export given ``--format`` but no delimiter."""

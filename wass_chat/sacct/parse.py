@@ -27,7 +27,7 @@ from pathlib import Path
 import polars as pl
 
 from wass_chat.sacct.fields import FIELDS, SacctField
-from wass_chat.sacct.layout import ExportLayout, ExportLayoutError, detect_layout
+from wass_chat.sacct.layout import RAW_SECONDS, ExportLayout, ExportLayoutError, detect_layout
 
 NULL_TOKENS = ("", "Unknown", "None", "N/A", "INVALID", "None assigned", "(null)")
 """Values Slurm prints for "not set"; they become null without counting as bad."""
@@ -192,7 +192,8 @@ def parse_sacct_lines(numbered: pl.DataFrame | pl.Series, layout: ExportLayout) 
     keep = {f"field_{i}": f.name for i, f in fields.items()}
     if "JobID" not in keep.values():
         keep[f"field_{id_index}"] = "JobID"  # JobIDRaw alone identifies the job
-    raw = raw.select(pl.col(src).alias(dst) for src, dst in keep.items())
+    raw = raw.select(_as_clock(pl.col(src), layout.columns[int(src[6:])]).alias(dst)
+                     for src, dst in keep.items())  # fmt: skip
     jobs, bad, bad_examples = _typed(raw)
     return ParseResult(
         jobs=jobs,
@@ -205,6 +206,26 @@ def parse_sacct_lines(numbered: pl.DataFrame | pl.Series, layout: ExportLayout) 
         layout=layout.describe(),
         unknown_columns=layout.unknown_columns,
     )
+
+
+def _as_clock(text: pl.Expr, column: str) -> pl.Expr:
+    """A raw-number column (ElapsedRaw seconds, TimelimitRaw minutes) as the clock text of the
+    field it stands in for (``[D-]HH:MM:SS``); any other column unchanged."""
+    unit = RAW_SECONDS.get(column.lower())
+    if unit is None:
+        return text
+    seconds = text.str.to_integer(strict=False) * unit
+    rest = seconds % 86400
+    clock = pl.format(
+        "{}:{}:{}",
+        *(
+            part.cast(pl.String).str.zfill(2)
+            for part in (rest // 3600, rest % 3600 // 60, rest % 60)
+        ),
+    )
+    days = seconds // 86400
+    as_clock = pl.when(days > 0).then(pl.format("{}-{}", days, clock)).otherwise(clock)
+    return pl.when(seconds.is_not_null()).then(as_clock).otherwise(text)
 
 
 def _why(n_fields: int, expected: int) -> str:
