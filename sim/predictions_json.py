@@ -6,7 +6,8 @@ Chroma store on disk that array tasks must not open at once) and writes them int
 plan; each task reads back its own instances'. Both directions walk
 ``dataclasses.fields(RuntimePredictions)``, so a field added to the dataclass travels without a
 change here: ``categories`` holds :class:`~sim.uncertainty.CategoryPrediction` objects, every
-other field is plain JSON already (numbers, maps of names to numbers). JSON writes a float's
+other field is plain JSON already (numbers, maps of names to numbers) or a tuple, which JSON
+writes as a list and which is read back as a tuple (``sources``). JSON writes a float's
 shortest repr, which reads back as the same float, so a task plans on exactly what the
 submitter retrieved.
 """
@@ -33,6 +34,8 @@ def predictions_to_json(predictions: RuntimePredictions) -> dict[str, Any]:
             value = {name: asdict(p) for name, p in value.items()}
         elif isinstance(value, Mapping):
             value = dict(value)
+        elif isinstance(value, tuple):
+            value = list(value)
         doc[f.name] = value
     return doc
 
@@ -46,5 +49,9 @@ def predictions_from_json(doc: Mapping[str, Any]) -> RuntimePredictions:
     if problems:
         raise InputError("runtime predictions", problems)
     values = {n: doc[n] for n in names}
+    empty = RuntimePredictions()
+    for n in names:  # a tuple field came back a JSON list
+        if isinstance(getattr(empty, n), tuple):
+            values[n] = tuple(values[n])
     values[CATEGORIES] = {c: CategoryPrediction(**p) for c, p in doc[CATEGORIES].items()}
     return RuntimePredictions(**values)

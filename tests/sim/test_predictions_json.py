@@ -36,6 +36,8 @@ def _other_value(f: Field[Any], hint: Any, k: int) -> Any:
         return {"cpu-4c": args[1](1.1 + 0.2 + k), "gpu-32c": args[1](7.0 / 3.0)}
     if origin in (Mapping, dict) and typing.get_origin(args[1]) in (Mapping, dict):
         return {"cpu01": {"cpu01": 0.01 + k, "gpu02": 1.0 / 3.0}, "gpu02": {"cpu01": 0.1 + 0.2}}
+    if origin is tuple and args == (str, ...):
+        return ("slurm:run-7", f"sim:{k}")
     if hint is bool:
         return not _default(f)
     if hint is int:
@@ -62,6 +64,7 @@ def test_every_field_round_trips_through_json_text() -> None:
         assert getattr(back, f.name) == getattr(predictions, f.name), f.name
     assert back == predictions
     assert isinstance(back.categories["mAdd"], CategoryPrediction)
+    assert isinstance(back.sources, tuple)  # a JSON list read back as the field's tuple
     assert json.loads(text)[CATEGORIES]["mAdd"] == {
         "runtime": 1e-7 / 3, "log_spread": 0.0, "samples": 2,
     }  # fmt: skip
