@@ -10,10 +10,15 @@ from sim.errors import PlatformError
 from tests.slurm.conftest import layered_workflow
 from tests.slurm.plugin_cases import CLUSTER
 from wass_chat.runlog import RunLog, UnknownRunError
-from wass_chat.slurm.commands import parse_parsable, parse_scontrol_record
+from wass_chat.slurm.commands import parse_parsable, parse_scontrol_record, scontrol_records
 from wass_chat.slurm.nodes import gpu_count, platform_from_records, state_flags
 from wass_chat.slurm.submission import plan_submission
 
+# Slurm 26.05's `scontrol --oneliner show job` of a job submitted with a two-line --wrap (taken
+# from the local cluster): the newline is printed as is, and Comment and StdOut come after it
+WRAPPED_JOB = (
+    Path(__file__).parent / "data" / "slurm-26.05" / "scontrol-oneliner-show-job-multiline-wrap.txt"
+).read_text()
 NODE = (
     "NodeName=n4 Arch=x86_64 CPUTot=8 CPUEfctv=8 AvailableFeatures=large,fast Gres=gpu:a100:2(S:0) "
     "RealMemory=8000 State=IDLE+DRAIN Partitions=debug Reason=disk failed [root@2026-01-01]"
@@ -74,3 +79,12 @@ def test_run_log_round_trip(tmp_path: Path) -> None:
     assert [r.run_id for r in log.list_runs()] == ["r1"]
     with pytest.raises(UnknownRunError):
         log.get("nope")
+
+
+def test_a_record_with_a_newline_in_a_value_stays_one_record() -> None:
+    text = WRAPPED_JOB + WRAPPED_JOB.replace("JobId=291", "JobId=292")
+    first, second = scontrol_records(text)
+    assert first["JobId"] == "291" and second["JobId"] == "292"
+    assert first["Comment"] == "wass:v1:run=r1;task=t1;node=n2"
+    assert first["StdOut"] == "/work/main/slurm-291.out"
+    assert first["JobState"] == "PENDING" and first["Reason"] == "JobHeldUser"

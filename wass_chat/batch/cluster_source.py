@@ -23,7 +23,7 @@ import polars as pl
 from sim.batch.config import PriorityWeights, SchedulerConfig
 from sim.batch.model import UNLIMITED, BatchCluster, BatchNode, Partition
 from sim.errors import PlatformError
-from wass_chat.slurm.commands import SlurmCommands, parse_scontrol_record
+from wass_chat.slurm.commands import SlurmCommands, scontrol_records
 from wass_chat.slurm.formats import slurm_duration
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.nodes import gpu_count
@@ -31,7 +31,7 @@ from wass_chat.slurm.nodes import gpu_count
 
 def records(text: str) -> list[dict[str, str]]:
     """``scontrol --oneliner show ...`` text -> one dict per record."""
-    return [parse_scontrol_record(line) for line in text.splitlines() if line.strip()]
+    return scontrol_records(text)
 
 
 def cluster_from_records(

@@ -93,14 +93,10 @@ class SlurmCommands:
 
     def show_nodes(self) -> list[dict[str, str]]:
         """``scontrol show nodes`` as one ``key -> value`` dict per node (``--oneliner``)."""
-        return [parse_scontrol_record(line) for line in
-                self.run(["scontrol", "--oneliner", "show", "nodes"]).splitlines()
-                if line.strip()]  # fmt: skip
+        return scontrol_records(self.run(["scontrol", "--oneliner", "show", "nodes"]))
 
     def show_partitions(self) -> list[dict[str, str]]:
-        return [parse_scontrol_record(line) for line in
-                self.run(["scontrol", "--oneliner", "show", "partitions"]).splitlines()
-                if line.strip()]  # fmt: skip
+        return scontrol_records(self.run(["scontrol", "--oneliner", "show", "partitions"]))
 
     def show_jobs(self, job_ids: Sequence[str]) -> dict[str, dict[str, str]]:
         """``scontrol show job`` records of the jobs among ``job_ids`` the controller still holds
@@ -108,9 +104,7 @@ class SlurmCommands:
         if not job_ids:
             return {}
         wanted = set(job_ids)
-        records = (parse_scontrol_record(line) for line in
-                   self.run(["scontrol", "--oneliner", "show", "job"]).splitlines()
-                   if line.strip())  # fmt: skip
+        records = scontrol_records(self.run(["scontrol", "--oneliner", "show", "job"]))
         return {r["JobId"]: r for r in records if r.get("JobId") in wanted}
 
     def queue(self, job_ids: Sequence[str]) -> dict[str, QueueEntry]:
@@ -174,6 +168,34 @@ def unreachable_cause(message: str, limit: int = 160) -> str:
             return cause.format(at=f" at {where}" if where else "")
     head = re.split(r"(?<=[.!])\s", message, maxsplit=1)[0]
     return head if len(head) <= limit else head[: limit - 3] + "..."
+
+
+def scontrol_lines(text: str) -> list[str]:
+    """``scontrol --oneliner show ...`` output, one line per record.
+
+    ``--oneliner`` does not make a record one line: a value holding a newline is printed as is
+    (a job submitted with a multi-line ``--wrap`` has it in ``SubmitLine`` and ``Command``, and
+    26.05 puts ``Comment`` and ``StdOut`` after them). A record starts with the key every record
+    starts with (the first line's: ``JobId``, ``NodeName``...); any other line continues the
+    record before it.
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return []
+    first_key = lines[0].split("=", 1)[0] + "="
+    records: list[str] = []
+    for line in lines:
+        if line.startswith(first_key) or not records:
+            records.append(line)
+        else:
+            records[-1] += " " + line
+    return records
+
+
+def scontrol_records(text: str) -> list[dict[str, str]]:
+    """Every record of ``scontrol --oneliner show ...`` output (:func:`scontrol_lines`) as a
+    dict (:func:`parse_scontrol_record`)."""
+    return [parse_scontrol_record(line) for line in scontrol_lines(text)]
 
 
 def parse_scontrol_record(line: str) -> dict[str, str]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sim.errors import InputError
-from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_scontrol_record
+from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, scontrol_records
 from wass_chat.slurm.formats import is_set, memory_mb, set_or_empty, slurm_time, tres
 
 ACCOUNTING_FIELDS = (
@@ -253,7 +253,7 @@ class _Recorder:
 
 
 def _records(text: str) -> list[dict[str, str]]:
-    return [parse_scontrol_record(line) for line in text.splitlines() if line.strip()]
+    return scontrol_records(text)
 
 
 def _job_record(run: _Recorder, job_id: str) -> dict[str, str]:

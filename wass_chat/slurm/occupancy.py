@@ -34,7 +34,12 @@ from sim.model import Platform
 from sim.occupancy import Hold, Occupancy
 from wass_chat.slurm import structured
 from wass_chat.slurm.availability import ensure_slurm
-from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_scontrol_record
+from wass_chat.slurm.commands import (
+    SlurmCommandError,
+    SlurmCommands,
+    parse_scontrol_record,
+    scontrol_lines,
+)
 from wass_chat.slurm.formats import clock, memory_mb, slurm_clock, slurm_time
 from wass_chat.slurm.hostlist import expand
 
@@ -91,9 +96,7 @@ class LiveOccupancy:
 def detailed_jobs(text: str) -> list[BusyJob]:
     """The running jobs in ``scontrol -d --oneliner show job`` output (pure: no Slurm call)."""
     jobs = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
+    for line in scontrol_lines(text):
         record = parse_scontrol_record(_DETAIL.sub(" ", line))
         if (record.get("JobState") or "").split("+")[0] not in HOLDING_STATES:
             continue

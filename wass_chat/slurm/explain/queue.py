@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 
 import polars as pl
 
-from wass_chat.slurm.commands import SlurmCommands, parse_parsable, parse_scontrol_record
+from wass_chat.slurm.commands import SlurmCommands, parse_parsable, scontrol_records
 from wass_chat.slurm.explain.ended import duration
 from wass_chat.slurm.explain.queue_headline import attention, queue_verdict
 from wass_chat.slurm.formats import slurm_time
@@ -29,7 +29,8 @@ class QueueFacts(TypedDict):
     running: int
     reasons: list[dict[str, Any]]
     attention: dict[str, int]
-    """Pending jobs that need a person (never, release, admin) and that start by themselves."""
+    """Pending jobs that need a person (never, release, admin, and their sum) and that start by
+    themselves."""
     partitions: list[dict[str, Any]]
     longest: list[dict[str, Any]]
     source: str
@@ -130,8 +131,7 @@ def _partitions(commands: SlurmCommands, pending: list[dict[str, Any]]) -> list[
 
 
 def _records(commands: SlurmCommands, what: str) -> list[dict[str, str]]:
-    text = commands.run(["scontrol", "--oneliner", "show", what])
-    return [parse_scontrol_record(line) for line in text.splitlines() if line.strip()]
+    return scontrol_records(commands.run(["scontrol", "--oneliner", "show", what]))
 
 
 class WaitersFacts(TypedDict):
