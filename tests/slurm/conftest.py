@@ -43,6 +43,8 @@ ROOT_BUILD = ("debootstrap", "slurmstepd")
 FINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL")
 # The versions scripts/slurm-cluster knows, in port order (the 22.05 host's first).
 SLURM_VERSIONS = ("22.05", "24.11", "26.05")
+SLURM_GROUP = "slurm"
+"""The pytest-xdist group (``--dist loadgroup``) of every test on the cluster: one worker."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -53,9 +55,18 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Turn ``slurm_version_differs`` into a strict xfail on the versions it names."""
+    """Put every test that uses ``cluster`` in xdist group ``slurm``; turn
+    ``slurm_version_differs`` into a strict xfail on the versions it names.
+
+    The group is not left to each module's marks: a worker that runs a cluster test brings up
+    the version's cluster in the one directory and ports all workers share, and takes it down
+    when it moves on to the next version, under the other worker's tests (CI run 2: a module
+    without the mark took 24.11's cluster down in the middle of the slurm group's tests)."""
     for item in items:
+        if "cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(SLURM_GROUP))
         params = getattr(getattr(item, "callspec", None), "params", {})
         version = params.get("cluster")
         if version is None:

@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.slurm.conftest import Cluster, wait_for_final
-from tests.slurm.why_cases import reset_cluster, run, sbatch, wait_for_reasons
+from tests.slurm.why_cases import (
+    reset_cluster,
+    run,
+    sbatch,
+    shrunk_partition_job,
+    wait_for_reasons,
+)
 from wass_chat.agent.answer_check import problems
 from wass_chat.agent.render import render
 from wass_chat.slurm.commands import SlurmCommands
@@ -33,9 +39,17 @@ exit 3
 @pytest.fixture(scope="module")
 def jobs(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """A failed job with a dependant, a job that used none of its 4 CPUs, then a 16-CPU job
-    with a job waiting behind it and two that need a person (too big, held)."""
+    with a job waiting behind it and two that need a person (too big for its partition, held).
+    Whatever it made goes again even when making it fails half-way, so the next module finds
+    the idle cluster it needs."""
     reset_cluster()
-    work = tmp_path_factory.mktemp("answers")
+    try:
+        yield _make_jobs(tmp_path_factory.mktemp("answers"))
+    finally:
+        reset_cluster()
+
+
+def _make_jobs(work: Path) -> dict[str, str]:
     work.chmod(0o755)
     script = work / "fail.sh"
     script.write_text(FAILING)
@@ -50,14 +64,13 @@ def jobs(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     made["hog"] = sbatch("-n16", "--time=30", "-o", "/dev/null")
     wait_for_reasons({made["hog"]: "RUNNING"})
     made["behind"] = sbatch("-n2", "--time=10", "-o", "/dev/null")
-    made["too_big"] = sbatch("-n64", "-o", "/dev/null")
+    # not --ntasks=64, which 24.11's sbatch refuses at submission: a partition that shrinks
+    # under its job, which every version queues as PartitionConfig
+    made["too_big"] = shrunk_partition_job()
     made["held"] = sbatch("-H", "-n1", "-o", "/dev/null")
     wait_for_reasons({made["behind"]: "Resources", made["too_big"]: "PartitionConfig",
                       made["stranded"]: "DependencyNeverSatisfied"})  # fmt: skip
-    try:
-        yield made
-    finally:
-        reset_cluster()
+    return made
 
 
 def _answer(job_id: str) -> tuple[dict[str, object], str]:

@@ -106,7 +106,7 @@ def test_each_situation_is_explained_from_slurms_own_state(
     elif name != "running":
         states = {v.split()[0] for f, v in quoted if f in {"JobState", "State"}}
         assert slurm_code in states, quoted
-    assert_advice_is_honest(facts, must_help)
+    assert_advice_is_honest(facts, must_help, ask_again=lambda: ask_offline(question)["facts"])
     for e in facts["evidence"]:
         assert e["command"].split()[0] in {"scontrol", "sacct", "squeue", "sprio", "sshare",
                                            "sdiag", "sacctmgr", "squeue/sacct"}  # fmt: skip

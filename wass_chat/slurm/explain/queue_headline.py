@@ -31,10 +31,12 @@ NEEDS_A_PERSON = {
 
 def attention(pending: list[dict[str, Any]]) -> dict[str, int]:
     """How many pending jobs need a person to act, by outcome (``never``, ``release``,
-    ``admin``), and ``starts_by_itself``."""
+    ``admin``), in all (``needs_a_person``: the "3 of the 4" the headline states must be a fact,
+    not a sum only our sentence knows), and ``starts_by_itself``."""
     outcomes: Counter[str] = Counter(classify(j["reason"]).outcome for j in pending)
     counts = {key: outcomes.get(key, 0) for key in NEEDS_A_PERSON}
-    counts["starts_by_itself"] = len(pending) - sum(counts.values())
+    counts["needs_a_person"] = sum(counts.values())
+    counts["starts_by_itself"] = len(pending) - counts["needs_a_person"]
     return counts
 
 
@@ -62,7 +64,7 @@ def top_reason(reason: dict[str, Any]) -> str:
 
 def attention_sentence(counts: dict[str, int], pending: int) -> str:
     """How many of the pending jobs need a person, and why."""
-    needing = pending - counts["starts_by_itself"]
+    needing = counts["needs_a_person"]
     if not needing:
         return "All of them start by themselves once what holds them clears."
     parts = [f"{n} {NEEDS_A_PERSON[key][n != 1]}" for key in NEEDS_A_PERSON if (n := counts[key])]
@@ -88,7 +90,8 @@ def queue_verdict(
         verdict += (
             f" Partition {busiest['partition']} is the most congested: "
             f"{busiest['cpus_allocated']} of its {busiest['cpus_total']} CPUs are in use "
-            f"and its {jobs(busiest['pending_jobs'], 'pending')} ask for "
+            f"and its {jobs(busiest['pending_jobs'], 'pending')} "
+            f"{'asks' if busiest['pending_jobs'] == 1 else 'ask'} for "
             f"{busiest['pending_cpus']} more."
         )
         if busiest["unavailable_nodes"]:
