@@ -45,6 +45,9 @@ class Plan:
     insertion: bool = True
     occupancy: Occupancy | None = None
     """Cores other jobs hold at time 0 (None: an idle cluster)."""
+    now: float = 0.0
+    """The planning instant: no task placed from here on starts earlier (an online planner
+    re-planning at an arrival cannot start anything in the past)."""
     placement: dict[str, str] = field(default_factory=dict)
     start: dict[str, float] = field(default_factory=dict)
     finish: dict[str, float] = field(default_factory=dict)
@@ -83,8 +86,8 @@ class Plan:
         t = self.workflow.task_by_id[task]
         duration = compute_time(t, node)
         start = self.timelines[node.name].earliest_start(
-            self.data_ready(task, node), duration, t.cores, t.memory, self.insertion,
-            gpus_used(t, node),
+            max(self.data_ready(task, node), self.now), duration, t.cores, t.memory,
+            self.insertion, gpus_used(t, node),
         )  # fmt: skip
         return Slot(task, node.name, start, start + duration)
 

@@ -83,13 +83,22 @@ class NodeTimeline:
     ) -> bool:
         """Whether ``cores``, ``memory`` and ``gpus`` are free over ``[start, start+duration)``."""
         end = start + duration
-        active = [r for r in self._near(start, end) if _overlaps(r, start, end)]
+        near = self._near(start, end)
+        if end > start:  # _overlaps, inlined: this is the planners' innermost loop
+            active = [r for r in near if r.start < end and start < r.end]
+        else:
+            active = [r for r in near if r.start < start < r.end]
         if not active:
             return True
+        all_cores = all_memory = all_gpus = 0
+        for r in active:
+            all_cores += r.cores
+            all_memory += r.memory
+            all_gpus += r.gpus
         if (
-            cores + sum(r.cores for r in active) <= self.cores
-            and memory + sum(r.memory for r in active) <= self.memory
-            and gpus + sum(r.gpus for r in active) <= self.gpus
+            cores + all_cores <= self.cores
+            and memory + all_memory <= self.memory
+            and gpus + all_gpus <= self.gpus
         ):
             return True  # even all of them at once leave room
         # Usage only rises at a reservation's start: check the window's first instant and
@@ -139,6 +148,15 @@ class NodeTimeline:
     def hold(self, until: float, cores: int, holder: str) -> None:
         """Reserve ``cores`` over ``[0, until)`` for another job (no memory: holds take cores)."""
         self.reserve(Reservation(0.0, until, cores, 0, holder))
+
+    def unreserve(self, reservation: Reservation) -> None:
+        """Drop ``reservation`` (a tentative one: duplication tries a copy, then undoes it)."""
+        key = (reservation.start, reservation.end)
+        index = bisect.bisect_left(self._keys, key)
+        while self.reservations[index] != reservation:
+            index += 1  # equal keys: find the very one (IndexError if it is absent)
+        del self.reservations[index]
+        del self._keys[index]
 
     def reserve(self, reservation: Reservation) -> None:
         key = (reservation.start, reservation.end)
