@@ -158,12 +158,13 @@ class StreamSpec:
 
     count: int = 10
     """Workflows in the stream."""
-    window: float = 600.0
-    """Seconds over which they arrive (a Poisson process of rate ``count / window``)."""
+    window: float = 300.0
+    """Seconds over which they arrive (a Poisson process of rate ``count / window``): a fixed
+    window makes the load grow with ``count``."""
     tasks: tuple[int, int] = (8, 30)
     """Range of each workflow's task count (inclusive)."""
     shapes: tuple[str, ...] = STREAM_SHAPES
-    ccr: float = 0.5
+    ccr: float = 0.1
     """Communication-to-computation ratio of the generated workflows."""
     gpu_need: float = 0.15
     """Share of tasks that need one GPU."""
