@@ -247,10 +247,11 @@ come from the hardware (NVIDIA's FP32 peaks: 8.1, 15.7 and 19.5 TFLOP/s)."""
 
 def gpu_cluster_spec(nodes: int) -> ClusterSpec:
     """A shared heterogeneous GPU cluster (the ``gpu:N`` platform kind): nodes of 4 or 8 cores
-    at mixed speeds, half of them with two GPUs of a model drawn from :data:`GPU_TYPES`."""
+    at mixed speeds, half of them with two GPUs of a model drawn from :data:`GPU_TYPES`, and a
+    parallel filesystem (25 GB/s) that many workflows read at once."""
     return ClusterSpec(
         nodes=nodes, heterogeneous=True, core_choices=(4, 8), gpu_fraction=0.5, gpus_per_node=2,
-        gpu_types=GPU_TYPES, name=f"gpu-{nodes}n",
+        gpu_types=GPU_TYPES, shared_fs_bandwidth=25e9, name=f"gpu-{nodes}n",
     )  # fmt: skip
 
 

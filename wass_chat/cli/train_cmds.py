@@ -17,7 +17,9 @@ from wass_chat.cli.train_inputs import recipes_of as _recipes
 if TYPE_CHECKING:
     from policy.learned.evaluate import Evaluation
 
-train_app = typer.Typer(help="Train the learned placement policy and its RAG teacher.")
+train_app = typer.Typer(
+    help="Train the learned placement policy and its RAG teacher, or the DQN scheduler."
+)
 
 RECIPES_HELP = "Comma-separated recipes to train on (default: all nine)."
 
@@ -386,5 +388,8 @@ def _line(ev: Evaluation) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``wass-chat train``."""
+    """Add ``wass-chat train`` (``train dqn`` lives in its own module)."""
+    from wass_chat.cli.train_dqn_cmds import train_dqn
+
+    train_app.command("dqn")(train_dqn)
     app.add_typer(train_app, name="train")
