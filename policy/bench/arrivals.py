@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from policy.base import ListScheduler, plan_and_simulate
+from policy.base import ListScheduler, Scheduler, StaticScheduler, plan_and_simulate
 from policy.bench.matrix import PlatformSource
 from policy.bench.stats import geometric_mean_ci
 from policy.registry import (
@@ -127,12 +127,15 @@ def check_scheduler_names(names: tuple[str, ...]) -> tuple[str, ...]:
 def run_on_stream(
     name: str, workflow: Workflow, platform: Platform, network_model: NetworkModel
 ) -> tuple[SimResult, int, float]:
-    """(validated result, copies run, CPU seconds) of scheduler ``name`` on a merged stream."""
+    """(validated result, copies run, CPU seconds) of scheduler ``name`` on a merged stream.
+
+    The seconds are the scheduler's own (planning, or the whole simulation for a dynamic one),
+    not building it (loading a checkpoint)."""
     from policy.fifo_deft import FifoDeft
     from policy.online import OnlineHEFT, PerArrival
 
-    start = time.process_time()
     if name == "fifo-deft":
+        start = time.process_time()
         run = FifoDeft().schedule_with_copies(workflow, platform)
         seconds = time.process_time() - start
         expanded = simulate(run.expanded, platform, run.schedule, network_model)
@@ -140,21 +143,21 @@ def run_on_stream(
         check_schedule(workflow, platform, result, copies=True)
         return result, run.copies, seconds
     if name == "eft":
-        result = simulate(workflow, platform, EarliestFinishPlacement(), network_model)
-        seconds = time.process_time() - start
+        scheduler: Scheduler = EarliestFinishPlacement()
+    elif name == "online-heft":
+        scheduler = OnlineHEFT()
     else:
-        scheduler = OnlineHEFT() if name == "online-heft" else get_scheduler(
-            name, seed=0, network_model=network_model
-        )  # fmt: skip
+        scheduler = get_scheduler(name, seed=0, network_model=network_model)
         if isinstance(scheduler, ListScheduler):
             scheduler = PerArrival(scheduler)
-        if hasattr(scheduler, "schedule"):
-            schedule = scheduler.schedule(workflow, platform)
-            seconds = time.process_time() - start
-            result = simulate(workflow, platform, schedule, network_model)
-        else:
-            result = plan_and_simulate(scheduler, workflow, platform, network_model)
-            seconds = time.process_time() - start
+    start = time.process_time()
+    if isinstance(scheduler, StaticScheduler):
+        schedule = scheduler.schedule(workflow, platform)
+        seconds = time.process_time() - start
+        result = simulate(workflow, platform, schedule, network_model)
+    else:
+        result = plan_and_simulate(scheduler, workflow, platform, network_model)
+        seconds = time.process_time() - start
     check_schedule(workflow, platform, result)
     return result, 0, seconds
 
@@ -203,12 +206,19 @@ def run_arrivals(
     return sorted(records, key=lambda r: (r.count, r.platform, r.seed, order[r.scheduler]))
 
 
-def summarize_arrivals(records: list[StreamRecord]) -> dict[str, Any]:
+PAIRED = ("makespan", "slr")
+"""Metrics also compared stream by stream with the reference scheduler."""
+
+
+def summarize_arrivals(records: list[StreamRecord], reference: str = "eft") -> dict[str, Any]:
     """Per scheduler and stream size: each metric's geometric mean over the seeds with a 95%
-    bootstrap interval, copies, and the CPU time per task placed (mean)."""
+    bootstrap interval, copies, and the CPU time per task placed (mean). With ``reference``
+    among the schedulers, also the paired ratio of makespan and SLR to its own on the same
+    streams (geometric mean, 95% interval, how many streams it beat the reference on)."""
     groups: dict[tuple[str, int], list[StreamRecord]] = {}
     for r in records:
         groups.setdefault((r.scheduler, r.count), []).append(r)
+    base = {(r.instance, r.platform): r for r in records if r.scheduler == reference}
     rows = []
     for (scheduler, count), group in groups.items():
         row: dict[str, Any] = {"scheduler": scheduler, "count": count, "seeds": len(group),
@@ -217,9 +227,19 @@ def summarize_arrivals(records: list[StreamRecord]) -> dict[str, Any]:
             row[metric] = geometric_mean_ci([getattr(r, metric) for r in group]).as_dict()
         row["copies"] = sum(r.copies for r in group) / len(group)
         row["ms_per_task"] = 1e3 * sum(r.cpu_seconds / r.tasks for r in group) / len(group)
+        theirs = [base.get((r.instance, r.platform)) for r in group]
+        if base and all(theirs):
+            for metric in PAIRED:
+                ratios = [
+                    getattr(r, metric) / getattr(t, metric)
+                    for r, t in zip(group, theirs, strict=True)
+                ]
+                estimate = geometric_mean_ci(ratios).as_dict()
+                row[f"{metric}_ratio"] = {**estimate, "wins": sum(x < 1 - 1e-9 for x in ratios)}
         rows.append(row)
     return {"rows": rows, "schedulers": list(dict.fromkeys(r.scheduler for r in records)),
-            "counts": sorted({r.count for r in records})}  # fmt: skip
+            "counts": sorted({r.count for r in records}),
+            "reference": reference if base else None}  # fmt: skip
 
 
 def arrivals_markdown(summary: dict[str, Any], title: str) -> str:
@@ -239,6 +259,23 @@ def arrivals_markdown(summary: dict[str, Any], title: str) -> str:
                 cells.append(_cell(e))
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
+    if summary.get("reference"):
+        reference = summary["reference"]
+        for metric in PAIRED:
+            lines += [f"## {labels[metric]} over {reference}'s on the same streams (paired "
+                      "geometric mean, 95% CI, streams where it is lower)", ""]  # fmt: skip
+            lines.append("| scheduler | " + " | ".join(str(c) for c in counts) + " |")
+            lines.append("| --- |" + " --- |" * len(counts))
+            for name in names:
+                cells = []
+                for count in counts:
+                    e = by[(name, count)].get(f"{metric}_ratio") if (name, count) in by else None
+                    cells.append(
+                        f"{e['value']:.3f} ({e['low']:.3f}-{e['high']:.3f}), {e['wins']}/"
+                        f"{e['count']}" if e else ""
+                    )  # fmt: skip
+                lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            lines.append("")
     lines += ["## CPU time per task placed (ms) and copies run (mean per stream)", ""]
     lines.append("| scheduler | " + " | ".join(str(c) for c in counts) + " |")
     lines.append("| --- |" + " --- |" * len(counts))

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from policy.bench.arrivals import ArrivalInstance, ArrivalSpec, run_on_stream, stream_of
+from policy.bench.arrivals import (
+    ArrivalInstance,
+    ArrivalSpec,
+    StreamRecord,
+    arrivals_markdown,
+    run_on_stream,
+    stream_of,
+    summarize_arrivals,
+)
 from policy.bench.matrix import PlatformSource
 from sim.arrivals import StreamSpec, merge_stream
 from sim.generators import generate_workflow
@@ -73,3 +81,38 @@ def test_a_trace_is_replayed_as_one_stream(tmp_path: Path) -> None:
     data = _bench(tmp_path, 1, "--arrivals", str(trace))
     assert {r["count"] for r in data["records"]} == {3}
     assert {r["workflows"] for r in data["records"]} == {3}
+
+
+def _record(scheduler: str, seed: int, makespan: float, slr: float) -> StreamRecord:
+    return StreamRecord(
+        f"3|gpu:4|seed{seed}", 3, "gpu-4", seed, scheduler, 3, 30, makespan, 2.0, slr, slr,
+        makespan / 2, 0, 0.01,
+    )  # fmt: skip
+
+
+def test_makespan_and_slr_are_also_paired_stream_by_stream_with_the_reference() -> None:
+    records = [
+        _record("eft", 0, 100.0, 2.0), _record("heft", 0, 50.0, 4.0),
+        _record("eft", 1, 200.0, 2.0), _record("heft", 1, 400.0, 1.0),
+        _record("eft", 2, 100.0, 3.0), _record("heft", 2, 100.0, 3.0),
+    ]  # fmt: skip
+    summary = summarize_arrivals(records)
+    assert summary["reference"] == "eft"
+    heft = next(r for r in summary["rows"] if r["scheduler"] == "heft")
+    # ratios 0.5, 2, 1: geometric mean 1; only the first stream is shorter than eft's
+    assert heft["makespan_ratio"]["value"] == pytest.approx(1.0)
+    assert heft["makespan_ratio"]["wins"] == 1 and heft["makespan_ratio"]["count"] == 3
+    # SLR ratios 2, 0.5, 1: the second stream is the win
+    assert heft["slr_ratio"]["value"] == pytest.approx(1.0) and heft["slr_ratio"]["wins"] == 1
+    eft = next(r for r in summary["rows"] if r["scheduler"] == "eft")
+    assert eft["makespan_ratio"]["value"] == 1.0 and eft["makespan_ratio"]["wins"] == 0
+    markdown = arrivals_markdown(summary, "t")
+    assert "## makespan (s) over eft's on the same streams" in markdown
+    assert "| heft | 1.000 (" in markdown and "), 1/3 |" in markdown
+
+
+def test_without_the_reference_nothing_is_paired() -> None:
+    summary = summarize_arrivals([_record("heft", 0, 50.0, 4.0), _record("heft", 1, 60.0, 3.0)])
+    assert summary["reference"] is None
+    assert all("makespan_ratio" not in row for row in summary["rows"])
+    assert "on the same streams" not in arrivals_markdown(summary, "t")
