@@ -52,10 +52,12 @@ def _digest(payload: object, length: int = 20) -> str:
 def workflow_hash(workflow: Workflow) -> str:
     """Content hash of the graph: tasks (work, resources, files, parents) and file sizes.
 
-    The workflow's name is left out, so the same graph generated twice hashes the same.
+    The workflow's name is left out, so the same graph generated twice hashes the same. A GPU
+    preference or a release is hashed only when set (older workflows keep their hashes).
     """
     tasks = [
         [t.id, t.work, t.cores, t.memory, t.gpus, t.inputs, t.outputs, t.parents]
+        + ([t.prefers_gpu, t.release] if t.prefers_gpu or t.release else [])
         for t in workflow.tasks
     ]
     files = [[f.id, f.size] for f in workflow.files]
@@ -63,8 +65,14 @@ def workflow_hash(workflow: Workflow) -> str:
 
 
 def platform_hash(platform: Platform) -> str:
-    """Content hash of the platform: every node's resources, latency and filesystem speed."""
-    nodes = [asdict(n) for n in platform.nodes]
+    """Content hash of the platform: every node's resources, latency and filesystem speed.
+
+    A node without a GPU type hashes as before GPU types existed (stored cases keep their ids).
+    """
+    nodes = [
+        {k: v for k, v in asdict(n).items() if not (k == "gpu_type" and v is None)}
+        for n in platform.nodes
+    ]
     return _digest([nodes, platform.latency, platform.shared_fs_bandwidth])
 
 

@@ -3,9 +3,10 @@
 These mirror ``sim.engine`` under the ``ideal`` network model, so a static schedule planned
 with them on one-core nodes is replayed by the simulator with the planned makespan:
 
-* a task reserving ``cores`` cores on a node of per-core ``speed`` runs ``work / (speed * cores)``;
+* a task runs :func:`sim.model.compute_time` (``work / (speed * cores)`` on its cores, or on its
+  GPUs at the GPU type's speed), not before its ``release`` (its workflow's arrival);
 * a file moving between two distinct nodes takes ``latency + size / min(bandwidths)``;
-* a workflow input file is read from the shared filesystem from time 0, taking
+* a workflow input file is read from the shared filesystem from the task's release, taking
   ``latency + size / min(shared_fs_bandwidth, node bandwidth)``;
 * a file already on the consumer's node costs nothing; files move in parallel.
 """
@@ -15,11 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sim.model import Node, Platform, Task, Workflow, node_fits
-
-
-def compute_time(task: Task, node: Node) -> float:
-    """Seconds ``task`` runs on ``node`` when it reserves ``task.cores`` of its cores."""
-    return task.work / (node.speed * task.cores)
 
 
 def transfer_time(size: float, platform: Platform, source: Node, destination: Node) -> float:
@@ -48,21 +44,23 @@ def data_ready_time(
     placement: Mapping[str, str],
     finish: Mapping[str, float],
 ) -> float:
-    """Earliest time every input of ``task_id`` is on ``node`` and every parent has finished.
+    """Earliest time every input of ``task_id`` is on ``node``, every parent has finished and
+    the task is released.
 
     ``placement`` and ``finish`` give the node and finish time of every parent; transfers start
-    when their producer finishes (or at 0 on the shared filesystem) and run in parallel.
+    when their producer finishes (or at the task's release on the shared filesystem: the
+    simulator reads a workflow's inputs from its arrival) and run in parallel.
     """
     nodes = platform.node_by_name
     task = workflow.task_by_id[task_id]
-    ready = 0.0
+    ready = task.release
     for parent in workflow.parents[task_id]:
         ready = max(ready, finish[parent])
     for file_id in task.inputs:
         size = workflow.file_by_id[file_id].size
         producer = workflow.producer.get(file_id)
         if producer is None:
-            arrival = shared_fs_read_time(size, platform, node)
+            arrival = task.release + shared_fs_read_time(size, platform, node)
         elif producer == task_id:
             continue
         else:

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from policy.base import ListScheduler
-from policy.costs import compute_time, hosts
+from policy.costs import hosts
 from policy.plan import Plan, ready_by_priority
 from policy.ranks import downward_rank, saga_downward_rank, upward_rank
-from sim.model import Node, Platform, Workflow, node_fits
+from sim.model import Node, Platform, Workflow, compute_time, node_fits
 from sim.occupancy import Occupancy
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from policy.costs import compute_time, shared_fs_read_time, transfer_time
-from sim.model import Platform, Workflow, check_fits, node_fits
+from policy.costs import shared_fs_read_time, transfer_time
+from sim.model import Platform, Workflow, check_fits, compute_time, node_fits
 from sim.schedule import StaticSchedule
 
 

@@ -16,9 +16,9 @@ import heapq
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from policy.costs import compute_time, data_ready_time, shared_fs_read_time, transfer_time
+from policy.costs import data_ready_time, shared_fs_read_time, transfer_time
 from policy.timeline import NodeTimeline, Reservation
-from sim.model import Node, Platform, Workflow
+from sim.model import Node, Platform, Workflow, compute_time, gpus_used
 from sim.occupancy import Occupancy
 from sim.schedule import SHARED_FS, SimResult, StaticSchedule, TaskRecord, TransferRecord
 
@@ -45,6 +45,9 @@ class Plan:
     insertion: bool = True
     occupancy: Occupancy | None = None
     """Cores other jobs hold at time 0 (None: an idle cluster)."""
+    now: float = 0.0
+    """The planning instant: no task placed from here on starts earlier (an online planner
+    re-planning at an arrival cannot start anything in the past)."""
     placement: dict[str, str] = field(default_factory=dict)
     start: dict[str, float] = field(default_factory=dict)
     finish: dict[str, float] = field(default_factory=dict)
@@ -52,7 +55,8 @@ class Plan:
 
     def __post_init__(self) -> None:
         self.timelines = {
-            n.name: NodeTimeline(cores=n.cores, memory=n.memory) for n in self.platform.nodes
+            n.name: NodeTimeline(cores=n.cores, memory=n.memory, gpus=n.gpus)
+            for n in self.platform.nodes
         }
         if self.occupancy:
             self.occupancy.check(self.platform)
@@ -82,8 +86,9 @@ class Plan:
         t = self.workflow.task_by_id[task]
         duration = compute_time(t, node)
         start = self.timelines[node.name].earliest_start(
-            self.data_ready(task, node), duration, t.cores, t.memory, self.insertion
-        )
+            max(self.data_ready(task, node), self.now), duration, t.cores, t.memory,
+            self.insertion, gpus_used(t, node),
+        )  # fmt: skip
         return Slot(task, node.name, start, start + duration)
 
     def best_slot(self, task: str, nodes: tuple[Node, ...]) -> Slot:
@@ -107,8 +112,9 @@ class Plan:
         self.placement[slot.task] = slot.node
         self.start[slot.task] = slot.start
         self.finish[slot.task] = slot.finish
+        gpus = gpus_used(t, self.platform.node_by_name[slot.node])
         self.timelines[slot.node].reserve(
-            Reservation(slot.start, slot.finish, t.cores, t.memory, slot.task)
+            Reservation(slot.start, slot.finish, t.cores, t.memory, slot.task, gpus)
         )
 
     # --- results ----------------------------------------------------------------------------
@@ -132,15 +138,16 @@ class Plan:
         transfers: dict[tuple[str, str], TransferRecord] = {}
         for task in wf.topological_order:
             node = nodes[self.placement[task]]
-            ready = max((self.finish[p] for p in wf.parents[task]), default=0.0)
+            release = wf.task_by_id[task].release
+            ready = max((self.finish[p] for p in wf.parents[task]), default=release)
             records.append(TaskRecord(task, node.name, ready, self.start[task], self.finish[task]))
             for file_id in wf.task_by_id[task].inputs:
                 size = wf.file_by_id[file_id].size
                 producer = wf.producer.get(file_id)
                 if producer is None:
-                    begin = 0.0
+                    begin = release
                     source = SHARED_FS
-                    end = shared_fs_read_time(size, self.platform, node)
+                    end = begin + shared_fs_read_time(size, self.platform, node)
                 elif self.placement[producer] == node.name:
                     continue
                 else:

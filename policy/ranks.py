@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
-from policy.costs import compute_time, hosts
-from sim.model import Platform, Workflow
+from policy.costs import hosts
+from sim.model import Platform, Workflow, compute_time
 
 PairConvention = Literal["distinct", "saga"]
 

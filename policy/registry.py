@@ -1,7 +1,7 @@
 """Every scheduler by name: what the CLI, the bench harness and the test suite iterate over.
 
-The learned schedulers (``policy``, ``policy-norag``, ``rag-guarded``) simulate while they
-plan, so they take the ``network_model`` the caller evaluates under.
+The learned schedulers (``policy``, ``policy-norag``, ``rag-guarded``, ``dqn``) simulate while
+they plan, so they take the ``network_model`` the caller evaluates under.
 """
 
 from __future__ import annotations
@@ -95,6 +95,12 @@ def _learned_policy_lookahead(**kwargs: Any) -> Scheduler:
     return LookaheadPlanner(**kwargs)
 
 
+def _dqn(**kwargs: Any) -> Scheduler:
+    from policy.learned.dqn_agent import DQNPlanner
+
+    return DQNPlanner(**kwargs)
+
+
 def _rag_guarded(**kwargs: Any) -> Scheduler:
     from policy.rag_guarded import RagGuarded
 
@@ -122,6 +128,7 @@ for _name, _factory, _description, _aliases in (
     ("rag-guarded", _rag_guarded, "learned policy guarded by HEFT and PEFT", ("guarded",)),
     ("rag-guarded-lookahead", _lookahead_guarded, "policy-lookahead guarded by HEFT and PEFT", ()),
     ("heft-or-peft", _classic_chooser, "HEFT or PEFT, whichever the guard's draws favour", ()),
+    ("dqn", _dqn, "DQN with prioritized replay over the same graph encoder", ()),
 ):
     register_scheduler(SchedulerEntry(_name, _factory, _description, network_aware=True), _aliases)
 

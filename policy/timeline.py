@@ -1,9 +1,9 @@
-"""Core and memory availability of one node over time, for list schedulers.
+"""Core, memory and GPU availability of one node over time, for list schedulers.
 
-A node with ``cores`` cores holds reservations ``[start, end)`` of some cores and memory. List
-schedulers ask for the earliest start at or after a data-ready time where a task's cores and
-memory stay free for its whole duration: *insertion* may use any idle gap (HEFT, CPOP, PEFT),
-*append* never starts before the latest start already planned (Min-Min, Max-Min, SJF, LJF),
+A node with ``cores`` cores holds reservations ``[start, end)`` of some cores, memory and GPUs.
+List schedulers ask for the earliest start at or after a data-ready time where a task's cores,
+memory and GPUs stay free for its whole duration: *insertion* may use any idle gap (HEFT, CPOP,
+PEFT), *append* never starts before the latest start already planned (Min-Min, Max-Min, SJF, LJF),
 which keeps the node's start order equal to the planning order.
 
 Other jobs' cores (a busy cluster) are reservations from 0 like any other (:meth:`hold`).
@@ -15,18 +15,21 @@ the earliest idle interval long enough for the task.
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
 class Reservation:
-    """``cores`` cores and ``memory`` bytes held during ``[start, end)`` by ``task``."""
+    """``cores`` cores, ``memory`` bytes and ``gpus`` GPUs held during ``[start, end)`` by
+    ``task``."""
 
     start: float
     end: float
     cores: int
     memory: int
     task: str
+    gpus: int = 0
 
 
 def _overlaps(r: Reservation, start: float, end: float) -> bool:
@@ -40,11 +43,31 @@ def _overlaps(r: Reservation, start: float, end: float) -> bool:
 
 @dataclass
 class NodeTimeline:
-    """Reservations of one node, kept sorted by start time."""
+    """Reservations of one node, kept sorted by start time.
+
+    Queries look only at the reservations that can overlap the window asked about: those
+    starting before its end and after its start minus the longest reservation (a reservation
+    starting earlier has ended). The answers are those of a scan over all of them, at a cost
+    that no longer grows with the whole timeline when many workflows share the node.
+    """
 
     cores: int
     memory: int
     reservations: list[Reservation] = field(default_factory=list)
+    gpus: int = 0
+    _keys: list[tuple[float, float]] = field(init=False, repr=False)
+    _longest: float = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._keys = [(r.start, r.end) for r in self.reservations]
+        self._longest = max((r.end - r.start for r in self.reservations), default=0.0)
+
+    def _near(self, start: float, end: float) -> list[Reservation]:
+        """The reservations that may overlap ``[start, end)``: a superset, in start order."""
+        reach = start - self._longest * (1 + 1e-9) - 1e-9
+        lo = bisect.bisect_left(self._keys, (reach, -math.inf))
+        hi = bisect.bisect_left(self._keys, (end, math.inf), lo)
+        return self.reservations[lo:hi]
 
     @property
     def last_start(self) -> float:
@@ -55,47 +78,69 @@ class NodeTimeline:
         """When every reservation has ended."""
         return max((r.end for r in self.reservations), default=0.0)
 
-    def fits_at(self, start: float, duration: float, cores: int, memory: int) -> bool:
-        """Whether ``cores`` and ``memory`` are free during ``[start, start + duration)``."""
+    def fits_at(
+        self, start: float, duration: float, cores: int, memory: int, gpus: int = 0
+    ) -> bool:
+        """Whether ``cores``, ``memory`` and ``gpus`` are free over ``[start, start+duration)``."""
         end = start + duration
-        active = [r for r in self.reservations if _overlaps(r, start, end)]
+        near = self._near(start, end)
+        if end > start:  # _overlaps, inlined: this is the planners' innermost loop
+            active = [r for r in near if r.start < end and start < r.end]
+        else:
+            active = [r for r in near if r.start < start < r.end]
         if not active:
             return True
+        all_cores = all_memory = all_gpus = 0
+        for r in active:
+            all_cores += r.cores
+            all_memory += r.memory
+            all_gpus += r.gpus
         if (
-            cores + sum(r.cores for r in active) <= self.cores
-            and memory + sum(r.memory for r in active) <= self.memory
+            cores + all_cores <= self.cores
+            and memory + all_memory <= self.memory
+            and gpus + all_gpus <= self.gpus
         ):
             return True  # even all of them at once leave room
         # Usage only rises at a reservation's start: check the window's first instant and
         # every start inside it.
         instants = [start, *(r.start for r in active if r.start > start)]
         for instant in instants:
-            used_cores = used_memory = 0
+            used_cores = used_memory = used_gpus = 0
             for r in active:
                 if r.start <= instant < r.end or r.start == r.end == instant:
                     used_cores += r.cores
                     used_memory += r.memory
+                    used_gpus += r.gpus
             if used_cores + cores > self.cores or used_memory + memory > self.memory:
+                return False
+            if used_gpus + gpus > self.gpus:
                 return False
         return True
 
     def earliest_start(
-        self, ready: float, duration: float, cores: int, memory: int, insertion: bool
+        self,
+        ready: float,
+        duration: float,
+        cores: int,
+        memory: int,
+        insertion: bool,
+        gpus: int = 0,
     ) -> float:
         """Earliest ``t >= ready`` where the task fits (append mode: also ``t >= last start``)."""
         floor = ready if insertion else max(ready, self.last_start)
         if self.cores == 1 and cores == 1 and memory == 0:
-            return self._earliest_gap(floor, duration)
-        candidates = sorted({floor, *(r.end for r in self.reservations if r.end > floor)})
+            return self._earliest_gap(floor, duration)  # one task at a time: GPUs never contend
+        later = self._near(floor, math.inf)
+        candidates = sorted({floor, *(r.end for r in later if r.end > floor)})
         for t in candidates:
-            if self.fits_at(t, duration, cores, memory):
+            if self.fits_at(t, duration, cores, memory, gpus):
                 return t
         raise AssertionError("a task that fits the node always fits after every reservation")
 
     def _earliest_gap(self, floor: float, duration: float) -> float:
         """One-core fast path: the first idle gap of length ``duration`` at or after ``floor``."""
         t = floor
-        for r in self.reservations:
+        for r in self._near(floor, math.inf):
             if _overlaps(r, t, t + duration):
                 t = max(t, r.end)
         return t
@@ -104,7 +149,18 @@ class NodeTimeline:
         """Reserve ``cores`` over ``[0, until)`` for another job (no memory: holds take cores)."""
         self.reserve(Reservation(0.0, until, cores, 0, holder))
 
+    def unreserve(self, reservation: Reservation) -> None:
+        """Drop ``reservation`` (a tentative one: duplication tries a copy, then undoes it)."""
+        key = (reservation.start, reservation.end)
+        index = bisect.bisect_left(self._keys, key)
+        while self.reservations[index] != reservation:
+            index += 1  # equal keys: find the very one (IndexError if it is absent)
+        del self.reservations[index]
+        del self._keys[index]
+
     def reserve(self, reservation: Reservation) -> None:
-        keys = [(r.start, r.end) for r in self.reservations]
-        index = bisect.bisect_right(keys, (reservation.start, reservation.end))
+        key = (reservation.start, reservation.end)
+        index = bisect.bisect_right(self._keys, key)
         self.reservations.insert(index, reservation)
+        self._keys.insert(index, key)
+        self._longest = max(self._longest, reservation.end - reservation.start)

@@ -2,9 +2,13 @@
 
 Execution model (docs/simulator.md has the long form):
 
-* **Tasks.** A task runs on one node and reserves ``cores`` cores, ``memory`` bytes and ``gpus``
-  GPUs from compute start to compute end (Slurm-like allocation, no fluid sharing). Its duration
-  is ``work / (node.speed * cores)``. Resources are not held while inputs transfer.
+* **Tasks.** A task runs on one node and reserves ``cores`` cores, ``memory`` bytes and the GPUs
+  it uses there (:func:`sim.model.gpus_used`) from compute start to compute end (Slurm-like
+  allocation, no fluid sharing). Its duration is :func:`sim.model.compute_time` (``work /
+  (node.speed * cores)`` on its cores). Resources are not held while inputs transfer.
+* **Arrivals.** A task with a ``release`` waits for it as for one more parent (a workflow of a
+  stream arrives then, :mod:`sim.arrivals`); in static mode the workflow inputs its tasks read
+  first leave the shared filesystem at that time, not at 0.
 * **Files.** Workflow input files start on the shared filesystem (:data:`SHARED_FS`). A task's
   outputs stay on the node that produced them. A task on another node needs each missing input
   copied to its node; there is one copy per (file, destination node), and a second consumer on
@@ -38,7 +42,14 @@ import heapq
 import math
 
 from sim import fast
-from sim.compiled import CompiledPlatform, CompiledWorkflow, compile_platform, compile_workflow
+from sim.compiled import (
+    CompiledPlatform,
+    CompiledWorkflow,
+    compile_platform,
+    compile_workflow,
+    duration,
+    gpus_on,
+)
 from sim.dispatch import Dispatcher
 from sim.errors import ScheduleError
 from sim.fast import CoreRun
@@ -150,6 +161,9 @@ class _Run:
         self.t_destination: list[int] = []
         self.t_start: list[float] = []
         self.t_end: list[float] = []
+        for group, time in enumerate(wf.release_times):
+            # Releases come first at an instant (sequence -2), before holds' ends and tasks'.
+            heapq.heappush(self.task_heap, (time, -2, -1 - pf.n_nodes - group))
 
     def view(self, workflow: Workflow, platform: Platform) -> EngineView:
         """The read-only view a dynamic scheduler gets of this run."""
@@ -199,8 +213,9 @@ class _Run:
     def run(self) -> None:
         s = self.state
         if self.dispatcher is None:
+            late = {f for files in self.wf.released_inputs for f in files}
             for f, producer in enumerate(self.wf.producer):
-                if producer < 0:
+                if producer < 0 and f not in late:
                     for node in self.eager_destinations[f]:
                         self._start_transfer(f, FROM_SHARED_FS, node)
         else:
@@ -222,8 +237,10 @@ class _Run:
                 task = heapq.heappop(heap)[2]
                 if task >= 0:
                     self._finish_task(task)
-                else:
+                elif task >= -self.pf.n_nodes:
                     self.dirty_nodes.add(s.release(-1 - task))
+                else:
+                    self._release_tasks(-1 - self.pf.n_nodes - task)
             for transfer in network.pop_finished(now):
                 self._finish_transfer(transfer)
             self._settle_instant()
@@ -242,12 +259,30 @@ class _Run:
                 self._dispatch(node)
         self.network.settle(self.state.now)
 
+    def _release_tasks(self, group: int) -> None:
+        """The tasks of one release time arrive: each loses its extra parent; in static mode
+        the inputs they read first start leaving the shared filesystem."""
+        s, wf = self.state, self.wf
+        for task in wf.released_tasks[group]:
+            left = s.parents_left[task] - 1
+            s.parents_left[task] = left
+            if left == 0:
+                s.ready[task] = s.now
+                if self.dispatcher is not None:
+                    self.ready_batch.append(task)
+                elif s.missing_inputs[task] == 0:
+                    self.dirty_nodes.add(s.node_of[task])
+        if self.dispatcher is None:
+            for f in wf.released_inputs[group]:
+                for node in self.eager_destinations[f]:
+                    self._start_transfer(f, FROM_SHARED_FS, node)
+
     def _finish_task(self, task: int) -> None:
         s, wf = self.state, self.wf
         node = s.node_of[task]
         s.free_cores[node] += wf.cores[task]
         s.free_memory[node] += wf.memory[task]
-        s.free_gpus[node] += wf.gpus[task]
+        s.free_gpus[node] += gpus_on(wf, self.pf, task, node)
         del s.running[node][task]
         s.node_version[node] += 1
         self.dirty_nodes.add(node)
@@ -333,7 +368,9 @@ class _Run:
             task = queue[head]
             if s.parents_left[task] or s.missing_inputs[task]:
                 break
-            cores, memory, gpus = wf.cores[task], wf.memory[task], wf.gpus[task]
+            cores, memory = wf.cores[task], wf.memory[task]
+            uses_gpu = wf.gpus[task] or wf.prefers_gpu[task]
+            gpus = gpus_on(wf, self.pf, task, node) if uses_gpu else 0
             if cores > s.free_cores[node] or memory > s.free_memory[node]:
                 break
             if gpus > s.free_gpus[node]:
@@ -341,7 +378,10 @@ class _Run:
             s.free_cores[node] -= cores
             s.free_memory[node] -= memory
             s.free_gpus[node] -= gpus
-            end = now + wf.work[task] / (speed * cores)
+            if uses_gpu:
+                end = now + duration(wf, self.pf, task, node)
+            else:
+                end = now + wf.work[task] / (speed * cores)
             s.start[task] = now
             s.end[task] = end
             s.running[node][task] = end

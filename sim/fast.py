@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from sim.compiled import CompiledPlatform, CompiledWorkflow
+from sim.compiled import CompiledPlatform, CompiledWorkflow, duration
 from sim.core_hash import SOURCES, source_hash
 from sim.dispatch import Dispatcher
 from sim.errors import InputError
@@ -104,6 +104,7 @@ def _instance(wf: CompiledWorkflow, pf: CompiledPlatform) -> Any:
         wf.work, wf.cores, wf.memory, wf.gpus, wf.parents, wf.children, wf.inputs, wf.outputs,
         tuple(float(s) for s in wf.file_size), wf.producer, pf.speed, pf.cores, pf.memory,
         pf.gpus, pf.bandwidth, float(pf.latency), float(pf.fs_bandwidth), pf.link_bandwidth,
+        wf.prefers_gpu, pf.gpu_speed, wf.release_times, wf.released_tasks, wf.released_inputs,
     )  # fmt: skip
     _instances[key] = (wf, pf, instance)
     return instance
@@ -287,8 +288,7 @@ class CoreView(EngineView):
         return None if n < 0 else self._pf.names[n]
 
     def estimate_runtime(self, task: str, node: str) -> float:
-        i, n = self._task(task), self._node(node)
-        return self._wf.work[i] / (self._pf.speed[n] * self._wf.cores[i])
+        return duration(self._wf, self._pf, self._task(task), self._node(node))
 
     def estimate_transfer(self, size: int, source: str, destination: str) -> float:
         if source == destination:

@@ -14,7 +14,9 @@ low-complexity task scheduling for heterogeneous computing", IEEE TPDS 13(3), 20
 * efficiency = speedup / number of nodes.
 
 Our nodes have several cores and a task reserves ``cores`` of them: its compute time on a node
-is ``work / (speed * cores)``, and only the nodes able to host it (cores, memory, GPUs) count.
+is :func:`sim.model.compute_time` (``work / (speed * cores)``, or on the node's GPUs when it uses
+them), and only the nodes able to host it (cores, memory, GPUs) count. A task released later
+(its workflow arrived then) starts its path no earlier than its release.
 When no single node can host every task, the sequential time runs each task on its own fastest
 host instead (still one at a time): the paper's processors can all run every task, ours cannot.
 
@@ -29,7 +31,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sim.model import Platform, Task, Workflow, node_fits
+from sim.arrivals import workflow_prefix
+from sim.model import Platform, Task, Workflow, compute_time, node_fits
 from sim.schedule import SimResult
 
 
@@ -40,20 +43,27 @@ def makespan(result: SimResult) -> float:
 
 def fastest_runtime(task: Task, platform: Platform) -> float:
     """The task's compute time on the fastest node able to host it."""
-    speed = max((n.speed for n in platform.nodes if node_fits(task, n)), default=0.0)
-    if speed <= 0.0:
+    times = [compute_time(task, n) for n in platform.nodes if node_fits(task, n)]
+    if not times:
         raise ValueError(f"task {task.id!r} fits no node of {platform.name!r}")
-    return task.work / (speed * task.cores)
+    return min(times)
 
 
-def critical_path_bound(workflow: Workflow, platform: Platform) -> float:
-    """Longest dependency chain of fastest-host compute times, communication free (CP_MIN)."""
+def earliest_finishes(workflow: Workflow, platform: Platform) -> dict[str, float]:
+    """Each task's finish on the critical-path bound's terms: after its parents and its release,
+    at its fastest-host compute time, communication free."""
     finish: dict[str, float] = {}
     for task_id in workflow.topological_order:
         task = workflow.task_by_id[task_id]
-        start = max((finish[p] for p in workflow.parents[task_id]), default=0.0)
-        finish[task_id] = start + fastest_runtime(task, platform)
-    return max(finish.values(), default=0.0)
+        start = max((finish[p] for p in workflow.parents[task_id]), default=task.release)
+        finish[task_id] = max(start, task.release) + fastest_runtime(task, platform)
+    return finish
+
+
+def critical_path_bound(workflow: Workflow, platform: Platform) -> float:
+    """Longest dependency chain of fastest-host compute times, communication free (CP_MIN);
+    each chain starts no earlier than its tasks' releases."""
+    return max(earliest_finishes(workflow, platform).values(), default=0.0)
 
 
 def work_bound(workflow: Workflow, platform: Platform) -> float:
@@ -71,7 +81,7 @@ def sequential_time(workflow: Workflow, platform: Platform) -> float:
     et al. 2002); on a platform where no node hosts every task, each task on its fastest host."""
     able = [n for n in platform.nodes if all(node_fits(t, n) for t in workflow.tasks)]
     if able:
-        return min(sum(t.work / (n.speed * t.cores) for t in workflow.tasks) for n in able)
+        return min(sum(compute_time(t, n) for t in workflow.tasks) for n in able)
     return sum(fastest_runtime(t, platform) for t in workflow.tasks)
 
 
@@ -109,6 +119,43 @@ def mean_utilization(result: SimResult, platform: Platform) -> float:
 def mean_wait(result: SimResult) -> float:
     """Mean time from a task being ready (parents done) to its start."""
     return result.mean_wait
+
+
+def stream_summary(result: SimResult, workflow: Workflow, platform: Platform) -> dict[str, Any]:
+    """The metrics of a stream of workflows (:mod:`sim.arrivals`) run as one merged workflow.
+
+    ``makespan`` is the last end (the first arrival is at 0); ``speedup`` the whole stream's
+    sequential time over it; ``slr`` the mean over workflows of each one's response time (its
+    last end minus its arrival) over its own critical path (Topcuoglu et al.'s SLR, per
+    workflow, then averaged, as multi-workflow studies report it); ``stream_slr`` the makespan
+    over the stream's critical-path bound (arrivals included).
+    """
+    bound = earliest_finishes(workflow, platform)
+    arrival: dict[str, float] = {}
+    path_end: dict[str, float] = {}
+    for t in workflow.tasks:
+        key = workflow_prefix(t.id)
+        arrival[key] = min(arrival.get(key, t.release), t.release)
+        path_end[key] = max(path_end.get(key, 0.0), bound[t.id])
+    last_end: dict[str, float] = {}
+    for r in result.tasks:
+        key = workflow_prefix(r.task)
+        last_end[key] = max(last_end.get(key, 0.0), r.end)
+    responses = {k: last_end[k] - arrival[k] for k in arrival}
+    slrs = [schedule_length_ratio(responses[k], path_end[k] - arrival[k]) for k in arrival]
+    sequential = sequential_time(workflow, platform)
+    return {
+        "workflows": len(arrival),
+        "tasks": len(workflow.tasks),
+        "makespan": result.makespan,
+        "speedup": speedup(result.makespan, sequential),
+        "slr": math.fsum(slrs) / len(slrs),
+        "stream_slr": schedule_length_ratio(result.makespan, max(bound.values())),
+        "mean_response": math.fsum(responses.values()) / len(responses),
+        "sequential_time": sequential,
+        "mean_utilization": mean_utilization(result, platform),
+        "cross_node_bytes": result.cross_node_bytes,
+    }
 
 
 def summary(result: SimResult, workflow: Workflow, platform: Platform) -> dict[str, Any]:

@@ -9,10 +9,22 @@ Units: bytes, seconds, flop and flop/s, watts.
 Work is stored once, as ``Task.work`` in flop. A WfFormat task that ran ``runtimeInSeconds``
 on ``coreCount`` cores of the reference machine has ``work = runtime * cores * REFERENCE_SPEED``,
 so on a node whose cores run at ``speed`` flop/s its duration is ``work / (speed * cores)``.
+
+GPUs: a node may carry ``gpus`` devices of one :class:`GpuType`, whose ``speed`` (flop/s per
+device, in the same work units) replaces the cores' for the tasks that use them. A task *needs*
+``gpus`` devices (it can run only where they are) or *prefers* one (``prefers_gpu``: on a node
+with GPUs it takes one, elsewhere it runs on its cores). :func:`gpus_used` and
+:func:`compute_time` are the one definition of both; a node with GPUs but no type runs GPU
+tasks at its cores' speed (the model before GPU types).
+
+Arrivals: ``Task.release`` is the earliest time a task may start, when its workflow arrived. A
+stream of workflows (:mod:`sim.arrivals`) is one workflow whose tasks carry their workflow's
+arrival; a single workflow has every release at 0.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -50,6 +62,10 @@ class Task:
     outputs: tuple[str, ...] = ()
     parents: tuple[str, ...] = ()
     command: str | None = None
+    prefers_gpu: bool = False
+    """Runs on one GPU where the node has them (faster there), on its cores elsewhere."""
+    release: float = 0.0
+    """Earliest start (s): when the task's workflow arrived (0 for a workflow on its own)."""
 
     @property
     def runtime(self) -> float:
@@ -167,8 +183,17 @@ class Workflow:
 
 
 @dataclass(frozen=True, slots=True)
+class GpuType:
+    """A GPU model: ``speed`` flop/s per device, in the work units of tasks (``Task.work``)."""
+
+    name: str
+    speed: float
+
+
+@dataclass(frozen=True, slots=True)
 class Node:
-    """A compute node: ``cores`` cores of ``speed`` flop/s each, a NIC of ``bandwidth`` B/s."""
+    """A compute node: ``cores`` cores of ``speed`` flop/s each, a NIC of ``bandwidth`` B/s,
+    and ``gpus`` devices of ``gpu_type`` (None: untyped, GPU tasks run at the cores' speed)."""
 
     name: str
     cores: int
@@ -179,6 +204,7 @@ class Node:
     power_idle: float = 100.0
     power_busy: float = 250.0
     features: tuple[str, ...] = ()
+    gpu_type: GpuType | None = None
 
 
 @dataclass(frozen=True)
@@ -254,6 +280,8 @@ def _workflow_problems(wf: Workflow) -> list[str]:
             problems.append(f"task {t.id!r} needs {t.cores} cores (at least 1)")
         if t.memory < 0 or t.gpus < 0:
             problems.append(f"task {t.id!r} has negative memory or GPUs")
+        if not (math.isfinite(t.release) and t.release >= 0):
+            problems.append(f"task {t.id!r} has release time {t.release} (need finite, >= 0)")
         for f in t.inputs:
             if f not in file_ids:
                 problems.append(f"task {t.id!r} reads unknown file {f!r}")
@@ -345,6 +373,14 @@ def _platform_problems(p: Platform) -> list[str]:
             problems.append(f"node {n.name!r} has negative memory or GPUs")
         if n.power_idle < 0 or n.power_busy < n.power_idle:
             problems.append(f"node {n.name!r} needs 0 <= power_idle <= power_busy")
+        if n.gpu_type is not None:
+            if n.gpus < 1:
+                problems.append(f"node {n.name!r} has GPU type {n.gpu_type.name!r} but no GPUs")
+            if not (math.isfinite(n.gpu_type.speed) and n.gpu_type.speed > 0):
+                problems.append(
+                    f"node {n.name!r}: GPU type {n.gpu_type.name!r} has speed "
+                    f"{n.gpu_type.speed} (need a positive number)"
+                )
     if p.latency < 0:
         problems.append(f"negative latency {p.latency}")
     if p.shared_fs_bandwidth <= 0:
@@ -367,6 +403,22 @@ def fit_problems(workflow: Workflow, platform: Platform) -> list[str]:
 def node_fits(task: Task, node: Node) -> bool:
     """Whether ``node`` could ever host ``task`` (capacity, not current load)."""
     return task.cores <= node.cores and task.memory <= node.memory and task.gpus <= node.gpus
+
+
+def gpus_used(task: Task, node: Node) -> int:
+    """GPUs ``task`` reserves on ``node``: those it needs, or one it prefers where there are any."""
+    if task.gpus:
+        return task.gpus
+    return 1 if task.prefers_gpu and node.gpus > 0 else 0
+
+
+def compute_time(task: Task, node: Node) -> float:
+    """Seconds ``task`` computes on ``node``: on its GPUs at the GPU type's speed when it uses
+    them and the node's GPUs have a type, otherwise ``work / (speed * cores)`` on its cores."""
+    used = gpus_used(task, node)
+    if used and node.gpu_type is not None:
+        return task.work / (node.gpu_type.speed * used)
+    return task.work / (node.speed * task.cores)
 
 
 def check_fits(workflow: Workflow, platform: Platform) -> None:

@@ -8,6 +8,10 @@ File layout (units optional: plain numbers are bytes, bytes/s, flop/s, seconds, 
     nodes:
       - {name: cpu01, cores: 16, speed: 2.5Gf, memory: 64GiB, bandwidth: 10Gbps}
       - {name: gpu, count: 2, cores: 32, speed: 3Gf, memory: 256GiB, gpus: 4}
+      - {name: a100-, count: 2, cores: 32, gpus: 4, gpu_type: a100, gpu_speed: 19.5Gf}
+
+``gpu_type`` names the nodes' GPU model and ``gpu_speed`` its speed per device (flop/s in the
+tasks' work units; :class:`sim.model.GpuType`); give both or neither.
 
 A node entry with ``count: N`` expands to N nodes named ``<name>01`` ... ``<name>NN``. Unknown
 keys are errors (a typo must not silently fall back to a default); every problem in the file is
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +31,7 @@ import yaml
 
 from sim.errors import InputError, PlatformError
 from sim.json_fields import FieldChecker
-from sim.model import Node, Platform
+from sim.model import GpuType, Node, Platform
 from sim.units import Quantity, parse_quantity
 
 GiB = 2**30
@@ -36,7 +40,7 @@ _NODE_FIELDS: dict[str, Quantity | None] = {
     "speed": "speed", "memory": "size", "bandwidth": "bandwidth",
     "power_idle": None, "power_busy": None,
 }
-_NODE_KEYS = {"name", "count", "cores", "gpus", "features", *_NODE_FIELDS}
+_NODE_KEYS = {"name", "count", "cores", "gpus", "features", "gpu_type", "gpu_speed", *_NODE_FIELDS}
 _PLATFORM_KEYS = {"name", "latency", "shared_fs_bandwidth", "nodes"}
 
 
@@ -93,6 +97,7 @@ def _read_nodes(check: FieldChecker, raw: Mapping[str, Any], index: int) -> list
     cores = check.get(raw, "cores", "int", where, default=1)
     gpus = check.get(raw, "gpus", "int", where, required=False, default=0)
     features = check.get(raw, "features", "str-list", where, required=False, default=[])
+    gpu_type = _gpu_type(check, raw, where)
     defaults = Node("defaults", 1)
     values = {
         key: _quantity(check, raw, key, kind, where, getattr(defaults, key))
@@ -113,9 +118,24 @@ def _read_nodes(check: FieldChecker, raw: Mapping[str, Any], index: int) -> list
             power_idle=values["power_idle"],
             power_busy=values["power_busy"],
             features=tuple(features),
+            gpu_type=gpu_type,
         )
         for n in names
     ]
+
+
+def _gpu_type(check: FieldChecker, raw: Mapping[str, Any], where: str) -> GpuType | None:
+    """The node's GPU type from ``gpu_type`` (name) and ``gpu_speed`` (both or neither)."""
+    name = check.get(raw, "gpu_type", "str", where, required=False)
+    if name is None and "gpu_speed" not in raw:
+        return None
+    if name is None:
+        check.add(f"{where}: 'gpu_speed' needs 'gpu_type' (the GPU model's name)")
+        return None
+    if "gpu_speed" not in raw:
+        check.add(f"{where}: 'gpu_type' needs 'gpu_speed' (flop/s per device)")
+        return None
+    return GpuType(name, _quantity(check, raw, "gpu_speed", "speed", where, 1.0))
 
 
 def _quantity(
@@ -159,6 +179,11 @@ def platform_to_dict(platform: Platform) -> dict[str, Any]:
                 "power_idle": n.power_idle,
                 "power_busy": n.power_busy,
                 **({"features": list(n.features)} if n.features else {}),
+                **(
+                    {"gpu_type": n.gpu_type.name, "gpu_speed": n.gpu_type.speed}
+                    if n.gpu_type is not None
+                    else {}
+                ),
             }
             for n in platform.nodes
         ],
@@ -205,12 +230,29 @@ class ClusterSpec:
     gpu_fraction: float = 0.25
     """Share of heterogeneous nodes that carry GPUs (at least one node when > 0)."""
     gpus_per_node: int = 4
+    gpu_types: tuple[GpuType, ...] = ()
+    """GPU models the GPU nodes draw from (empty: untyped GPUs, the model before types)."""
     latency: float = 1e-5
     shared_fs_bandwidth: float = 2.5e9
     name: str = ""
 
 
 MIN_NODES, MAX_NODES = 4, 128
+
+GPU_TYPES = (GpuType("t4", 8.1e9), GpuType("v100", 15.7e9), GpuType("a100", 19.5e9))
+"""A heterogeneous GPU cluster's models, speeds per device in reference-core units (the FP32
+peak in TFLOP/s times 1 Gf: a T4 does the work of about 8 reference cores). Only the ratios
+come from the hardware (NVIDIA's FP32 peaks: 8.1, 15.7 and 19.5 TFLOP/s)."""
+
+
+def gpu_cluster_spec(nodes: int) -> ClusterSpec:
+    """A shared heterogeneous GPU cluster (the ``gpu:N`` platform kind): nodes of 4 or 8 cores
+    at mixed speeds, half of them with two GPUs of a model drawn from :data:`GPU_TYPES`, and a
+    parallel filesystem (25 GB/s) that many workflows read at once."""
+    return ClusterSpec(
+        nodes=nodes, heterogeneous=True, core_choices=(4, 8), gpu_fraction=0.5, gpus_per_node=2,
+        gpu_types=GPU_TYPES, shared_fs_bandwidth=25e9, name=f"gpu-{nodes}n",
+    )  # fmt: skip
 
 
 def generate_platform(spec: ClusterSpec, seed: int = 0) -> Platform:
@@ -253,6 +295,12 @@ def generate_platform(spec: ClusterSpec, seed: int = 0) -> Platform:
             power_busy=_idle_watts(cores, gpus) + _dynamic_watts(cores, speed, gpus),
             features=("gpu",) if gpus else (),
         ))
+    if spec.gpu_types and gpu_nodes:  # drawn last: platforms without types stay as they were
+        drawn = rng.integers(len(spec.gpu_types), size=spec.nodes)
+        nodes = [
+            replace(n, gpu_type=spec.gpu_types[int(drawn[i])]) if i in gpu_nodes else n
+            for i, n in enumerate(nodes)
+        ]
     kind = "hetero" if spec.heterogeneous else "homo"
     name = spec.name or f"{kind}-{spec.nodes}n-s{seed}"
     return Platform(name, tuple(nodes), spec.latency, spec.shared_fs_bandwidth)

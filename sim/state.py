@@ -59,7 +59,7 @@ class ClusterState:
             wf=wf,
             pf=pf,
             node_of=[-1] * n,
-            parents_left=[len(p) for p in wf.parents],
+            parents_left=[len(p) + (r > 0) for p, r in zip(wf.parents, wf.release, strict=True)],
             missing_inputs=[0] * n,
             ready=[0.0] * n,
             start=[-1.0] * n,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import insort
 from dataclasses import dataclass
 
+from sim.compiled import duration
 from sim.model import Platform, Workflow
 from sim.network import FROM_SHARED_FS, uncontended_duration
 from sim.schedule import SHARED_FS
@@ -90,7 +91,7 @@ class EngineView:
 
     def estimate_runtime(self, task: str, node: str) -> float:
         s, i, n = self._state, self._task(task), self._node(node)
-        return s.wf.work[i] / (s.pf.speed[n] * s.wf.cores[i])
+        return duration(s.wf, s.pf, i, n)
 
     def estimate_transfer(self, size: int, source: str, destination: str) -> float:
         if source == destination:
@@ -120,7 +121,7 @@ class EngineView:
             start = cores_free_at
         if projection.last_start > start:
             start = projection.last_start
-        return start + s.wf.work[i] / (s.pf.speed[n] * cores)
+        return start + duration(s.wf, s.pf, i, n)
 
     def estimate_finish_all(self, task: str) -> list[float]:
         """:meth:`estimate_finish` on every node, in platform order (one call per decision)."""
@@ -128,6 +129,7 @@ class EngineView:
         i = self._task(task)
         ready = s.input_ready_estimates(i)
         cores, work, speed = s.wf.cores[i], s.wf.work[i], s.pf.speed
+        uses_gpu = s.wf.gpus[i] or s.wf.prefers_gpu[i]
         finishes = []
         for n, projection in enumerate(self._projections()):
             core_free = projection.core_free
@@ -137,7 +139,10 @@ class EngineView:
                 start = cores_free_at
             if projection.last_start > start:
                 start = projection.last_start
-            finishes.append(start + work / (speed[n] * cores))
+            if uses_gpu:
+                finishes.append(start + duration(s.wf, s.pf, i, n))
+            else:
+                finishes.append(start + work / (speed[n] * cores))
         return finishes
 
     def available_times(self) -> list[float]:
@@ -206,7 +211,10 @@ def _project(s: ClusterState, node: int, running_ends: list[float]) -> NodeProje
     for task in queue[s.heads[node] :]:
         c = wf.cores[task]
         start = max(last_start, core_free[c - 1], s.input_ready_estimate(task, node))
-        finish = start + wf.work[task] / (speed * c)
+        if wf.gpus[task] or wf.prefers_gpu[task]:
+            finish = start + duration(wf, s.pf, task, node)
+        else:
+            finish = start + wf.work[task] / (speed * c)
         del core_free[:c]
         for _ in range(c):
             insort(core_free, finish)

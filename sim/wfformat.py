@@ -19,9 +19,10 @@ Conversion to :mod:`sim.model`:
   ``command.program`` + ``arguments`` joined by spaces.
 * A task's parents (plus tasks that list it as a child) minus the producers of its input
   files become its *explicit* parents: data dependencies are derived from files by the model.
-* ``category``, ``gpuCount`` and ``workInFlop`` are our extensions (WfFormat permits extra
-  properties). Without ``category`` a task's category is its ``name`` (1.5/1.6); a ``name``
-  equal to the ``id`` reads as no name.
+* ``category``, ``gpuCount``, ``gpuPreferred``, ``releaseInSeconds`` (a stream's arrival,
+  :mod:`sim.arrivals`) and ``workInFlop`` are our extensions (WfFormat permits extra
+  properties), written only when they differ from the default. Without ``category`` a task's
+  category is its ``name`` (1.5/1.6); a ``name`` equal to the ``id`` reads as no name.
 
 Writing produces 1.6 (default) or 1.5, and ``read(write(wf)) == wf`` holds exactly: the runtime
 is chosen so the reader recomputes the same ``work`` bit for bit, and ``workInFlop`` is added
@@ -178,6 +179,10 @@ def _execution_entry(task: Task) -> dict[str, Any]:
         entry["memoryInBytes"] = task.memory
     if task.gpus:
         entry["gpuCount"] = task.gpus
+    if task.prefers_gpu:
+        entry["gpuPreferred"] = True
+    if task.release:
+        entry["releaseInSeconds"] = task.release
     if task.command is not None:
         program, *arguments = task.command.split(" ")
         entry["command"] = {"program": program, "arguments": arguments}

@@ -46,6 +46,8 @@ def read_run(
     memory_key, scale = next(((k, s) for k, s in memory_keys if k in raw), memory_keys[0])
     memory = check.get(raw, memory_key, "number", where, required=False, default=0) * scale
     gpus = check.get(raw, "gpuCount", "int", where, required=False, default=0)
+    prefers_gpu = check.get(raw, "gpuPreferred", "bool", where, required=False, default=False)
+    release = check.get(raw, "releaseInSeconds", "number", where, required=False, default=0.0)
     exact_work = check.get(raw, "workInFlop", "number", where, required=False)
     if command is None:
         command = _read_command(check, raw.get("command"), where)
@@ -61,6 +63,8 @@ def read_run(
         "memory": round(memory),
         "gpus": gpus,
         "command": command,
+        "prefers_gpu": prefers_gpu,
+        "release": float(release),
     }
 
 

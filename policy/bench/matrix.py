@@ -16,8 +16,9 @@ from typing import Any, Literal
 from sim.errors import InputError
 from sim.model import Platform, Workflow
 
-PLATFORM_KINDS = ("hetero", "homo")
-"""Generated platform kinds: heterogeneous or homogeneous clusters (``sim.platforms``)."""
+PLATFORM_KINDS = ("hetero", "homo", "gpu")
+"""Generated platform kinds: heterogeneous or homogeneous clusters, or a heterogeneous GPU
+cluster (``sim.platforms.gpu_cluster_spec``)."""
 
 
 class BenchSpecError(InputError):
@@ -64,11 +65,13 @@ class PlatformSource:
         return self.name if self.kind == "spec" else Path(self.name).name
 
     def build(self, seed: int) -> Platform:
-        from sim.platforms import ClusterSpec, generate_platform, load_platform
+        from sim.platforms import ClusterSpec, generate_platform, gpu_cluster_spec, load_platform
 
         if self.kind == "file":
             return load_platform(self.name)
         kind, _, nodes = self.name.partition(":")
+        if kind == "gpu":
+            return generate_platform(gpu_cluster_spec(int(nodes)), seed=seed)
         spec = ClusterSpec(nodes=int(nodes), heterogeneous=kind == "hetero")
         return generate_platform(spec, seed=seed)
 

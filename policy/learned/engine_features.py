@@ -22,6 +22,7 @@ from policy.learned.instance_context import (
     SPREAD,
     InstanceContext,
 )
+from sim.model import compute_time
 from sim.view import EngineView
 
 
@@ -37,7 +38,7 @@ class TaskConstants:
     """Bytes of its inputs that start on the shared filesystem (they never leave it)."""
     serve: np.ndarray
     compute: np.ndarray
-    """Compute seconds on every node (work over speed times cores)."""
+    """Compute seconds on every node (:func:`sim.model.compute_time`)."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def _task_constants(instance: InstanceConstants, task: str) -> TaskConstants:
         inputs=tuple((file_index[f], wf.file_by_id[f].size) for f in t.inputs),
         from_fs=sum(wf.file_by_id[f].size for f in t.inputs if f in unwritten),
         serve=np.array([ctx.served_bytes[task] / n.bandwidth for n in pf.nodes]),
-        compute=np.array([t.work / (n.speed * t.cores) for n in pf.nodes]),
+        compute=np.array([compute_time(t, n) for n in pf.nodes]),
     )
 
 

@@ -40,7 +40,7 @@ from policy.learned.instance_context import (
     SPREAD,
     InstanceContext,
 )
-from sim.model import REFERENCE_SPEED, Workflow
+from sim.model import REFERENCE_SPEED, Workflow, compute_time, node_fits
 from sim.schedule import SHARED_FS, ClusterView
 from sim.view import EngineView
 
@@ -197,13 +197,13 @@ def candidate_features(
     fs_time = from_fs / pf.shared_fs_bandwidth
     own = max(ctx.mean_runtime[task], 1e-9)
     for i, node in enumerate(pf.nodes):
-        if t.cores > node.cores or t.memory > node.memory or t.gpus > node.gpus:
+        if not node_fits(t, node):
             continue
         mask[i] = True
         finish[i] = view.estimate_finish(task, node.name)
         inbound = max((ctx.input_bytes[task] - local[i]) / node.bandwidth, fs_time)
         serve = ctx.served_bytes[task] / node.bandwidth
-        compute = t.work / (node.speed * t.cores)
+        compute = compute_time(t, node)
         aware[i] = max(finish[i], now + inbound + compute) + serve
         feats[i, 2] = max(view.available_time(node.name) - now, 0.0) / ctx.scale
         feats[i, 3] = local[i] / total_in

@@ -29,6 +29,12 @@ retrieval calibrated the view, the user's estimate otherwise)."""
 SPREAD = 12
 """Candidate column: the retrieved log-spread of the task's runtime times its compute time
 there, in units of its own mean runtime (0 without retrieval or in the exact setting)."""
+FINISH_FROM_NOW = 0
+"""Candidate column: the estimated finish there minus now, in the instance's time units."""
+INBOUND = 9
+"""Candidate column: the time to pull the task's missing inputs through the node's NIC."""
+SERVE = 10
+"""Candidate column: the time to serve the task's outputs to all their readers from there."""
 PRIOR_GAP = 7
 """Candidate column the earliest-finish prior reads: the gap to the best data-aware finish."""
 PRIOR_COST_TO_GO = 8

@@ -1,9 +1,9 @@
-"""Inference latency of the learned policy: what ``wass-chat train bench`` prints.
+"""Inference latency of the learned schedulers: what ``wass-chat train bench`` prints.
 
 Per decision: the whole ``choose_node`` call (candidate features from the simulator's view plus
-the scoring head) and the head alone. Per workflow: the client-side encoding (instance context
-with the OCT table, graph, GNN forward). Retrieval is timed by the caller, which owns the
-knowledge base.
+the scoring head) and the head alone; the same per-decision call for the DQN. Per workflow: the
+client-side encoding (instance context with the OCT table, graph, GNN forward). Retrieval is
+timed by the caller, which owns the knowledge base.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import numpy as np
 import torch
 
 from policy.learned.agent import LearnedPolicy
+from policy.learned.dqn_agent import DQNPolicy
+from policy.learned.dqn_model import QNet
 from policy.learned.features import build_graph
 from policy.learned.instance_context import InstanceContext
 from policy.learned.model import PolicyNet
@@ -44,6 +46,25 @@ class _TimedPolicy(LearnedPolicy):
         node = super().choose_node(task, view)
         self.seconds.append(time.perf_counter() - start)
         return node
+
+
+def dqn_decision_ms(net: QNet, workflow: Workflow, platform: Platform) -> tuple[float, float]:
+    """(p50, p95) milliseconds of the greedy DQN's ``choose_node`` over one simulated run."""
+    from sim.engine import simulate
+
+    torch.set_num_threads(1)
+    seconds: list[float] = []
+
+    class Timed(DQNPolicy):
+        def choose_node(self, task: str, view: ClusterView) -> str:
+            start = time.perf_counter()
+            node = super().choose_node(task, view)
+            seconds.append(time.perf_counter() - start)
+            return node
+
+    simulate(workflow, platform, Timed(net), "fair")
+    ms = np.array(seconds) * 1e3
+    return float(np.percentile(ms, 50)), float(np.percentile(ms, 95))
 
 
 def measure_latency(

@@ -1,10 +1,12 @@
 """The placement network: a heterogeneous GNN encoder and a per-candidate scoring head.
 
-``encode`` runs the HeteroConv (GraphSAGE) encoder over :func:`~policy.learned.features.build_graph`
-once per workflow; ``logits`` scores every compute node for one ready task from the task's
-embedding, the node's embedding and the decision's candidate features; ``value`` estimates the
-normalised return for PPO. Masked candidates get the dtype's minimum logit, so they are never
-sampled and carry no probability mass.
+:class:`GraphEncoder` runs the HeteroConv (GraphSAGE) encoder over
+:func:`~policy.learned.features.build_graph` once per workflow and joins, per decision, the
+ready task's embedding, each node's embedding and the decision's candidate features. Two heads
+sit on it: :class:`PolicyNet` (PPO), whose ``logits`` score every compute node and whose
+``value`` estimates the normalised return, and the DQN's Q-network
+(:mod:`policy.learned.dqn_model`). Masked candidates get the dtype's minimum, so they are never
+chosen and carry no probability mass.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ class NetConfig:
     """Message-passing rounds of the encoder."""
 
 
-class PolicyNet(nn.Module):
-    """GNN encoder + candidate scorer + value head."""
+class GraphEncoder(nn.Module):
+    """The heterogeneous-graph encoder both learned schedulers share (PPO's and the DQN's)."""
 
     def __init__(self, cfg: NetConfig | None = None) -> None:
         super().__init__()
@@ -44,19 +46,6 @@ class PolicyNet(nn.Module):
         self.convs = nn.ModuleList(
             HeteroConv({et: SAGEConv(h, h) for et in edge_types}, aggr="sum")
             for _ in range(self.cfg.layers)
-        )
-        self.head = nn.Sequential(
-            nn.Linear(2 * h + CANDIDATE_FEATURES, h), nn.ReLU(), nn.Linear(h, 1)
-        )
-        # Earliest-finish prior: logits start as -eft_prior * (finish - best finish) in units of
-        # the task's runtime, the finish counting the NIC time of the task's data (features.py),
-        # so an untrained policy already behaves like a data-aware dynamic EFT (sampling
-        # explores only among near-ties) and learning adds corrections.
-        self.eft_prior = nn.Parameter(torch.tensor(40.0))
-        self.lookahead_weight = nn.Parameter(torch.tensor(0.0))
-        """Weight of PEFT's cost-to-go next to the finish gap in the prior (learned)."""
-        self.critic = nn.Sequential(
-            nn.Linear(2 * h + CANDIDATE_FEATURES + 1, h), nn.ReLU(), nn.Linear(h, 1)
         )
 
     def encode(self, graph: HeteroData) -> dict[str, Tensor]:
@@ -76,6 +65,27 @@ class PolicyNet(nn.Module):
         task = emb["task"][task_idx].unsqueeze(1).expand(d, n, -1)
         nodes = emb["compute"].unsqueeze(0).expand(d, n, -1)
         return torch.cat([task, nodes, feats], dim=-1)
+
+
+class PolicyNet(GraphEncoder):
+    """GNN encoder + candidate scorer + value head."""
+
+    def __init__(self, cfg: NetConfig | None = None) -> None:
+        super().__init__(cfg)
+        h = self.cfg.hidden
+        self.head = nn.Sequential(
+            nn.Linear(2 * h + CANDIDATE_FEATURES, h), nn.ReLU(), nn.Linear(h, 1)
+        )
+        # Earliest-finish prior: logits start as -eft_prior * (finish - best finish) in units of
+        # the task's runtime, the finish counting the NIC time of the task's data (features.py),
+        # so an untrained policy already behaves like a data-aware dynamic EFT (sampling
+        # explores only among near-ties) and learning adds corrections.
+        self.eft_prior = nn.Parameter(torch.tensor(40.0))
+        self.lookahead_weight = nn.Parameter(torch.tensor(0.0))
+        """Weight of PEFT's cost-to-go next to the finish gap in the prior (learned)."""
+        self.critic = nn.Sequential(
+            nn.Linear(2 * h + CANDIDATE_FEATURES + 1, h), nn.ReLU(), nn.Linear(h, 1)
+        )
 
     def logits(self, inputs: Tensor, mask: Tensor) -> Tensor:
         """(D, N) masked logits from :meth:`candidate_inputs`."""

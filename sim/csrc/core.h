@@ -43,7 +43,24 @@ typedef struct {
     double *speed; int *ncores; long long *nmemory; int *ngpus; double *bw;
     double latency, fs_bw;
     double *link; /* (nn + 1) x nn; row nn is the shared filesystem's (Python's row -1) */
+    int *prefers; double *gspeed; /* per task: takes one GPU where there are any; per node */
+    int nrel; double *rel_t;      /* distinct positive release times, ascending */
+    int *rel_off, *rel_task;      /* per release time, the tasks released (CSR) */
+    int *relf_off, *relf;         /* per release time, the inputs first read then (CSR) */
+    unsigned char *late;          /* per file: its shared-filesystem reads wait for a release */
 } Shared;
+
+/* sim.compiled.gpus_on and sim.compiled.duration: the same arithmetic. */
+static inline int gpus_on(const Shared *sh, int task, int node) {
+    if (sh->gpus[task]) return sh->gpus[task];
+    return sh->prefers[task] && sh->ngpus[node] > 0 ? 1 : 0;
+}
+
+static inline double duration(const Shared *sh, int task, int node) {
+    int used = gpus_on(sh, task, node);
+    if (used && sh->gspeed[node] > 0) return sh->work[task] / (sh->gspeed[node] * (double)used);
+    return sh->work[task] / (sh->speed[node] * (double)sh->cores[task]);
+}
 
 typedef struct {
     int up, down, count;
@@ -121,6 +138,7 @@ int run_resume(Run *r);
 int run_start_static(Run *r);
 int run_list_copies(Run *r);
 void run_hold(Run *r, int node, long long cores, double until);
+int run_push_releases(Run *r);
 
 /* view.c */
 PyObject *doubles_list(const double *a, Py_ssize_t n);

@@ -149,7 +149,7 @@ int projection(Run *r, int node, double **core_free, double *last_start) {
     for (int i = 0; i < nfree; i++) cf[i] = now;
     memcpy(cf + nfree, ends, sizeof(double) * nre);
     if (nre && ends[0] < now) qsort(cf, L, sizeof(double), cmp_double);
-    double last = now, speed = sh->speed[node];
+    double last = now;
     IVec *q = &r->queues[node];
     for (Py_ssize_t k = r->heads[node]; k < q->n; k++) {
         int task = q->a[k], c = sh->cores[task];
@@ -158,7 +158,7 @@ int projection(Run *r, int node, double **core_free, double *last_start) {
         double start = last;
         if (cf[c - 1] > start) start = cf[c - 1];
         if (ready > start) start = ready;
-        double finish = start + sh->work[task] / (speed * (double)c);
+        double finish = start + duration(sh, task, node);
         memmove(cf, cf + c, sizeof(double) * (L - c));
         int m = L - c, lo = 0, hi = m; /* bisect_right */
         while (lo < hi) {
@@ -188,6 +188,6 @@ int estimate_finish(Run *r, int task, int node, double *out) {
     double at = cf[(cores < L ? cores : L) - 1];
     if (at > start) start = at;
     if (last > start) start = last;
-    *out = start + sh->work[task] / (sh->speed[node] * (double)cores);
+    *out = start + duration(sh, task, node);
     return 0;
 }

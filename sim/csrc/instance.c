@@ -11,7 +11,9 @@ static void shared_free(Shared *s) {
     free(s->work); free(s->cores); free(s->memory); free(s->gpus); free(s->n_parents);
     free(s->ch_off); free(s->ch); free(s->in_off); free(s->in); free(s->out_off); free(s->out);
     free(s->fsize); free(s->producer); free(s->speed); free(s->ncores); free(s->nmemory);
-    free(s->ngpus); free(s->bw); free(s->link); free(s);
+    free(s->ngpus); free(s->bw); free(s->link); free(s->prefers); free(s->gspeed);
+    free(s->rel_t); free(s->rel_off); free(s->rel_task); free(s->relf_off); free(s->relf);
+    free(s->late); free(s);
 }
 
 void shared_release(Shared *s) {
@@ -69,15 +71,18 @@ static int csr(PyObject *seq, int n, int **off, int **val) {
 
 static PyObject *instance_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *work, *cores, *memory, *gpus, *parents, *children, *inputs, *outputs, *fsize,
-        *producer, *speed, *ncores, *nmemory, *ngpus, *bw, *link;
+        *producer, *speed, *ncores, *nmemory, *ngpus, *bw, *link, *prefers, *gspeed, *rel_t,
+        *rel_tasks, *rel_files;
     double latency, fs_bw;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!ddO!", &PyTuple_Type, &work,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!ddO!O!O!O!O!O!", &PyTuple_Type, &work,
                           &PyTuple_Type, &cores, &PyTuple_Type, &memory, &PyTuple_Type, &gpus,
                           &PyTuple_Type, &parents, &PyTuple_Type, &children, &PyTuple_Type,
                           &inputs, &PyTuple_Type, &outputs, &PyTuple_Type, &fsize, &PyTuple_Type,
                           &producer, &PyTuple_Type, &speed, &PyTuple_Type, &ncores, &PyTuple_Type,
                           &nmemory, &PyTuple_Type, &ngpus, &PyTuple_Type, &bw, &latency, &fs_bw,
-                          &PyTuple_Type, &link))
+                          &PyTuple_Type, &link, &PyTuple_Type, &prefers, &PyTuple_Type, &gspeed,
+                          &PyTuple_Type, &rel_t, &PyTuple_Type, &rel_tasks, &PyTuple_Type,
+                          &rel_files))
         return NULL;
     Shared *s = calloc(1, sizeof(Shared));
     if (!s) return PyErr_NoMemory();
@@ -95,12 +100,22 @@ static PyObject *instance_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
         csr(outputs, s->nt, &s->out_off, &s->out) < 0 || doubles(fsize, s->nf, &s->fsize) < 0 ||
         ints(producer, s->nf, &s->producer) < 0 || doubles(speed, s->nn, &s->speed) < 0 ||
         ints(ncores, s->nn, &s->ncores) < 0 || longs(nmemory, s->nn, &s->nmemory) < 0 ||
-        ints(ngpus, s->nn, &s->ngpus) < 0 || doubles(bw, s->nn, &s->bw) < 0)
+        ints(ngpus, s->nn, &s->ngpus) < 0 || doubles(bw, s->nn, &s->bw) < 0 ||
+        ints(prefers, s->nt, &s->prefers) < 0 || doubles(gspeed, s->nn, &s->gspeed) < 0)
         goto fail;
+    s->nrel = (int)PyTuple_GET_SIZE(rel_t);
+    if (doubles(rel_t, s->nrel, &s->rel_t) < 0 ||
+        csr(rel_tasks, s->nrel, &s->rel_off, &s->rel_task) < 0 ||
+        csr(rel_files, s->nrel, &s->relf_off, &s->relf) < 0)
+        goto fail;
+    s->late = calloc((size_t)(s->nf ? s->nf : 1), 1);
+    if (!s->late) { PyErr_NoMemory(); goto fail; }
+    for (int i = 0; i < s->relf_off[s->nrel]; i++) s->late[s->relf[i]] = 1;
     s->n_parents = malloc(sizeof(int) * (s->nt ? s->nt : 1));
     s->link = malloc(sizeof(double) * (size_t)(s->nn + 1) * (s->nn ? s->nn : 1));
     if (!s->n_parents || !s->link) { PyErr_NoMemory(); goto fail; }
     for (int t = 0; t < s->nt; t++) s->n_parents[t] = poff[t + 1] - poff[t];
+    for (int i = 0; i < s->rel_off[s->nrel]; i++) s->n_parents[s->rel_task[i]]++; /* the release */
     if (PyTuple_GET_SIZE(link) != s->nn + 1) {
         PyErr_SetString(PyExc_ValueError, "link bandwidth needs one row per node and the FS's");
         goto fail;

@@ -80,6 +80,7 @@ static Run *run_create(Shared *sh, int fair, int dynamic) {
     }
     for (Py_ssize_t k = 0; k < keys; k++) r->whead[k] = r->in_flight[k] = -1;
     if (net_init(&r->net, sh, fair) < 0) { Py_DECREF(r); return NULL; }
+    if (run_push_releases(r) < 0) { Py_DECREF(r); PyErr_NoMemory(); return NULL; }
     return r;
 }
 

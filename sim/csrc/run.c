@@ -48,6 +48,17 @@ int run_list_copies(Run *r) {
     return 0;
 }
 
+/* One event per release time, first at its instant (sequence -2; task -1 - nn - group), as
+ * sim/engine.py's _Run.__init__ pushes them. */
+int run_push_releases(Run *r) {
+    const Shared *sh = r->sh;
+    for (int k = 0; k < sh->nrel; k++) {
+        TaskEv e = {sh->rel_t[k], -2, -1 - sh->nn - k};
+        if (TaskEv_push(&r->theap, e) < 0) return -1;
+    }
+    return 0;
+}
+
 void run_hold(Run *r, int node, long long cores, double until) {
     r->free_cores[node] -= cores;
     dvec_push(&r->held_until[node], until);
@@ -73,12 +84,35 @@ static void release(Run *r, int node) {
     r->dirty[node] = 1;
 }
 
+/* sim/engine.py's _Run._release_tasks. */
+static int release_tasks(Run *r, int group) {
+    const Shared *sh = r->sh;
+    for (int i = sh->rel_off[group]; i < sh->rel_off[group + 1]; i++) {
+        int task = sh->rel_task[i];
+        if (--r->parents_left[task] == 0) {
+            r->ready[task] = r->now;
+            if (r->dynamic) {
+                if (ivec_push(&r->batch, task) < 0) return -1;
+            } else if (r->missing[task] == 0) {
+                r->dirty[r->node_of[task]] = 1;
+            }
+        }
+    }
+    if (r->dynamic) return 0;
+    for (int i = sh->relf_off[group]; i < sh->relf_off[group + 1]; i++) {
+        int f = sh->relf[i];
+        for (Py_ssize_t j = 0; j < r->eager[f].n; j++)
+            if (start_transfer(r, f, FROM_FS, r->eager[f].a[j]) < 0) return -1;
+    }
+    return 0;
+}
+
 static int finish_task(Run *r, int task) {
     const Shared *sh = r->sh;
     int node = r->node_of[task];
     r->free_cores[node] += sh->cores[task];
     r->free_memory[node] += sh->memory[task];
-    r->free_gpus[node] += sh->gpus[task];
+    r->free_gpus[node] += gpus_on(sh, task, node);
     IVec *run = &r->running[node];
     for (Py_ssize_t i = 0; i < run->n; i++)
         if (run->a[i] == task) { run->a[i] = run->a[--run->n]; break; }
@@ -182,17 +216,17 @@ static int dispatch(Run *r, int node) {
     const Shared *sh = r->sh;
     IVec *q = &r->queues[node];
     int head = r->heads[node];
-    double now = r->now, speed = sh->speed[node];
+    double now = r->now;
     while (head < q->n) {
         int task = q->a[head];
         if (r->parents_left[task] || r->missing[task]) break;
-        int cores = sh->cores[task];
+        int cores = sh->cores[task], gpus = gpus_on(sh, task, node);
         if (cores > r->free_cores[node] || sh->memory[task] > r->free_memory[node]) break;
-        if (sh->gpus[task] > r->free_gpus[node]) break;
+        if (gpus > r->free_gpus[node]) break;
         r->free_cores[node] -= cores;
         r->free_memory[node] -= sh->memory[task];
-        r->free_gpus[node] -= sh->gpus[task];
-        double end = now + sh->work[task] / (speed * (double)cores);
+        r->free_gpus[node] -= gpus;
+        double end = now + duration(sh, task, node);
         r->start[task] = now;
         r->end[task] = end;
         if (ivec_push(&r->running[node], task) < 0) return -1;
@@ -220,7 +254,7 @@ static int settle_instant(Run *r) {
 int run_start_static(Run *r) {
     const Shared *sh = r->sh;
     for (int f = 0; f < sh->nf; f++) {
-        if (sh->producer[f] >= 0) continue;
+        if (sh->producer[f] >= 0 || sh->late[f]) continue;
         for (Py_ssize_t j = 0; j < r->eager[f].n; j++)
             if (start_transfer(r, f, FROM_FS, r->eager[f].a[j]) < 0) return -1;
     }
@@ -242,8 +276,10 @@ int run_resume(Run *r) {
             int task = TaskEv_pop(&r->theap).task;
             if (task >= 0) {
                 if (finish_task(r, task) < 0) goto out;
-            } else {
+            } else if (task >= -r->sh->nn) {
                 release(r, -1 - task);
+            } else if (release_tasks(r, -1 - r->sh->nn - task) < 0) {
+                goto out;
             }
         }
         if (net_pop_finished(&r->net, now, &done) < 0) goto out;

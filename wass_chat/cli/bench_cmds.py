@@ -11,6 +11,7 @@ import typer
 
 from wass_chat.atomic_files import write_atomic
 from wass_chat.cli.array_run import ARRAY_DIR_HELP, SLURM_ARRAY_HELP
+from wass_chat.cli.bench_arrivals import ARRIVALS_HELP, bench_arrivals
 from wass_chat.cli.output import console, emit
 
 if TYPE_CHECKING:
@@ -49,9 +50,14 @@ def bench(
         "", "--recipes", help=f"Recipes with task budgets, e.g. {DEFAULT_RECIPES}."
     ),
     platforms: str = typer.Option(
-        "hetero:8", "--platforms", help="KIND:NODES specs or platform files, comma-separated."
+        "",
+        "--platforms",
+        help="KIND:NODES specs (KIND hetero, homo or gpu) or platform files, comma-separated "
+        "(default hetero:8; gpu:16 with --arrivals).",
     ),
-    schedulers: str = typer.Option(DEFAULT_SCHEDULERS, "--schedulers", help="Comma-separated."),
+    schedulers: str = typer.Option(
+        "", "--schedulers", help=f"Comma-separated (default {DEFAULT_SCHEDULERS})."
+    ),
     seeds: int = typer.Option(3, "--seeds", min=1, help="Seeds 0..N-1 per workflow/platform."),
     network_model: str = typer.Option("fair", "--network-model", help="fair or ideal."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Worker processes."),
@@ -96,8 +102,29 @@ def bench(
     slurm_array: int = typer.Option(0, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
     array_dir: Path | None = typer.Option(None, "--array-dir", help=ARRAY_DIR_HELP),
     memory_mb: int = typer.Option(1000, "--slurm-mem", help="MB per array task."),
+    arrivals: str = typer.Option("", "--arrivals", help=ARRIVALS_HELP),
+    window: float = typer.Option(
+        300.0, "--window", help="With --arrivals: seconds over which each stream arrives."
+    ),
+    stream_ccr: float = typer.Option(
+        0.1, "--stream-ccr", help="With --arrivals: CCR of the streams' generated workflows."
+    ),
 ) -> None:
     """Run every scheduler on every instance in the simulator and compare makespans."""
+    if arrivals:
+        conflicting = {
+            "--workflows": bool(workflows), "--recipes": bool(recipes), "--peers": bool(peers),
+            "--optimal": optimal, "--estimates": bool(estimates), "--load": bool(load),
+            "--kb": kb_dir is not None, "--perfect-history": perfect_history,
+            "--reruns": bool(reruns), "--slurm-array": bool(slurm_array),
+        }  # fmt: skip
+        bench_arrivals(
+            arrivals, window, stream_ccr, platforms, schedulers, seeds, network_model, jobs,
+            json_path, markdown_path, plots, as_json, conflicting,
+        )  # fmt: skip
+        return
+    platforms = platforms or "hetero:8"
+    schedulers = schedulers or DEFAULT_SCHEDULERS
     from rich.progress import Progress
 
     from policy.bench.document import bench_document

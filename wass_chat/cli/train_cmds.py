@@ -17,7 +17,9 @@ from wass_chat.cli.train_inputs import recipes_of as _recipes
 if TYPE_CHECKING:
     from policy.learned.evaluate import Evaluation
 
-train_app = typer.Typer(help="Train the learned placement policy and its RAG teacher.")
+train_app = typer.Typer(
+    help="Train the learned placement policy and its RAG teacher, or the DQN scheduler."
+)
 
 RECIPES_HELP = "Comma-separated recipes to train on (default: all nine)."
 
@@ -304,15 +306,17 @@ def train_bench(
     ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Inference latency: per decision, client-side encode + retrieve per workflow, and the
-    time policy-lookahead takes to plan a 200-task workflow (wall and CPU seconds)."""
+    """Inference latency: per decision (the PPO policy's and the DQN's), client-side encode +
+    retrieve per workflow, and the time policy-lookahead takes to plan a 200-task workflow
+    (wall and CPU seconds)."""
     import time
 
     import numpy as np
 
     from kb.demo import ensure_demo_kb
     from kb.store import KnowledgeBase
-    from policy.learned.latency import measure_latency
+    from policy.learned.dqn_agent import load_dqn_net
+    from policy.learned.latency import dqn_decision_ms, measure_latency
     from policy.learned.lookahead import time_plan
     from policy.learned.planner import load_policy_net
     from sim.demo import demo_platform, resolve_workflow
@@ -328,6 +332,7 @@ def train_bench(
     if lookahead_tasks:
         searched = generate_workflow(lookahead_recipe, lookahead_tasks, seed=0)
     report = measure_latency(net, wf, pf)
+    dqn_p50, dqn_p95 = dqn_decision_ms(load_dqn_net(), wf, pf)
     directory = kb_dir or settings().kb_dir
     ensure_demo_kb(directory)
     kb = KnowledgeBase(directory)
@@ -344,6 +349,8 @@ def train_bench(
         "nodes": len(pf),
         "retrieve_p50_ms": float(np.median(retrieve) * 1e3),
         "encode_plus_retrieve_ms": report.encode_ms + float(np.median(retrieve) * 1e3),
+        "dqn_decision_p50_ms": dqn_p50,
+        "dqn_decision_p95_ms": dqn_p95,
     }
     if searched is not None:
         data["lookahead_workflow"] = searched.name
@@ -357,7 +364,8 @@ def _render_train_bench(d: dict[str, Any]) -> None:
         f"{d['workflow']} ({d['tasks']} tasks, {d['nodes']} nodes): per decision p50 "
         f"{d['decision_p50_ms']:.3f} ms (p95 {d['decision_p95_ms']:.3f}), head alone "
         f"{d['head_p50_ms']:.3f} ms; encode {d['encode_ms']:.1f} ms + retrieve "
-        f"{d['retrieve_p50_ms']:.1f} ms = {d['encode_plus_retrieve_ms']:.1f} ms"
+        f"{d['retrieve_p50_ms']:.1f} ms = {d['encode_plus_retrieve_ms']:.1f} ms; dqn per "
+        f"decision p50 {d['dqn_decision_p50_ms']:.3f} ms (p95 {d['dqn_decision_p95_ms']:.3f})"
     )
     if "lookahead_s" in d:
         console.print(
@@ -386,5 +394,8 @@ def _line(ev: Evaluation) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``wass-chat train``."""
+    """Add ``wass-chat train`` (``train dqn`` lives in its own module)."""
+    from wass_chat.cli.train_dqn_cmds import train_dqn
+
+    train_app.command("dqn")(train_dqn)
     app.add_typer(train_app, name="train")

@@ -23,9 +23,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from policy.base import plan_and_simulate
-from policy.costs import compute_time
 from policy.registry import canonical_name, get_scheduler
-from sim.model import Platform, Workflow, node_fits
+from sim.model import Platform, Workflow, compute_time, node_fits
 from sim.occupancy import NO_OCCUPANCY, Occupancy
 from sim.schedule import NetworkModel, SimResult
 from sim.uncertainty import RuntimePredictions, estimate_from_history, planning_platform
