@@ -3,7 +3,6 @@ progress is reported per stage, and the CLI writes exactly the document it retur
 
 from __future__ import annotations
 
-import ast
 import inspect
 import json
 from dataclasses import fields
@@ -16,6 +15,7 @@ from policy.bench.instances import random_dag
 from policy.bench.matrix import BenchSpecError
 from policy.bench.run import BenchConfig, plan_bench, run_bench
 from sim.wfformat import write_workflow
+from tests.config_fields import cli_defaults, undocumented_fields
 from wass_chat.cli import main
 from wass_chat.cli.bench_cmds import bench
 
@@ -25,11 +25,8 @@ OUTPUT_AND_SLURM = {"json_path", "markdown_path", "plots", "as_json", "slurm_arr
 
 
 def test_the_config_defaults_are_the_cli_defaults() -> None:
-    cli = {
-        name: param.default.default
-        for name, param in inspect.signature(bench).parameters.items()
-        if name not in OUTPUT_AND_SLURM
-    }
+    options = [n for n in inspect.signature(bench).parameters if n not in OUTPUT_AND_SLURM]
+    cli = cli_defaults(bench, {n: n for n in options})
     config: dict[str, object] = {f.name: f.default for f in fields(BenchConfig)}
     assert set(cli) == set(config)
     assert config.pop("workflows") == () and cli.pop("workflows") == []  # a tuple when frozen
@@ -37,19 +34,7 @@ def test_the_config_defaults_are_the_cli_defaults() -> None:
 
 
 def test_every_config_field_has_a_docstring() -> None:
-    source = inspect.getsource(BenchConfig)
-    body = ast.parse(source).body[0]
-    assert isinstance(body, ast.ClassDef)
-    documented = {
-        statement.target.id
-        for statement, following in zip(body.body, body.body[1:], strict=False)
-        if isinstance(statement, ast.AnnAssign)
-        and isinstance(statement.target, ast.Name)
-        and isinstance(following, ast.Expr)
-        and isinstance(following.value, ast.Constant)
-        and isinstance(following.value.value, str)
-    }
-    assert documented == {f.name for f in fields(BenchConfig)}
+    assert undocumented_fields(BenchConfig) == set()
 
 
 def test_a_bad_config_is_refused_before_any_work() -> None:
