@@ -45,6 +45,7 @@ def predictions_from_json(doc: Mapping[str, Any]) -> RuntimePredictions:
     problems += [f"unknown field {k!r}" for k in doc if k not in names]
     if problems:
         raise InputError("runtime predictions", problems)
-    values = {n: doc[n] for n in names}
+    # JSON has no tuples: a tuple field (``sources``) comes back as a list, made a tuple again.
+    values: dict[str, Any] = {n: tuple(v) if isinstance(v := doc[n], list) else v for n in names}
     values[CATEGORIES] = {c: CategoryPrediction(**p) for c, p in doc[CATEGORIES].items()}
     return RuntimePredictions(**values)

@@ -36,6 +36,8 @@ def _other_value(f: Field[Any], hint: Any, k: int) -> Any:
         return {"cpu-4c": args[1](1.1 + 0.2 + k), "gpu-32c": args[1](7.0 / 3.0)}
     if origin in (Mapping, dict) and typing.get_origin(args[1]) in (Mapping, dict):
         return {"cpu01": {"cpu01": 0.01 + k, "gpu02": 1.0 / 3.0}, "gpu02": {"cpu01": 0.1 + 0.2}}
+    if origin is tuple and args == (str, ...):
+        return ("real", f"simulated-{k}")
     if hint is bool:
         return not _default(f)
     if hint is int:
