@@ -55,12 +55,12 @@ def test_help_describes_the_platform_group_as_more_than_slurm(
     assert "Platforms from Slurm" not in out
 
 
-def test_the_readme_lists_the_recipes_and_shapes_generate_accepts() -> None:
+def test_the_commands_page_lists_the_recipes_and_shapes_generate_accepts() -> None:
     from sim.recipes import RECIPES
     from sim.shapes import SHAPES
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    row = next(line for line in readme.splitlines() if "`wass-chat workflow generate" in line)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "commands.md").read_text()
+    row = next(line for line in page.splitlines() if "`wass-chat workflow generate" in line)
     recipes = re.search(r"WfCommons recipes \(([^)]*)\)", row)
     shapes = re.search(r"synthetic shapes \(([^)]*)\)", row)
     assert recipes and shapes, row

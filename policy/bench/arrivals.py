@@ -39,6 +39,7 @@ from policy.registry import (
 from policy.validate import check_schedule
 from sim.arrivals import Stream, StreamSpec, merge_stream, poisson_stream, read_trace
 from sim.engine import simulate
+from sim.errors import InputError
 from sim.metrics import stream_summary
 from sim.model import Platform, Workflow
 from sim.placement import EarliestFinishPlacement
@@ -118,7 +119,7 @@ def check_scheduler_names(names: tuple[str, ...]) -> tuple[str, ...]:
             unknown.append(name)
     if unknown:
         every = ", ".join((*STREAM_ONLY, *scheduler_names()))
-        raise UnknownSchedulerError(
+        raise InputError(
             ",".join(unknown), [f"unknown scheduler {n!r}; known: {every}" for n in unknown]
         )
     return tuple(known)

@@ -90,7 +90,7 @@ def expert_iteration(
     overruled: list[np.ndarray] = []
     opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5)
     for round_ in range(1, cfg.expert_iterations + 1):
-        if (time.monotonic() - start) / 60 > cfg.budget_minutes:
+        if cfg.past_wall_clock_cap(start):
             break
         chosen = rng.choice(len(specs), size=min(cfg.expert_instances, len(specs)), replace=False)
         fresh = collect_lookahead(

@@ -269,7 +269,7 @@ def train(
         ratio_gm = float("nan")
         done = 0
         for update in range(cfg.updates):
-            if (time.monotonic() - start) / 60 > cfg.budget_minutes:
+            if cfg.past_wall_clock_cap(start):
                 break
             chosen = rng.choice(len(specs), size=cfg.instances_per_update, replace=False)
             jobs = [

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from policy.bench.run import DEFAULT_RECIPES, DEFAULT_SCHEDULERS
 from wass_chat.atomic_files import write_atomic
 from wass_chat.cli.array_run import ARRAY_DIR_HELP, SLURM_ARRAY_HELP
 from wass_chat.cli.bench_arrivals import ARRIVALS_HELP, bench_arrivals
 from wass_chat.cli.output import console, emit
 
 if TYPE_CHECKING:
-    from sim.background import BackgroundConfig
-
-DEFAULT_RECIPES = "montage:60,genome:60,epigenomics:50"
-DEFAULT_SCHEDULERS = "heft,cpop,peft,minmin,maxmin,sjf,ljf,slurm,wass,random"
+    from policy.bench.matrix import Instance
+    from policy.bench.run import InstanceRunner
+    from policy.bench.runner import InstanceOutcome, RunSpec
+    from sim.uncertainty import RuntimePredictions
 
 
 ESTIMATES_HELP = (
@@ -123,38 +124,17 @@ def bench(
             json_path, markdown_path, plots, as_json, conflicting,
         )  # fmt: skip
         return
-    platforms = platforms or "hetero:8"
-    schedulers = schedulers or DEFAULT_SCHEDULERS
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
-    from policy.bench.document import bench_document
-    from policy.bench.matrix import (
-        BenchSpecError,
-        build_matrix,
-        parse_platforms,
-        parse_recipes,
-        parse_workflow_files,
-    )
-    from policy.bench.report import summarize, to_markdown
-    from policy.bench.runner import RunSpec, run_matrix
-    from policy.registry import canonical_name
+    from policy.bench.run import BenchConfig, plan_bench, run_bench
 
-    if network_model not in ("fair", "ideal"):
-        raise BenchSpecError("--network-model", [f"{network_model!r} is not fair or ideal"])
-    names = tuple(canonical_name(n) for n in schedulers.split(",") if n.strip())
-    peer_names = _peer_names(peers)
-    sources = parse_workflow_files(workflows) + parse_recipes(
-        recipes or DEFAULT_RECIPES * (not workflows)
-    )
-    instances = build_matrix(sources, parse_platforms(platforms), seeds)
-    background = _check_uncertainty(estimates, noise, load, kb_dir, perfect_history, reruns)
-    idle_only = [f"saga-{p}" for p in peer_names]  # SAGA's conversions assume an idle machine
-    if background is not None and idle_only:  # they would fail after minutes of work
-        raise BenchSpecError("--load", [f"{n} plans on an idle cluster only" for n in idle_only])
-    spec = RunSpec(
-        names, network_model, peer_names, estimates,  # type: ignore[arg-type]
-        noise, uncertainty_seed, background, reruns,
+    cfg = BenchConfig(
+        workflows=tuple(workflows), recipes=recipes, platforms=platforms, schedulers=schedulers,
+        seeds=seeds, network_model=network_model, jobs=jobs, peers=peers, optimal=optimal,
+        estimates=estimates, noise=noise, uncertainty_seed=uncertainty_seed, load=load,
+        kb_dir=kb_dir, perfect_history=perfect_history, reruns=reruns,
     )  # fmt: skip
+    plan = plan_bench(cfg)
     if slurm_array:  # before the retrieval, which takes minutes on a real history
         from wass_chat.slurm.commands import SlurmCommands
 
@@ -163,147 +143,53 @@ def bench(
     if perfect_history:
         from wass_chat.cli.estimate_cmds import perfect_predictions
 
-        predictions = perfect_predictions(instances, noise, uncertainty_seed)
-    elif estimates == "kb" or (estimates == "user" and kb_dir is not None):
+        predictions = perfect_predictions(plan.instances, noise, uncertainty_seed)
+    elif cfg.wants_kb_predictions():
         from wass_chat.cli.estimate_cmds import predictions_for
 
         # Here, also under --slurm-array: the tasks read them from the plan, not the store.
-        predictions = predictions_for(kb_dir, instances, noise, uncertainty_seed)
-    if slurm_array:
-        from wass_chat.cli.slurm_array_cmds import bench_on_slurm
-
-        outcomes = bench_on_slurm(
-            instances, spec, slurm_array, jobs, array_dir, memory_mb, predictions
-        )
+        predictions = predictions_for(kb_dir, plan.instances, noise, uncertainty_seed)
+    run_instances = _array_runner(slurm_array, jobs, array_dir, memory_mb) if slurm_array else None
 
     with Progress(console=console, transient=True) as bar:
-        if not slurm_array:
-            task = bar.add_task(f"{len(instances)} instances", total=len(instances))
-            outcomes = run_matrix(
-                instances,
-                spec,
-                jobs,
-                lambda done, total: bar.update(task, completed=done),
-                predictions,
-            )
-        gaps = None
-        if optimal:
-            from policy.bench.optimality import optimality_study
+        stages: dict[str, TaskID] = {}
 
-            study = bar.add_task("optimality gap (CP-SAT)", total=50)
-            gaps = optimality_study(
-                names, 50, 0, jobs, lambda done, total: bar.update(study, completed=done)
-            )
-    summary = summarize(outcomes)
-    settings: dict[str, Any] = {
-        "workflows": workflows,
-        "recipes": recipes,
-        "platforms": platforms,
-        "seeds": seeds,
-        "network_model": network_model,
-        "jobs": jobs,
-        "peers": peers,
-        "optimal": optimal,
-        "estimates": estimates,
-        "noise": noise,
-        "uncertainty_seed": uncertainty_seed,
-        "load": asdict(background) if background else None,
-        "kb": str(kb_dir) if kb_dir else None,
-        "perfect_history": perfect_history,
-        "reruns": reruns,
-    }
-    document = bench_document(settings, spec, outcomes, summary, gaps)
-    markdown = to_markdown(summary, f"wass-chat bench ({network_model} network)")
-    if gaps is not None:
-        markdown += _gap_markdown(document["optimality"])
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in stages:
+                stages[stage] = bar.add_task(stage, total=total)
+            bar.update(stages[stage], completed=done)
+
+        result = run_bench(
+            cfg, progress, plan=plan, predictions=predictions, run_instances=run_instances
+        )
     if json_path:
-        write_atomic(json_path, json.dumps(document, indent=2, default=str))
+        write_atomic(json_path, json.dumps(result.document, indent=2, default=str))
     if markdown_path:
-        write_atomic(markdown_path, markdown)
+        write_atomic(markdown_path, result.markdown)
     if plots:
         from policy.bench.plots import family_box_plots, plot_file_name
 
-        for family, png in family_box_plots(outcomes).items():
+        for family, png in family_box_plots(result.outcomes).items():
             write_atomic(plot_file_name(plots, family), png)
     emit(
-        summary | ({"optimality": document["optimality"]} if gaps else {}),
+        result.printed_summary(),
         as_json,
-        lambda _: _render(summary, document.get("optimality")),
+        lambda _: _render(result.summary, result.document.get("optimality")),
     )
 
 
-def _check_uncertainty(
-    estimates: str,
-    noise: float,
-    load: str,
-    kb_dir: Path | None,
-    perfect_history: bool = False,
-    reruns: int = 0,
-) -> BackgroundConfig | None:
-    """Every problem with the uncertainty and load flags, as one BenchSpecError; the load."""
-    from policy.bench.matrix import BenchSpecError
-    from sim.background import parse_load
-    from sim.errors import InputError
-    from sim.uncertainty import ESTIMATE_MODES
+def _array_runner(tasks: int, jobs: int, array_dir: Path | None, memory_mb: int) -> InstanceRunner:
+    """Runs a bench's instances as a Slurm job array of ``tasks`` tasks (``--slurm-array``)."""
+    from wass_chat.cli.slurm_array_cmds import bench_on_slurm
 
-    problems = []
-    if estimates and estimates not in ESTIMATE_MODES:
-        problems.append(f"--estimates {estimates!r} is not one of {', '.join(ESTIMATE_MODES)}")
-    if not noise >= 0:
-        problems.append(f"--noise must be >= 0, got {noise}")
-    background = None
-    try:
-        background = parse_load(load)
-    except InputError as error:
-        problems += [f"--load: {p}" for p in error.problems]
-    if perfect_history:
-        if kb_dir is not None or estimates not in ("user", "kb"):
-            problems.append("--perfect-history replaces --kb, under --estimates user or kb")
-    elif (estimates == "kb" or kb_dir is not None) and (kb_dir is None or not kb_dir.is_dir()):
-        problems.append(
-            "--estimates kb needs --kb DIR, a knowledge base filled by `wass-chat estimates seed`"
-        )
-    if reruns and (estimates in ("", "oracle") or not noise > 0):
-        problems.append(
-            "--reruns redraws the run's own variation: it needs --estimates user, mean or kb "
-            "and --noise above 0"
-        )
-    if problems:
-        raise BenchSpecError("uncertainty", problems)
-    return background
+    def run(
+        instances: list[Instance],
+        spec: RunSpec,
+        predictions: Mapping[str, RuntimePredictions] | None,
+    ) -> list[InstanceOutcome]:
+        return bench_on_slurm(instances, spec, tasks, jobs, array_dir, memory_mb, predictions)
 
-
-def _peer_names(peers: str) -> tuple[str, ...]:
-    from policy.bench.matrix import BenchSpecError
-
-    chosen = [p.strip().lower() for p in peers.split(",") if p.strip()]
-    unknown = [p for p in chosen if p != "saga"]
-    if unknown:
-        raise BenchSpecError("--peers", [f"unknown peer {p!r} (peers: saga)" for p in unknown])
-    if not chosen:
-        return ()
-    from policy.peers.saga import SAGA_SCHEDULERS, saga_available
-    from sim.errors import ServiceUnavailable
-
-    if not saga_available():
-        raise ServiceUnavailable("SAGA is not installed: pip install 'wass-chat[bench]'")
-    return tuple(SAGA_SCHEDULERS)
-
-
-def _gap_markdown(optimality: dict[str, Any]) -> str:
-    lines = [
-        "",
-        "## Optimality gap (CP-SAT, ideal network)",
-        "",
-        f"{optimality['instances']} random instances of 6-10 tasks on 3 heterogeneous one-core "
-        f"nodes; {optimality['proven_optimal']} proven optimal.",
-        "",
-        "| scheduler | mean gap |",
-        "|---|---|",
-    ]
-    for name, gap in optimality["mean_gap"].items():
-        lines.append(f"| {name} | {100 * gap:.2f}% |")
-    return "\n".join(lines) + "\n"
+    return run
 
 
 def _render(summary: dict[str, Any], optimality: dict[str, Any] | None) -> None:

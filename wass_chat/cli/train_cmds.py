@@ -27,10 +27,12 @@ RECIPES_HELP = "Comma-separated recipes to train on (default: all nine)."
 @train_app.command("policy")
 def train_policy(
     no_rag: bool = typer.Option(False, "--no-rag", help="Sparse reward only (the ablation)."),
-    budget: float = typer.Option(
-        60.0, help="Wall-clock budget in minutes (expert iteration and PPO stop when spent)."
+    budget: float | None = typer.Option(
+        None,
+        help="Optional wall-clock cap in minutes (expert iteration and PPO stop early when it is "
+        "spent); default: none, training runs its --updates whatever the load.",
     ),
-    updates: int = typer.Option(200, help="Maximum PPO updates."),
+    updates: int = typer.Option(30, help="PPO updates: the step budget training stops on."),
     instances: int = typer.Option(64, help="Distinct training instances."),
     recipes: str = typer.Option(None, help=RECIPES_HELP),
     holdout: str = typer.Option(
