@@ -1,0 +1,136 @@
+"""What a whole-cluster replay starts from: the jobs, the cluster they ran on, its scheduler.
+
+One place for ``wass-chat whatif cluster``, the chat's cluster what-ifs and the audit report's
+what-if section, so the three replay the same workload on the same cluster for the same
+period. The jobs come from the parsed sacct table (the cache, or an export) or a Standard
+Workload Format trace; the cluster (:func:`cluster_for`) from the live Slurm, a platform file,
+or the nodes the jobs ran on (a lower bound, labelled so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from sim.batch.config import SchedulerConfig, scheduler_preset
+from sim.batch.energy import PowerModel
+from sim.batch.engine import unfit_jobs
+from sim.batch.model import BatchCluster
+from sim.errors import InputError, ServiceUnavailable
+from wass_chat.batch.whatif import Scenario
+
+INFERRED = "inferred from the nodes jobs ran on (capacity is a lower bound)"
+"""How a cluster read from the jobs is labelled wherever its figures are shown."""
+
+
+@dataclass(frozen=True)
+class LoadedScenario:
+    """A replay's starting point, the power model to price it, and where each part came from."""
+
+    scenario: Scenario
+    power_model: PowerModel
+    source: dict[str, Any] = field(default_factory=dict)
+
+
+def cluster_for(
+    choice: str, jobs: pl.DataFrame | None
+) -> tuple[BatchCluster, SchedulerConfig | None, PowerModel, str]:
+    """The cluster of ``choice``: ``auto`` (the live cluster when Slurm answers, else the jobs'
+    nodes), ``live``, ``jobs``, or a platform file; with its scheduler settings (live only),
+    power model and a label saying where it came from."""
+    from sim.batch.cluster_file import load_cluster_file
+    from wass_chat.batch.cluster_source import cluster_from_jobs, live_cluster
+
+    if choice in ("auto", "live"):
+        try:
+            live, config = live_cluster()
+            return live, config, PowerModel(), "live (scontrol)"
+        except ServiceUnavailable:
+            if choice == "live":
+                raise
+    if choice in ("auto", "jobs"):
+        if jobs is None:
+            raise InputError("--cluster", ["'jobs' needs a sacct workload"])
+        return cluster_from_jobs(jobs), None, PowerModel(), INFERRED
+    cluster, power = load_cluster_file(Path(choice))
+    return cluster, None, power, choice
+
+
+def load_scenario(
+    jobs: pl.DataFrame | None,
+    swf: Path | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    cluster: str = "auto",
+    scheduler: str | None = None,
+    bf_depth: int | None = None,
+    workload_label: str = "sacct cache",
+) -> LoadedScenario:
+    """The jobs of ``jobs`` (the parsed sacct table) submitted in ``[start, end)``, or the
+    trace ``swf``, on the cluster ``cluster`` under ``scheduler`` (default: the live
+    configuration's, else EASY backfill). Jobs no node of the cluster can host are left out
+    and counted."""
+    from sim.batch.swf import read_swf
+    from wass_chat.batch.sacct_workload import workload_from_jobs
+
+    power_model = PowerModel()
+    source: dict[str, Any] = {}
+    config = None
+    if swf is not None:
+        trace = read_swf(swf)
+        workload, batch_cluster = trace.workload, trace.cluster
+        source.update(
+            workload=str(swf),
+            skipped_without_run=trace.skipped_no_run,
+            cluster="the trace's processor pool",
+        )
+        if cluster not in ("auto", "jobs", "live"):
+            batch_cluster, config, power_model, source["cluster"] = cluster_for(cluster, None)
+    else:
+        if jobs is None:
+            raise InputError("workload", ["no jobs: give a sacct table or an SWF trace"])
+        loaded = workload_from_jobs(jobs, start, end)
+        workload = loaded.workload
+        source.update(
+            workload=workload_label,
+            never_started=loaded.never_started,
+            still_running=loaded.still_running,
+        )
+        batch_cluster, config, power_model, source["cluster"] = cluster_for(cluster, jobs)
+    sched = scheduler_preset(scheduler) if scheduler else (config or scheduler_preset("easy"))
+    if config is not None and scheduler:
+        sched = replace(
+            sched,
+            weights=config.weights,
+            bf_interval_s=config.bf_interval_s,
+            bf_window_s=config.bf_window_s,
+        )
+    if bf_depth is not None:
+        sched = replace(sched, reservation_depth=bf_depth)
+    bad = unfit_jobs(batch_cluster, workload)
+    if len(bad):
+        workload = workload.take(np.setdiff1d(np.arange(len(workload)), bad))
+        source["left_out_fit_nowhere"] = len(bad)
+    source["jobs"] = len(workload)
+    source["scheduler"] = {
+        "order": sched.order,
+        "backfill": sched.backfill,
+        "reservation_depth": sched.reservation_depth,
+        "bf_interval_s": sched.bf_interval_s,
+    }
+    return LoadedScenario(Scenario(batch_cluster, workload, sched), power_model, source)
+
+
+def last_days(jobs: pl.DataFrame, days: float) -> tuple[datetime, datetime] | None:
+    """``[end - days, end)`` where ``end`` is just after the last submission in ``jobs``: the
+    default window of a replay asked for in a chat or a report (None when there is no job)."""
+    last = jobs.filter(~pl.col("is_step")).select(pl.col("submit").max()).item()
+    if last is None:
+        return None
+    end = last + timedelta(seconds=1)
+    return end - timedelta(days=days), end
