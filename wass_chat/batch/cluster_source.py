@@ -24,6 +24,7 @@ from sim.batch.config import PriorityWeights, SchedulerConfig
 from sim.batch.model import UNLIMITED, BatchCluster, BatchNode, Partition
 from sim.errors import PlatformError
 from wass_chat.analytics.utilisation import host_ranges
+from wass_chat.batch.sacct_workload import gpus
 from wass_chat.slurm.commands import SlurmCommands, parse_scontrol_record
 from wass_chat.slurm.formats import slurm_duration
 from wass_chat.slurm.hostlist import EMPTY, expand
@@ -149,7 +150,7 @@ def cluster_from_jobs(jobs: pl.DataFrame) -> BatchCluster:
         pl.col("node_list").str.strip_chars(),
         (pl.col("ncpus") / pl.col("nnodes")).ceil().cast(pl.Int64).alias("cpus"),
         (pl.col("req_mem_bytes").fill_null(0) / pl.col("nnodes")).cast(pl.Int64).alias("mem"),
-        (pl.coalesce(_gpus("alloc_tres"), _gpus("req_tres"), pl.lit(0)) / pl.col("nnodes"))
+        (pl.coalesce(gpus("alloc_tres"), gpus("req_tres"), pl.lit(0)) / pl.col("nnodes"))
         .ceil()
         .cast(pl.Int64)
         .alias("gpus"),
@@ -199,10 +200,6 @@ def cluster_from_jobs(jobs: pl.DataFrame) -> BatchCluster:
         for part, names in sorted(members.iter_rows())
     )
     return BatchCluster(batch_nodes, parts)
-
-
-def _gpus(column: str) -> pl.Expr:
-    return pl.col(column).str.extract(r"gres/gpu(?::[^=,]*)?=(\d+)").cast(pl.Int64)
 
 
 def _natural(name: str) -> tuple[object, ...]:

@@ -83,7 +83,7 @@ def _workload(t: pl.DataFrame) -> Workload:
         pl.col("nnodes").fill_null(1).clip(1).cast(pl.Int64).alias("nnodes"),
         pl.col("ncpus").fill_null(1).clip(1).cast(pl.Int64).alias("ncpus"),
         pl.col("req_mem_bytes").fill_null(0).cast(pl.Int64).alias("mem"),
-        pl.coalesce(_gpus("alloc_tres"), _gpus("req_tres"), pl.lit(0)).cast(pl.Int64).alias("gpus"),
+        pl.coalesce(gpus("alloc_tres"), gpus("req_tres"), pl.lit(0)).cast(pl.Int64).alias("gpus"),
         pl.col("partition").fill_null("unknown").str.split(",").list.first().alias("partition"),
         pl.col("user").fill_null("unknown").alias("user"),
         pl.col("qos").fill_null("normal").alias("qos"),
@@ -121,7 +121,8 @@ def _workload(t: pl.DataFrame) -> Workload:
     )
 
 
-def _gpus(column: str) -> pl.Expr:
+def gpus(column: str) -> pl.Expr:
+    """The GPU count of a TRES column (``gres/gpu=4`` or ``gres/gpu:a100=4``), null if none."""
     return pl.col(column).str.extract(r"gres/gpu(?::[^=,]*)?=(\d+)").cast(pl.Int64)
 
 

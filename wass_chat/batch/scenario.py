@@ -126,11 +126,65 @@ def load_scenario(
     return LoadedScenario(Scenario(batch_cluster, workload, sched), power_model, source)
 
 
-def last_days(jobs: pl.DataFrame, days: float) -> tuple[datetime, datetime] | None:
-    """``[end - days, end)`` where ``end`` is just after the last submission in ``jobs``: the
-    default window of a replay asked for in a chat or a report (None when there is no job)."""
-    last = jobs.filter(~pl.col("is_step")).select(pl.col("submit").max()).item()
-    if last is None:
+DEFAULT_DAYS = 14
+"""A replay asked for without a period (a chat question, the report's what-ifs) covers the
+last two weeks of accounting..."""
+DEFAULT_MAX_JOBS = 20_000
+"""...or its last 20,000 jobs when those weeks hold more: two replays of 20,000 jobs take
+about 1.5 s of CPU, fast enough for a chat (``wass-chat whatif cluster`` has no cap)."""
+
+
+@dataclass(frozen=True)
+class ReplayWindow:
+    """The submissions a replay covers, and why it is no longer (asked, or capped)."""
+
+    start: datetime
+    end: datetime
+    jobs: int
+    asked: bool
+    """The period was asked for (else: the default, the last :data:`DEFAULT_DAYS` days)."""
+    capped: bool
+    """The period held more than the cap: only its last jobs are replayed."""
+
+    def words(self, cap: int) -> str:
+        """How the answer or the page says what was replayed."""
+        span = f"{self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M}"
+        what = (
+            "the period asked for" if self.asked else f"the last {DEFAULT_DAYS} days of accounting"
+        )
+        if self.capped:
+            return (
+                f"the last {self.jobs:,} jobs of {what} (submitted {span}; replays are capped "
+                f"at {cap:,} jobs to stay quick)"
+            )
+        return f"{what}: {self.jobs:,} jobs submitted {span}"
+
+
+def replay_window(
+    jobs: pl.DataFrame,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    max_jobs: int | None = DEFAULT_MAX_JOBS,
+) -> ReplayWindow | None:
+    """``[start, end)``, by default the last :data:`DEFAULT_DAYS` days up to just after the
+    last submission, moved later if needed so that it holds at most ``max_jobs`` jobs (the
+    latest; ``None``: no cap). None when no job was submitted in it."""
+    allocations = jobs.filter(~pl.col("is_step") & pl.col("submit").is_not_null())
+    asked = start is not None or end is not None
+    if end is None:
+        last = allocations.select(pl.col("submit").max()).item()
+        if last is None:
+            return None
+        end = last + timedelta(seconds=1)
+    if start is None:
+        start = end - timedelta(days=DEFAULT_DAYS) if not asked else datetime(1970, 1, 1)
+    submits = allocations.filter((pl.col("submit") >= start) & (pl.col("submit") < end))[
+        "submit"
+    ].sort()
+    if submits.is_empty():
         return None
-    end = last + timedelta(seconds=1)
-    return end - timedelta(days=days), end
+    capped = max_jobs is not None and len(submits) > max_jobs
+    if capped:
+        start = submits[len(submits) - int(max_jobs or 0)]
+        submits = submits.filter(submits >= start)
+    return ReplayWindow(start, end, len(submits), asked, capped)
