@@ -7,7 +7,7 @@ assumptions, because every figure is modelled, not metered."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 import polars as pl
 
@@ -17,6 +17,33 @@ from wass_chat.batch.period_energy import assumptions, period_energy
 from wass_chat.batch.scenario import cluster_for
 
 TOP_USERS = 10
+
+
+class EnergyFacts(TypedDict):
+    """What the ``energy_usage`` tool returns (kind ``energy``)."""
+
+    kind: str
+    period: str
+    start: str
+    end: str
+    jobs: int
+    nodes: int
+    cluster: str
+    it_kwh: float
+    facility_kwh: float
+    jobs_kwh: float
+    idle_kwh: float
+    idle_pct: float
+    pue: float
+    by_partition: list[dict[str, Any]]
+    top_users: list[dict[str, Any]]
+    users: int
+    asked: dict[str, Any] | None
+    """The partition or user asked about: its jobs' energy and share."""
+    assumptions: list[str]
+    profiles: list[dict[str, Any]]
+    note: str
+    verdict: str
 
 
 def energy_facts(
@@ -51,7 +78,7 @@ def energy_facts(
         )
     by_partition = energy.by_partition.to_dicts()
     by_user = energy.by_user.to_dicts()
-    facts: dict[str, Any] = {
+    facts: EnergyFacts = {
         "kind": "energy",
         "period": period_words,
         "start": f"{start:%Y-%m-%d %H:%M}",
@@ -72,9 +99,10 @@ def energy_facts(
         "assumptions": assumptions(energy),
         "profiles": energy.profiles,
         "note": note,
+        "verdict": "",
     }
-    facts["verdict"] = energy_verdict(facts)
-    return facts
+    facts["verdict"] = energy_verdict(dict(facts))
+    return dict(facts)
 
 
 def _last_activity(allocations: pl.DataFrame) -> datetime:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import polars as pl
 
@@ -33,6 +33,33 @@ from wass_chat.batch.scenario import (
     replay_window,
 )
 from wass_chat.batch.whatif import Changes, compare, parse_weights
+
+
+class WhatIfFacts(TypedDict, total=False):
+    """What the ``cluster_whatif`` tool returns (kind ``cluster_whatif``)."""
+
+    kind: str
+    asked: dict[str, Any]
+    """The request's fields that differ from no change."""
+    changes: list[str]
+    """The command's labels of the changes (``+8 nodes in gpu``)."""
+    change_words: list[str]
+    window: dict[str, Any]
+    """start, end, jobs, default_days, cap_jobs, asked, capped, words."""
+    cluster: str
+    nodes: int
+    jobs_replayed: int
+    left_out: dict[str, int]
+    before: dict[str, Any]
+    after: dict[str, Any]
+    difference: dict[str, Any]
+    partition: dict[str, Any] | None
+    recorded_check: dict[str, Any]
+    power_model: dict[str, Any]
+    prediction_accuracy: dict[str, Any]
+    note: str
+    cpu_s: float
+    verdict: str
 
 
 @dataclass(frozen=True)
@@ -198,7 +225,7 @@ def whatif_facts(
     changes, concerned = resolve(request, loaded.scenario.cluster)
     report = compare(loaded.scenario, changes, loaded.power_model)
     before, after, d = report["baseline"], report["variant"], report["difference"]
-    facts: dict[str, Any] = {
+    facts: WhatIfFacts = {
         "kind": "cluster_whatif",
         "asked": {k: v for k, v in vars(request).items() if v not in (None, 0, False)},
         "changes": report["changes"],
@@ -234,8 +261,8 @@ def whatif_facts(
     if "prediction_accuracy" in report:
         facts["prediction_accuracy"] = report["prediction_accuracy"]
     facts["cpu_s"] = round(time.process_time() - began, 2)
-    facts["verdict"] = whatif_verdict(facts)
-    return facts
+    facts["verdict"] = whatif_verdict(dict(facts))
+    return dict(facts)
 
 
 def _figures(s: dict[str, Any]) -> dict[str, Any]:
