@@ -31,8 +31,8 @@ def render_cluster_whatif(f: Facts) -> str:
     w = f["window"]
     lines = [f"**{plain(f['verdict'])}**", ""]
     lines.append(
-        f"**Replayed**: {plain(w['words'])}; {f['jobs_replayed']:,} jobs on "
-        f"{f['nodes']:,} nodes (cluster {plain(f['cluster'])}), before and after: "
+        f"**Replayed**: {plain(w['words'])}, of which {f['jobs_replayed']:,} ran and are "
+        f"replayed on {f['nodes']:,} nodes (cluster: {plain(f['cluster'])}), before and after: "
         + "; ".join(lit(c) for c in f["changes"])
         + "."
     )

@@ -26,6 +26,10 @@ class EnergyFacts(TypedDict):
     period: str
     start: str
     end: str
+    start_iso: str
+    end_iso: str
+    within_records: bool
+    """The period asked for reached beyond the records: it was cut to them."""
     jobs: int
     nodes: int
     cluster: str
@@ -56,16 +60,18 @@ def energy_facts(
     cluster: str = "auto",
     note: str = "",
 ) -> dict[str, Any]:
-    """The energy of ``[start, end)``; missing bounds: the cache's first submission, and the
-    last moment a job ran (not now: idle hours after the cache's last record are not known)."""
+    """The energy of ``[start, end)`` within what the cache recorded (from its first
+    submission to the last moment a job ran: idle hours outside it are not known)."""
     allocations = jobs.filter(~pl.col("is_step"))
     first, last = allocations.select(
         pl.col("submit").min().alias("first"), pl.col("submit").max().alias("last")
     ).row(0)
     if first is None:
         raise InputError("period", ["the accounting cache is empty: import sacct data first"])
-    start = start or first
-    end = end or min(datetime.now(), _last_activity(allocations))
+    last_activity = _last_activity(allocations)
+    asked = (start, end)
+    start = max(start or first, first)  # no idle hours before or after what was recorded
+    end = min(end or datetime.now(), last_activity, datetime.now())
     batch_cluster, _config, model, label = cluster_for(cluster, jobs)
     energy = period_energy(jobs, start, end, batch_cluster, model, label)
     if not energy.jobs:
@@ -83,6 +89,9 @@ def energy_facts(
         "period": period_words,
         "start": f"{start:%Y-%m-%d %H:%M}",
         "end": f"{end:%Y-%m-%d %H:%M}",
+        "start_iso": start.isoformat(),
+        "end_iso": end.isoformat(),
+        "within_records": (start, end) != asked,
         "jobs": energy.jobs,
         "nodes": energy.nodes,
         "cluster": label,
@@ -143,12 +152,14 @@ def _asked(
 def energy_verdict(f: dict[str, Any]) -> str:
     """The asked partition's or user's jobs' energy and share, else the cluster's total and
     where it went; always said to be modelled."""
-    span = f"from {f['start']} to {f['end']}"
+    span = f"from {f['start']} to {f['end']}" + (
+        " (the part of the period the accounting records)" if f["within_records"] else ""
+    )
     asked = f.get("asked")
     if asked:
         who = f"partition {asked['name']}" if asked["what"] == "partition" else asked["name"]
         words = (
-            f"The jobs of {who} ({asked['jobs']:,}) drew {amount(asked['energy_kwh'])} kWh of IT "
+            f"The {asked['jobs']:,} jobs of {who} drew {amount(asked['energy_kwh'])} kWh of IT "
             f"energy {span}, {asked['share_pct']:.1f}% of the {amount(f['jobs_kwh'])} kWh all "
             f"jobs drew ({amount(asked['facility_kwh'])} kWh at the facility with a PUE of "
             f"{f['pue']:g})."

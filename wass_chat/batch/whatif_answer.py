@@ -45,7 +45,7 @@ class WhatIfFacts(TypedDict, total=False):
     """The command's labels of the changes (``+8 nodes in gpu``)."""
     change_words: list[str]
     window: dict[str, Any]
-    """start, end, jobs, default_days, cap_jobs, asked, capped, words."""
+    """start, end (and ``_iso``), jobs, default_days, cap_jobs, asked, capped, words."""
     cluster: str
     nodes: int
     jobs_replayed: int
@@ -233,6 +233,8 @@ def whatif_facts(
         "window": {
             "start": f"{window.start:%Y-%m-%d %H:%M}",
             "end": f"{window.end:%Y-%m-%d %H:%M}",
+            "start_iso": window.start.isoformat(),
+            "end_iso": window.end.isoformat(),
             "jobs": window.jobs,
             "default_days": DEFAULT_DAYS,
             "cap_jobs": DEFAULT_MAX_JOBS,
@@ -286,6 +288,8 @@ def _difference(a: dict[str, Any], b: dict[str, Any], d: dict[str, Any]) -> dict
     return {
         "wait_mean_s": d["wait_mean_s"],
         "wait_mean_ci95_s": d["wait_mean_ci95_s"],
+        "ci_level_pct": 95,
+        "tail_percentile": 95,
         "wait_mean_pct": round(100 * d["wait_mean_s"] / mean_a, 1) if mean_a > 0 else None,
         "wait_median_s": d["wait_median_s"],
         "wait_p95_s": d["wait_p95_s"],
@@ -352,16 +356,21 @@ def whatif_verdict(f: dict[str, Any]) -> str:
         f"against {human_duration(b['wait_mean_s'])} ({ci_words([low, high])}, which "
         "includes no change)"
     )
-    energy = ""
-    if f["asked"].get("power_off_after_min") is not None or d["facility_pct"]:
-        saved = -d["facility_kwh"]
-        verb = "save" if saved >= 0 else "cost"
-        pct = f" ({abs(d['facility_pct']):.1f}% of {amount(a['facility_kwh'])} kWh)" if (
-            d["facility_pct"] is not None) else ""  # fmt: skip
-        energy = f"it would {verb} {amount(abs(saved))} kWh at the facility{pct}, and "
-    words = f"With {change}, over {f['window']['words']}, {energy}{waits}."
+    saved = -d["facility_kwh"]
+    share = (
+        f" ({abs(d['facility_pct']):.1f}% of {amount(a['facility_kwh'])} kWh)"
+        if d["facility_pct"] is not None
+        else ""
+    )
+    energy = f"{'save' if saved >= 0 else 'cost'} {amount(abs(saved))} kWh at the facility{share}"
+    if f["asked"].get("power_off_after_min") is not None:  # the question is about energy
+        words = f"With {change}, over {f['window']['words']}, it would {energy}, and {waits}."
+    else:
+        words = f"With {change}, over {f['window']['words']}, {waits}."
+        if d["facility_pct"]:
+            words += f" It would {energy}."
     part = f.get("partition")
-    if part and part["jobs"] and f["asked"].get("partition") is not None:
+    if part and part["jobs"]:
         words += (
             f" In partition {part['name']} ({part['jobs']:,} jobs) the mean wait goes from "
             f"{human_duration(part['wait_mean_before_s'])} to "
