@@ -123,7 +123,12 @@ def power_saving(lowered: str) -> dict[str, Any]:
     """Idle nodes powered off: the delay (``after 30 minutes``, ``idle for 2 hours``; 30 min
     when unsaid) and the boot time (``boot takes 3 minutes``, ``a 10 minute boot``)."""
     about_nodes = re.search(r"\b(?:idle|nodes?|machines?)\b", lowered)
-    if not (_POWER_SAVING.search(lowered) or (_POWER_VERB.search(lowered) and about_nodes)):
+    idle_off = re.search(
+        r"\bidle\s+(?:nodes?|machines?)\s+(?:[\w']+\s+){0,2}?(?:off|down)\b", lowered
+    )
+    if not (
+        _POWER_SAVING.search(lowered) or idle_off or (_POWER_VERB.search(lowered) and about_nodes)
+    ):
         return {}
     out: dict[str, Any] = {"power_off_after_min": 30.0}
     if m := re.search(r"\b(?:after|idle\s+for|idle\s+over|idle\s+longer\s+than)\s+" + _DURATION
