@@ -34,7 +34,7 @@ def row(user: str, part: str, start_h: float, hours: float, cpus: int, gpus: int
         "job_id": f"{user}-{start_h}",
         "user": user,
         "partition": part,
-        "submit": start,
+        "submit": T0,  # all submitted at the period's start, so it is all recorded
         "start": start,
         "end": start + timedelta(hours=hours),
         "elapsed_s": int(hours * 3600),
@@ -78,6 +78,13 @@ def test_energy_of_a_period_by_hand():
     said = " ".join(assumptions(e))
     assert "not metered" in said and "PUE of 1.5" in said
     assert "box nodes (1): 100 W idle" in said and "from the platform file" in said
+
+
+def test_idle_power_is_counted_only_where_jobs_were_recorded():
+    table = jobs([row("alice", "cpu", 1, 4, 2)])  # recorded from T0 to T0 + 5 h (1 s after)
+    e = period_energy(table, T0 - timedelta(days=30), T0 + timedelta(days=30), CLUSTER, MODEL)
+    assert e.clamped and (e.start, e.end) == (T0, T0 + timedelta(hours=5, seconds=1))
+    assert e.it_kwh == pytest.approx((400 * (5 + 1 / 3600) + 200 * 0.5 * 4) / 1000)
 
 
 def test_jobs_of_a_partition_the_cluster_lacks_are_counted_not_priced():

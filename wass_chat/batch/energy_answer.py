@@ -6,14 +6,14 @@ assumptions, because every figure is modelled, not metered."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, TypedDict
 
 import polars as pl
 
 from sim.errors import InputError, UnknownName
 from wass_chat.analytics.insights import amount
-from wass_chat.batch.period_energy import assumptions, period_energy
+from wass_chat.batch.period_energy import assumptions, period_energy, recorded_span
 from wass_chat.batch.scenario import cluster_for
 
 TOP_USERS = 10
@@ -61,27 +61,22 @@ def energy_facts(
     note: str = "",
 ) -> dict[str, Any]:
     """The energy of ``[start, end)`` within what the cache recorded (from its first
-    submission to the last moment a job ran: idle hours outside it are not known)."""
-    allocations = jobs.filter(~pl.col("is_step"))
-    first, last = allocations.select(
-        pl.col("submit").min().alias("first"), pl.col("submit").max().alias("last")
-    ).row(0)
-    if first is None:
+    submission to the last moment a job ran: idle hours outside it are not known; see
+    :func:`~wass_chat.batch.period_energy.recorded_span`)."""
+    span = recorded_span(jobs)
+    if span is None:
         raise InputError("period", ["the accounting cache is empty: import sacct data first"])
-    last_activity = _last_activity(allocations)
-    asked = (start, end)
-    start = max(start or first, first)  # no idle hours before or after what was recorded
-    end = min(end or datetime.now(), last_activity, datetime.now())
     batch_cluster, _config, model, label = cluster_for(cluster, jobs)
     energy = period_energy(jobs, start, end, batch_cluster, model, label)
     if not energy.jobs:
         raise InputError(
             "period",
             [
-                f"no job ran in {period_words}; the cache holds jobs submitted "
-                f"{first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M}"
+                f"no job ran in {period_words}; the cache holds jobs from "
+                f"{span[0]:%Y-%m-%d %H:%M} to {span[1]:%Y-%m-%d %H:%M}"
             ],
         )
+    start, end = energy.start, energy.end
     by_partition = energy.by_partition.to_dicts()
     by_user = energy.by_user.to_dicts()
     facts: EnergyFacts = {
@@ -91,7 +86,7 @@ def energy_facts(
         "end": f"{end:%Y-%m-%d %H:%M}",
         "start_iso": start.isoformat(),
         "end_iso": end.isoformat(),
-        "within_records": (start, end) != asked,
+        "within_records": energy.clamped,
         "jobs": energy.jobs,
         "nodes": energy.nodes,
         "cluster": label,
@@ -112,16 +107,6 @@ def energy_facts(
     }
     facts["verdict"] = energy_verdict(dict(facts))
     return dict(facts)
-
-
-def _last_activity(allocations: pl.DataFrame) -> datetime:
-    """Just after the last submission, start or end the table records."""
-    last = allocations.select(
-        pl.max_horizontal(pl.col("submit").max(), pl.col("start").max(), pl.col("end").max()).alias(
-            "last"
-        )
-    ).item()
-    return last + timedelta(seconds=1)
 
 
 def _asked(

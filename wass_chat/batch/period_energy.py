@@ -59,6 +59,8 @@ class PeriodEnergy:
     profiles: list[dict[str, Any]] = field(default_factory=list)
     cluster: str = ""
     """Where the cluster came from (live, a platform file, or inferred from the jobs)."""
+    clamped: bool = False
+    """The period asked for reached beyond the records (or now): it was cut to them."""
 
     @property
     def idle_kwh(self) -> float:
@@ -66,16 +68,42 @@ class PeriodEnergy:
         return self.it_kwh - self.jobs_kwh
 
 
+def recorded_span(jobs: pl.DataFrame | pl.LazyFrame) -> tuple[datetime, datetime] | None:
+    """From the first submission to just after the last submission, start or end ``jobs``
+    records (None for no job): idle power outside it is not known, so not counted."""
+    first, last = (
+        jobs.lazy()
+        .filter(~pl.col("is_step"))
+        .select(
+            pl.col("submit").min().alias("first"),
+            pl.max_horizontal(
+                pl.col("submit").max(), pl.col("start").max(), pl.col("end").max()
+            ).alias("last"),
+        )
+        .collect()
+        .row(0)
+    )
+    return None if first is None else (first, last + timedelta(seconds=1))
+
+
 def period_energy(
     jobs: pl.DataFrame | pl.LazyFrame,
-    start: datetime,
-    end: datetime,
+    start: datetime | None,
+    end: datetime | None,
     cluster: BatchCluster,
     model: PowerModel,
     cluster_label: str = "",
     bucket_s: int | None = None,
 ) -> PeriodEnergy:
-    """The energy of ``[start, end)`` from ``jobs`` (the parsed sacct table)."""
+    """The energy of ``[start, end)`` from ``jobs`` (the parsed sacct table), cut to what the
+    table records (:func:`recorded_span`) and to now; ``clamped`` says when it was cut."""
+    asked = (start, end)
+    span = recorded_span(jobs)
+    if span is not None:
+        start = max(start or span[0], span[0])
+        end = min(end or span[1], span[1], datetime.now())
+    start = start or datetime.now()
+    end = max(end or start, start)
     window_s = max(int((end - start).total_seconds()), 1)
     run_end = pl.coalesce(
         pl.col("end"), pl.col("start") + pl.duration(seconds=pl.col("elapsed_s").fill_null(0))
@@ -155,6 +183,7 @@ def period_energy(
         over_time=over_time,
         profiles=profiles_in_use(cluster, model),
         cluster=cluster_label,
+        clamped=(start, end) != asked,
     )
 
 

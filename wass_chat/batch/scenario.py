@@ -70,11 +70,13 @@ def load_scenario(
     scheduler: str | None = None,
     bf_depth: int | None = None,
     workload_label: str = "sacct cache",
+    known_cluster: tuple[BatchCluster, str] | None = None,
 ) -> LoadedScenario:
     """The jobs of ``jobs`` (the parsed sacct table) submitted in ``[start, end)``, or the
     trace ``swf``, on the cluster ``cluster`` under ``scheduler`` (default: the live
     configuration's, else EASY backfill). Jobs no node of the cluster can host are left out
-    and counted."""
+    and counted. ``known_cluster`` (a cluster already read, and its label) saves reading it
+    again from the jobs."""
     from sim.batch.swf import read_swf
     from wass_chat.batch.sacct_workload import workload_from_jobs
 
@@ -101,7 +103,10 @@ def load_scenario(
             never_started=loaded.never_started,
             still_running=loaded.still_running,
         )
-        batch_cluster, config, power_model, source["cluster"] = cluster_for(cluster, jobs)
+        if known_cluster is not None:
+            batch_cluster, source["cluster"] = known_cluster
+        else:
+            batch_cluster, config, power_model, source["cluster"] = cluster_for(cluster, jobs)
     sched = scheduler_preset(scheduler) if scheduler else (config or scheduler_preset("easy"))
     if config is not None and scheduler:
         sched = replace(
@@ -146,12 +151,10 @@ class ReplayWindow:
     capped: bool
     """The period held more than the cap: only its last jobs are replayed."""
 
-    def words(self, cap: int) -> str:
+    def words(self, cap: int, asked_as: str = "the period asked for") -> str:
         """How the answer or the page says what was replayed."""
         span = f"{self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M}"
-        what = (
-            "the period asked for" if self.asked else f"the last {DEFAULT_DAYS} days of accounting"
-        )
+        what = asked_as if self.asked else f"the last {DEFAULT_DAYS} days of accounting"
         if self.capped:
             return (
                 f"the last {self.jobs:,} jobs of {what} (submitted {span}; replays are capped "
