@@ -64,7 +64,16 @@ class PowerModel:
         )
 
     def node_profiles(self, cluster: BatchCluster) -> list[PowerProfile]:
-        return [self.profile(n.node_type, n.gpus) for n in cluster.nodes]
+        """Each node's profile (one object per type and GPU count: clusters have thousands
+        of nodes and a handful of types)."""
+        known: dict[tuple[str, int], PowerProfile] = {}
+        out = []
+        for n in cluster.nodes:
+            key = (n.node_type, n.gpus)
+            if key not in known:
+                known[key] = self.profile(n.node_type, n.gpus)
+            out.append(known[key])
+        return out
 
 
 def share_watts(
@@ -178,19 +187,25 @@ def energy_before_j(
     start_s: np.ndarray, end_s: np.ndarray, watts: np.ndarray, edges_s: np.ndarray
 ) -> np.ndarray:
     """Joules drawn before each of ``edges_s`` by loads of constant ``watts`` running over
-    ``[start_s, end_s)``: bucket energies are differences of consecutive edges. Exact, in
-    O(n log n): a load started by ``t`` has drawn ``W (t - start)``, minus ``W (t - end)``
-    once it ended. Pass times relative to the first edge to keep the sums small."""
+    ``[start_s, end_s)``: bucket energies are differences of consecutive edges. ``watts`` may
+    have a column per kind of power (one row per load; the result then has one column per
+    kind). Exact, in O(n log n): a load started by ``t`` has drawn ``W (t - start)``, minus
+    ``W (t - end)`` once it ended. Pass times relative to the first edge to keep sums small."""
+    flat = watts.ndim == 1
+    power = (watts[:, None] if flat else watts).astype(np.float64)
+    edges = np.asarray(edges_s, np.float64)
 
     def drawn_since(times: np.ndarray) -> np.ndarray:
         order = np.argsort(times, kind="stable")
-        t, w = times[order].astype(np.float64), watts[order].astype(np.float64)
-        sum_w = np.concatenate([[0.0], np.cumsum(w)])
-        sum_wt = np.concatenate([[0.0], np.cumsum(w * t)])
-        k = np.searchsorted(t, edges_s, side="right")
-        return edges_s * sum_w[k] - sum_wt[k]
+        t, w = times[order].astype(np.float64), power[order]
+        zero = np.zeros((1, w.shape[1]))
+        sum_w = np.concatenate([zero, np.cumsum(w, axis=0)])
+        sum_wt = np.concatenate([zero, np.cumsum(w * t[:, None], axis=0)])
+        k = np.searchsorted(t, edges, side="right")
+        return edges[:, None] * sum_w[k] - sum_wt[k]
 
-    return drawn_since(start_s) - drawn_since(end_s)
+    drawn = drawn_since(start_s) - drawn_since(end_s)
+    return drawn[:, 0] if flat else drawn
 
 
 def profiles_in_use(cluster: BatchCluster, model: PowerModel) -> list[dict[str, object]]:

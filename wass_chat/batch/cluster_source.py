@@ -14,6 +14,7 @@ A node's power type is its first feature, else ``gpu``/``cpu``.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -221,16 +222,11 @@ def add_nodes(
     if like is not None and like not in index:
         raise PlatformError("what-if", [f"no node {like}"])
     shapes = [cluster.nodes[index[n]] for n in part.nodes]
+    common = Counter((s.cpus, s.gpus) for s in shapes)
     model = (
         cluster.nodes[index[like]]
         if like
-        else max(
-            shapes,
-            key=lambda n: (
-                sum(s.cpus == n.cpus and s.gpus == n.gpus for s in shapes),
-                -index[n.name],
-            ),
-        )
+        else max(shapes, key=lambda n: (common[(n.cpus, n.gpus)], -index[n.name]))
     )
     new = tuple(replace(model, name=f"{partition}-added{k + 1}") for k in range(count))
     owners = {p.name for p in cluster.partitions if model.name in p.nodes}

@@ -157,8 +157,8 @@ def period_energy(
     edges = np.append(np.arange(0, window_s, step, dtype=np.float64), float(window_s))
     held = np.where(priced, idle_part + dynamic, 0.0)
     drawn = np.where(priced, dynamic, 0.0)
-    jobs_edges = energy_before_j(begin, finish, held, edges)
-    dynamic_edges = energy_before_j(begin, finish, drawn, edges)
+    before = energy_before_j(begin, finish, np.stack([held, drawn], axis=1), edges)
+    jobs_edges, dynamic_edges = before[:, 0], before[:, 1]
     it_buckets = idle_w * np.diff(edges) + np.diff(dynamic_edges)
     over_time = pl.DataFrame(
         {

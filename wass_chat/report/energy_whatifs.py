@@ -39,6 +39,12 @@ WHATIF_SET: tuple[tuple[str, ChangeRequest], ...] = (
     ("10% fewer nodes in every partition", ChangeRequest(nodes_pct=-10)),
 )
 """The report's what-ifs: power saving, predictions, and the cluster a size up and down."""
+REPLAY_COLUMNS = (
+    "job_id", "job_id_raw", "user", "partition", "qos", "submit", "eligible", "start", "end",
+    "elapsed_s", "timelimit_s", "timelimit_unlimited", "state", "nnodes", "ncpus",
+    "req_mem_bytes", "req_tres", "alloc_tres", "node_list", "dependency", "is_step",
+)  # fmt: skip
+"""The accounting columns energy and replays read (a year of jobs: half the memory)."""
 NO_NODES = (
     "No energy view and no what-ifs: the accounting records no node lists (NodeList), so the "
     "cluster's nodes are unknown."
@@ -81,11 +87,15 @@ def build_cluster_section(
     run_end = pl.coalesce(
         pl.col("end"), pl.col("start") + pl.duration(seconds=pl.col("elapsed_s").fill_null(0))
     )
-    table = jobs.filter(
-        ~pl.col("is_step")
-        & (pl.col("submit") < period.end)
-        & (pl.col("start").is_null() | (run_end > period.start))
-    ).collect()
+    table = (
+        jobs.filter(
+            ~pl.col("is_step")
+            & (pl.col("submit") < period.end)
+            & (pl.col("start").is_null() | (run_end > period.start))
+        )
+        .select(REPLAY_COLUMNS)
+        .collect()
+    )
     notes = []
     if filters:
         notes.append(
