@@ -132,7 +132,8 @@ def period_energy(
     )
     partitions = ran["partition"].unique().sort().to_list()
     first = first_nodes(cluster, partitions)
-    node = first[ran["partition"].rank("dense").cast(pl.Int64).to_numpy() - 1]
+    codes = ran["partition"].cast(pl.Enum(partitions)).to_physical().to_numpy()
+    node = first[codes.astype(np.int64)]
     priced = node >= 0
     cpus, node_gpus, idle, cpu, gpu = node_watts(cluster, model)
     at = np.where(priced, node, 0)
