@@ -161,7 +161,8 @@ def cluster_from_jobs(jobs: pl.DataFrame) -> BatchCluster:
     )
     ranges = host_ranges(per_list)
     numbered = (pl.col("width") > 0) & (pl.col("lo") >= 0)
-    nodes = (
+    node = ["prefix", "width", "index"]  # a node, as integers until its name is needed
+    exploded = (
         ranges.group_by("partition", "prefix", "width", "lo", "hi")
         .agg(pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max())
         .with_columns(
@@ -171,22 +172,21 @@ def cluster_from_jobs(jobs: pl.DataFrame) -> BatchCluster:
             .alias("index")
         )
         .explode("index")
-        .select(
-            "partition",
+    )
+    caps = (
+        exploded.group_by(node)
+        .agg(pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max())
+        .with_columns(
             pl.when(pl.col("index") >= 0)
             .then(
                 pl.concat_str("prefix", pl.col("index").cast(pl.String).str.zfill(pl.col("width")))
             )
             .otherwise("prefix")
-            .alias("name"),
-            "cpus",
-            "mem",
-            "gpus",
+            .alias("name")
         )
     )
-    caps = nodes.group_by("name").agg(
-        pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max()
-    )
+    nodes = exploded.select("partition", *node).unique().join(caps.select(*node, "name"), on=node)
+    caps = caps.select("name", "cpus", "mem", "gpus")
     cap_of = {name: (cpus, mem, gpus) for name, cpus, mem, gpus in caps.iter_rows()}
     order = sorted(cap_of, key=_natural)
     batch_nodes = tuple(
