@@ -188,6 +188,10 @@ def replay_window(
         return None
     capped = max_jobs is not None and len(submits) > max_jobs
     if capped:
-        start = submits[len(submits) - int(max_jobs or 0)]
-        submits = submits.filter(submits >= start)
+        # Jobs sharing the cut's submit second are all in or all out, never more than the cap
+        # (array tasks share one); only when the whole tail shares it is the cap exceeded.
+        latest = submits.filter(submits > submits[len(submits) - int(max_jobs or 0) - 1])
+        if latest.is_empty():
+            latest = submits.filter(submits >= submits[len(submits) - int(max_jobs or 0)])
+        start, submits = latest[0], latest
     return ReplayWindow(start, end, len(submits), asked, capped)
