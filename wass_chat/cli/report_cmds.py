@@ -151,7 +151,8 @@ def _render_bench(r: dict[str, Any]) -> None:
     console.print(
         f"import {r['import_s']:.1f} s + report {r['report_s']:.1f} s = "
         f"[bold]{r['import_plus_report_s']:.1f} s[/bold] wall (CPU {r['import_cpu_s']:.1f} + "
-        f"{r['report_cpu_s']:.1f} s; HTML {r['html_mb']:.1f} MB, "
+        f"{r['report_cpu_s']:.1f} s, of which energy and what-ifs "
+        f"{r['energy_whatifs_cpu_s']:.1f} s; HTML {r['html_mb']:.1f} MB, "
         f"{r['malformed']} malformed lines, {r['cpus']} CPUs)"
     )
     console.print(
