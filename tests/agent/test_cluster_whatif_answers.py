@@ -11,6 +11,7 @@ PATH), so the cluster is the one the jobs ran on, as the command's ``--cluster j
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def home(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def home(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("WASS_HOME", str(site))
     monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("WASS_OLLAMA_HOST", UNREACHABLE)
@@ -113,9 +114,8 @@ def test_a_time_limit_on_the_long_partition(home: Path, capsys: pytest.CaptureFi
     same_figures(facts, command(capsys, facts, "--max-time", "long:24"))
     before, after = facts["before"]["killed_at_limit"], facts["after"]["killed_at_limit"]
     assert after >= before
-    assert f"{after:,} jobs would be killed at their time limit, against {before:,}" in (
-        out["answer"]
-    )
+    killed = f"{after:,} jobs would be killed at their time limit, against {before:,}"
+    assert killed in out["answer"]
     grounded(out)
 
 

@@ -6,8 +6,8 @@ and the flags that skip or widen the replays."""
 from __future__ import annotations
 
 import json
-from html import escape
 from datetime import datetime
+from html import escape
 from pathlib import Path
 
 import polars as pl
@@ -19,7 +19,7 @@ from wass_chat.batch.energy_answer import energy_facts
 from wass_chat.batch.scenario import DEFAULT_MAX_JOBS
 from wass_chat.cli import main
 from wass_chat.config import settings
-from wass_chat.report.build import build_report_from_cache
+from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.report.energy_whatifs import NO_NODES, WHATIF_SET, WhatIfOptions
 from wass_chat.report.html import render_html
 from wass_chat.report.markdown import render_markdown
@@ -34,7 +34,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def report(home):
+def report(home: tuple[Path, Path]) -> ReportData:
     return build_report_from_cache(*home, START, END)
 
 
@@ -99,7 +99,7 @@ def test_markdown_has_both_sections_and_their_tables(report, tmp_path):
     assert "| Idle nodes powered off after 30 min (boot 5 min) |" in whatifs
 
 
-def test_the_flags_skip_or_cap_the_replays(home):
+def test_the_flags_skip_or_cap_the_replays(home: tuple[Path, Path]) -> None:
     skipped = build_report_from_cache(*home, START, END, whatifs=WhatIfOptions(enabled=False))
     assert skipped.cluster.energy is not None and skipped.cluster.whatifs is None
     assert "--no-whatifs" in section(render_html(skipped), "whatifs")
