@@ -107,9 +107,7 @@ def load_settings(path: Path | None = None) -> Settings:
     try:
         return Settings(**values)  # type: ignore[arg-type]
     except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        ]
+        problems = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
         raise ConfigError(str(path), problems) from exc
 
 

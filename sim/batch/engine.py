@@ -38,7 +38,13 @@ END, BOOT, OFF, ARRIVE, PRIO, BACKFILL = range(6)
 
 
 def unfit_jobs(cluster: BatchCluster, w: Workload) -> np.ndarray:
-    """Rows of jobs no set of their partition's nodes can ever host (too wide or too big)."""
+    """Rows of jobs no set of their partition's nodes can ever host (too wide or too big).
+
+    A job fits when at least ``nnodes`` of its partition's nodes each have its CPUs, memory
+    and GPUs. Per distinct (CPUs, GPUs) request, the nodes with enough of both are sorted by
+    memory and each job's count is a binary search: a few distinct requests times the nodes,
+    not every job times every node (20,000 jobs on 10,000 nodes: milliseconds, not a second).
+    """
     req = resolve(cluster, w)
     bad = np.zeros(len(w), bool)
     for p, part in enumerate(cluster.partitions):
@@ -49,11 +55,14 @@ def unfit_jobs(cluster: BatchCluster, w: Workload) -> np.ndarray:
         cpu = np.array([n.cpus for n in nodes])
         mem = np.array([n.memory for n in nodes])
         gpu = np.array([n.gpus for n in nodes])
-        fits = (
-            (w.cpus_per_node[rows, None] <= cpu)
-            & (w.mem_per_node[rows, None] <= mem)
-            & (w.gpus_per_node[rows, None] <= gpu)
-        ).sum(axis=1)
+        shape = np.stack([w.cpus_per_node[rows], w.gpus_per_node[rows]], axis=1)
+        kinds, which = np.unique(shape, axis=0, return_inverse=True)
+        fits = np.zeros(len(rows), np.int64)
+        for k, (cpus, gpus) in enumerate(kinds):
+            members = np.flatnonzero(which.reshape(-1) == k)
+            memory = np.sort(mem[(cpu >= cpus) & (gpu >= gpus)])
+            needed = w.mem_per_node[rows[members]]
+            fits[members] = len(memory) - np.searchsorted(memory, needed, side="left")
         bad[rows] = fits < w.nnodes[rows]
     return np.flatnonzero(bad)
 

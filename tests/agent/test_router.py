@@ -92,6 +92,36 @@ COMMAND_CASES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("/report 30d md", "generate_report", {"period": "30d", "format": "md"}),
         ("/report 2026-05", "generate_report", {"period": "2026-05", "format": "html"}),
     ],
+    "/whatif-cluster": [
+        ("/whatif-cluster add 8 gpu", "cluster_whatif", {"add_nodes": 8, "node_type": "gpu"}),
+        (
+            "/whatif-cluster remove 4 batch period=30d",
+            "cluster_whatif",
+            {"remove_nodes": 4, "partition": "batch", "period": "30d"},
+        ),
+        ("/whatif-cluster pct -10", "cluster_whatif", {"nodes_pct": -10.0}),
+        (
+            "/whatif-cluster cap long 24h",
+            "cluster_whatif",
+            {"partition": "long", "max_time_h": 24.0},
+        ),
+        (
+            "/whatif-cluster power-off 30 boot=120",
+            "cluster_whatif",
+            {"power_off_after_min": 30.0, "boot_time_s": 120},
+        ),
+        ("/whatif-cluster predict", "cluster_whatif", {"predict_walltime": True}),
+        ("/whatif-cluster scheduler fifo", "cluster_whatif", {"scheduler": "fifo"}),
+        ("/whatif-cluster weights age=0", "cluster_whatif", {"weights": "age=0"}),
+    ],
+    "/energy": [
+        ("/energy", "energy_usage", {"period": "30d"}),
+        (
+            "/energy 2026-10 partition=gpu user=alice",
+            "energy_usage",
+            {"period": "2026-10", "partition": "gpu", "user": "alice"},
+        ),
+    ],
     "/help": [("/help", "", {}), ("/h", "", {})],
 }
 
@@ -115,6 +145,8 @@ def test_slash_commands_honour_every_argument(
 def test_commands_without_required_arguments_say_how_to_use_them() -> None:
     assert route("/submit").tool == "" and "/submit WORKFLOW" in route("/submit").reply
     assert route("/why").tool == "" and "/why JOBID" in route("/why").reply
+    assert route("/whatif-cluster period=7d").tool == ""
+    assert "/whatif-cluster add N" in route("/whatif-cluster").reply
 
 
 @pytest.mark.parametrize(
@@ -216,7 +248,8 @@ def test_help_lists_every_command_of_the_table() -> None:
     assert {spec.tool for spec in INTENTS if spec.tool} <= {
         "explain_placement", "similar_cases", "simulate", "compare_schedulers",
         "submit_workflow", "run_status", "cluster_status", "job_why", "queue_overview",
-        "top_waiters", "sacct_summary", "generate_report", "efficiency",
+        "top_waiters", "sacct_summary", "generate_report", "efficiency", "cluster_whatif",
+        "energy_usage",
     }  # fmt: skip
 
 

@@ -69,6 +69,7 @@ def test_report_bench_small(home, capsys):
     )
     assert result["rows_imported"] == 2000 and result["malformed"] == 0
     assert result["import_plus_report_s"] == pytest.approx(result["import_s"] + result["report_s"])
+    assert 0 < result["energy_whatifs_cpu_s"] < result["report_cpu_s"]  # a part of the report
     page = (home / "bench" / "report.html").stat().st_size
     assert 1_500_000 < page < 2_600_000  # plotly.js inline, packed (4.8 MB unpacked)
     assert result["html_mb"] == pytest.approx(page / 2**20)

@@ -134,8 +134,9 @@ def contradictions(text: str) -> list[str]:
     own = set(_OWN_START.findall(_CHANGED_REQUEST.sub(" ", text)))
     if len(own) > 1:
         problems.append(f"the answer gives {len(own)} start times: {', '.join(sorted(own))}")
-    for part, whole in re.findall(r"\b(\d+) of (?:the |its )?(\d+)\b", text):
-        if int(part) > int(whole):
+    count = r"(\d{1,3}(?:,\d{3})+|\d+)"  # "3,589 of 3,935", not "589 of 3"
+    for part, whole in re.findall(rf"\b{count} of (?:the |its )?{count}\b", text):
+        if int(part.replace(",", "")) > int(whole.replace(",", "")):
             problems.append(f"{part} of {whole}: a part larger than its whole")
     if pending := re.search(r"\b(\d+) jobs? (?:are|is) pending\b", text):
         listed = re.findall(r"^- `[^`]*`: (\d+) jobs?,", text, re.M)

@@ -19,6 +19,8 @@ kind                    TypedDict
 ``run_status``          :class:`RunStatusFacts` (here)
 ``sacct_summary``       :class:`SacctSummaryFacts` (here)
 ``efficiency``          :class:`wass_chat.analytics.efficiency_questions.EfficiencyFacts`
+``cluster_whatif``      :class:`wass_chat.batch.whatif_answer.WhatIfFacts`
+``energy``              :class:`wass_chat.batch.energy_answer.EnergyFacts`
 ``report``              :class:`ReportFacts` (here)
 ``error``               :class:`ErrorFacts` (here)
 ======================  ===============================================================

@@ -272,13 +272,13 @@ class ClusterFacts:
 
         start, end = parse_period(period)
         cache = SacctCache(self.settings.sacct_dir)
-        note = _refresh(cache, start, end)
+        note = refresh_cache(cache, start, end)
         jobs = cache.scan(until=end).collect()
         if start is not None:
             jobs = jobs.filter(jobs["submit"] >= start)
         if end is not None:
             jobs = jobs.filter(jobs["submit"] < end)
-        return dict(waiters(jobs, _period_words(period), count, note))
+        return dict(waiters(jobs, period_in_words(period), count, note))
 
     def efficiency(
         self,
@@ -299,10 +299,10 @@ class ClusterFacts:
                 jobs, note = _fetch_job(jobid, jobs)
             return dict(questions.job_facts(jobs, [jobid], note))
         start, end = parse_period(period)
-        note = _refresh(cache, start, end)
+        note = refresh_cache(cache, start, end)
         return dict(
             questions.period_facts(
-                cache.scan(until=end), start, end, _period_words(period), user, count, note
+                cache.scan(until=end), start, end, period_in_words(period), user, count, note
             )
         )
 
@@ -313,7 +313,7 @@ class ClusterFacts:
 
         start, end = parse_period(period)
         cache = cache_module.SacctCache(self.settings.sacct_dir)
-        note = _refresh(cache, start, end)
+        note = refresh_cache(cache, start, end)
         analysis = analysis_module.analyze(cache.scan(until=end), start, end, user)
         summary = analysis.summary.to_dict()
         statistics = {
@@ -398,7 +398,7 @@ def _fetch_job(jobid: str, cached: Any) -> tuple[Any, str]:
     return fetched.lazy(), "read from sacct now (not in the accounting cache)"
 
 
-def _refresh(cache: Any, start: datetime | None, end: datetime | None) -> str:
+def refresh_cache(cache: Any, start: datetime | None, end: datetime | None) -> str:
     """Import the period from Slurm when it answers (see :mod:`wass_chat.sacct.refresh`)."""
     from wass_chat.sacct.refresh import refresh_period
 
@@ -412,7 +412,7 @@ def _progress(done: int, total: int) -> None:
         print(f"importing accounting data: month {done} of {total}", file=sys.stderr)
 
 
-def _period_words(period: str) -> str:
+def period_in_words(period: str) -> str:
     text = period.strip().lower()
     if m := re.fullmatch(r"(\d+)\s*([dhw])", text):
         unit = {"d": "day", "h": "hour", "w": "week"}[m.group(2)]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from wass_chat.agent.cluster_whatif_words import COMMAND_USAGE, command_changes
 from wass_chat.agent.slots import Slots, find_changes, find_run, find_schedulers
 
 
@@ -180,6 +181,18 @@ def _report(pos: list[str], opt: dict[str, str]) -> Intent:
     return Intent("generate_report", {"period": period, "format": fmt, **_pick(opt, "output")})
 
 
+def _whatif_cluster(pos: list[str], opt: dict[str, str]) -> Intent:
+    args = command_changes(pos, opt)
+    if not set(args) - {"period", "partition", "boot_time_s"}:
+        return Intent(reply=f"Usage: `{COMMAND_USAGE}`", name="clarify")
+    return Intent("cluster_whatif", args)
+
+
+def _energy(pos: list[str], opt: dict[str, str]) -> Intent:
+    args = {"period": opt.get("period", pos[0] if pos else "30d")}
+    return Intent("energy_usage", {**args, **_pick(opt, "partition", "user")})
+
+
 def _help(pos: list[str], opt: dict[str, str]) -> Intent:
     return Intent(reply=help_text(), name="help")
 
@@ -204,6 +217,17 @@ def _compare_slots(s: Slots) -> dict[str, Any]:
     if len(schedulers) == 1 and schedulers[0] != "heft":
         schedulers.insert(0, "heft")
     return {**_subject_slots(s), "schedulers": schedulers}
+
+
+def _cluster_whatif_slots(s: Slots) -> dict[str, Any]:
+    args = dict(s.cluster_changes)
+    if (
+        "partition" not in args
+        and s.partition
+        and ("max_time_h" in args or "add_nodes" in args or "remove_nodes" in args)
+    ):
+        args["partition"] = s.partition
+    return {**args, "period": s.period}
 
 
 def _submit_slots(s: Slots) -> dict[str, Any]:
@@ -326,6 +350,28 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("how busy was the cluster last week?", "accounting for alice in may"),
         (Command("/sacct", "/sacct [PERIOD] [USER]", _sacct),),
         lambda s: {"period": s.period or "7d", "user": s.user},
+    ),
+    IntentSpec(
+        "cluster_whatif",
+        "cluster_whatif",
+        "replay the cluster's recent workload with a change: nodes, limits, power saving, "
+        "predicted walltimes, scheduler",
+        (
+            "if we add 8 GPU nodes, how much shorter are waits?",
+            "what does a 24 h cap on the long partition do?",
+            "how much energy would powering idle nodes down after 30 minutes save?",
+            "would backfill work better if walltimes were predicted instead of requested?",
+        ),
+        (Command("/whatif-cluster", COMMAND_USAGE, _whatif_cluster),),
+        _cluster_whatif_slots,
+    ),
+    IntentSpec(
+        "energy_usage",
+        "energy_usage",
+        "the energy the cluster used over a period, by partition and user (modelled)",
+        ("how much energy did the gpu partition use last month?", "energy used by alice in may"),
+        (Command("/energy", "/energy [PERIOD] [partition=P] [user=U]", _energy),),
+        lambda s: {"period": s.period or "30d", "partition": s.partition, "user": s.user},
     ),
     IntentSpec(
         "generate_report",

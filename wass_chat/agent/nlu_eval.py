@@ -29,6 +29,13 @@ TOOL_DEFAULTS: dict[str, dict[str, Any]] = {
     "efficiency": {"period": "30d", "count": 5},
     "generate_report": {"period": "7d", "format": "html"},
     "simulate": {"add_nodes": 0, "remove_nodes": [], "remove_count": 0, "bandwidth_factor": 1.0},
+    "cluster_whatif": {
+        "add_nodes": 0,
+        "remove_nodes": 0,
+        "boot_time_s": 300,
+        "predict_walltime": False,
+    },
+    "energy_usage": {"period": "30d"},
 }
 """Arguments that mean the same as leaving them out (the tools' schema defaults)."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from wass_chat.agent.render_batch import BATCH_RENDERERS
 from wass_chat.agent.render_cluster import CLUSTER_RENDERERS, plain
 from wass_chat.agent.safety import literal as lit
 from wass_chat.agent.units import percent, seconds, size
@@ -266,6 +267,7 @@ def render_results(f: Facts) -> str:
 
 RENDERERS["results"] = render_results
 RENDERERS.update(CLUSTER_RENDERERS)
+RENDERERS.update(BATCH_RENDERERS)
 
 
 def render(facts: Facts) -> str:

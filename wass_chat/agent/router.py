@@ -26,6 +26,14 @@ import re
 from dataclasses import replace
 from datetime import date
 
+from wass_chat.agent.cluster_whatif_words import (
+    ENERGY_WORDS,
+    HYPOTHETICAL,
+    Subject,
+    asks_recorded_energy,
+    cluster_changes,
+    whatif_subject,
+)
 from wass_chat.agent.glossary import glossary_reply
 from wass_chat.agent.intents import (
     INTENTS,
@@ -114,7 +122,7 @@ def route(
         return Intent(reply=HELP, name="help")
     if stripped.startswith("/"):
         return parse_slash(stripped)
-    if match := _REFUSE.match(stripped):
+    if (match := _REFUSE.match(stripped)) and not _cluster_hypothetical(stripped):
         return Intent(
             reply=f"I can't {match.group(1).lower()} anything: I only explain, simulate and "
             "prepare submissions for your approval. Nothing was done.",
@@ -129,7 +137,12 @@ def route(
     classifier = classifier or shared_classifier()
     fixed = classifier.spelling.fix(delexicalise(stripped))
     slots = parse_slots(stripped, today)
-    if slots.jobid is None and slots.period is None and _bare_job(stripped, slots):
+    if (
+        slots.jobid is None
+        and slots.period is None
+        and not slots.cluster_changes
+        and _bare_job(stripped, slots)
+    ):
         slots = replace(slots, jobid=find_jobid(stripped, bare=True))
     readings = _with_cues(stripped, fixed, slots, classifier.rank(fixed))
     if (topic := outside_topic(stripped)) and not _in_scope(stripped, slots):
@@ -137,11 +150,22 @@ def route(
     return decide(stripped, fixed, readings, slots)
 
 
+def _cluster_hypothetical(text: str) -> bool:
+    """ "Power off idle nodes after 30 min: how much would we save?" asks a what-if, it does
+    not order an action (which is refused)."""
+    return bool(HYPOTHETICAL.search(text)) and bool(cluster_changes(text))
+
+
+def _whatif_subject(text: str, slots: Slots) -> Subject | None:
+    named = slots.workflow or slots.run or slots.task or slots.schedulers
+    return whatif_subject(text, slots.cluster_changes, bool(named))
+
+
 def _in_scope(text: str, slots: Slots) -> bool:
     """Names or wording that make a question one the assistant answers, whatever else it says
     ("what did job 42's waste cost in core-hours?")."""
     named = slots.jobid or slots.run or slots.task or slots.workflow or slots.changes
-    return bool(named) or bool(_EFFICIENCY.search(text))
+    return bool(named or slots.cluster_changes) or bool(_EFFICIENCY.search(text))
 
 
 def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> list[Reading]:
@@ -168,10 +192,20 @@ def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> 
         boost["submit_workflow"] = 0.15
     if re.search(r"\breport\b", lowered):
         boost["generate_report"] = 0.15
+    subject = _whatif_subject(text, slots)
     if re.search(r"\b(simulat\w*|what\s*if)\b", lowered):
         boost["simulate"] = 0.1
-    if slots.changes:  # a node failing, the network scaled: a what-if, whatever the verb
+    if slots.changes and subject != "cluster":  # a node failing, the network scaled: a what-if
         boost["simulate"] = boost.get("simulate", 0.0) + 0.15
+    if subject == "cluster":  # the queue, waits, energy, a limit, power saving, predictions
+        boost["cluster_whatif"] = 0.3
+    elif not slots.cluster_changes and not HYPOTHETICAL.search(text):
+        boost["cluster_whatif"] = -0.15  # "queue status for partition gpu" asks about now
+    energy = asks_recorded_energy(text, slots.cluster_changes) and not slots.jobid
+    if energy and not REPORT_CUE.search(lowered):
+        boost["energy_usage"] = 0.3
+    elif not ENERGY_WORDS.search(lowered) or REPORT_CUE.search(lowered):
+        boost["energy_usage"] = -0.15  # "usage last month" is accounting; the report has energy
     if slots.workflow and re.search(r"\b(would|predict\w*|estimat\w*|how\s+long)\b", lowered):
         boost["simulate"] = boost.get("simulate", 0.0) + 0.08  # "how would X run on the cluster"
     if _SIMILAR.search(lowered):
@@ -183,7 +217,13 @@ def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> 
     if _NOW.search(lowered) or re.search(r"\b(queue|partition)\b", lowered):
         boost["queue_overview"] = 0.05
     if slots.period is not None:
-        for name in ("sacct_summary", "top_waiters", "generate_report", "efficiency"):
+        for name in (
+            "sacct_summary",
+            "top_waiters",
+            "generate_report",
+            "efficiency",
+            "energy_usage",
+        ):
             boost[name] = boost.get(name, 0.0) + 0.05
     if _about_the_cluster(text, slots):  # "what's running right now?", as `/status` alone is
         readings = [r if r.intent != "run_status" else replace(r, intent="cluster_status")
@@ -227,6 +267,8 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
             offer = [top] if may_mean_submit(text, fixed) else []  # offered, never planned
             return _ask_back([*offer, *rest], text, slots)
         return decide(text, fixed, rest, slots)  # "how would it run on the cluster?": simulate
+    if top.intent in WHATIFS and _whatif_subject(text, slots) in ("both", "unclear"):
+        return _ask_back(_whatif_readings(readings), text, slots)  # the run's, or the cluster's?
     spec = SPEC_BY_NAME[top.intent]
     readings = [r for r in readings if r.intent not in gated]
     rivals = [
@@ -248,12 +290,30 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
             return Intent(reply="Which job? For example `/why 42`.", name="clarify")
     if spec.name == "efficiency" and slots.jobid is None and slots.period is None:
         slots = replace(slots, jobid=find_jobid(text, bare=True))  # "seff 311"
+    if spec.name == "cluster_whatif" and not slots.cluster_changes:
+        return Intent(reply=_WHICH_CHANGE, name="clarify")
     if spec.name == "submit_workflow" and slots.workflow is None:
         return Intent(
             reply="Which workflow? For example `/submit montage-60 heft`.", name="clarify"
         )
     arguments = {k: v for k, v in spec.arguments(slots).items() if v is not None}
     return Intent(spec.tool, arguments, name=spec.name)
+
+
+WHATIFS = ("simulate", "cluster_whatif")
+"""The workflow what-if (a run on a platform) and the cluster's (its queue replayed)."""
+_WHICH_CHANGE = (
+    "Which change should I replay on the cluster's workload? For example: \"if we add 8 GPU "
+    'nodes", "a 24 h cap on the long partition", "idle nodes powered off after 30 '
+    'minutes", "walltimes predicted instead of requested", or `/whatif-cluster ...`.'
+)
+
+
+def _whatif_readings(readings: list[Reading]) -> list[Reading]:
+    """Both what-ifs, the likelier first, to ask which one was meant."""
+    found = {r.intent: r for r in readings if r.intent in WHATIFS}
+    both = [found.get(name, Reading(name, 0.0, "")) for name in WHATIFS]
+    return sorted(both, key=lambda r: -r.score)
 
 
 def _gated(text: str, fixed: str) -> set[str]:
@@ -275,6 +335,8 @@ def _slots_decide(intent: str, slots: Slots) -> bool:
         return slots.task is not None
     if intent == "simulate":
         return bool(slots.changes)
+    if intent == "cluster_whatif":
+        return bool(slots.cluster_changes)
     return False
 
 

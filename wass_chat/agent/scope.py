@@ -6,6 +6,8 @@ period, "how much"), so the classifier alone would send them to the node list or
 accounting summary: a confident wrong answer. The assistant reads Slurm's queue, nodes and
 accounting and simulates workflows; it has no sensors, prices, accounts, storage or software
 installs. Such a question gets said so, with the closest things it can do as choices.
+Energy over a period is in scope (modelled from the recorded schedule, `energy_usage`); a
+live power reading or a carbon figure is not.
 
 A message that names a job, run or task, or speaks of efficiency, is never caught here: the
 topic words then qualify a question the assistant does answer.
@@ -17,10 +19,10 @@ import re
 
 TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
-        "temperatures, fans or power draw",
+        "temperatures, fans, live power readings or carbon",
         re.compile(
-            r"\b(temperatures?|thermal|overheat\w*|fans?|fan\s+speed|power\s+(?:draw|usage|use|"
-            r"consumption)|energy|watts?|kwh|electricity|carbon|co2)\b",
+            r"\b(temperatures?|thermal|overheat\w*|fans?|fan\s+speed|power\s+draw|watts?|"
+            r"carbon|co2)\b",
             re.I,
         ),
     ),

@@ -18,6 +18,7 @@ from datetime import date
 from functools import cache
 from typing import Any
 
+from wass_chat.agent.cluster_whatif_words import CHANGE_DURATIONS, cluster_changes
 from wass_chat.agent.period_words import COUNT, MONTHS, count_word, find_count, find_period
 from wass_chat.agent.whatif_words import bandwidth_factor, failed_node_word
 
@@ -48,6 +49,8 @@ class Slots:
     format: str | None = None
     changes: dict[str, Any] = field(default_factory=dict)
     """What-if changes: add_nodes, remove_count, remove_nodes, bandwidth_factor."""
+    cluster_changes: dict[str, Any] = field(default_factory=dict)
+    """Whole-cluster what-if changes (see :mod:`wass_chat.agent.cluster_whatif_words`)."""
 
 
 @cache
@@ -227,7 +230,8 @@ _USER_STOP = frozenset((
     "waits", "waiting", "gpu", "cpu", "days", "hours", "weeks", "months", "since", "summary",
     "stats", "statistics", "usage", "accounting", "report", "sacct", "average", "mean", "median",
     "total", "number", "count", "makespan", "default", "demo", "real", "example", "wait", "time",
-    "now",
+    "now", "in", "on", "at", "per", "and", "or", "to", "with", "energy", "power", "partitions",
+    "we", "i", "they", "for", "of", "by", "from",
 ))  # fmt: skip
 """Words after "for", "of" or "by" that are not user names."""
 
@@ -240,6 +244,7 @@ def find_user(text: str) -> str | None:
         r"\b([a-z][\w.-]*)'s\s+(?:jobs?|usage|waits?|accounting)",
         r"\b(?:for|of|by)\s+(?:user\s+)?([a-z][\w.-]*)",
         r"^(?:sacct|accounting)\s+(?:\S+\s+)?([a-z][\w.-]*)\s*$",
+        r"\b(?:did|does|has)\s+(?:user\s+)?([a-z][\w.-]*)\s+(?:use|consume|burn|draw)\b",
     )
     for pattern in patterns:
         for m in re.finditer(pattern, lowered):
@@ -264,19 +269,26 @@ def _plausible_user(name: str) -> bool:
 _NOT_PARTITIONS = frozenset((
     "is", "are", "was", "were", "has", "have", "had", "so", "with", "that", "this", "for", "of",
     "in", "on", "now", "right", "today", "congested", "backed", "busy", "full", "slow", "free",
-    "limits", "limit", "queue", "and", "or", "to",
+    "limits", "limit", "queue", "and", "or", "to", "use", "used", "uses", "using", "do", "does",
+    "did", "would", "will", "could", "should", "can", "at", "from", "by", "when", "if", "jobs",
+    "job", "users", "user", "nodes", "node", "wait", "waits", "cap", "draw", "drew", "consume",
+    "consumed", "burn", "burned", "energy", "power", "get", "got", "be", "been", "the", "a",
 ))  # fmt: skip
 """Words after "partition" that are not its name ("which partition has free nodes")."""
+_NOT_BEFORE = frozenset({"the", "a", "which", "what", "each", "every", "my", "per", "one", "that"})
 
 
 def find_partition(text: str) -> str | None:
-    """``partition gpu``, ``the gpu partition``."""
+    """``the gpu partition``, ``partition gpu``, ``gpu partition``."""
     lowered = text.lower()
+    named = re.search(r"\b(?:the|a|an|on|in|to|for|of|from)\s+([a-z][\w-]*)\s+partition\b", lowered)
+    if named and named.group(1) not in _NOT_BEFORE and named.group(1) not in _NOT_PARTITIONS:
+        return named.group(1)
     after = re.search(r"\bpartition\s+([a-z][\w-]*)", lowered)
     if after and after.group(1) not in _NOT_PARTITIONS:
         return after.group(1)
     before = re.search(r"\b([a-z][\w-]*)\s+partition\b", lowered)
-    if before and before.group(1) not in {"the", "a", "which", "what", "each", "every", "my"}:
+    if before and before.group(1) not in _NOT_BEFORE:
         return before.group(1)
     return None
 
@@ -329,12 +341,13 @@ def parse_slots(text: str, today: date | None = None) -> Slots:
         host=find_host(text),
         workflow=find_workflow(text),
         schedulers=find_schedulers(text),
-        period=find_period(text, today),
+        period=find_period(CHANGE_DURATIONS.sub(" ", text), today),
         user=find_user(text),
         count=find_count(text),
         partition=find_partition(text),
         format=find_format(text),
         changes=find_changes(text),
+        cluster_changes=cluster_changes(text),
     )
 
 

@@ -1,8 +1,8 @@
 """The agent's tools: one typed, documented entry per question the assistant can answer.
 
 A :class:`Toolbox` binds each tool name to a method (returning a JSON-able dict) of
-:class:`~wass_chat.agent.facts.Facts` or :class:`~wass_chat.agent.facts_cluster.ClusterFacts`
-through a pydantic argument schema. The same
+:class:`~wass_chat.agent.facts.Facts`, :class:`~wass_chat.agent.facts_cluster.ClusterFacts` or
+:class:`~wass_chat.agent.facts_batch.BatchFacts` through a pydantic argument schema. The same
 toolbox serves the LLM (as LangChain tools, :func:`langchain_tools`), the offline router and the
 verifier, so both modes compute identical facts.
 
@@ -32,6 +32,7 @@ from wass_chat.agent.verify import VIEW_ONLY
 
 if TYPE_CHECKING:
     from wass_chat.agent.facts import Facts
+    from wass_chat.agent.facts_batch import BatchFacts
     from wass_chat.agent.facts_cluster import ClusterFacts
 
 
@@ -145,6 +146,48 @@ class EfficiencyArgs(BaseModel):
     count: int = Field(5, ge=1, le=50, description="How many users in the ranking.")
 
 
+class ClusterWhatIfArgs(BaseModel):
+    """Replay the cluster's own recent workload (accounting) before and after a change to the
+    whole cluster: nodes added or removed, a partition's time limit, idle nodes powered off,
+    walltimes predicted from each user's history, another batch scheduler, priority weights.
+    Reports waits (mean, median, p95, with the mean's 95% CI), utilisation, backfill, jobs
+    killed at their limit and energy, before and after. Not for one workflow's run (simulate)."""
+
+    period: str | None = Field(
+        None, description="e.g. 14d, 2024-05 or START..END; default: the last 14 days."
+    )
+    partition: str | None = Field(None, description="The partition the change is for.")
+    add_nodes: int = Field(0, ge=0, le=100_000, description="Nodes to add (copies of its usual).")
+    remove_nodes: int = Field(0, ge=0, le=100_000, description="Nodes to remove.")
+    node_type: Literal["gpu", "cpu"] | None = Field(
+        None, description="Add or remove GPU or CPU nodes (picks their partition)."
+    )
+    nodes_pct: float | None = Field(
+        None, ge=-90, le=1000, description="Nodes added (+) or removed (-) in % of each partition."
+    )
+    max_time_h: float | None = Field(None, gt=0, description="The partition's new MaxTime, hours.")
+    power_off_after_min: float | None = Field(
+        None, ge=0, description="Power idle nodes off after this many minutes."
+    )
+    boot_time_s: int = Field(300, ge=0, le=7200, description="Seconds a node takes to boot.")
+    predict_walltime: bool = Field(
+        False, description="Plan with walltimes predicted from each user's last jobs."
+    )
+    scheduler: Literal["fifo", "sjf", "priority", "easy", "fifo-easy", "slurm"] | None = Field(
+        None, description="Another batch scheduler (priority: multifactor without backfill)."
+    )
+    weights: str | None = Field(None, description="Priority weights, e.g. fairshare=0,age=1000.")
+
+
+class EnergyUsageArgs(BaseModel):
+    """The energy the cluster used over a period, modelled from the recorded schedule and a
+    stated power model: IT and facility kWh, by partition and by user."""
+
+    period: str = Field("30d", description="e.g. 7d, 30d, 2024-05 or START..END")
+    partition: str | None = Field(None, description="The partition asked about.")
+    user: str | None = Field(None, description="The user asked about.")
+
+
 class GenerateReportArgs(BaseModel):
     """Write the scheduling audit report for a period to a file (HTML or Markdown)."""
 
@@ -161,9 +204,10 @@ class ToolSpec:
 
     name: str
     schema: type[BaseModel]
-    owner: Literal["facts", "cluster"]
-    """Which layer answers: :class:`Facts` (simulator, knowledge base) or
-    :class:`ClusterFacts` (Slurm, accounting, submission)."""
+    owner: Literal["facts", "cluster", "batch"]
+    """Which layer answers: :class:`Facts` (simulator, knowledge base),
+    :class:`ClusterFacts` (Slurm, accounting, submission) or :class:`BatchFacts` (the
+    cluster's workload replayed, its energy)."""
     method: str
     """The owner's method called with the validated arguments."""
 
@@ -188,6 +232,8 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec("queue_overview", QueueOverviewArgs, "cluster", "queue_overview"),
     ToolSpec("top_waiters", TopWaitersArgs, "cluster", "top_waiters"),
     ToolSpec("efficiency", EfficiencyArgs, "cluster", "efficiency"),
+    ToolSpec("cluster_whatif", ClusterWhatIfArgs, "batch", "cluster_whatif"),
+    ToolSpec("energy_usage", EnergyUsageArgs, "batch", "energy_usage"),
     ToolSpec("generate_report", GenerateReportArgs, "cluster", "generate_report"),
 )
 TOOL_NAMES = tuple(spec.name for spec in TOOL_SPECS)
@@ -238,10 +284,15 @@ class Toolbox:
     facts: Facts
     cluster: ClusterFacts
     gate: ApprovalGate
+    batch: BatchFacts | None = None
+    """Replays and energy; by default bound to the cluster layer's settings."""
 
     def __post_init__(self) -> None:
+        from wass_chat.agent.facts_batch import BatchFacts
+
         self.cancelled = threading.Event()
         self._specs = {spec.name: spec for spec in TOOL_SPECS}
+        self.batch = self.batch or BatchFacts(self.cluster.settings)
 
     def call(self, name: str, arguments: dict[str, Any], call_id: str | None = None) -> ToolOutcome:
         """Validate ``arguments`` and run tool ``name``; errors become error outcomes."""
@@ -260,7 +311,8 @@ class Toolbox:
             )
             return _error(call_id, name, f"invalid arguments for {name}: {problems}")
         try:
-            owner = self.facts if spec.owner == "facts" else self.cluster
+            owners = {"facts": self.facts, "cluster": self.cluster, "batch": self.batch}
+            owner = owners[spec.owner]
             facts = with_verdict(getattr(owner, spec.method)(**parsed.model_dump()))
         except UnknownName as exc:  # refused, with the nearest real names to choose from
             unknown = {"what": exc.what, "name": exc.name, "nearest": list(exc.nearest)}

@@ -14,6 +14,7 @@ A node's power type is its first feature, else ``gpu``/``cpu``.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -23,9 +24,11 @@ import polars as pl
 from sim.batch.config import PriorityWeights, SchedulerConfig
 from sim.batch.model import UNLIMITED, BatchCluster, BatchNode, Partition
 from sim.errors import PlatformError
+from wass_chat.analytics.utilisation import host_ranges
+from wass_chat.batch.sacct_workload import gpus
 from wass_chat.slurm.commands import SlurmCommands, scontrol_records
 from wass_chat.slurm.formats import slurm_duration
-from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.hostlist import EMPTY, expand
 from wass_chat.slurm.nodes import gpu_count
 
 
@@ -130,45 +133,74 @@ def cluster_from_jobs(jobs: pl.DataFrame) -> BatchCluster:
     memory and GPUs any job had there; partitions as the sets of nodes their jobs used.
 
     Capacity is a lower bound (a node never filled is smaller than it is): say so where it is
-    used. Node lists of the form ``prefix[lo-hi]`` are read without expanding every name.
+    used. Node lists are read as (prefix, range) rows by the analytics' vectorised hostlist
+    reading (:func:`~wass_chat.analytics.utilisation.host_ranges`, which expands the rare
+    lists it cannot hold through :func:`~wass_chat.slurm.hostlist.expand`): 1.8 s of CPU for
+    the 1.5 M jobs of ``report bench``, against 11.4 s when every distinct list was expanded.
     """
     ran = jobs.filter(
-        ~pl.col("is_step") & pl.col("node_list").is_not_null() & pl.col("start").is_not_null()
+        ~pl.col("is_step")
+        & pl.col("node_list").is_not_null()
+        & ~pl.col("node_list").str.strip_chars().is_in(list(EMPTY))
+        & pl.col("start").is_not_null()
     )
     if ran.is_empty():
         raise PlatformError("jobs", ["no job with a node list: the cluster cannot be inferred"])
-    per_node = ran.select(
+    per_job = ran.select(
         pl.col("partition").str.split(",").list.first().alias("partition"),
-        "node_list",
+        pl.col("node_list").str.strip_chars(),
         (pl.col("ncpus") / pl.col("nnodes")).ceil().cast(pl.Int64).alias("cpus"),
         (pl.col("req_mem_bytes").fill_null(0) / pl.col("nnodes")).cast(pl.Int64).alias("mem"),
-        (pl.coalesce(_gpus("alloc_tres"), _gpus("req_tres"), pl.lit(0)) / pl.col("nnodes"))
+        (pl.coalesce(gpus("alloc_tres"), gpus("req_tres"), pl.lit(0)) / pl.col("nnodes"))
         .ceil()
         .cast(pl.Int64)
         .alias("gpus"),
     )
-    grouped = per_node.group_by("partition", "node_list").agg(
+    per_list = per_job.group_by("partition", "node_list").agg(
         pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max()
     )
-    caps: dict[str, list[int]] = {}
-    members: dict[str, set[str]] = {}
-    for part, node_list, cpus, mem, gpus in grouped.iter_rows():
-        names = expand(node_list)
-        members.setdefault(part, set()).update(names)
-        for name in names:
-            cap = caps.setdefault(name, [0, 0, 0])
-            cap[0], cap[1], cap[2] = max(cap[0], cpus), max(cap[1], mem), max(cap[2], gpus)
-    order = sorted(caps, key=_natural)
-    nodes = tuple(
-        BatchNode(n, max(caps[n][0], 1), caps[n][1], caps[n][2], "gpu" if caps[n][2] else "cpu")
+    ranges = host_ranges(per_list)
+    numbered = (pl.col("width") > 0) & (pl.col("lo") >= 0)
+    node = ["prefix", "width", "index"]  # a node, as integers until its name is needed
+    exploded = (
+        ranges.group_by("partition", "prefix", "width", "lo", "hi")
+        .agg(pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max())
+        .with_columns(
+            pl.when(numbered)
+            .then(pl.int_ranges("lo", pl.col("hi") + 1))
+            .otherwise(pl.lit([-1], dtype=pl.List(pl.Int64)))
+            .alias("index")
+        )
+        .explode("index")
+    )
+    caps = (
+        exploded.group_by(node)
+        .agg(pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max())
+        .with_columns(
+            pl.when(pl.col("index") >= 0)
+            .then(
+                pl.concat_str("prefix", pl.col("index").cast(pl.String).str.zfill(pl.col("width")))
+            )
+            .otherwise("prefix")
+            .alias("name")
+        )
+    )
+    nodes = exploded.select("partition", *node).unique().join(caps.select(*node, "name"), on=node)
+    caps = caps.select("name", "cpus", "mem", "gpus")
+    cap_of = {name: (cpus, mem, gpus) for name, cpus, mem, gpus in caps.iter_rows()}
+    order = sorted(cap_of, key=_natural)
+    batch_nodes = tuple(
+        BatchNode(
+            n, max(cap_of[n][0], 1), cap_of[n][1], cap_of[n][2], "gpu" if cap_of[n][2] else "cpu"
+        )
         for n in order
     )
-    parts = tuple(Partition(p, tuple(sorted(members[p], key=_natural))) for p in sorted(members))
-    return BatchCluster(nodes, parts)
-
-
-def _gpus(column: str) -> pl.Expr:
-    return pl.col(column).str.extract(r"gres/gpu(?::[^=,]*)?=(\d+)").cast(pl.Int64)
+    members = nodes.group_by("partition").agg(pl.col("name").unique())
+    parts = tuple(
+        Partition(part, tuple(sorted(names, key=_natural)))
+        for part, names in sorted(members.iter_rows())
+    )
+    return BatchCluster(batch_nodes, parts)
 
 
 def _natural(name: str) -> tuple[object, ...]:
@@ -190,16 +222,11 @@ def add_nodes(
     if like is not None and like not in index:
         raise PlatformError("what-if", [f"no node {like}"])
     shapes = [cluster.nodes[index[n]] for n in part.nodes]
+    common = Counter((s.cpus, s.gpus) for s in shapes)
     model = (
         cluster.nodes[index[like]]
         if like
-        else max(
-            shapes,
-            key=lambda n: (
-                sum(s.cpus == n.cpus and s.gpus == n.gpus for s in shapes),
-                -index[n.name],
-            ),
-        )
+        else max(shapes, key=lambda n: (common[(n.cpus, n.gpus)], -index[n.name]))
     )
     new = tuple(replace(model, name=f"{partition}-added{k + 1}") for k in range(count))
     owners = {p.name for p in cluster.partitions if model.name in p.nodes}

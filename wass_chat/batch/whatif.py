@@ -154,14 +154,44 @@ def run(
     )
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """A replay of the unchanged scenario and its figures, reusable by several what-ifs."""
+
+    result: BatchResult
+    figures: dict[str, Any]
+    """``baseline``, ``baseline_vs_recorded`` and ``recorded_energy`` of the report."""
+
+
+def replay_baseline(
+    base: Scenario, power_model: PowerModel, progress: Progress | None = None
+) -> Baseline:
+    """Replay ``base`` as it is: its figures, its agreement with the recorded starts, and the
+    energy the recorded schedule drew."""
+    before = run(base, power_model, progress)
+    return Baseline(
+        before,
+        {
+            "baseline": summarise(base.cluster, base.workload, before, power_model),
+            "baseline_vs_recorded": agreement(base.workload, before),
+            "recorded_energy": recorded_energy(base.cluster, base.workload, power_model),
+        },
+    )
+
+
 def compare(
     base: Scenario,
     changes: Changes,
     power_model: PowerModel | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     seed: int = 0,
+    baseline: Baseline | None = None,
 ) -> dict[str, Any]:
-    """Replay the baseline and the variant; the figures of both and their differences."""
+    """Replay the baseline and the variant; the figures of both and their differences.
+
+    ``baseline`` (of the same ``base``) saves replaying it again; it is not used when the
+    change leaves jobs out (the baseline is then replayed without them, to compare the same
+    jobs)."""
     power_model = power_model or PowerModel()
     report: dict[str, Any] = {"changes": changes.labels()}
 
@@ -169,11 +199,8 @@ def compare(
         return (lambda done, total: progress(name, done, total)) if progress else None
 
     if not report["changes"]:
-        before = run(base, power_model, step("baseline"))
-        report["baseline"] = summarise(base.cluster, base.workload, before, power_model)
-        report["baseline_vs_recorded"] = agreement(base.workload, before)
-        report["recorded_energy"] = recorded_energy(base.cluster, base.workload, power_model)
-        return report
+        baseline = baseline or replay_baseline(base, power_model, step("baseline"))
+        return report | baseline.figures
     variant, notes = apply_changes(base, changes)
     lost = unfit_jobs(variant.cluster, variant.workload)
     if len(lost):  # jobs the changed cluster cannot host leave both runs: same jobs compared
@@ -181,15 +208,14 @@ def compare(
         base = replace(base, workload=base.workload.take(keep))
         variant = replace(variant, workload=variant.workload.take(keep))
         report["left_out_unfit_after_change"] = len(lost)
-    before = run(base, power_model, step("baseline"))
-    report["baseline"] = summarise(base.cluster, base.workload, before, power_model)
-    report["baseline_vs_recorded"] = agreement(base.workload, before)
-    report["recorded_energy"] = recorded_energy(base.cluster, base.workload, power_model)
+        baseline = None
+    baseline = baseline or replay_baseline(base, power_model, step("baseline"))
+    report |= baseline.figures
     after = run(variant, power_model, step("variant"))
     report["variant"] = summarise(variant.cluster, variant.workload, after, power_model)
     report.update(notes)
     report["difference"] = difference(
-        base.workload, before, after, report["baseline"], report["variant"], seed
+        base.workload, baseline.result, after, report["baseline"], report["variant"], seed
     )
     return report
 

@@ -53,6 +53,15 @@ def report_command(
     offline: bool = typer.Option(
         False, "--offline", help="Never ask the local model to write the summary."
     ),
+    no_whatifs: bool = typer.Option(
+        False, "--no-whatifs", help="Skip the what-if replays (the energy view stays)."
+    ),
+    whatif_jobs: int = typer.Option(
+        20_000,
+        "--whatif-jobs",
+        min=0,
+        help="Replay the what-ifs on the period's last N jobs (0: all of them).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Write the scheduling audit report of a period (from the sacct cache and decision log).
@@ -60,12 +69,15 @@ def report_command(
     Without --start/--end the period is the span of submissions. Full anomaly and view tables
     are written as CSV to FILE's stem + ``_tables/``. When the local model answers (Ollama),
     it writes the summary at the top; every number it writes is checked against the tables,
-    and the rules' text is used when one fails.
+    and the rules' text is used when one fails. The energy view and the what-ifs (power saving,
+    predicted walltimes, 10% more or fewer nodes, replayed on the period's last 20,000 jobs)
+    need node lists in the accounting data.
     """
     from sim.errors import InputError
     from wass_chat.agent.report_overview import local_model_writer
     from wass_chat.analytics.period import JobFilter
     from wass_chat.atomic_files import require_folder
+    from wass_chat.report.energy_whatifs import WhatIfOptions
     from wass_chat.report.write import write_report
 
     if ctx.invoked_subcommand is not None:
@@ -94,6 +106,7 @@ def report_command(
         capacity=capacity(capacity_nodes, capacity_cpus),
         writer=writer,
         writer_unavailable=unavailable,
+        whatifs=WhatIfOptions(not no_whatifs, whatif_jobs or None),
     )
     result = {
         "output": str(output),
@@ -138,7 +151,8 @@ def _render_bench(r: dict[str, Any]) -> None:
     console.print(
         f"import {r['import_s']:.1f} s + report {r['report_s']:.1f} s = "
         f"[bold]{r['import_plus_report_s']:.1f} s[/bold] wall (CPU {r['import_cpu_s']:.1f} + "
-        f"{r['report_cpu_s']:.1f} s; HTML {r['html_mb']:.1f} MB, "
+        f"{r['report_cpu_s']:.1f} s, of which energy and what-ifs "
+        f"{r['energy_whatifs_cpu_s']:.1f} s; HTML {r['html_mb']:.1f} MB, "
         f"{r['malformed']} malformed lines, {r['cpus']} CPUs)"
     )
     console.print(

@@ -116,93 +116,22 @@ def _scenario(
     scheduler: str | None,
     bf_depth: int | None,
 ) -> tuple[Any, Any, dict[str, Any]]:
-    from dataclasses import replace
-
-    from sim.batch.config import scheduler_preset
-    from sim.batch.energy import PowerModel
-    from sim.batch.engine import unfit_jobs
-    from sim.batch.swf import read_swf
     from sim.errors import InputError
-    from wass_chat.batch.whatif import Scenario
+    from wass_chat.batch.scenario import load_scenario
 
-    power_model = PowerModel()
-    source: dict[str, Any] = {}
-    config = None
-    if swf is not None:
-        if sacct_file is not None:
-            raise InputError("options", ["--swf and --sacct are two workloads: give one"])
-        trace = read_swf(swf)
-        workload, batch_cluster = trace.workload, trace.cluster
-        source.update(
-            workload=str(swf),
-            skipped_without_run=trace.skipped_no_run,
-            cluster="the trace's processor pool",
-        )
-    else:
-        jobs = jobs_table(sacct_file)
-        from wass_chat.batch.sacct_workload import workload_from_jobs
-
-        loaded = workload_from_jobs(jobs, when(start, "--start"), when(end, "--end"))
-        workload = loaded.workload
-        source.update(
-            workload=str(sacct_file or "sacct cache"),
-            never_started=loaded.never_started,
-            still_running=loaded.still_running,
-        )
-        batch_cluster, config, power_model, label = _cluster(cluster, jobs)
-        source["cluster"] = label
-    if swf is not None and cluster not in ("auto", "jobs", "live"):
-        batch_cluster, config, power_model, source["cluster"] = _cluster(cluster, None)
-    sched = scheduler_preset(scheduler) if scheduler else (config or scheduler_preset("easy"))
-    if config is not None and scheduler:
-        sched = replace(
-            sched,
-            weights=config.weights,
-            bf_interval_s=config.bf_interval_s,
-            bf_window_s=config.bf_window_s,
-        )
-    if bf_depth is not None:
-        sched = replace(sched, reservation_depth=bf_depth)
-    bad = unfit_jobs(batch_cluster, workload)
-    if len(bad):
-        import numpy as np
-
-        workload = workload.take(np.setdiff1d(np.arange(len(workload)), bad))
-        source["left_out_fit_nowhere"] = len(bad)
-    source["jobs"] = len(workload)
-    source["scheduler"] = {
-        "order": sched.order,
-        "backfill": sched.backfill,
-        "reservation_depth": sched.reservation_depth,
-        "bf_interval_s": sched.bf_interval_s,
-    }
-    return Scenario(batch_cluster, workload, sched), power_model, source
-
-
-def _cluster(choice: str, jobs: Any) -> tuple[Any, Any, Any, str]:
-    from sim.batch.cluster_file import load_cluster_file
-    from sim.batch.energy import PowerModel
-    from sim.errors import InputError, ServiceUnavailable
-    from wass_chat.batch.cluster_source import cluster_from_jobs, live_cluster
-
-    if choice in ("auto", "live"):
-        try:
-            live, config = live_cluster()
-            return live, config, PowerModel(), "live (scontrol)"
-        except ServiceUnavailable:
-            if choice == "live":
-                raise
-    if choice in ("auto", "jobs"):
-        if jobs is None:
-            raise InputError("--cluster", ["'jobs' needs a sacct workload"])
-        return (
-            cluster_from_jobs(jobs),
-            None,
-            PowerModel(),
-            "inferred from the nodes jobs ran on (capacity is a lower bound)",
-        )
-    cluster, power = load_cluster_file(Path(choice))
-    return cluster, None, power, choice
+    if swf is not None and sacct_file is not None:
+        raise InputError("options", ["--swf and --sacct are two workloads: give one"])
+    loaded = load_scenario(
+        None if swf is not None else jobs_table(sacct_file),
+        swf,
+        when(start, "--start"),
+        when(end, "--end"),
+        cluster,
+        scheduler,
+        bf_depth,
+        str(sacct_file or "sacct cache"),
+    )
+    return loaded.scenario, loaded.power_model, loaded.source
 
 
 def _progress(jobs: int, as_json: bool) -> AbstractContextManager[Any]:

@@ -14,10 +14,12 @@ import typer
 from wass_chat.atomic_files import write_atomic
 from wass_chat.cli.output import console, emit, err_console
 
-workflow_app = typer.Typer(help="Generate, inspect and validate workflows (WfFormat JSON).",
-                           no_args_is_help=True)
-platform_app = typer.Typer(help="Generate, inspect and export cluster platforms.",
-                           no_args_is_help=True)
+workflow_app = typer.Typer(
+    help="Generate, inspect and validate workflows (WfFormat JSON).", no_args_is_help=True
+)
+platform_app = typer.Typer(
+    help="Generate, inspect and export cluster platforms.", no_args_is_help=True
+)
 
 _JSON = typer.Option(False, "--json", help="Print the result as JSON.")
 _PLATFORM = typer.Option(
@@ -32,8 +34,14 @@ def register(app: typer.Typer) -> None:
     is already registered, ours join it instead of shadowing it.
     """
     app.add_typer(workflow_app, name="workflow")
-    existing = next((g.typer_instance for g in app.registered_groups
-                     if g.name == "platform" and g.typer_instance is not None), None)
+    existing = next(
+        (
+            g.typer_instance
+            for g in app.registered_groups
+            if g.name == "platform" and g.typer_instance is not None
+        ),
+        None,
+    )
     if existing is None:
         app.add_typer(platform_app, name="platform")
     else:
@@ -45,16 +53,28 @@ def register(app: typer.Typer) -> None:
 
 @workflow_app.command("generate")
 def workflow_generate(
-    kind: str = typer.Argument(..., help="A WfCommons recipe (montage, genome, ...) or a shape "
-                               "(chain, fan-out, fan-in, fork-join, layered, genomics)."),
+    kind: str = typer.Argument(
+        ...,
+        help="A WfCommons recipe (montage, genome, ...) or a shape "
+        "(chain, fan-out, fan-in, fork-join, layered, genomics).",
+    ),
     output: Path = typer.Option(..., "--output", "-o", help="WfFormat JSON file to write."),
-    tasks: int | None = typer.Option(None, "--tasks", "-n", help="Number of tasks (recipes: "
-                                     "an upper bound; default: the kind's default size)."),
+    tasks: int | None = typer.Option(
+        None,
+        "--tasks",
+        "-n",
+        help="Number of tasks (recipes: an upper bound; default: the kind's default size).",
+    ),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed (same seed, same workflow)."),
-    ccr: float | None = typer.Option(None, "--ccr", help="Target communication-to-computation "
-                                     "ratio on the reference platform (shapes default to 1)."),
-    schema_version: str = typer.Option("1.6", "--schema-version", help="WfFormat version: "
-                                       "1.5 or 1.6."),
+    ccr: float | None = typer.Option(
+        None,
+        "--ccr",
+        help="Target communication-to-computation "
+        "ratio on the reference platform (shapes default to 1).",
+    ),
+    schema_version: str = typer.Option(
+        "1.6", "--schema-version", help="WfFormat version: 1.5 or 1.6."
+    ),
     as_json: bool = _JSON,
 ) -> None:
     """Generate a workflow and write it as WfFormat JSON."""
@@ -64,17 +84,22 @@ def workflow_generate(
     from sim.workflow_stats import summarize
 
     if schema_version not in WRITE_VERSIONS:
-        raise InputError("--schema-version", [f"must be one of {', '.join(WRITE_VERSIONS)}, "
-                                              f"got {schema_version!r}"])
+        raise InputError(
+            "--schema-version",
+            [f"must be one of {', '.join(WRITE_VERSIONS)}, got {schema_version!r}"],
+        )
     with err_console.status(f"generating {kind}...", spinner="dots"):
         wf = generate_workflow(kind, tasks, seed, ccr=ccr)
     write_atomic(output, dumps_workflow(wf, schema_version))
-    result = {"file": str(output), "schemaVersion": schema_version,
-              **summarize(wf).as_dict()}
-    emit(result, as_json, lambda r: console.print(
-        f"wrote {r['file']}: {r['tasks']} tasks, {r['files']} files, "
-        f"depth {r['depth']}, width {r['width']}, CCR {_ratio(r['ccr_reference'])}"
-    ))
+    result = {"file": str(output), "schemaVersion": schema_version, **summarize(wf).as_dict()}
+    emit(
+        result,
+        as_json,
+        lambda r: console.print(
+            f"wrote {r['file']}: {r['tasks']} tasks, {r['files']} files, "
+            f"depth {r['depth']}, width {r['width']}, CCR {_ratio(r['ccr_reference'])}"
+        ),
+    )
 
 
 @workflow_app.command("show")
@@ -104,11 +129,14 @@ def workflow_validate(
     wf = resolve_workflow(workflow)
     target = resolve_platform(platform)
     check_fits(wf, target)
-    result = {"workflow": workflow, "valid": True, "tasks": len(wf.tasks),
-              "platform": target.name}
-    emit(result, as_json, lambda r: console.print(
-        f"ok: {r['workflow']} ({r['tasks']} tasks) is valid and fits {r['platform']}"
-    ))
+    result = {"workflow": workflow, "valid": True, "tasks": len(wf.tasks), "platform": target.name}
+    emit(
+        result,
+        as_json,
+        lambda r: console.print(
+            f"ok: {r['workflow']} ({r['tasks']} tasks) is valid and fits {r['platform']}"
+        ),
+    )
 
 
 @workflow_app.command("demos")
@@ -159,27 +187,39 @@ def _render_summary(s: dict[str, Any]) -> None:
 def platform_generate(
     output: Path = typer.Option(..., "--output", "-o", help="YAML (or .json) file to write."),
     nodes: int = typer.Option(8, "--nodes", "-n", help="Number of nodes (4 to 128)."),
-    heterogeneous: bool = typer.Option(False, "--heterogeneous/--homogeneous",
-                                       help="Draw speed, cores, NIC and GPUs per node."),
+    heterogeneous: bool = typer.Option(
+        False, "--heterogeneous/--homogeneous", help="Draw speed, cores, NIC and GPUs per node."
+    ),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
-    speed_spread: float = typer.Option(0.4, "--speed-spread", help="Heterogeneous core "
-                                       "speeds vary by +/- this fraction."),
-    gpu_fraction: float = typer.Option(0.25, "--gpu-fraction", help="Share of heterogeneous "
-                                       "nodes with GPUs."),
+    speed_spread: float = typer.Option(
+        0.4, "--speed-spread", help="Heterogeneous core speeds vary by +/- this fraction."
+    ),
+    gpu_fraction: float = typer.Option(
+        0.25, "--gpu-fraction", help="Share of heterogeneous nodes with GPUs."
+    ),
     name: str = typer.Option("", "--name", help="Platform name (default: derived)."),
     as_json: bool = _JSON,
 ) -> None:
     """Generate a homogeneous or heterogeneous cluster and write it as YAML or JSON."""
     from sim.platforms import ClusterSpec, dumps_platform, generate_platform
 
-    spec = ClusterSpec(nodes=nodes, heterogeneous=heterogeneous, speed_spread=speed_spread,
-                       gpu_fraction=gpu_fraction, name=name)
+    spec = ClusterSpec(
+        nodes=nodes,
+        heterogeneous=heterogeneous,
+        speed_spread=speed_spread,
+        gpu_fraction=gpu_fraction,
+        name=name,
+    )
     platform = generate_platform(spec, seed)
     write_atomic(output, dumps_platform(platform, as_json=output.suffix.lower() == ".json"))
     result = {"file": str(output), **_platform_summary(platform)}
-    emit(result, as_json, lambda r: console.print(
-        f"wrote {r['file']}: {r['nodes']} nodes, {r['cores']} cores, {r['gpus']} GPUs"
-    ))
+    emit(
+        result,
+        as_json,
+        lambda r: console.print(
+            f"wrote {r['file']}: {r['nodes']} nodes, {r['cores']} cores, {r['gpus']} GPUs"
+        ),
+    )
 
 
 @platform_app.command("show")
@@ -190,8 +230,7 @@ def platform_show(
     """List a platform's nodes and totals."""
     from sim.demo import resolve_platform
 
-    emit(_platform_summary(resolve_platform(platform), with_nodes=True), as_json,
-         _render_platform)
+    emit(_platform_summary(resolve_platform(platform), with_nodes=True), as_json, _render_platform)
 
 
 @platform_app.command("export-simgrid")
@@ -207,9 +246,13 @@ def platform_export_simgrid(
     target = resolve_platform(platform)
     write_atomic(output, to_simgrid_xml(target))
     result = {"file": str(output), "platform": target.name, "hosts": len(target.nodes) + 1}
-    emit(result, as_json, lambda r: console.print(
-        f"wrote {r['file']}: {r['hosts']} hosts (nodes + shared filesystem)"
-    ))
+    emit(
+        result,
+        as_json,
+        lambda r: console.print(
+            f"wrote {r['file']}: {r['hosts']} hosts (nodes + shared filesystem)"
+        ),
+    )
 
 
 def _platform_summary(platform: Any, with_nodes: bool = False) -> dict[str, Any]:
@@ -234,15 +277,24 @@ def _render_platform(s: dict[str, Any]) -> None:
 
     from sim.units import format_bytes, format_rate
 
-    table = Table(title=f"platform {s['name']}: {s['nodes']} nodes, {s['cores']} cores, "
-                  f"{s['gpus']} GPUs, {format_rate(s['capacity_flops'], 'f')}")
+    table = Table(
+        title=f"platform {s['name']}: {s['nodes']} nodes, {s['cores']} cores, "
+        f"{s['gpus']} GPUs, {format_rate(s['capacity_flops'], 'f')}"
+    )
     for column in ("node", "cores", "speed/core", "memory", "GPUs", "NIC", "power idle/busy"):
         table.add_column(column)
     for n in s["node_list"]:
-        table.add_row(n["name"], str(n["cores"]), format_rate(n["speed"], "f"),
-                      format_bytes(n["memory"]), str(n["gpus"]),
-                      format_rate(n["bandwidth"] * 8, "bps"),
-                      f"{n['power_idle']:g} / {n['power_busy']:g} W")
+        table.add_row(
+            n["name"],
+            str(n["cores"]),
+            format_rate(n["speed"], "f"),
+            format_bytes(n["memory"]),
+            str(n["gpus"]),
+            format_rate(n["bandwidth"] * 8, "bps"),
+            f"{n['power_idle']:g} / {n['power_busy']:g} W",
+        )
     console.print(table)
-    console.print(f"latency {s['latency'] * 1e6:g} us, shared filesystem "
-                  f"{format_rate(s['shared_fs_bandwidth'], 'B/s')}")
+    console.print(
+        f"latency {s['latency'] * 1e6:g} us, shared filesystem "
+        f"{format_rate(s['shared_fs_bandwidth'], 'B/s')}"
+    )

@@ -65,6 +65,7 @@ def run_benchmark(jobs: int, seed: int, workdir: Path, draws: int = 3) -> dict[s
         "import_plus_report_s": t4 - t2,
         "import_cpu_s": c3 - c2,
         "report_cpu_s": c4 - c3,
+        "energy_whatifs_cpu_s": report.cluster.cpu_s,
         "rows_imported": record.rows_written,
         "malformed": record.malformed,
         "html_mb": report_file.stat().st_size / 2**20,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -12,6 +12,7 @@ from sim.errors import InputError
 from wass_chat.analytics.analysis import Analysis, analyze
 from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.period import JobFilter, submission_span
+from wass_chat.report.energy_whatifs import ClusterSection, WhatIfOptions, build_cluster_section
 from wass_chat.report.overview import Overview, SummaryWriter, build_overview
 from wass_chat.report.runs import RunsReport, collect_runs
 from wass_chat.sacct.cache import ImportRecord, SacctCache
@@ -39,6 +40,8 @@ class ReportData:
     quality: DataQuality
     overview: Overview
     """The summary across charts shown first, and who wrote it."""
+    cluster: ClusterSection = field(default_factory=ClusterSection)
+    """Energy from the recorded schedule and the what-ifs replayed on the period's jobs."""
 
 
 def build_report(
@@ -53,6 +56,7 @@ def build_report(
     whole_cache: pl.LazyFrame | None = None,
     writer: SummaryWriter | None = None,
     writer_unavailable: str = "",
+    whatifs: WhatIfOptions = WhatIfOptions(),
 ) -> ReportData:
     """The report over ``jobs`` (a lazy frame with the parsed schema) for ``[start, end)``.
 
@@ -83,6 +87,7 @@ def build_report(
         runs=runs,
         quality=data_quality(imports),
         overview=build_overview(analysis, writer, writer_unavailable),
+        cluster=build_cluster_section(jobs, analysis.period, analysis.filters, whatifs),
     )
 
 
@@ -122,6 +127,7 @@ def build_report_from_cache(
     capacity: Capacity | None = None,
     writer: SummaryWriter | None = None,
     writer_unavailable: str = "",
+    whatifs: WhatIfOptions = WhatIfOptions(),
 ) -> ReportData:
     """The report from the sacct cache at ``sacct_dir`` and the decision log at ``runs_dir``."""
     cache = SacctCache(sacct_dir)
@@ -136,6 +142,7 @@ def build_report_from_cache(
         whole_cache=cache.scan(),
         writer=writer,
         writer_unavailable=writer_unavailable,
+        whatifs=whatifs,
     )
 
 

@@ -54,6 +54,15 @@ def _ratio(value: Any) -> str:
     return f"{float(value):.1f}x"
 
 
+def _signed_hours(value: Any) -> str:
+    hours = float(value)
+    return ("+" if hours >= 0 else "-") + human_duration(abs(hours) * 3600)
+
+
+def _signed_percent(value: Any) -> str:
+    return f"{float(value):+.1f}%"
+
+
 UNITS: dict[str, Callable[[Any], str]] = {
     "text": _text,
     "count": _count,
@@ -62,6 +71,8 @@ UNITS: dict[str, Callable[[Any], str]] = {
     "amount": _amount,
     "seconds": _seconds,
     "ratio": _ratio,
+    "signed_hours": _signed_hours,
+    "signed_percent": _signed_percent,
 }
 """How a value of each unit is written; every unit but ``text`` is a number (right-aligned)."""
 
@@ -135,6 +146,25 @@ COLUMNS: dict[str, Column] = {
     "scheduler": Column("Scheduler"),
     "makespan_s": Column("Simulated makespan", "seconds"),
     "remark": Column("Note"),
+    # energy (modelled from the recorded schedule) and what-ifs (replayed)
+    "energy_kwh": Column("Jobs' energy (kWh)", "amount"),
+    "it_kwh": Column("IT energy (kWh)", "amount"),
+    "facility_kwh": Column("Facility energy (kWh)", "amount"),
+    "jobs_kwh": Column("Jobs' part (kWh)", "amount"),
+    "from": Column("From"),
+    "what_if": Column("What-if"),
+    "wait_mean_before_h": Column("Mean wait before", "hours"),
+    "wait_mean_after_h": Column("Mean wait after", "hours"),
+    "wait_change_h": Column("Change in mean wait", "signed_hours"),
+    "wait_ci95": Column("95% CI of the change"),
+    "wait_p95_before_h": Column("95th percentile wait before", "hours"),
+    "wait_p95_after_h": Column("95th percentile wait after", "hours"),
+    "utilisation_before_pct": Column("Utilisation before", "percent"),
+    "utilisation_after_pct": Column("Utilisation after", "percent"),
+    "facility_kwh_before": Column("Facility energy before (kWh)", "amount"),
+    "facility_kwh_after": Column("Facility energy after (kWh)", "amount"),
+    "energy_change_pct": Column("Change in energy", "signed_percent"),
+    "left_out": Column("Jobs too big after the change", "count"),
 }
 
 

@@ -15,6 +15,7 @@ from wass_chat.analytics.insights import amount, plural
 from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.charts_js import charts_script
+from wass_chat.report.energy_whatif_views import energy_html, whatifs_html
 from wass_chat.report.html_table import frame_html, table_html
 from wass_chat.report.methods import METHODS
 from wass_chat.report.overview import ranked_findings
@@ -27,6 +28,8 @@ SECTIONS = (
     ("analytics", "Accounting analytics"),
     ("queue", "Waits and the pending queue"),
     ("resources", "Partitions, GPUs and efficiency"),
+    ("energy", "Energy (modelled from the recorded schedule)"),
+    ("whatifs", "What-ifs replayed on the jobs of the period"),
     ("runs", "Workflow runs through wass-chat"),
     ("comparison", "Policy vs classic schedulers (simulated)"),
     ("anomalies", "Anomalies"),
@@ -75,6 +78,8 @@ def render_html(report: ReportData, csv_links: dict[str, str] | None = None) -> 
         "analytics": lambda: _analytics(report),
         "queue": lambda: views.queue_html(report.analysis),
         "resources": lambda: views.resources_html(report.analysis, csv_links),
+        "energy": lambda: energy_html(report.cluster, csv_links),
+        "whatifs": lambda: whatifs_html(report.cluster),
         "runs": lambda: _runs(report),
         "comparison": lambda: _comparison(report),
         "anomalies": lambda: _anomalies(report, csv_links or {}),

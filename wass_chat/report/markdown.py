@@ -11,6 +11,7 @@ from wass_chat.analytics.render_png import png_bytes
 from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.columns import Table, frame_table
+from wass_chat.report.energy_whatif_views import energy_markdown, whatifs_markdown
 from wass_chat.report.html import SECTIONS, shown_sections
 from wass_chat.report.methods import METHODS
 from wass_chat.report.overview import ranked_findings
@@ -62,6 +63,8 @@ def render_markdown(
             out += _frame(view.table)
             link = (csv_links or {}).get(view.csv or "")
             out += [f"[Every row as CSV]({link}).", ""] if link else []
+    out += [f"## {titles['energy']}", "", *energy_markdown(report.cluster, _frame, csv_links)]
+    out += [f"## {titles['whatifs']}", "", *whatifs_markdown(report.cluster, _frame)]
     shown = shown_sections(report)
     if "runs" in shown:
         out += [f"## {titles['runs']}", ""]

@@ -165,9 +165,14 @@ def _view_html(view: View | str, csv_links: dict[str, str]) -> str:
     return f"<h3>{escape(view.title)}</h3>{note}{frame_html(view.table)}{more}"
 
 
+def views_html(views: list[View], csv_links: dict[str, str] | None = None) -> str:
+    """The views with rows, each with its title, note, table and CSV link."""
+    return "\n".join(_view_html(v, csv_links or {}) for v in shown(views))
+
+
 def queue_html(a: Analysis, csv_links: dict[str, str] | None = None) -> str:
-    return "\n".join(_view_html(v, csv_links or {}) for v in shown(queue_views(a)))
+    return views_html(queue_views(a), csv_links)
 
 
 def resources_html(a: Analysis, csv_links: dict[str, str] | None = None) -> str:
-    return "\n".join(_view_html(v, csv_links or {}) for v in shown(resources_views(a)))
+    return views_html(resources_views(a), csv_links)

@@ -15,6 +15,7 @@ from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.period import JobFilter
 from wass_chat.atomic_files import require_folder, write_together
 from wass_chat.report.build import ReportData, build_report_from_cache
+from wass_chat.report.energy_whatifs import WhatIfOptions
 from wass_chat.report.overview import SummaryWriter
 
 LINKED_TABLES = (
@@ -41,6 +42,13 @@ def csv_tables(report: ReportData) -> dict[str, bytes]:
         *LINKED_TABLES,
     ):
         files[f"{name}.csv"] = a.tables[name].write_csv().encode()
+    energy = report.cluster.energy
+    if energy is not None:
+        files["energy_by_partition.csv"] = energy.by_partition.write_csv().encode()
+        files["energy_by_user.csv"] = energy.by_user.write_csv().encode()
+        files["energy_over_time.csv"] = energy.over_time.write_csv().encode()
+    if report.cluster.whatifs is not None:
+        files["whatifs.csv"] = report.cluster.whatifs.write_csv().encode()
     return files
 
 
@@ -56,6 +64,7 @@ def write_report(
     capacity: Capacity | None = None,
     writer: SummaryWriter | None = None,
     writer_unavailable: str = "",
+    whatifs: WhatIfOptions = WhatIfOptions(),
 ) -> list[str]:
     """Build the report from the cache and write it; returns the files written (page first).
 
@@ -77,11 +86,12 @@ def write_report(
         capacity=capacity,
         writer=writer,
         writer_unavailable=writer_unavailable,
+        whatifs=whatifs,
     )
     tables_dir = output.with_name(f"{output.stem}_tables")
     csvs = csv_tables(report)
     links = {x.kind: f"{tables_dir.name}/anomaly-{x.kind}.csv" for x in report.analysis.anomalies}
-    links |= {name: f"{tables_dir.name}/{name}.csv" for name in LINKED_TABLES}
+    links |= {name: f"{tables_dir.name}/{name}.csv" for name in (*LINKED_TABLES, "energy_by_user")}
     extra: dict[Path, bytes] = {tables_dir / name: data for name, data in csvs.items()}
     if fmt == "html":
         page = render_html(report, links)

@@ -1,0 +1,171 @@
+"""Renderings of the whole-cluster what-ifs and energy answers: verdict first, then the figures
+before and after (with the mean wait's 95% CI), what was replayed on which cluster, how far the
+unchanged replay is from the record, and the power model's assumptions. Every number comes from
+the facts at the precision the verifier accepts; names from accounting (partitions, users) are
+shown as literals."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from wass_chat.agent.render_cluster import plain
+from wass_chat.agent.safety import literal as lit
+from wass_chat.analytics.insights import amount, human_duration
+from wass_chat.batch.whatif_answer import ci_words, signed
+
+Facts = Mapping[str, Any]
+
+
+def _kwh(value: float) -> str:
+    return f"{amount(value)} kWh"
+
+
+def _row(label: str, before: str, after: str, change: str = "") -> str:
+    return f"- {label}: {before} -> {after}" + (f" ({change})" if change else "")
+
+
+def render_cluster_whatif(f: Facts) -> str:
+    """The change's effect on waits, backfill, kills, utilisation and energy."""
+    a, b, d = f["before"], f["after"], f["difference"]
+    w = f["window"]
+    lines = [f"**{plain(f['verdict'])}**", ""]
+    lines.append(
+        f"**Replayed**: {plain(w['words'])}, of which {f['jobs_replayed']:,} ran and are "
+        f"replayed on {f['nodes']:,} nodes (cluster: {plain(f['cluster'])}), before and after: "
+        + "; ".join(lit(c) for c in f["changes"])
+        + "."
+    )
+    left = f["left_out"]
+    if left["fit_nowhere"]:
+        lines.append(f"{left['fit_nowhere']:,} jobs fit on no node of the cluster: left out.")
+    lines += ["", "**Before -> after:**"]
+    pct = f"; {d['wait_mean_pct']:+.1f}%" if d["wait_mean_pct"] is not None else ""
+    lines += [
+        _row(
+            "mean wait",
+            human_duration(a["wait_mean_s"]),
+            human_duration(b["wait_mean_s"]),
+            f"{signed(d['wait_mean_s'])}{pct}; {ci_words(d['wait_mean_ci95_s'])}",
+        ),
+        _row(
+            "median wait",
+            human_duration(a["wait_median_s"]),
+            human_duration(b["wait_median_s"]),
+            signed(d["wait_median_s"]),
+        ),
+        _row(
+            "95th percentile wait",
+            human_duration(a["wait_p95_s"]),
+            human_duration(b["wait_p95_s"]),
+            signed(d["wait_p95_s"]),
+        ),
+    ]
+    part = f.get("partition")
+    if part and part["jobs"]:
+        lines.append(
+            _row(
+                f"mean wait in partition {lit(part['name'])} ({part['jobs']:,} jobs)",
+                human_duration(part["wait_mean_before_s"]),
+                human_duration(part["wait_mean_after_s"]),
+            )
+        )
+    lines += [
+        f"- jobs that wait less: {d['jobs_waiting_less']:,}; that wait more: "
+        f"{d['jobs_waiting_more']:,}",
+        _row("jobs started by backfill", f"{a['backfilled']:,}", f"{b['backfilled']:,}"),
+        _row(
+            "jobs killed at their limit", f"{a['killed_at_limit']:,}", f"{b['killed_at_limit']:,}"
+        ),
+        _row("utilisation", f"{a['utilisation_pct']:.1f}%", f"{b['utilisation_pct']:.1f}%"),
+        _row(
+            "facility energy",
+            _kwh(a["facility_kwh"]),
+            _kwh(b["facility_kwh"]),
+            f"{d['facility_kwh']:+,.0f} kWh"
+            + (f", {d['facility_pct']:+.1f}%" if d["facility_pct"] is not None else ""),
+        ),
+    ]
+    if b["nodes_off_pct"] or a["nodes_off_pct"]:
+        lines.append(
+            _row(
+                "node time powered off", f"{a['nodes_off_pct']:.1f}%", f"{b['nodes_off_pct']:.1f}%"
+            )
+        )
+    acc = f.get("prediction_accuracy") or {}
+    if acc.get("prediction") and acc.get("requested_limit"):
+        p, r = acc["prediction"], acc["requested_limit"]
+        lines += [
+            "",
+            f"**Walltime predictions** (each user's last two jobs; {acc['predicted']:,} of "
+            f"{acc['jobs']:,} jobs had a history): median error {p['median_abs_error_pct']:.0f}% "
+            f"against {r['median_abs_error_pct']:.0f}% for the requested limits; "
+            f"{100 * p['under_share']:.0f}% of predictions were too short (such a job is then "
+            "expected until its limit).",
+        ]
+    rec = f.get("recorded_check") or {}
+    if rec:
+        lines += [
+            "",
+            f"**The unchanged replay against the record**: {rec['within_tolerance_pct']:.1f}% "
+            f"of {rec['jobs']:,} starts within {human_duration(rec['tolerance_s'])} of the "
+            f"recorded ones; mean wait recorded {human_duration(rec['recorded_wait_mean_s'])}, "
+            f"replayed {human_duration(rec['replayed_wait_mean_s'])}.",
+        ]
+    lines += ["", *_power_model(f["power_model"])]
+    if f.get("note"):
+        lines += ["", f"_{lit(f['note'])}_"]
+    lines += ["", "The same replay: `wass-chat whatif cluster` (docs/cluster-whatif.md)."]
+    return "\n".join(lines)
+
+
+def _power_model(model: Facts) -> list[str]:
+    """The power model the energy figures rest on, per node type."""
+    lines = [f"**Power model** (facility = IT x PUE {model['pue']:g}):"]
+    for p in model["profiles"]:
+        gpus = p["gpus_per_node"]
+        lines.append(
+            f"- {lit(p['node_type'])} nodes ({p['nodes']:,}): {p['idle_w']:g} W idle, "
+            f"+{p['cpu_w']:g} W at full CPU load"
+            + (f", +{p['gpu_w']:g} W per busy GPU ({gpus} per node)" if gpus else "")
+            + f"; {p['off_w']:g} W off, {p['boot_w']:g} W booting"
+            + (" (assumed default)" if p["assumed"] else " (platform file)")
+        )
+    return lines
+
+
+def render_energy(f: Facts) -> str:
+    """The period's energy: the verdict, totals, by partition, top users, the assumptions."""
+    lines = [f"**{plain(f['verdict'])}**", ""]
+    lines.append(
+        f"**Energy {plain(f['period'])}** ({f['start']} to {f['end']}; {f['jobs']:,} jobs on "
+        f"{f['nodes']:,} nodes, cluster {plain(f['cluster'])}):"
+    )
+    lines += [
+        f"- IT energy: {_kwh(f['it_kwh'])}; at the facility: {_kwh(f['facility_kwh'])}",
+        f"- jobs: {_kwh(f['jobs_kwh'])}; idle power no job held: {_kwh(f['idle_kwh'])} "
+        f"({f['idle_pct']:.1f}%)",
+        "",
+        "**Jobs' energy by partition:**",
+    ]
+    lines += [
+        f"- {lit(r['partition'])}: {_kwh(r['energy_kwh'])} ({r['share_pct']:.1f}%), "
+        f"{r['jobs']:,} jobs"
+        for r in f["by_partition"]
+    ]
+    lines += ["", f"**Top users** ({len(f['top_users'])} of {f['users']:,}):"]
+    lines += [
+        f"- {lit(r['user'])}: {_kwh(r['energy_kwh'])} ({r['share_pct']:.1f}%), {r['jobs']:,} jobs"
+        for r in f["top_users"]
+    ]
+    lines += ["", "**How it is computed** (assumptions):"]
+    lines += [f"- {plain(a)}" for a in f["assumptions"]]
+    if f.get("note"):
+        lines += ["", f"_{lit(f['note'])}_"]
+    return "\n".join(lines)
+
+
+BATCH_RENDERERS: dict[str, Callable[[Facts], str]] = {
+    "cluster_whatif": render_cluster_whatif,
+    "energy": render_energy,
+}
