@@ -45,8 +45,13 @@ from sim.model import (
     gpus_used,
 )
 from sim.placement import EarliestFinishPlacement
-from sim.platforms import GPU_TYPES, dumps_platform, generate_platform, gpu_cluster_spec
-from sim.platforms import loads_platform
+from sim.platforms import (
+    GPU_TYPES,
+    dumps_platform,
+    generate_platform,
+    gpu_cluster_spec,
+    loads_platform,
+)
 from sim.schedule import SHARED_FS, NetworkModel
 from sim.wfformat import dumps_workflow, read_workflow
 from tests.support import require
