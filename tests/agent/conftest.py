@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from wass_chat.agent.demo_runs import ensure_demo_runs
+from wass_chat.agent.facts.demo_runs import ensure_demo_runs
 from wass_chat.config import Settings
 
 UNREACHABLE = "http://127.0.0.1:9"

@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 
 from tests.agent.conftest import UNREACHABLE
-from wass_chat.agent.answer_check import problems
+from wass_chat.agent.answers.answer_check import problems
 from wass_chat.cli import main
 from wass_chat.config import settings
 from wass_chat.sacct.cache import SacctCache

@@ -6,9 +6,9 @@ from datetime import date
 
 import pytest
 
-from wass_chat.agent.cluster_whatif_words import cluster_changes, whatif_subject
-from wass_chat.agent.router import route
-from wass_chat.agent.slots import find_partition, parse_slots
+from wass_chat.agent.understanding.cluster_whatif_words import cluster_changes, whatif_subject
+from wass_chat.agent.understanding.router import route
+from wass_chat.agent.understanding.slots import find_partition, parse_slots
 
 TODAY = date(2026, 11, 23)
 

@@ -9,9 +9,9 @@ import pytest
 
 import kb.demo
 from sim.errors import ServiceUnavailable
-from wass_chat.agent import kb_build
 from wass_chat.agent.cancellation import Work, WorkCancelled
-from wass_chat.agent.kb_build import build_demo_kb, stored_cases
+from wass_chat.agent.facts import kb_build
+from wass_chat.agent.facts.kb_build import build_demo_kb, stored_cases
 
 
 def leftovers(home: Path) -> list[str]:

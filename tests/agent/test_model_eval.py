@@ -19,9 +19,9 @@ from wass_chat.agent.model_eval import (
     smollm2_gguf,
     tools_prompt,
 )
-from wass_chat.agent.nlu_eval import Question
-from wass_chat.agent.parse import recover_tool_calls
 from wass_chat.agent.tools import TOOL_NAMES
+from wass_chat.agent.understanding.nlu_eval import Question
+from wass_chat.agent.understanding.parse import recover_tool_calls
 
 
 def test_native_and_text_tool_calls_are_both_read() -> None:

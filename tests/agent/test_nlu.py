@@ -8,19 +8,19 @@ from datetime import date
 import numpy as np
 import pytest
 
-from wass_chat.agent.facts_cluster import parse_period
-from wass_chat.agent.minilm import erf, shared_model
-from wass_chat.agent.nlu import (
+from wass_chat.agent.facts.facts_cluster import parse_period
+from wass_chat.agent.tools import TOOL_NAMES
+from wass_chat.agent.understanding.minilm import erf, shared_model
+from wass_chat.agent.understanding.nlu import (
     VECTORS_FILE,
     Reading,
     exemplars,
     shared_classifier,
     texts_digest,
 )
-from wass_chat.agent.nlu_eval import evaluate
-from wass_chat.agent.router import decide
-from wass_chat.agent.slots import Slots, delexicalise, find_period, parse_slots
-from wass_chat.agent.tools import TOOL_NAMES
+from wass_chat.agent.understanding.nlu_eval import evaluate
+from wass_chat.agent.understanding.router import decide
+from wass_chat.agent.understanding.slots import Slots, delexicalise, find_period, parse_slots
 
 TODAY = date(2026, 11, 23)
 
@@ -43,7 +43,7 @@ def test_embeddings_are_unit_vectors_that_put_paraphrases_close() -> None:
 def test_the_shipped_exemplar_vectors_match_the_exemplars() -> None:
     from pathlib import Path
 
-    import wass_chat.agent.nlu as nlu
+    import wass_chat.agent.understanding.nlu as nlu
 
     texts = [t for group in exemplars().values() for t in group]
     with np.load(Path(nlu.__file__).with_name(VECTORS_FILE)) as data:

@@ -18,8 +18,8 @@ from wass_chat.agent.events import (
     ToolCall,
     ToolResult,
 )
+from wass_chat.agent.facts.sources import Sources
 from wass_chat.agent.session import OfflineSession, open_session
-from wass_chat.agent.sources import Sources
 from wass_chat.config import Settings
 
 pytestmark = pytest.mark.xdist_group("agent-home")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from wass_chat.agent.parse import (
+from wass_chat.agent.answers.verify import citable_ids, verify_answer
+from wass_chat.agent.understanding.parse import (
     RecoveredCall,
     is_small_talk,
     looks_like_tool_json,
     recover_tool_calls,
     unknown_tool_error,
 )
-from wass_chat.agent.verify import citable_ids, verify_answer
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from wass_chat.agent.intents import INTENTS, slash_commands
-from wass_chat.agent.router import GREETING, HELP, route
+from wass_chat.agent.understanding.intents import INTENTS, slash_commands
+from wass_chat.agent.understanding.router import GREETING, HELP, route
 
 COMMAND_CASES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     "/explain": [

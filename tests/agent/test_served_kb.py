@@ -9,7 +9,7 @@ from kb.chroma_client import ChromaTarget
 from kb.store import KnowledgeBase
 from tests.kb.conftest import make_case
 from tests.kb.served_server import served_kb
-from wass_chat.agent.sources import Sources
+from wass_chat.agent.facts.sources import Sources
 from wass_chat.config import Settings
 
 kb_server = served_kb

@@ -10,11 +10,11 @@ import pytest
 
 from sim.errors import UnknownName, nearest_names
 from wass_chat.agent.events import ChatEvent, Final, ToolCall
-from wass_chat.agent.router import route
-from wass_chat.agent.scope import outside_topic
 from wass_chat.agent.session import open_session
-from wass_chat.agent.slots import find_changes, find_workflow
-from wass_chat.agent.submit_wording import asks_to_submit, may_mean_submit
+from wass_chat.agent.understanding.router import route
+from wass_chat.agent.understanding.scope import outside_topic
+from wass_chat.agent.understanding.slots import find_changes, find_workflow
+from wass_chat.agent.understanding.submit_wording import asks_to_submit, may_mean_submit
 from wass_chat.config import Settings
 
 pytestmark = pytest.mark.xdist_group("agent-home")

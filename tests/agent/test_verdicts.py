@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from wass_chat.agent.render import render
-from wass_chat.agent.verdicts import with_verdict
-from wass_chat.agent.verify import verify_answer
+from wass_chat.agent.answers.render import render
+from wass_chat.agent.answers.verify import verify_answer
+from wass_chat.agent.facts.verdicts import with_verdict
 
 
 def _case(case_id: str, workflow: str, scheduler: str, makespan: float, sim: float) -> dict:
@@ -144,8 +144,8 @@ def test_a_plan_of_another_case_than_the_best_is_not_described() -> None:
 
 
 def test_a_runs_verdict_says_how_far_it_is_and_which_job_to_ask_about() -> None:
-    from wass_chat.agent.fact_kinds import RunStatusFacts, TaskState
-    from wass_chat.agent.verdicts_cluster import run_verdict
+    from wass_chat.agent.facts.fact_kinds import RunStatusFacts, TaskState
+    from wass_chat.agent.facts.verdicts_cluster import run_verdict
 
     def run(*states: str) -> RunStatusFacts:
         tasks = [TaskState(task=f"t{i}", node="n1", state=s, job_id=str(100 + i))
@@ -166,8 +166,8 @@ def test_a_runs_verdict_says_how_far_it_is_and_which_job_to_ask_about() -> None:
 
 
 def test_an_accounting_periods_verdict_gives_waits_failures_and_requests() -> None:
-    from wass_chat.agent.fact_kinds import SacctSummaryFacts
-    from wass_chat.agent.verdicts_cluster import sacct_verdict
+    from wass_chat.agent.facts.fact_kinds import SacctSummaryFacts
+    from wass_chat.agent.facts.verdicts_cluster import sacct_verdict
 
     stats = {"users": 3.0, "wait_median_s": 116.0, "wait_p90_s": 1707.0,
              "failure_rate": 0.1, "over_request_ratio": 2.86}  # fmt: skip

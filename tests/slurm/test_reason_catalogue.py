@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from wass_chat.agent.glossary import glossary_reply
-from wass_chat.agent.router import route
+from wass_chat.agent.understanding.glossary import glossary_reply
+from wass_chat.agent.understanding.router import route
 from wass_chat.slurm.explain.limit_records import count_value, parse_assoc_mgr, tres_value
 from wass_chat.slurm.reasons import REASONS, UNKNOWN, classify, markdown_summary
 

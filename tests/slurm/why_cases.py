@@ -388,7 +388,7 @@ def ask_offline(question: str) -> dict[str, Any]:
 
 def ask_tool(job_id: str) -> dict[str, Any]:
     """The agent's tool path: the LangChain tool the model calls, artifact = facts."""
-    from wass_chat.agent.facts import Facts
+    from wass_chat.agent.facts.facts import Facts
     from wass_chat.agent.session import OfflineSession
     from wass_chat.agent.tools import langchain_tools
     from wass_chat.config import settings

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-import wass_chat.agent.whatif
+import wass_chat.agent.facts.whatif
 from tests.tui.pilot_steps import ask, chat_screen, settle
 from tests.tui.real_app import real_app
 from tui.widgets.chat_log import Notice
@@ -46,7 +46,7 @@ async def test_escape_during_a_comparison_stops_the_schedulers_still_to_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[str] = []
-    real_run = wass_chat.agent.whatif.run_scheduler
+    real_run = wass_chat.agent.facts.whatif.run_scheduler
 
     def recording_run(*args: Any, **kwargs: Any) -> Any:
         started.append(args[2])
@@ -64,7 +64,7 @@ async def test_escape_during_a_comparison_stops_the_schedulers_still_to_run(
             stopped_after.append(len(started))
             raise
 
-    monkeypatch.setattr(wass_chat.agent.whatif, "run_scheduler", recording_run)
+    monkeypatch.setattr(wass_chat.agent.facts.whatif, "run_scheduler", recording_run)
     monkeypatch.setattr(Work, "check", recording_check)
     app, _ = real_app(tmp_path / "home", tmp_path / "history")
     async with app.run_test(size=(160, 48)) as pilot:

@@ -16,7 +16,7 @@ from tui.gantt_data import (
     trace_from_json,
 )
 from tui.widgets.gantt import draw_gantt, draw_utilisation
-from wass_chat.agent.whatif import WhatIf, what_if
+from wass_chat.agent.facts.whatif import WhatIf, what_if
 
 
 def test_utilisation_uses_cores_when_known_and_covered_time_otherwise() -> None:
@@ -71,7 +71,7 @@ def test_the_simulate_facts_carry_the_trace_of_what_they_simulated() -> None:
     """The producer owns its data: the what-if facts hold the variant's trace, drawn as is."""
     from policy.base import plan_and_simulate
     from policy.registry import get_scheduler
-    from wass_chat.agent.whatif import changed_platform
+    from wass_chat.agent.facts.whatif import changed_platform
 
     workflow, platform = demo_workflow("fork-join-20"), demo_platform()
     change = WhatIf(add_nodes=2)

@@ -25,8 +25,8 @@ from tui.widgets.gantt import GanttChart
 from tui.widgets.run_panel import RunPanel
 from tui.widgets.status_header import StatusHeader
 from tui.widgets.welcome import LIVE_QUESTIONS, Welcome
-from wass_chat.agent.router import route
 from wass_chat.agent.tools import GATED_TOOLS, TOOL_SPECS
+from wass_chat.agent.understanding.router import route
 
 
 def _label(pilot: Pilot[None], selector: str) -> str:

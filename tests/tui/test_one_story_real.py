@@ -20,7 +20,7 @@ from tests.tui.real_app import real_app
 from tui.widgets.chat_log import AnswerMessage
 from tui.widgets.run_panel import RunPanel
 from tui.widgets.tool_call import ToolCallBlock
-from wass_chat.agent.whatif import TIE_TOLERANCE_S
+from wass_chat.agent.facts.whatif import TIE_TOLERANCE_S
 
 pytestmark = pytest.mark.slow
 

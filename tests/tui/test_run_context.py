@@ -22,7 +22,7 @@ from tests.tui.real_app import real_app
 from tui.widgets.chat_log import AnswerMessage
 from tui.widgets.gantt import GanttChart
 from tui.widgets.tool_call import ToolCallBlock
-from wass_chat.agent.whatif import WhatIf, changed_platform
+from wass_chat.agent.facts.whatif import WhatIf, changed_platform
 
 pytestmark = pytest.mark.slow
 RUN = "demo-montage-60-cpop"

@@ -10,7 +10,7 @@ from textual.widgets import Markdown
 
 from tui.keys import KEYS
 from tui.widgets.chat_input import SLASH_COMMANDS
-from wass_chat.agent.intents import INTENTS
+from wass_chat.agent.understanding.intents import INTENTS
 
 
 def help_markdown() -> str:

@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.suggester import Suggester
 from textual.widgets import Input
 
-from wass_chat.agent.intents import slash_commands
+from wass_chat.agent.understanding.intents import slash_commands
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class SlashCommand:
 SLASH_COMMANDS: tuple[SlashCommand, ...] = tuple(
     SlashCommand(command.name, command.usage, spec.summary) for command, spec in slash_commands()
 )
-"""Derived from the router's one table (:data:`wass_chat.agent.intents.INTENTS`)."""
+"""Derived from the router's one table (:data:`wass_chat.agent.understanding.intents.INTENTS`)."""
 
 
 class SlashCommandSuggester(Suggester):

@@ -9,9 +9,10 @@ the model is asked to answer with a JSON tool call or in prose: for each questio
 the model calls (or none) and with which arguments. (llama.cpp's grammar-driven
 ``chatml-function-calling`` handler took minutes per question here.) A tool call counts as
 right when the tool is the expected one and, for intent + slots, when its arguments normalise to
-the expected ones (:func:`wass_chat.agent.nlu_eval.normalise`); for replies (help, small talk, out
-of scope) calling no tool is right. Tool calls written as JSON in the text are recovered as the
-online session does (:func:`wass_chat.agent.parse.recover_tool_calls`).
+the expected ones (:func:`wass_chat.agent.understanding.nlu_eval.normalise`); for replies (help,
+small talk, out of scope) calling no tool is right. Tool calls written as JSON in the text are
+recovered as the online session does
+(:func:`wass_chat.agent.understanding.parse.recover_tool_calls`).
 
 Three things keep a run affordable on a small, shared CPU, none of which changes a score:
 
@@ -33,14 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wass_chat.agent.intents import SIDE_EFFECTING_TOOLS
-from wass_chat.agent.nlu_eval import Report, format_report, load_questions, normalise
+from wass_chat.agent.understanding.intents import SIDE_EFFECTING_TOOLS
+from wass_chat.agent.understanding.nlu_eval import Report, format_report, load_questions, normalise
 
 REPLY_INTENTS = frozenset({"help", "smalltalk", "glossary", "none"})
 """Expected intents answered without a tool."""
 _CALL_STARTS = ("{", "[", "```", "<tool_call", "</tool_call", "<function", "</function")
-"""How a message that is a tool call can begin (:func:`wass_chat.agent.parse.recover_tool_calls`
-strips ``<tool_call>``/``<function…>`` tags and code fences, then needs ``{`` or ``[``)."""
+"""How a message that is a tool call can begin
+(:func:`wass_chat.agent.understanding.parse.recover_tool_calls` strips
+``<tool_call>``/``<function…>`` tags and code fences, then needs ``{`` or ``[``)."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,7 @@ def tools_prompt(system_prompt: str) -> str:
 
 def first_call(message: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The tool the model called first, and its arguments (``""`` when it called none)."""
-    from wass_chat.agent.parse import recover_tool_calls
+    from wass_chat.agent.understanding.parse import recover_tool_calls
 
     for call in message.get("tool_calls") or []:
         function = call.get("function", {})
@@ -160,8 +162,8 @@ def first_call(message: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 def may_become_tool_call(text: str) -> bool:
     """Whether a reply that starts with ``text`` can still turn out to be a tool call.
 
-    False means :func:`~wass_chat.agent.parse.recover_tool_calls` finds no call in any reply
-    beginning so, so generating the rest cannot change the score.
+    False means :func:`~wass_chat.agent.understanding.parse.recover_tool_calls` finds no call in any
+    reply beginning so, so generating the rest cannot change the score.
     """
     head = text.lstrip().lower()
     return any(head.startswith(s) or s.startswith(head) for s in _CALL_STARTS)
@@ -229,7 +231,7 @@ def evaluate_model(
     """Ask the model every question of ``split`` once (greedy) and score its first tool call."""
     import llama_cpp
 
-    from wass_chat.agent.prompt import SYSTEM_PROMPT
+    from wass_chat.agent.answers.prompt import SYSTEM_PROMPT
 
     config = config or ModelRunConfig()
     questions, _reference = load_questions(split)

@@ -1,14 +1,14 @@
 """The online session: a LangChain agent on the user's local Ollama model.
 
 ``langchain.agents.create_agent(ChatOllama(...), tools, system_prompt=...)`` with one middleware,
-:class:`ToolCallRepair`, that handles what small local models do (see :mod:`wass_chat.agent.parse`):
-JSON tool calls in the text become real tool calls, greetings get no tools, and a model-call limit
-stops loops. Invented tool names reach LangChain's tool node, which answers the model with an
-error listing the real tools.
+:class:`ToolCallRepair`, that handles what small local models do (see
+:mod:`wass_chat.agent.understanding.parse`): JSON tool calls in the text become real tool calls,
+greetings get no tools, and a model-call limit stops loops. Invented tool names reach LangChain's
+tool node, which answers the model with an error listing the real tools.
 
 The session streams the model's tokens and tool activity as :mod:`~wass_chat.agent.events`,
 then verifies the final text against the facts the tools returned
-(:func:`~wass_chat.agent.verify.verify_answer`); an answer that fails is replaced by the
+(:func:`~wass_chat.agent.answers.verify.verify_answer`); an answer that fails is replaced by the
 deterministic rendering of the same facts, and the rejection is logged. If Ollama stops
 answering mid-conversation, the session switches to offline mode and says so.
 """
@@ -19,6 +19,9 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from wass_chat.agent.answers.prompt import SYSTEM_PROMPT
+from wass_chat.agent.answers.render import render
+from wass_chat.agent.answers.verify import verify_answer
 from wass_chat.agent.events import (
     ApprovalRequest,
     ChatEvent,
@@ -29,15 +32,16 @@ from wass_chat.agent.events import (
     ToolCall,
     ToolResult,
 )
-from wass_chat.agent.facts import Facts
-from wass_chat.agent.parse import is_small_talk, looks_like_tool_json, recover_tool_calls
-from wass_chat.agent.prompt import SYSTEM_PROMPT
-from wass_chat.agent.render import render
-from wass_chat.agent.router import GREETING
+from wass_chat.agent.facts.facts import Facts
 from wass_chat.agent.safety import literal
 from wass_chat.agent.session_base import SessionBase
 from wass_chat.agent.tools import langchain_tools
-from wass_chat.agent.verify import verify_answer
+from wass_chat.agent.understanding.parse import (
+    is_small_talk,
+    looks_like_tool_json,
+    recover_tool_calls,
+)
+from wass_chat.agent.understanding.router import GREETING
 
 MODEL_CALLS_PER_ANSWER = 6
 """A model that keeps calling tools is stopped after this many model calls."""
@@ -280,7 +284,7 @@ class _Turn:
         return {"kind": "results", "results": self.facts}
 
     def citable(self) -> list[str]:
-        from wass_chat.agent.verify import citable_ids
+        from wass_chat.agent.answers.verify import citable_ids
 
         return citable_ids(self.combined_facts())
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sim.errors import ServiceUnavailable
 from wass_chat.agent.events import ChatSession
-from wass_chat.agent.facts import Facts
+from wass_chat.agent.facts.facts import Facts
 from wass_chat.agent.session_base import OfflineSession, SessionBase
 from wass_chat.config import Settings
 
@@ -81,7 +81,7 @@ def open_session(settings: Settings | None = None, offline: bool | None = None) 
         from wass_chat.config import settings as process_settings
 
         settings = process_settings()
-    from wass_chat.agent.demo_runs import ensure_demo_runs
+    from wass_chat.agent.facts.demo_runs import ensure_demo_runs
 
     ensure_demo_runs(settings)
     facts = Facts(settings)

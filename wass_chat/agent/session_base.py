@@ -23,6 +23,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from sim.errors import UserFacingError
+from wass_chat.agent.answers.render import render
+from wass_chat.agent.answers.verify import Verdict, citable_ids
 from wass_chat.agent.approval import ApprovalGate, GatedAction
 from wass_chat.agent.cancellation import Work, WorkCancelled, working
 from wass_chat.agent.events import (
@@ -36,12 +38,10 @@ from wass_chat.agent.events import (
     ToolProgress,
     ToolResult,
 )
-from wass_chat.agent.facts import Facts
-from wass_chat.agent.facts_cluster import ClusterFacts
-from wass_chat.agent.render import render
-from wass_chat.agent.router import Intent, route
+from wass_chat.agent.facts.facts import Facts
+from wass_chat.agent.facts.facts_cluster import ClusterFacts
 from wass_chat.agent.tools import TOOL_SPECS, Cancelled, Toolbox, ToolOutcome
-from wass_chat.agent.verify import Verdict, citable_ids
+from wass_chat.agent.understanding.router import Intent, route
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,9 @@
 """The agent's tools: one typed, documented entry per question the assistant can answer.
 
 A :class:`Toolbox` binds each tool name to a method (returning a JSON-able dict) of
-:class:`~wass_chat.agent.facts.Facts`, :class:`~wass_chat.agent.facts_cluster.ClusterFacts` or
-:class:`~wass_chat.agent.facts_batch.BatchFacts` through a pydantic argument schema. The same
+:class:`~wass_chat.agent.facts.facts.Facts`,
+:class:`~wass_chat.agent.facts.facts_cluster.ClusterFacts` or
+:class:`~wass_chat.agent.facts.facts_batch.BatchFacts` through a pydantic argument schema. The same
 toolbox serves the LLM (as LangChain tools, :func:`langchain_tools`), the offline router and the
 verifier, so both modes compute identical facts.
 
@@ -21,19 +22,19 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from sim.errors import UnknownName, UserFacingError
+from wass_chat.agent.answers.render import render
+from wass_chat.agent.answers.verify import VIEW_ONLY
 from wass_chat.agent.approval import ApprovalGate
 from wass_chat.agent.events import ApprovalRequest, ToolResult
-from wass_chat.agent.intents import tool_examples
-from wass_chat.agent.parse import unknown_tool_error
-from wass_chat.agent.render import render
+from wass_chat.agent.facts.verdicts import with_verdict
 from wass_chat.agent.safety import fence_data
-from wass_chat.agent.verdicts import with_verdict
-from wass_chat.agent.verify import VIEW_ONLY
+from wass_chat.agent.understanding.intents import tool_examples
+from wass_chat.agent.understanding.parse import unknown_tool_error
 
 if TYPE_CHECKING:
-    from wass_chat.agent.facts import Facts
-    from wass_chat.agent.facts_batch import BatchFacts
-    from wass_chat.agent.facts_cluster import ClusterFacts
+    from wass_chat.agent.facts.facts import Facts
+    from wass_chat.agent.facts.facts_batch import BatchFacts
+    from wass_chat.agent.facts.facts_cluster import ClusterFacts
 
 
 class ExplainPlacementArgs(BaseModel):
@@ -288,7 +289,7 @@ class Toolbox:
     """Replays and energy; by default bound to the cluster layer's settings."""
 
     def __post_init__(self) -> None:
-        from wass_chat.agent.facts_batch import BatchFacts
+        from wass_chat.agent.facts.facts_batch import BatchFacts
 
         self.cancelled = threading.Event()
         self._specs = {spec.name: spec for spec in TOOL_SPECS}

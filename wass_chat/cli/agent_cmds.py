@@ -106,7 +106,7 @@ async def _decide(
     ``--yes`` covers only a submission the question itself asked for (as the deterministic
     router reads it): a plan the model proposed for another question is never auto-approved.
     """
-    from wass_chat.agent.router import route
+    from wass_chat.agent.understanding.router import route
 
     asked = route(str(result["question"])).tool == "submit_workflow"
     approved = yes and asked

@@ -45,12 +45,12 @@ def kb_opener(kb_dir: Path | None = None) -> Any:
     the site's served store), opened and closed around each use, only when a run has ended.
 
     An empty ``WASS_HOME/kb`` first gets the shipped demo store, as the app's first question
-    installs it (:mod:`wass_chat.agent.kb_build`), so whichever comes first, the app or a
+    installs it (:mod:`wass_chat.agent.facts.kb_build`), so whichever comes first, the app or a
     learned run, the store ends up the same."""
     from contextlib import closing
 
     from wass_chat.agent.cancellation import Work
-    from wass_chat.agent.kb_build import build_demo_kb, stored_cases
+    from wass_chat.agent.facts.kb_build import build_demo_kb, stored_cases
     from wass_chat.config import settings
 
     def opened() -> Any:

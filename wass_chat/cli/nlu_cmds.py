@@ -34,7 +34,7 @@ def eval_router(
     """Intent accuracy, intent + all-slots accuracy and side-effecting misroutes of the router
     (or, with ``--model``, of a local model's tool calls on the same questions)."""
     from sim.errors import InputError
-    from wass_chat.agent.nlu_eval import SPLITS, evaluate, format_report
+    from wass_chat.agent.understanding.nlu_eval import SPLITS, evaluate, format_report
 
     if split not in (*SPLITS, "all"):
         raise InputError(split, [f"unknown split {split!r}; use dev, heldout or all"])

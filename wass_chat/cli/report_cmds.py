@@ -74,7 +74,7 @@ def report_command(
     need node lists in the accounting data.
     """
     from sim.errors import InputError
-    from wass_chat.agent.report_overview import local_model_writer
+    from wass_chat.agent.answers.report_overview import local_model_writer
     from wass_chat.analytics.period import JobFilter
     from wass_chat.atomic_files import require_folder
     from wass_chat.report.energy_whatifs import WhatIfOptions

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from wass_chat.agent.render_batch import BATCH_RENDERERS
-from wass_chat.agent.render_cluster import CLUSTER_RENDERERS, plain
+from wass_chat.agent.answers.render_batch import BATCH_RENDERERS
+from wass_chat.agent.answers.render_cluster import CLUSTER_RENDERERS, plain
+from wass_chat.agent.answers.units import percent, seconds, size
+from wass_chat.agent.facts.verdicts import verdict_sentences
 from wass_chat.agent.safety import literal as lit
-from wass_chat.agent.units import percent, seconds, size
-from wass_chat.agent.verdicts import verdict_sentences
 
 Facts = Mapping[str, Any]
 

@@ -1,6 +1,6 @@
 """Facts about the cluster and its accounting, and the one gated action (submission).
 
-Split from :mod:`wass_chat.agent.facts` because these reach outside the simulator: the Slurm
+Split from :mod:`wass_chat.agent.facts.facts` because these reach outside the simulator: the Slurm
 commands (:mod:`wass_chat.slurm`), the decision log (:mod:`wass_chat.runlog`), sacct parsing and
 analytics, the report writer. A service that does not answer raises
 :class:`~sim.errors.ServiceUnavailable`, which the toolbox turns into an error the answer states.
@@ -19,7 +19,7 @@ from typing import Any
 from sim.errors import InputError, ServiceUnavailable
 from sim.model import node_fits
 from sim.schedule import NetworkModel
-from wass_chat.agent.fact_kinds import (
+from wass_chat.agent.facts.fact_kinds import (
     PlannedJob,
     ReportFacts,
     RunStatusFacts,
@@ -27,16 +27,16 @@ from wass_chat.agent.fact_kinds import (
     SubmissionPlanFacts,
     TaskState,
 )
-from wass_chat.agent.sources import Sources
-from wass_chat.agent.verdicts_cluster import run_verdict, sacct_verdict
+from wass_chat.agent.facts.sources import Sources
+from wass_chat.agent.facts.verdicts_cluster import run_verdict, sacct_verdict
 from wass_chat.config import Settings
 
 
 class ClusterFacts:
     """The assistant's knowledge of the cluster and its accounting, and the gated submission.
 
-    Bound to the same :class:`~wass_chat.agent.sources.Sources` as
-    :class:`~wass_chat.agent.facts.Facts`, so a workflow or run name means the same in both.
+    Bound to the same :class:`~wass_chat.agent.facts.sources.Sources` as
+    :class:`~wass_chat.agent.facts.facts.Facts`, so a workflow or run name means the same in both.
     """
 
     def __init__(self, settings: Settings, sources: Sources) -> None:

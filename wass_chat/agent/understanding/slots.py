@@ -1,12 +1,12 @@
 """Deterministic slot parsers: job ids, runs, tasks, nodes, workflows, schedulers, periods, users,
 counts and what-if changes, read out of free text with typos and in any word order.
 
-The intent classifier (:mod:`wass_chat.agent.nlu`) says *what* is asked; these functions say
-*about what*. Known names come from their one source (demo workflows and the demo platform from
-:mod:`sim.demo`, schedulers from :mod:`policy.registry`) and are matched fuzzily, so
+The intent classifier (:mod:`wass_chat.agent.understanding.nlu`) says *what* is asked; these
+functions say *about what*. Known names come from their one source (demo workflows and the demo
+platform from :mod:`sim.demo`, schedulers from :mod:`policy.registry`) and are matched fuzzily, so
 ``montgae`` finds ``montage-60`` and ``min-min`` finds ``minmin``. Periods come out in the forms
-:func:`wass_chat.agent.facts_cluster.parse_period` accepts (``7d``, ``24h``, ``2w``, ``2024-05``,
-``START..END``, ``all``).
+:func:`wass_chat.agent.facts.facts_cluster.parse_period` accepts (``7d``, ``24h``, ``2w``,
+``2024-05``, ``START..END``, ``all``).
 """
 
 from __future__ import annotations
@@ -18,9 +18,15 @@ from datetime import date
 from functools import cache
 from typing import Any
 
-from wass_chat.agent.cluster_whatif_words import CHANGE_DURATIONS, cluster_changes
-from wass_chat.agent.period_words import COUNT, MONTHS, count_word, find_count, find_period
-from wass_chat.agent.whatif_words import bandwidth_factor, failed_node_word
+from wass_chat.agent.understanding.cluster_whatif_words import CHANGE_DURATIONS, cluster_changes
+from wass_chat.agent.understanding.period_words import (
+    COUNT,
+    MONTHS,
+    count_word,
+    find_count,
+    find_period,
+)
+from wass_chat.agent.understanding.whatif_words import bandwidth_factor, failed_node_word
 
 _RUN = re.compile(r"\b((?:demo|run)-[\w.-]*[\w])", re.I)
 _FILE = re.compile(r"(?<![\w/.-])([\w./-]+\.(?:json|ya?ml))\b", re.I)
@@ -50,7 +56,8 @@ class Slots:
     changes: dict[str, Any] = field(default_factory=dict)
     """What-if changes: add_nodes, remove_count, remove_nodes, bandwidth_factor."""
     cluster_changes: dict[str, Any] = field(default_factory=dict)
-    """Whole-cluster what-if changes (see :mod:`wass_chat.agent.cluster_whatif_words`)."""
+    """Whole-cluster what-if changes (see
+    :mod:`wass_chat.agent.understanding.cluster_whatif_words`)."""
 
 
 @cache

@@ -1,12 +1,12 @@
 """Measure the offline router on the evaluation questions: intent, intent + slots, misroutes.
 
-The questions live in :mod:`wass_chat.agent.eval_set` (``dev.json`` for tuning, ``heldout.json``
-for reporting). Each expected ``slots`` dict is the tool's arguments; arguments equal to the tool's
-default (``k=5``, ``period=7d``, ...) are dropped on both sides before comparing, so "last week"
-and saying nothing both mean ``7d``. Relative periods ("yesterday") are resolved against the
-set's ``reference_date``. A *side-effecting misroute* is a side-effecting tool
-(:data:`~wass_chat.agent.intents.SIDE_EFFECTING_TOOLS`) chosen for a question that did not ask
-for it; a *wrong action* is any tool run that is not the expected one (asking back is not).
+The questions live in :mod:`wass_chat.agent.understanding.eval_set` (``dev.json`` for tuning,
+``heldout.json`` for reporting). Each expected ``slots`` dict is the tool's arguments; arguments
+equal to the tool's default (``k=5``, ``period=7d``, ...) are dropped on both sides before
+comparing, so "last week" and saying nothing both mean ``7d``. Relative periods ("yesterday") are
+resolved against the set's ``reference_date``. A *side-effecting misroute* is a side-effecting tool
+(:data:`~wass_chat.agent.understanding.intents.SIDE_EFFECTING_TOOLS`) chosen for a question that did
+not ask for it; a *wrong action* is any tool run that is not the expected one (asking back is not).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from datetime import date
 from importlib import resources
 from typing import Any
 
-from wass_chat.agent.intents import SIDE_EFFECTING_TOOLS
+from wass_chat.agent.understanding.intents import SIDE_EFFECTING_TOOLS
 
 SPLITS = ("dev", "heldout")
 TOOL_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -88,7 +88,11 @@ def load_questions(split: str) -> tuple[list[Question], date]:
     questions: list[Question] = []
     reference = date.today()
     for name in names:
-        raw = resources.files("wass_chat.agent.eval_set").joinpath(f"{name}.json").read_text()
+        raw = (
+            resources.files("wass_chat.agent.understanding.eval_set")
+            .joinpath(f"{name}.json")
+            .read_text()
+        )
         data = json.loads(raw)
         reference = date.fromisoformat(data["reference_date"])
         questions += [Question(q["text"], q["intent"], q["slots"], name) for q in data["questions"]]
@@ -107,8 +111,8 @@ def normalise(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def evaluate(split: str = "dev", limit: int | None = None) -> Report:
     """Route every question of ``split`` and count what came out right."""
-    from wass_chat.agent.nlu import load_times, shared_classifier
-    from wass_chat.agent.router import route
+    from wass_chat.agent.understanding.nlu import load_times, shared_classifier
+    from wass_chat.agent.understanding.router import route
 
     if split not in (*SPLITS, "all"):
         raise ValueError(f"unknown split {split!r}; use dev, heldout or all")

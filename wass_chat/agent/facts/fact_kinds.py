@@ -7,10 +7,10 @@ made:
 ======================  ===============================================================
 kind                    TypedDict
 ======================  ===============================================================
-``placement``           :class:`wass_chat.agent.facts.PlacementFacts`
-``cases``               :class:`wass_chat.agent.facts.CasesFacts`
-``simulation``          :class:`wass_chat.agent.whatif.SimulationFacts`
-``comparison``          :class:`wass_chat.agent.whatif.ComparisonFacts`
+``placement``           :class:`wass_chat.agent.facts.facts.PlacementFacts`
+``cases``               :class:`wass_chat.agent.facts.facts.CasesFacts`
+``simulation``          :class:`wass_chat.agent.facts.whatif.SimulationFacts`
+``comparison``          :class:`wass_chat.agent.facts.whatif.ComparisonFacts`
 ``job_why``             :class:`wass_chat.slurm.explain.model.JobWhyFacts`
 ``queue``               :class:`wass_chat.slurm.explain.queue.QueueFacts`
 ``waiters``             :class:`wass_chat.slurm.explain.queue.WaitersFacts`
@@ -25,7 +25,7 @@ kind                    TypedDict
 ``error``               :class:`ErrorFacts` (here)
 ======================  ===============================================================
 
-The kinds made in :mod:`wass_chat.agent.facts_cluster` are declared here to keep that module
+The kinds made in :mod:`wass_chat.agent.facts.facts_cluster` are declared here to keep that module
 about what it asks the cluster, not about the shape of its answers.
 """
 

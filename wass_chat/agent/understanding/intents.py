@@ -5,7 +5,7 @@ questions people ask, its slash command (usage and parser) and how free-text slo
 tool's arguments. Everything that lists commands is derived from :data:`INTENTS`: ``/help``
 (:func:`help_text`), the app's completer and help screen (:func:`slash_commands`), the agent's tool
 descriptions (:func:`tool_examples`), and the offline classifier's exemplars
-(:mod:`wass_chat.agent.nlu`). Adding a row adds it everywhere; nothing can drift.
+(:mod:`wass_chat.agent.understanding.nlu`). Adding a row adds it everywhere; nothing can drift.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from wass_chat.agent.cluster_whatif_words import COMMAND_USAGE, command_changes
-from wass_chat.agent.slots import Slots, find_changes, find_run, find_schedulers
+from wass_chat.agent.understanding.cluster_whatif_words import COMMAND_USAGE, command_changes
+from wass_chat.agent.understanding.slots import Slots, find_changes, find_run, find_schedulers
 
 
 @dataclass(frozen=True)

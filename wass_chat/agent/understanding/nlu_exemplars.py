@@ -1,9 +1,9 @@
 """Exemplar questions per intent: what the offline classifier compares a message against.
 
 Written as people type them, with placeholder-free wording (slots are parsed separately by
-:mod:`wass_chat.agent.slots`). The example questions of each row of
-:data:`wass_chat.agent.intents.INTENTS` are added to these. None of the evaluation questions
-(:mod:`wass_chat.agent.eval_set`) is copied here.
+:mod:`wass_chat.agent.understanding.slots`). The example questions of each row of
+:data:`wass_chat.agent.understanding.intents.INTENTS` are added to these. None of the evaluation
+questions (:mod:`wass_chat.agent.understanding.eval_set`) is copied here.
 """
 
 from __future__ import annotations

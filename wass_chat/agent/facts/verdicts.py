@@ -2,13 +2,14 @@
 
 :func:`with_verdict` adds a ``verdict`` dict to a tool's facts: the derived numbers a verdict
 states (a percentage gain, which case, which node), so the model sees them and the verifier
-(:mod:`wass_chat.agent.verify`) can check them like any other fact. :func:`verdict_sentences`
-turns them into words for the renderings (:mod:`wass_chat.agent.render`). A why-answer says what
-retrieval adds: the best similar case, how much better or worse it was, and what it did
-differently (its scheduler, where it put the task, how many tasks it placed elsewhere, and how
-much of the task's input stayed local; :mod:`wass_chat.agent.case_plan`), and, first, what the
-cluster really did: a real run of the same workflow, where it put the task and how long the task
-and the run took against what our simulation of it said.
+(:mod:`wass_chat.agent.answers.verify`) can check them like any other fact.
+:func:`verdict_sentences` turns them into words for the renderings
+(:mod:`wass_chat.agent.answers.render`). A why-answer says what retrieval adds: the best similar
+case, how much better or worse it was, and what it did differently (its scheduler, where it put the
+task, how many tasks it placed elsewhere, and how much of the task's input stayed local;
+:mod:`wass_chat.agent.facts.case_plan`), and, first, what the cluster really did: a real run of the
+same workflow, where it put the task and how long the task and the run took against what our
+simulation of it said.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wass_chat.agent.case_plan import best_case
+from wass_chat.agent.answers.units import percent, seconds, size
+from wass_chat.agent.facts.case_plan import best_case
 from wass_chat.agent.safety import literal as lit
-from wass_chat.agent.units import percent, seconds, size
 
 NEGLIGIBLE_S = 0.05
 """Makespan differences below this (the answers' one decimal) count as none."""

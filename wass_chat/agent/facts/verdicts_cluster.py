@@ -3,12 +3,12 @@ is, and what an accounting period looked like. One or two plain sentences comput
 facts, put first in the answer (offline) and handed to the model with the facts (online).
 
 (Jobs: :mod:`wass_chat.slurm.explain`; nodes: :mod:`wass_chat.slurm.explain.nodes`;
-simulations and placements: :mod:`wass_chat.agent.verdicts`.)
+simulations and placements: :mod:`wass_chat.agent.facts.verdicts`.)
 """
 
 from __future__ import annotations
 
-from wass_chat.agent.fact_kinds import RunStatusFacts, SacctSummaryFacts
+from wass_chat.agent.facts.fact_kinds import RunStatusFacts, SacctSummaryFacts
 from wass_chat.slurm.explain.ended import duration
 from wass_chat.slurm.explain.latest import ENDED_BADLY
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from wass_chat.agent.period_words import COUNT, count_word
+from wass_chat.agent.understanding.period_words import COUNT, count_word
 
 _DURATION = r"(\d+(?:\.\d+)?|an?|one|two|three|four|five|six|ten|twelve)\s*-?\s*"
 _UNIT = r"(h|hrs?|hours?|d|days?|min|mins|minutes?)\b"
@@ -205,7 +205,7 @@ def priority_weights(lowered: str) -> str | None:
 def limited_partition(lowered: str) -> str | None:
     """The partition a time limit is for: ``cap on the long partition``, ``maxtime on
     extended``, ``capping jobs on partition long`` (``the X partition`` is read by
-    :func:`~wass_chat.agent.slots.find_partition`)."""
+    :func:`~wass_chat.agent.understanding.slots.find_partition`)."""
     m = re.search(
         r"\b(?:cap\w*|limit\w*|max\s*-?\s*time|maxtime)\b[^.?!,]{0,20}?\b(?:on|for|of|in)\s+"
         r"(?:the\s+)?(?:partition\s+)?([a-z][\w-]*)",

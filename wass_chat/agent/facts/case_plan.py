@@ -6,7 +6,7 @@ with (the fastest of the same workflow when there is one), and :func:`plan_diffe
 its decisions with the run's: where it put the task, how many tasks it placed differently, and
 how much of the task's input (and of all tasks' inputs) stayed on the node that read it. The
 difference is computed from the case record's placements (:class:`kb.records.CaseRecord`), for
-a case of the same graph only, so the verdict that states it (:mod:`wass_chat.agent.verdicts`)
+a case of the same graph only, so the verdict that states it (:mod:`wass_chat.agent.facts.verdicts`)
 is checked like any other fact.
 
 Pure functions; no I/O.
@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from kb.records import CaseRecord, workflow_hash
-from wass_chat.agent.counterfactual import RecordedRun, locality
+from wass_chat.agent.facts.counterfactual import RecordedRun, locality
 
 
 def best_case(cases: Sequence[Mapping[str, Any]], workflow: str) -> Mapping[str, Any] | None:
@@ -73,8 +73,8 @@ def plan_difference(run: RecordedRun, task: str, case: CaseRecord) -> BestCasePl
 
     ``task_node`` is where the case put ``task``; ``tasks_compared`` counts the tasks, and
     ``tasks_placed_differently`` those on a node of another name. Locality is measured the same
-    way for both plans (:func:`~wass_chat.agent.counterfactual.locality`): the task's input bytes
-    already on the node it ran on, and all tasks' input bytes read from another node.
+    way for both plans (:func:`~wass_chat.agent.facts.counterfactual.locality`): the task's input
+    bytes already on the node it ran on, and all tasks' input bytes read from another node.
     """
     if workflow_hash(case.workflow) != workflow_hash(run.workflow):
         return None

@@ -1,16 +1,19 @@
 """The offline router: one user message -> one tool call, a reply, or a question back.
 
-Slash commands are parsed exactly by their row of :data:`wass_chat.agent.intents.INTENTS`
-(``/help`` lists them). Free text goes through three steps:
+Slash commands are parsed exactly by their row of
+:data:`wass_chat.agent.understanding.intents.INTENTS` (``/help`` lists them). Free text goes through
+three steps:
 
 1. **Refusals and small talk**, deterministic: actions the assistant cannot take (cancel, kill,
    delete, reboot, drain) get a plain "I can't", greetings a greeting.
    A question about what a Slurm reason or state code means gets its meaning from the
-   explainer's table (:mod:`wass_chat.agent.glossary`).
-2. **Intent**: the nearest-exemplar classifier of :mod:`wass_chat.agent.nlu` (all-MiniLM-L6-v2
+   explainer's table (:mod:`wass_chat.agent.understanding.glossary`).
+2. **Intent**: the nearest-exemplar classifier of :mod:`wass_chat.agent.understanding.nlu`
+(all-MiniLM-L6-v2
    embeddings) ranks the intents, and a few unambiguous cues (a job id after "why", the word
    "submit", a period with "waited") settle what embeddings blur.
-3. **Slots**: :mod:`wass_chat.agent.slots` reads job ids, runs, tasks, nodes, workflows,
+3. **Slots**: :mod:`wass_chat.agent.understanding.slots` reads job ids, runs, tasks, nodes,
+workflows,
    schedulers, periods, users and counts; the row's builder turns them into tool arguments.
 
 When the best reading is weak, or two tools are nearly tied, the router asks back with the
@@ -26,7 +29,7 @@ import re
 from dataclasses import replace
 from datetime import date
 
-from wass_chat.agent.cluster_whatif_words import (
+from wass_chat.agent.understanding.cluster_whatif_words import (
     ENERGY_WORDS,
     HYPOTHETICAL,
     Subject,
@@ -34,19 +37,24 @@ from wass_chat.agent.cluster_whatif_words import (
     cluster_changes,
     whatif_subject,
 )
-from wass_chat.agent.glossary import glossary_reply
-from wass_chat.agent.intents import (
+from wass_chat.agent.understanding.glossary import glossary_reply
+from wass_chat.agent.understanding.intents import (
     INTENTS,
     SPEC_BY_NAME,
     Intent,
     help_text,
     parse_slash,
 )
-from wass_chat.agent.nlu import IntentClassifier, Reading, shared_classifier
-from wass_chat.agent.parse import is_small_talk
-from wass_chat.agent.scope import outside_topic
-from wass_chat.agent.slots import Slots, delexicalise, find_jobid, parse_slots
-from wass_chat.agent.submit_wording import asks_to_submit, hypothetical, may_mean_submit, refused
+from wass_chat.agent.understanding.nlu import IntentClassifier, Reading, shared_classifier
+from wass_chat.agent.understanding.parse import is_small_talk
+from wass_chat.agent.understanding.scope import outside_topic
+from wass_chat.agent.understanding.slots import Slots, delexicalise, find_jobid, parse_slots
+from wass_chat.agent.understanding.submit_wording import (
+    asks_to_submit,
+    hypothetical,
+    may_mean_submit,
+    refused,
+)
 
 __all__ = ["GREETING", "HELP", "Intent", "route"]
 
@@ -318,7 +326,7 @@ def _whatif_readings(readings: list[Reading]) -> list[Reading]:
 
 def _gated(text: str, fixed: str) -> set[str]:
     """Intents the wording does not license: a submission not clearly asked for (or refused,
-    :mod:`wass_chat.agent.submit_wording`), a report file not named."""
+    :mod:`wass_chat.agent.understanding.submit_wording`), a report file not named."""
     gated = set()
     if not asks_to_submit(text, fixed):
         gated |= {spec.name for spec in INTENTS if spec.side_effecting}

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from sim.platforms import platform_to_dict
 from sim.wfformat import workflow_to_dict
-from wass_chat.agent.counterfactual import RecordedRun
-from wass_chat.agent.sources import DEMO_SCHEDULER, Sources, demo_run_id
+from wass_chat.agent.facts.counterfactual import RecordedRun
+from wass_chat.agent.facts.sources import DEMO_SCHEDULER, Sources, demo_run_id
 from wass_chat.config import Settings
 from wass_chat.runlog import Decision, RunLog
 

@@ -21,8 +21,8 @@ from policy.registry import canonical_name, scheduler_names
 from sim.errors import InputError, UnknownName
 from sim.model import Platform, Workflow
 from wass_chat.agent.cancellation import current_work
-from wass_chat.agent.counterfactual import RecordedRun
-from wass_chat.agent.kb_build import build_demo_kb, stored_cases
+from wass_chat.agent.facts.counterfactual import RecordedRun
+from wass_chat.agent.facts.kb_build import build_demo_kb, stored_cases
 from wass_chat.config import Settings
 from wass_chat.runlog import RunLog
 
@@ -135,7 +135,7 @@ class Sources:
         return demo_run_id(self.demo_workflow_names()[0], DEMO_SCHEDULER)
 
     def _demo_run(self, run_id: str) -> RecordedRun:
-        from wass_chat.agent.whatif import run_scheduler
+        from wass_chat.agent.facts.whatif import run_scheduler
 
         body = run_id.removeprefix(DEMO_RUN_PREFIX)
         # Both parts may hold dashes (montage-60, rag-guarded): the workflow is a known name.
@@ -168,7 +168,8 @@ class Sources:
         say ``chroma_mode = "http"``, opened once and shared by every worker thread.
 
         An empty local one is first filled with the shipped demo store (unpacked all or nothing,
-        in milliseconds, see :mod:`wass_chat.agent.kb_build`); a served one is the site's own."""
+        in milliseconds, see :mod:`wass_chat.agent.facts.kb_build`); a served one is the site's
+        own."""
         work = current_work()
         while not self._kb_lock.acquire(timeout=0.2):  # another thread opens or builds it
             work.check()

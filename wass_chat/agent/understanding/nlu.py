@@ -1,14 +1,15 @@
 """Offline intent classification: nearest exemplar in all-MiniLM-L6-v2 sentence-embedding space.
 
 A message (names already replaced by what they are, see
-:func:`wass_chat.agent.slots.delexicalise`) is spell-corrected against the exemplars' own
-vocabulary (``comapre`` -> ``compare``: difflib ratio >= 0.8, >= 0.75 up to five letters; only
-words of four letters or more), embedded with :mod:`wass_chat.agent.minilm`, and scored against
-every exemplar of every intent (:mod:`wass_chat.agent.nlu_exemplars` plus the examples of
-:data:`wass_chat.agent.intents.INTENTS`). An intent's score is the cosine similarity of its nearest
-exemplar. The router (:mod:`wass_chat.agent.router`) decides from the ranking: act, ask back, or
-admit it did not understand. The exemplars' vectors ship in the package (``nlu_vectors.npz``):
-embedding them takes seconds on one core, so the cold start is the model load only.
+:func:`wass_chat.agent.understanding.slots.delexicalise`) is spell-corrected against the exemplars'
+own vocabulary (``comapre`` -> ``compare``: difflib ratio >= 0.8, >= 0.75 up to five letters; only
+words of four letters or more), embedded with :mod:`wass_chat.agent.understanding.minilm`, and
+scored against every exemplar of every intent (:mod:`wass_chat.agent.understanding.nlu_exemplars`
+plus the examples of :data:`wass_chat.agent.understanding.intents.INTENTS`). An intent's score is
+the cosine similarity of its nearest exemplar. The router
+(:mod:`wass_chat.agent.understanding.router`) decides from the ranking: act, ask back, or admit it
+did not understand. The exemplars' vectors ship in the package (``nlu_vectors.npz``): embedding them
+takes seconds on one core, so the cold start is the model load only.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from typing import Protocol
 
 import numpy as np
 
-from wass_chat.agent.intents import INTENTS
-from wass_chat.agent.nlu_exemplars import EXEMPLARS
-from wass_chat.agent.slots import delexicalise
+from wass_chat.agent.understanding.intents import INTENTS
+from wass_chat.agent.understanding.nlu_exemplars import EXEMPLARS
+from wass_chat.agent.understanding.slots import delexicalise
 
 log = logging.getLogger(__name__)
 
@@ -117,14 +118,14 @@ VECTORS_FILE = "nlu_vectors.npz"
 
 def texts_digest(texts: list[str]) -> str:
     """What the shipped vectors were computed from (exemplar texts and the model's package)."""
-    from wass_chat.agent.minilm import MODEL_PACKAGE
+    from wass_chat.agent.understanding.minilm import MODEL_PACKAGE
 
     return hashlib.sha256("\n".join([MODEL_PACKAGE, DELEXICALISED, *texts]).encode()).hexdigest()
 
 
 DELEXICALISED = "delexicalised-2"
 """Exemplars are embedded with their names and periods replaced, as messages are (bump this
-when :func:`~wass_chat.agent.slots.delexicalise` changes)."""
+when :func:`~wass_chat.agent.understanding.slots.delexicalise` changes)."""
 
 
 def exemplar_vectors(encoder: Encoder, texts: list[str]) -> np.ndarray:
@@ -140,7 +141,7 @@ def exemplar_vectors(encoder: Encoder, texts: list[str]) -> np.ndarray:
 
 def write_exemplar_vectors(encoder: Encoder | None = None) -> Path:
     """Embed every exemplar and store the vectors next to this module (after editing them)."""
-    from wass_chat.agent.minilm import shared_model
+    from wass_chat.agent.understanding.minilm import shared_model
 
     encoder = encoder or shared_model()
     texts = [text for group in exemplars().values() for text in group]
@@ -165,7 +166,7 @@ _times: list[LoadTimes] = []
 @cache
 def shared_classifier() -> IntentClassifier:
     """The process's classifier: the model loads and the exemplars embed on first use only."""
-    from wass_chat.agent.minilm import shared_model
+    from wass_chat.agent.understanding.minilm import shared_model
 
     start = time.perf_counter()
     model = shared_model()

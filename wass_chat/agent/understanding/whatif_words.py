@@ -3,8 +3,9 @@
 People rarely type ``/whatif remove gpu02`` or ``bandwidth 0.5``; they ask "what happens to
 genomics-49 if gpu02 dies?", "with cpu03 dead", "impact of losing gpu02", "what if the network
 were twice as fast", "links 4 times slower", "bandwidth cut in half". These functions read such
-phrases out of lower-cased text; :func:`wass_chat.agent.slots.find_changes` turns the node word
-into a node name (or keeps an unknown one as typed, for the tool to refuse with the nearest).
+phrases out of lower-cased text; :func:`wass_chat.agent.understanding.slots.find_changes` turns the
+node word into a node name (or keeps an unknown one as typed, for the tool to refuse with the
+nearest).
 
 A node word is only taken in a failure phrase (if/when/suppose/with ... dies, fails, goes down;
 losing, without, failure of, outage), so "why did n2 go down?" stays a question about the node.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from wass_chat.agent.period_words import NUMBER_WORDS
+from wass_chat.agent.understanding.period_words import NUMBER_WORDS
 
 _NODE = r"(?:node\s+)?([a-z]+[ -]?\d+)"
 _BROKEN = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from wass_chat.agent.render_cluster import plain
+from wass_chat.agent.answers.render_cluster import plain
 from wass_chat.agent.safety import literal as lit
 from wass_chat.analytics.insights import amount, human_duration
 from wass_chat.batch.whatif_answer import ci_words, signed

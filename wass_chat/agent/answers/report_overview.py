@@ -1,11 +1,11 @@
 """The report's summary written by the local model, every number checked before it is used.
 
-:func:`local_model_writer` probes Ollama as the chat does (:func:`.session.probe_ollama`, within
-``Settings.ollama_timeout``) and returns a writer for
-:func:`wass_chat.report.overview.build_overview`: it shows the model the report's facts (headline
-numbers and findings, nothing else), asks for a short summary with recommendations, and checks
-the answer with the agent's verifier (:func:`.verify.verify_answer`): a number or id not in the
-facts marks the draft ungrounded, and the report keeps its deterministic text.
+:func:`local_model_writer` probes Ollama as the chat does
+(:func:`wass_chat.agent.session.probe_ollama`, within ``Settings.ollama_timeout``) and returns a
+writer for :func:`wass_chat.report.overview.build_overview`: it shows the model the report's facts
+(headline numbers and findings, nothing else), asks for a short summary with recommendations, and
+checks the answer with the agent's verifier (:func:`.verify.verify_answer`): a number or id not in
+the facts marks the draft ungrounded, and the report keeps its deterministic text.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from wass_chat.agent.answers.verify import verify_answer
 from wass_chat.agent.session import probe_ollama
-from wass_chat.agent.verify import verify_answer
 from wass_chat.config import Settings
 from wass_chat.report.overview import Draft, SummaryWriter
 
