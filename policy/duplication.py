@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from policy.costs import shared_fs_read_time, transfer_time
 from policy.plan import Plan, Slot
 from policy.timeline import Reservation
-from sim.model import File, Node, Task, Workflow, compute_time, gpus_used
+from sim.model import File, Node, Task, Workflow, gpus_used
 from sim.schedule import SHARED_FS, SimResult, StaticSchedule, TaskRecord, TransferRecord
 
 COPY_MARK = "#copy@"
@@ -133,14 +133,9 @@ class CopyPlan(Plan):
         )
 
     def copy_slot(self, task: str, node: Node) -> Slot:
-        """Earliest slot of a copy of the placed ``task`` on ``node``."""
-        t = self.workflow.task_by_id[task]
-        duration = compute_time(t, node)
-        start = self.timelines[node.name].earliest_start(
-            max(self.data_ready(task, node), self.now), duration, t.cores, t.memory,
-            self.insertion, gpus_used(t, node),
-        )  # fmt: skip
-        return Slot(task, node.name, start, start + duration)
+        """Earliest slot of a copy of the placed ``task`` on ``node``: a task's own slot, since
+        :meth:`data_ready` already counts the copies placed so far."""
+        return self.slot(task, node)
 
     def to_schedule(self, scheduler: str) -> StaticSchedule:
         """Refused when there are copies: the simulator runs :meth:`to_copy_schedule`."""
