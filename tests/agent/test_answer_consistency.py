@@ -148,7 +148,7 @@ def test_a_clear_leader_is_named_and_a_partial_tie_named_together() -> None:
     assert "All of them start by themselves" in leader
     tie = _queue(["Resources", "Resources", "Priority", "Priority", "JobHeldUser"])["verdict"]
     assert "the most common reasons, tied at 2 jobs each, are Resources and Priority" in tie
-    assert "1 of the 5 need a person to act: 1 is held until someone releases it" in tie
+    assert "1 of the 5 needs a person to act: 1 is held until someone releases it" in tie
 
 
 @pytest.mark.parametrize(

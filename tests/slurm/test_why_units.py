@@ -19,6 +19,7 @@ from wass_chat.slurm.explain.limit_records import (
     parse_assoc_mgr,
     tres_value,
 )
+from wass_chat.slurm.explain.pending import node_range, where_cpus
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration, tres
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.job_files import option
@@ -279,3 +280,16 @@ def test_a_22_05_qos_user_record_is_keyed_by_uid() -> None:
     mine = own_record(qos["users"], "wassalice", "1001")
     assert tres_value(mine["MaxTRESPU"], "mem") == ("mem", 300.0, 100.0)
     assert own_record(qos["users"], "wassbob", "1002") == {}
+
+
+@pytest.mark.parametrize(
+    ("num_nodes", "cpus", "words"),
+    [("1", 8, " on one node"), ("1-1", 8, " on one node"), ("2", 8, " on 2 nodes"),
+     ("1-8", 8, " on 1 to 8 nodes"), ("1-8", 1, ""), ("", 4, " on one node")],
+)  # fmt: skip
+def test_a_job_that_may_spread_is_not_said_to_need_one_node(
+    num_nodes: str, cpus: int, words: str
+) -> None:
+    # 26.05 shows a pending `sbatch -n8` (no -N) as NumNodes=1-8: it may take CPUs on any nodes
+    fewest, most = node_range(num_nodes)
+    assert where_cpus(cpus, fewest, most) == words

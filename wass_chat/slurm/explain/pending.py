@@ -28,25 +28,42 @@ from wass_chat.slurm.live import Quoted, Snapshot
 from wass_chat.slurm.reasons import Reason, classify
 
 
+def node_range(num_nodes: str) -> tuple[int, int]:
+    """The fewest and most nodes a job may run on, from scontrol's ``NumNodes``: ``1`` or
+    ``2-2`` (exactly), ``1-8`` (a job asking ``--ntasks=8`` without ``--nodes`` may spread over
+    up to 8: 26.05 prints it so for a pending job)."""
+    low, _, high = num_nodes.partition("-")
+    fewest = int(low) if low.isdigit() and int(low) > 0 else 1
+    return fewest, max(fewest, int(high) if high.isdigit() else fewest)
+
+
+def where_cpus(cpus: int, fewest: int, most: int) -> str:
+    """Where a job's CPUs must be, as the verdict says it: ``" on one node"``, ``" on 2
+    nodes"``, ``" on 1 to 8 nodes"``; nothing for one CPU."""
+    if cpus <= 1:
+        return ""
+    if most == 1:
+        return " on one node"
+    return f" on {fewest} nodes" if fewest == most else f" on {fewest} to {most} nodes"
+
+
 def resources(snap: Snapshot, commands: SlurmCommands) -> Explanation:
     """Waiting for CPUs (or memory, GPUs, nodes) that running jobs hold."""
     jid = snap.job_id
     planned = set(expand(snap.planned_nodes))
     free = free_cpus(snap, snap.partition)
-    nodes_needed = int(snap.num_nodes.split("-")[0] or 1)
-    per_node = -(-snap.cpus // max(1, nodes_needed))
+    fewest, most = node_range(snap.num_nodes)
+    per_node = -(-snap.cpus // most)
     able = [n for n in free if int(snap.node(n).get("CPUTot") or 0) >= per_node]
     holders = [j for j in snap.running if set(expand(j.nodes)) & (planned or set(able))]
     holders.sort(key=lambda j: (j.end is None, j.end))
     fits = (
         max((free.get(n, 0) for n in able), default=0)
-        if nodes_needed == 1
+        if most == 1
         else sum(free.get(n, 0) for n in able)
     )
     what = "CPUs" if fits < snap.cpus else "GPUs" if "gpu" in snap.get("TresPerNode") else "memory"
-    need = f"it needs {_cpus(snap.cpus)}" + (
-        " on one node" if nodes_needed == 1 and snap.cpus > 1 else ""
-    )
+    need = f"it needs {_cpus(snap.cpus)}{where_cpus(snap.cpus, fewest, most)}"
     if what == "memory":
         asked = memory_mb(snap.get("MinMemoryNode")) or 0
         need = (

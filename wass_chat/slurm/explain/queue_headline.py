@@ -69,7 +69,8 @@ def attention_sentence(counts: dict[str, int], pending: int) -> str:
         return "All of them start by themselves once what holds them clears."
     parts = [f"{n} {NEEDS_A_PERSON[key][n != 1]}" for key in NEEDS_A_PERSON if (n := counts[key])]
     who = "all of them" if needing == pending else f"{needing} of the {pending}"
-    return f"{who[0].upper()}{who[1:]} need a person to act: {'; '.join(parts)}."
+    verb = "needs" if needing == 1 and needing != pending else "need"  # "1 of the 3 needs"
+    return f"{who[0].upper()}{who[1:]} {verb} a person to act: {'; '.join(parts)}."
 
 
 def queue_verdict(
