@@ -177,7 +177,9 @@ def scontrol_lines(text: str) -> list[str]:
     (a job submitted with a multi-line ``--wrap`` has it in ``SubmitLine`` and ``Command``, and
     26.05 puts ``Comment`` and ``StdOut`` after them). A record starts with the key every record
     starts with (the first line's: ``JobId``, ``NodeName``...); any other line continues the
-    record before it.
+    record before it. A line of a crafted ``--wrap`` that itself starts ``JobId=`` still reads
+    as a record of its own: this text cannot tell them apart (as before, when every line was
+    one), so a caller looking up one job takes the record ``scontrol show job ID`` gives first.
     """
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
