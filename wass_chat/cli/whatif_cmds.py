@@ -15,7 +15,8 @@ import typer
 
 from wass_chat.cli import whatif_study_cmds
 from wass_chat.cli.output import console, emit, err_console
-from wass_chat.cli.whatif_inputs import duration, jobs_table, when
+from wass_chat.cli.period_options import parse_when
+from wass_chat.cli.whatif_inputs import duration, jobs_table
 
 whatif_app = typer.Typer(
     help="Whole-cluster what-ifs on the site's own workload (docs/cluster-whatif.md)."
@@ -124,8 +125,8 @@ def _scenario(
     loaded = load_scenario(
         None if swf is not None else jobs_table(sacct_file),
         swf,
-        when(start, "--start"),
-        when(end, "--end"),
+        parse_when(start, "--start"),
+        parse_when(end, "--end"),
         cluster,
         scheduler,
         bf_depth,

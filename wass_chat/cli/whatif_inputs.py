@@ -23,21 +23,6 @@ def jobs_table(path: Path | None) -> Any:
     return parse_sacct_file(path).jobs
 
 
-def when(value: str | None, option: str) -> Any:
-    from datetime import datetime
-
-    from sim.errors import InputError
-
-    if value is None:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise InputError(
-            "options", [f"{option} must be an ISO date or time, got {value!r}"]
-        ) from exc
-
-
 def duration(seconds: float) -> str:
     if abs(seconds) < 120:
         return f"{seconds:.0f} s"
