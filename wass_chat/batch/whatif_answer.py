@@ -15,13 +15,13 @@ most :data:`~wass_chat.batch.scenario.DEFAULT_MAX_JOBS` jobs, and says so.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypedDict
 
 import polars as pl
 
-from sim.batch.config import scheduler_preset
+from sim.batch.config import PriorityWeights, scheduler_preset
 from sim.batch.energy import profiles_in_use
 from sim.batch.model import BatchCluster
 from sim.errors import InputError, UnknownName
@@ -32,7 +32,7 @@ from wass_chat.batch.scenario import (
     load_scenario,
     replay_window,
 )
-from wass_chat.batch.whatif import Changes, compare, parse_weights
+from wass_chat.batch.whatif import AGE_ONLY_WEIGHTS, Changes, compare, parse_weights
 
 
 class WhatIfFacts(TypedDict, total=False):
@@ -57,6 +57,8 @@ class WhatIfFacts(TypedDict, total=False):
     recorded_check: dict[str, Any]
     power_model: dict[str, Any]
     prediction_accuracy: dict[str, Any]
+    weights: dict[str, dict[str, int]]
+    """``before`` and ``after``: the priority weights of each replay (when weights are asked)."""
     note: str
     cpu_s: float
     verdict: str
@@ -195,7 +197,9 @@ def change_words(request: ChangeRequest, changes: Changes, concerned: str | None
         )
     if request.scheduler:
         words.append(f"the {request.scheduler} scheduler")
-    if request.weights:
+    if request.weights == AGE_ONLY_WEIGHTS:
+        words.append("priority by age only (age weight 1,000, every other weight 0)")
+    elif request.weights:
         words.append(f"priority weights {request.weights}")
     return words
 
@@ -262,9 +266,19 @@ def whatif_facts(
     }
     if "prediction_accuracy" in report:
         facts["prediction_accuracy"] = report["prediction_accuracy"]
+    if request.weights:
+        before_w = loaded.scenario.scheduler.weights
+        asked_w: dict[str, Any] = dict(changes.weights)
+        after_w = replace(before_w, **asked_w)
+        facts["weights"] = {"before": _weights(before_w), "after": _weights(after_w)}
     facts["cpu_s"] = round(time.process_time() - began, 2)
     facts["verdict"] = whatif_verdict(dict(facts))
     return dict(facts)
+
+
+def _weights(w: PriorityWeights) -> dict[str, int]:
+    return {"age": w.age, "fairshare": w.fairshare, "job_size": w.job_size,
+            "partition": w.partition, "qos": w.qos}  # fmt: skip
 
 
 def _figures(s: dict[str, Any]) -> dict[str, Any]:
@@ -393,7 +407,26 @@ def whatif_verdict(f: dict[str, Any]) -> str:
                 f" The predictions' median error is {predicted['median_abs_error_pct']:.0f}%, "
                 f"against {requested['median_abs_error_pct']:.0f}% for the requested limits."
             )
+    if weights := f.get("weights"):
+        words += _weights_words(weights["before"], f["cluster"])
     left = f["left_out"]["too_big_after_change"]
     if left:
         words += f" {left:,} jobs too big for the changed cluster are left out of both replays."
     return words
+
+
+WEIGHT_WORDS = {"age": "age", "fairshare": "fair share", "job_size": "job size",
+                "partition": "partition", "qos": "QOS"}  # fmt: skip
+
+
+def _weights_words(before: dict[str, int], cluster: str) -> str:
+    """What the replay without the change orders the queue by: a what-if on weights means
+    little without it (with every weight 0 it is submission order)."""
+    if not any(before.values()):
+        why = "" if cluster.startswith("live") else ", as Slurm's configuration was not read"
+        return (
+            " Without the change the replay orders the queue by submission: every priority "
+            f"weight is 0{why}."
+        )
+    listed = ", ".join(f"{WEIGHT_WORDS[k]} {v:,}" for k, v in before.items())
+    return f" Without the change the replay uses the configured weights: {listed}."

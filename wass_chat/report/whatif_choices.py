@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from wass_chat.analytics.insights import human_duration
-from wass_chat.batch.whatif import Scenario
+from wass_chat.batch.whatif import AGE_ONLY_WEIGHTS, Scenario
 from wass_chat.batch.whatif_answer import ChangeRequest
 
 FIXED_WHATIFS: tuple[tuple[str, ChangeRequest], ...] = (
@@ -39,7 +39,6 @@ CAP_H = 24.0
 """The time limit the report tries on the partition with the longest one."""
 FAIR_SHARE_WEIGHTS = "fairshare=10000,age=1000"
 """Fair share first, age second: the order of magnitude many sites configure."""
-AGE_ONLY_WEIGHTS = "age=1000,fairshare=0,job_size=0,partition=0,qos=0"
 NODES_PCT = 10.0
 
 

@@ -103,6 +103,9 @@ def render_cluster_whatif(f: Facts) -> str:
             f"{100 * p['under_share']:.0f}% of predictions were too short (such a job is then "
             "expected until its limit).",
         ]
+    if weights := f.get("weights"):
+        pairs = [f"{k} {weights['before'][k]:,} -> {v:,}" for k, v in weights["after"].items()]
+        lines += ["", "**Priority weights** (before -> after): " + ", ".join(pairs) + "."]
     rec = f.get("recorded_check") or {}
     if rec:
         lines += [
