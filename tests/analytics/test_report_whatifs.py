@@ -21,7 +21,7 @@ import pytest
 
 from tests.analytics.test_report import make_home
 from wass_chat.batch.scenario import INFERRED, LoadedScenario, load_scenario
-from wass_chat.batch.whatif import Baseline, replay_baseline
+from wass_chat.batch.whatif import Baseline, Scenario, replay_baseline
 from wass_chat.batch.whatif_answer import ChangeRequest
 from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.report.energy_whatifs import whatif_rows
@@ -54,8 +54,8 @@ def replay(home: tuple[Path, Path]) -> tuple[LoadedScenario, Baseline]:
     from wass_chat.batch.cluster_source import cluster_from_jobs
 
     jobs = SacctCache(home[0]).scan().collect()
-    loaded = load_scenario(jobs, None, START, END, "jobs", known_cluster=(
-        cluster_from_jobs(jobs), INFERRED))  # fmt: skip
+    known = (cluster_from_jobs(jobs), INFERRED)
+    loaded = load_scenario(jobs, None, START, END, "jobs", known_cluster=known)
     return loaded, replay_baseline(loaded.scenario, loaded.power_model)
 
 
@@ -141,11 +141,14 @@ def test_a_cap_no_job_reaches_changes_nothing(replay: tuple[LoadedScenario, Base
     longest = float(loaded.scenario.workload.limit_s.max()) / 3600
     cap = (f"cap at {longest * 2:g} h", ChangeRequest(partition="gpu", max_time_h=longest * 2))
     r = whatif_rows(loaded, baseline, (cap,))[0].to_dicts()[0]
-    for figure in ("wait_mean", "wait_p95", "cpu_hours", "killed", "facility_kwh"):
-        assert (
-            r[f"{figure}_before" + ("_h" if "wait" in figure else "")]
-            == r[f"{figure}_after" + ("_h" if "wait" in figure else "")]
-        )
+    for before, after in (
+        ("wait_mean_before_h", "wait_mean_after_h"),
+        ("wait_p95_before_h", "wait_p95_after_h"),
+        ("cpu_hours_before", "cpu_hours_after"),
+        ("killed_before", "killed_after"),
+        ("facility_kwh_before", "facility_kwh_after"),
+    ):
+        assert r[before] == r[after], before
     assert r["wait_ci95"] == "+0 s to +0 s" and r["energy_change_pct"] == 0.0
 
 
@@ -165,9 +168,9 @@ def test_nodes_go_where_jobs_wait_longest(
     longest = max(waits, key=lambda p: waits[p]["mean_s"])
     r = row(report, "51 more nodes")
     assert r["what_if"].startswith(f"51 more nodes in partition {longest} (its jobs waited longest")
-    nodes = len(loaded.scenario.cluster.partitions[
-        loaded.scenario.cluster.partition_names().index(longest)].nodes)  # fmt: skip
-    assert round(nodes / 10) == 51
+    cluster = loaded.scenario.cluster
+    nodes = cluster.partitions[cluster.partition_names().index(longest)].nodes
+    assert round(len(nodes) / 10) == 51  # 10% of the partition's nodes
     assert r["wait_mean_after_h"] < r["wait_mean_before_h"]
 
 
@@ -179,7 +182,7 @@ def test_what_ifs_the_period_cannot_make_meaningful_are_one_line_each(
     lone = w.replace_columns(
         user=np.zeros(len(w), w.user.dtype), limit_s=np.zeros(len(w), np.int64)
     )
-    scenario = type(loaded.scenario)(loaded.scenario.cluster, lone, loaded.scenario.scheduler)
+    scenario = Scenario(loaded.scenario.cluster, lone, loaded.scenario.scheduler)
     idle = baseline.figures["baseline"] | {
         "waits_by_partition": {p: {"jobs": 1, "mean_s": 0.0} for p in w.partitions}
     }
@@ -192,7 +195,7 @@ def test_what_ifs_the_period_cannot_make_meaningful_are_one_line_each(
         "change).",
     )
     no_limits = w.replace_columns(limit_s=np.full(len(w), -1, np.int64))
-    unlimited = type(scenario)(scenario.cluster, no_limits, scenario.scheduler)
+    unlimited = Scenario(scenario.cluster, no_limits, scenario.scheduler)
     label, request = site_whatifs(unlimited, baseline.figures["baseline"]).chosen[0]
     last = max(w.partitions[p] for p in np.unique(w.partition))
     assert label == (
