@@ -39,7 +39,8 @@ from wass_chat.batch.scenario import (
     replay_window,
 )
 from wass_chat.batch.whatif import Baseline, compare, replay_baseline
-from wass_chat.batch.whatif_answer import ChangeRequest, resolve, signed
+from wass_chat.batch.whatif_answer import ChangeRequest, resolve
+from wass_chat.batch.whatif_verdict import signed
 from wass_chat.report.whatif_choices import FIXED_WHATIFS, site_whatifs
 
 REPLAY_COLUMNS = (

@@ -12,7 +12,7 @@ from typing import Any
 from wass_chat.agent.answers.render_cluster import plain
 from wass_chat.agent.safety import literal as lit
 from wass_chat.analytics.insights import amount, human_duration
-from wass_chat.batch.whatif_answer import ci_words, signed
+from wass_chat.batch.whatif_verdict import ci_words, signed
 
 Facts = Mapping[str, Any]
 
