@@ -73,9 +73,11 @@ def summarise(
         for p, name in enumerate(part_names)
         if (w.partition == p).any()
     }
+    run_s = np.where(ran, result.end_s - result.start_s, 0).astype(np.float64)
     return {
         "jobs": len(w),
         "ran": int(ran.sum()),
+        "cpu_hours": float((run_s * w.nnodes * w.cpus_per_node).sum()) / 3600,
         "killed_at_limit": int(result.killed.sum()),
         "backfilled": int(result.backfilled.sum()),
         "waits": wait_stats(waits),

@@ -194,3 +194,84 @@ def test_names_that_do_not_exist_are_refused_with_the_nearest(
     assert "There is no partition `lung`" in out["answer"] and "`long`" in out["answer"]
     out = ask("what if we cap jobs at 24 hours", capsys, code=2)  # which partition?
     assert "a time limit needs a partition: one of batch, bigmem" in out["answer"]
+
+
+# --- every what-if of the issue's item 3, in words the routing was not tuned on -----------------
+
+
+def test_the_issues_power_off_question(home: Path, capsys: pytest.CaptureFixture[str]):
+    out = ask("what if idle nodes were powered off after 30 minutes?", capsys)
+    assert out["tool_calls"] == [
+        {"name": "cluster_whatif", "arguments": {"power_off_after_min": 30.0}}
+    ]
+    facts = out["facts"]
+    saved = -facts["difference"]["facility_kwh"]
+    assert saved > 0 and facts["after"]["nodes_off_pct"] > facts["before"]["nodes_off_pct"]
+    assert out["answer"].startswith("**With idle nodes powered off after 30 min")
+    assert "it would save" in out["answer"] and "and the mean wait" in out["answer"]
+    grounded(out)
+
+
+def test_fewer_nodes_of_a_type(home: Path, capsys: pytest.CaptureFixture[str]):
+    out = ask("what if we had 2 fewer gpu nodes, how would the queue change?", capsys)
+    assert out["tool_calls"][0]["arguments"] == {"remove_nodes": 2, "node_type": "gpu"}
+    facts = out["facts"]
+    assert facts["changes"] == ["-2 nodes in gpu"]  # removed only: "had" adds nothing here
+    same_figures(facts, command(capsys, facts, "--remove-nodes", "gpu:2"))
+    assert out["answer"].startswith("**With 2 fewer nodes in partition gpu")
+    grounded(out)
+
+
+def test_a_share_of_one_partitions_nodes(home: Path, capsys: pytest.CaptureFixture[str]):
+    out = ask("how would waits change with 10% more nodes in the gpu partition?", capsys)
+    assert out["tool_calls"][0]["arguments"] == {"nodes_pct": 10.0, "partition": "gpu"}
+    facts = out["facts"]
+    (change,) = facts["changes"]  # that partition only, not every partition
+    added = int(change.removeprefix("+").removesuffix(" nodes in gpu"))
+    same_figures(facts, command(capsys, facts, "--add-nodes", f"gpu:{added}"))
+    part = facts["partition"]
+    assert part["name"] == "gpu" and part["wait_mean_after_s"] < part["wait_mean_before_s"]
+    assert f"10% more nodes in partition gpu ({added:,} nodes)" in out["answer"]
+    grounded(out)
+
+
+def test_a_time_limit_said_otherwise(home: Path, capsys: pytest.CaptureFixture[str]):
+    out = ask("what if the long partition's max time were 12 hours?", capsys)
+    assert out["tool_calls"][0]["arguments"] == {"max_time_h": 12.0, "partition": "long"}
+    facts = out["facts"]
+    same_figures(facts, command(capsys, facts, "--max-time", "long:12"))
+    assert facts["after"]["killed_at_limit"] >= facts["before"]["killed_at_limit"]
+    assert "a 12 h time limit on partition long" in out["answer"]
+    grounded(out)
+
+
+def test_priority_by_age_only_and_by_fair_share(home: Path, capsys: pytest.CaptureFixture[str]):
+    out = ask("what if priority were by age only?", capsys)
+    weights = "age=1000,fairshare=0,job_size=0,partition=0,qos=0"
+    assert out["tool_calls"][0]["arguments"] == {"weights": weights}
+    facts = out["facts"]
+    same_figures(facts, command(capsys, facts, "--weights", weights))
+    assert set(facts["weights"]["before"].values()) == {0}  # no Slurm: the jobs' cluster
+    assert facts["weights"]["after"]["age"] == 1000
+    answer = out["answer"]
+    assert answer.startswith("**With priority by age only (age weight 1,000")
+    assert "the replay orders the queue by submission: every priority weight is 0" in answer
+    assert "**Priority weights** (before -> after): age 0 -> 1,000" in answer
+    grounded(out)
+    out = ask("how would the queue look if fair share weighed 10000?", capsys)
+    assert out["tool_calls"][0]["arguments"] == {"weights": "fairshare=10000"}
+    assert out["facts"]["weights"]["after"]["fairshare"] == 10000
+    grounded(out)
+
+
+def test_predictions_said_otherwise_give_their_accuracy(
+    home: Path, capsys: pytest.CaptureFixture[str]
+):
+    q = "what if walltimes were predicted from user history, how accurate would that be?"
+    out = ask(q, capsys)
+    assert out["tool_calls"][0]["arguments"] == {"predict_walltime": True}
+    acc = out["facts"]["prediction_accuracy"]
+    median = acc["prediction"]["median_abs_error_pct"]
+    assert f"The predictions' median error is {median:.0f}%" in out["answer"]
+    assert "**Walltime predictions**" in out["answer"]
+    grounded(out)

@@ -6,7 +6,11 @@ from datetime import date
 
 import pytest
 
-from wass_chat.agent.understanding.cluster_whatif_words import cluster_changes, whatif_subject
+from wass_chat.agent.understanding.cluster_whatif_words import (
+    AGE_ONLY_WEIGHTS,
+    cluster_changes,
+    whatif_subject,
+)
 from wass_chat.agent.understanding.router import route
 from wass_chat.agent.understanding.slots import find_partition, parse_slots
 
@@ -33,6 +37,11 @@ TODAY = date(2026, 11, 23)
         ("without backfill", {"scheduler": "priority"}),
         ("fairshare weight 0 and age 2000", {"weights": "fairshare=0,age=2000"}),
         ("turn off fairshare", {"weights": "fairshare=0"}),
+        ("what if we had 2 fewer gpu nodes", {"remove_nodes": 2, "node_type": "gpu"}),
+        ("priority by age only", {"weights": AGE_ONLY_WEIGHTS}),
+        ("an age-only queue order", {"weights": AGE_ONLY_WEIGHTS}),
+        ("if fair share weighed 10000", {"weights": "fairshare=10000"}),
+        ("the age of my job", {}),  # age without "only" or a weight is no change
         ("turn off the fan", {}),  # power words need nodes or idle
         ("predict the makespan", {}),  # a workflow's prediction, not walltimes
     ],
@@ -89,3 +98,11 @@ def test_a_cluster_what_if_without_a_change_asks_which() -> None:
 )
 def test_partition_names_are_not_the_verb_after_them(text: str, partition: str | None) -> None:
     assert find_partition(text) == partition
+
+
+def test_age_only_weights_are_the_replays() -> None:
+    """The understanding package may not import the replay's constant: the two stay equal."""
+    from wass_chat.batch.whatif import AGE_ONLY_WEIGHTS as REPLAYED
+    from wass_chat.batch.whatif import parse_weights
+
+    assert AGE_ONLY_WEIGHTS == REPLAYED and dict(parse_weights(REPLAYED))["age"] == 1000

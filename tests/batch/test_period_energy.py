@@ -12,7 +12,7 @@ from sim.batch.energy import PowerModel, PowerProfile, energy_before_j
 from sim.batch.model import BatchCluster, BatchNode, Partition
 from wass_chat.batch.cluster_source import cluster_from_jobs
 from wass_chat.batch.period_energy import assumptions, period_energy
-from wass_chat.batch.whatif_answer import whatif_verdict
+from wass_chat.batch.whatif_verdict import whatif_verdict
 from wass_chat.sacct.parse import empty_jobs
 from wass_chat.slurm.hostlist import expand
 

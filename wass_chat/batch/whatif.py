@@ -32,6 +32,8 @@ from wass_chat.batch.predict import accuracy, predicted_runtimes
 
 Progress = Callable[[int, int], None]
 WEIGHT_KEYS = ("age", "fairshare", "job_size", "partition", "qos", "estimate")
+AGE_ONLY_WEIGHTS = "age=1000,fairshare=0,job_size=0,partition=0,qos=0"
+"""A queue ordered by age alone (FIFO-like): the weights the chat and the report try."""
 
 
 @dataclass(frozen=True)

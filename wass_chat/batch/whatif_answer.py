@@ -15,24 +15,24 @@ most :data:`~wass_chat.batch.scenario.DEFAULT_MAX_JOBS` jobs, and says so.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypedDict
 
 import polars as pl
 
-from sim.batch.config import scheduler_preset
+from sim.batch.config import PriorityWeights, scheduler_preset
 from sim.batch.energy import profiles_in_use
 from sim.batch.model import BatchCluster
 from sim.errors import InputError, UnknownName
-from wass_chat.analytics.insights import amount, human_duration
 from wass_chat.batch.scenario import (
     DEFAULT_DAYS,
     DEFAULT_MAX_JOBS,
     load_scenario,
     replay_window,
 )
-from wass_chat.batch.whatif import Changes, compare, parse_weights
+from wass_chat.batch.whatif import AGE_ONLY_WEIGHTS, Changes, compare, parse_weights
+from wass_chat.batch.whatif_verdict import whatif_verdict
 
 
 class WhatIfFacts(TypedDict, total=False):
@@ -57,6 +57,8 @@ class WhatIfFacts(TypedDict, total=False):
     recorded_check: dict[str, Any]
     power_model: dict[str, Any]
     prediction_accuracy: dict[str, Any]
+    weights: dict[str, dict[str, int]]
+    """``before`` and ``after``: the priority weights of each replay (when weights are asked)."""
     note: str
     cpu_s: float
     verdict: str
@@ -195,7 +197,9 @@ def change_words(request: ChangeRequest, changes: Changes, concerned: str | None
         )
     if request.scheduler:
         words.append(f"the {request.scheduler} scheduler")
-    if request.weights:
+    if request.weights == AGE_ONLY_WEIGHTS:
+        words.append("priority by age only (age weight 1,000, every other weight 0)")
+    elif request.weights:
         words.append(f"priority weights {request.weights}")
     return words
 
@@ -262,9 +266,19 @@ def whatif_facts(
     }
     if "prediction_accuracy" in report:
         facts["prediction_accuracy"] = report["prediction_accuracy"]
+    if request.weights:
+        before_w = loaded.scenario.scheduler.weights
+        asked_w: dict[str, Any] = dict(changes.weights)
+        after_w = replace(before_w, **asked_w)
+        facts["weights"] = {"before": _weights(before_w), "after": _weights(after_w)}
     facts["cpu_s"] = round(time.process_time() - began, 2)
     facts["verdict"] = whatif_verdict(dict(facts))
     return dict(facts)
+
+
+def _weights(w: PriorityWeights) -> dict[str, int]:
+    return {"age": w.age, "fairshare": w.fairshare, "job_size": w.job_size,
+            "partition": w.partition, "qos": w.qos}  # fmt: skip
 
 
 def _figures(s: dict[str, Any]) -> dict[str, Any]:
@@ -325,75 +339,3 @@ def _recorded_check(rec: dict[str, Any]) -> dict[str, Any]:
         "recorded_wait_mean_s": rec["recorded_wait_mean_s"],
         "replayed_wait_mean_s": rec["simulated_wait_mean_s"],
     }
-
-
-def signed(seconds: float) -> str:
-    """A duration with its sign: ``+3.5 min``, ``-2.1 h``."""
-    return ("+" if seconds >= 0 else "-") + human_duration(abs(seconds))
-
-
-def ci_words(ci: list[float]) -> str:
-    return f"95% CI {signed(ci[0])} to {signed(ci[1])}"
-
-
-def whatif_verdict(f: dict[str, Any]) -> str:
-    """One or two sentences from the facts: what the change does to the mean wait (and
-    whether its confidence interval excludes no change), to energy when power saving is asked
-    or energy moves, and to what the change is about (kills at a new limit, backfill with
-    predictions, the partition concerned)."""
-    a, b, d = f["before"], f["after"], f["difference"]
-    change = ", ".join(f["change_words"])
-    low, high = d["wait_mean_ci95_s"]
-    moves = low > 0 or high < 0
-    unchanged = not d["jobs_waiting_less"] and not d["jobs_waiting_more"]
-    waits = (
-        f"no job's wait would change (the mean stays {human_duration(a['wait_mean_s'])})"
-        if unchanged
-        else f"the mean wait would go from {human_duration(a['wait_mean_s'])} to "
-        f"{human_duration(b['wait_mean_s'])} ({signed(d['wait_mean_s'])}, {ci_words([low, high])})"
-        if moves
-        else f"the mean wait would not change beyond chance: {human_duration(a['wait_mean_s'])} "
-        f"against {human_duration(b['wait_mean_s'])} ({ci_words([low, high])}, which "
-        "includes no change)"
-    )
-    saved = -d["facility_kwh"]
-    share = (
-        f" ({abs(d['facility_pct']):.1f}% of {amount(a['facility_kwh'])} kWh)"
-        if d["facility_pct"] is not None
-        else ""
-    )
-    energy = f"{'save' if saved >= 0 else 'cost'} {amount(abs(saved))} kWh at the facility{share}"
-    if f["asked"].get("power_off_after_min") is not None:  # the question is about energy
-        words = f"With {change}, over {f['window']['words']}, it would {energy}, and {waits}."
-    else:
-        words = f"With {change}, over {f['window']['words']}, {waits}."
-        if d["facility_pct"]:
-            words += f" It would {energy}."
-    part = f.get("partition")
-    if part and part["jobs"]:
-        words += (
-            f" In partition {part['name']} ({part['jobs']:,} jobs) the mean wait goes from "
-            f"{human_duration(part['wait_mean_before_s'])} to "
-            f"{human_duration(part['wait_mean_after_s'])}."
-        )
-    if f["asked"].get("max_time_h") is not None:
-        words += (
-            f" {b['killed_at_limit']:,} jobs would be killed at their time limit, against "
-            f"{a['killed_at_limit']:,} in the replay without the change."
-        )
-    if f["asked"].get("predict_walltime"):
-        words += (
-            f" Backfill would start {b['backfilled']:,} jobs, against {a['backfilled']:,} "
-            "with the requested limits."
-        )
-        acc = f.get("prediction_accuracy") or {}
-        predicted, requested = acc.get("prediction") or {}, acc.get("requested_limit") or {}
-        if predicted and requested:
-            words += (
-                f" The predictions' median error is {predicted['median_abs_error_pct']:.0f}%, "
-                f"against {requested['median_abs_error_pct']:.0f}% for the requested limits."
-            )
-    left = f["left_out"]["too_big_after_change"]
-    if left:
-        words += f" {left:,} jobs too big for the changed cluster are left out of both replays."
-    return words

@@ -66,7 +66,10 @@ def _step(starts: pl.Series) -> str:
 WHATIF_NOTE = (
     "Each what-if replays the same jobs on a simulated copy of the cluster (EASY backfill, the "
     "nodes the jobs ran on) and is read against the same replay without the change; the CI is "
-    "a paired bootstrap over jobs. Energy figures rest on the power model of the energy section."
+    "a paired bootstrap over jobs. The first four are the same for every site; the others are "
+    "chosen from the period (the partition with the longest time limits, the weights, where "
+    "jobs waited longest). A capped limit kills the jobs that ran longer at the cap, so their "
+    "CPU-hours drop. Energy figures rest on the power model of the energy section."
 )
 
 
@@ -93,6 +96,7 @@ def whatifs_html(section: ClusterSection) -> str:
         return f'<p class="absent">{escape(absent)}</p>'
     parts = [f'<p class="window">Replayed: {escape(section.window)}.</p>']
     parts.append(views_html(whatif_views(section)))
+    parts += [f'<p class="note">{escape(line)}</p>' for line in section.whatif_lines]
     if section.baseline_check:
         parts.append(f'<p class="note">{escape(section.baseline_check)}</p>')
     return "\n".join(parts)
@@ -123,4 +127,5 @@ def whatifs_markdown(section: ClusterSection, frame: Frame) -> list[str]:
     out = [f"Replayed: {section.window}.", ""]
     for view in whatif_views(section):
         out += [f"### {view.title}", "", view.note, "", *frame(view.table)]
+    out += [line for left in section.whatif_lines for line in (left, "")]
     return out + ([section.baseline_check, ""] if section.baseline_check else [])

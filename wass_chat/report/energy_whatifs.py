@@ -5,12 +5,15 @@ cluster` use.
 energy from the recorded schedule, the jobs' energy by partition, user and time, with the power
 model's assumptions on the page (the figures are modelled, not metered).
 
-**What-ifs** (:func:`~wass_chat.batch.whatif.compare`, one baseline replay shared): a small fixed
-set replayed on the period's jobs, each against the same replay without the change: idle nodes
-powered off after 30 minutes, walltimes predicted from each user's history, and 10% more and
-10% fewer nodes in every partition. The replays cover the period's last
-:data:`~wass_chat.batch.scenario.DEFAULT_MAX_JOBS` jobs by default, so the report stays quick
-on a large site; ``--whatif-jobs 0`` replays the whole period, ``--no-whatifs`` skips them.
+**What-ifs** (:func:`~wass_chat.batch.whatif.compare`, one baseline replay shared): the
+period's jobs replayed, each against the same replay without the change, under the what-ifs of
+:mod:`wass_chat.report.whatif_choices`: idle nodes powered off after 30 minutes, walltimes
+predicted from each user's history, 10% more and 10% fewer nodes in every partition, and three
+chosen from the period (a partition's time limit, the priority weights, nodes where the waits
+are; one line instead for each the period cannot make meaningful). The replays cover the
+period's last :data:`~wass_chat.batch.scenario.DEFAULT_MAX_JOBS` jobs by default, so the
+report stays quick on a large site; ``--whatif-jobs 0`` replays the whole period,
+``--no-whatifs`` skips them.
 
 Both need the cluster's nodes, read from the node lists of the period's jobs (a lower bound);
 when the accounting has no node lists both are omitted with one line.
@@ -28,17 +31,18 @@ from sim.batch.energy import PowerModel
 from sim.errors import PlatformError
 from wass_chat.analytics.period import Period
 from wass_chat.batch.period_energy import PeriodEnergy, period_energy
-from wass_chat.batch.scenario import DEFAULT_MAX_JOBS, INFERRED, load_scenario, replay_window
-from wass_chat.batch.whatif import compare, replay_baseline
-from wass_chat.batch.whatif_answer import ChangeRequest, resolve, signed
-
-WHATIF_SET: tuple[tuple[str, ChangeRequest], ...] = (
-    ("Idle nodes powered off after 30 min (boot 5 min)", ChangeRequest(power_off_after_min=30)),
-    ("Walltimes predicted from each user's last jobs", ChangeRequest(predict_walltime=True)),
-    ("10% more nodes in every partition", ChangeRequest(nodes_pct=10)),
-    ("10% fewer nodes in every partition", ChangeRequest(nodes_pct=-10)),
+from wass_chat.batch.scenario import (
+    DEFAULT_MAX_JOBS,
+    INFERRED,
+    LoadedScenario,
+    load_scenario,
+    replay_window,
 )
-"""The report's what-ifs: power saving, predictions, and the cluster a size up and down."""
+from wass_chat.batch.whatif import Baseline, compare, replay_baseline
+from wass_chat.batch.whatif_answer import ChangeRequest, resolve
+from wass_chat.batch.whatif_verdict import signed
+from wass_chat.report.whatif_choices import FIXED_WHATIFS, site_whatifs
+
 REPLAY_COLUMNS = (
     "job_id", "job_id_raw", "user", "partition", "qos", "submit", "eligible", "start", "end",
     "elapsed_s", "timelimit_s", "timelimit_unlimited", "state", "nnodes", "ncpus",
@@ -66,7 +70,8 @@ class ClusterSection:
 
     energy: PeriodEnergy | None = None
     whatifs: pl.DataFrame | None = None
-    """One row per what-if of :data:`WHATIF_SET` (codes of the columns table)."""
+    """One row per what-if replayed (codes of the columns table): the fixed four of
+    :data:`~wass_chat.report.whatif_choices.FIXED_WHATIFS`, then those chosen from the period."""
     window: str = ""
     """What the what-ifs replayed, in words."""
     baseline_check: str = ""
@@ -75,6 +80,9 @@ class ClusterSection:
     """Why neither section has figures ('' when they have)."""
     whatif_absent: str = ""
     """Why the what-ifs were not replayed ('' when they were)."""
+    whatif_lines: tuple[str, ...] = ()
+    """Sentences under the table: the predictions' accuracy and backfill's gain, then the
+    what-ifs the period could not make meaningful, each with its reason."""
     notes: list[str] = field(default_factory=list)
     cpu_s: float = 0.0
 
@@ -129,19 +137,56 @@ def build_cluster_section(
         table, None, window.start, window.end, "jobs", known_cluster=(cluster, INFERRED)
     )
     baseline = replay_baseline(loaded.scenario, loaded.power_model)
-    rows = []
-    for label, request in WHATIF_SET:
-        changes, _ = resolve(request, cluster)
-        report = compare(loaded.scenario, changes, loaded.power_model, baseline=baseline)
-        rows.append(_row(label, report))
+    site = site_whatifs(loaded.scenario, baseline.figures["baseline"])
+    rows, explained = whatif_rows(loaded, baseline, FIXED_WHATIFS + site.chosen)
     return ClusterSection(
         energy,
-        pl.DataFrame(rows),
+        rows,
         window.words(options.max_jobs or 0, "the report's period"),
         _baseline_check(baseline.figures["baseline_vs_recorded"]),
+        whatif_lines=explained + site.left_out,
         notes=notes,
         cpu_s=time.process_time() - began,
     )
+
+
+def whatif_rows(
+    loaded: LoadedScenario, baseline: Baseline, whatifs: tuple[tuple[str, ChangeRequest], ...]
+) -> tuple[pl.DataFrame, tuple[str, ...]]:
+    """One row per what-if, each replayed against ``baseline`` (the unchanged replay of
+    ``loaded``), and the sentences a row's figures need (the predictions' accuracy and what
+    they did to backfill)."""
+    rows, lines = [], []
+    for label, request in whatifs:
+        changes, _ = resolve(request, loaded.scenario.cluster)
+        report = compare(loaded.scenario, changes, loaded.power_model, baseline=baseline)
+        rows.append(_row(label, report))
+        if "prediction_accuracy" in report:
+            lines.append(_prediction_line(label, report))
+    return pl.DataFrame(rows), tuple(lines)
+
+
+def _prediction_line(label: str, report: dict[str, Any]) -> str:
+    """The predictions against the requested limits, and backfill's starts with each."""
+    acc = report["prediction_accuracy"]
+    predicted, requested = acc.get("prediction") or {}, acc.get("requested_limit") or {}
+    before, after = report["baseline"]["backfilled"], report["variant"]["backfilled"]
+    line = (
+        f"{label}: backfill starts {after:,} jobs, against {before:,} with the requested "
+        f"limits ({signed_count(after - before)})."
+    )
+    if predicted and requested:
+        line += (
+            f" The predictions' median error is {predicted['median_abs_error_pct']:.0f}% of the "
+            f"run time, against {requested['median_abs_error_pct']:.0f}% for the requested "
+            f"limits ({acc['predicted']:,} of {acc['jobs']:,} jobs were given a prediction "
+            "below their limit)."
+        )
+    return line
+
+
+def signed_count(n: int) -> str:
+    return f"{n:+,}"
 
 
 def _row(label: str, report: dict[str, Any]) -> dict[str, Any]:
@@ -155,13 +200,20 @@ def _row(label: str, report: dict[str, Any]) -> dict[str, Any]:
         "wait_mean_after_h": v["waits"]["mean_s"] / 3600,
         "wait_change_h": d["wait_mean_s"] / 3600,
         "wait_ci95": f"{signed(low)} to {signed(high)}",
+        "wait_median_before_h": b["waits"]["median_s"] / 3600,
+        "wait_median_after_h": v["waits"]["median_s"] / 3600,
         "wait_p95_before_h": b["waits"]["p95_s"] / 3600,
         "wait_p95_after_h": v["waits"]["p95_s"] / 3600,
         "utilisation_before_pct": 100 * b["utilisation"],
         "utilisation_after_pct": 100 * v["utilisation"],
+        "makespan_change_h": d["makespan_s"] / 3600,
+        "cpu_hours_before": b["cpu_hours"],
+        "cpu_hours_after": v["cpu_hours"],
+        "killed_before": b["killed_at_limit"],
+        "killed_after": v["killed_at_limit"],
         "facility_kwh_before": energy,
         "facility_kwh_after": v["energy"]["facility_kwh"],
-        "energy_change_pct": 100 * d["energy_facility_kwh"] / energy if energy else None,
+        "energy_change_pct": 100 * d["energy_facility_kwh"] / energy if energy else 0.0,
         "left_out": report.get("left_out_unfit_after_change", 0),
     }
 

@@ -12,7 +12,7 @@ from typing import Any
 from wass_chat.agent.answers.render_cluster import plain
 from wass_chat.agent.safety import literal as lit
 from wass_chat.analytics.insights import amount, human_duration
-from wass_chat.batch.whatif_answer import ci_words, signed
+from wass_chat.batch.whatif_verdict import ci_words, signed
 
 Facts = Mapping[str, Any]
 
@@ -103,6 +103,9 @@ def render_cluster_whatif(f: Facts) -> str:
             f"{100 * p['under_share']:.0f}% of predictions were too short (such a job is then "
             "expected until its limit).",
         ]
+    if weights := f.get("weights"):
+        pairs = [f"{k} {weights['before'][k]:,} -> {v:,}" for k, v in weights["after"].items()]
+        lines += ["", "**Priority weights** (before -> after): " + ", ".join(pairs) + "."]
     rec = f.get("recorded_check") or {}
     if rec:
         lines += [

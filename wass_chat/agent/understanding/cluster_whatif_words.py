@@ -67,7 +67,7 @@ def node_changes(lowered: str) -> dict[str, Any]:
     node = r"(?:(?:more|extra|new|additional|fewer|less)\s+)?(?:([a-z][\w-]*)\s+)?nodes?\b"
     added = re.search(
         r"\b(?:add\w*|buy\w*|bought|gets?|got|install\w*|with|had|have|plus|another)\s+"
-        + COUNT + r"\s+" + node, lowered
+        + COUNT + r"\s+(?!(?:fewer|less)\b)" + node, lowered  # "had 2 fewer nodes" removes
     ) or re.search(r"\b" + COUNT + r"\s+(?:more|extra|new|additional)\s+(?:([a-z][\w-]*)\s+)?"
                    r"nodes?\b", lowered)  # fmt: skip
     removed = re.search(
@@ -180,14 +180,28 @@ def _factor(word: str) -> str:
     return "fairshare" if word == "fairshare" else _FACTOR_NAMES.get(word.removeprefix("job"), word)
 
 
+AGE_ONLY_WEIGHTS = "age=1000,fairshare=0,job_size=0,partition=0,qos=0"
+"""A queue ordered by age alone (FIFO-like); the same as ``wass_chat.batch.whatif``'s, which
+this package may not import (tests/agent/test_cluster_whatif_words.py holds them equal)."""
+_AGE_ONLY = re.compile(
+    r"\bage[\s-]+only\b|\bonly\s+(?:by\s+|on\s+)?(?:the\s+)?(?:job'?s?\s+)?age\b|"
+    r"\b(?:by|on)\s+age\s+(?:only|alone)\b|\b(?:just|purely|solely)\s+(?:by\s+|on\s+)?age\b|"
+    r"\bage\s+alone\b"
+)
+
+
 def priority_weights(lowered: str) -> str | None:
     """Priority weights: ``fairshare weight were 0``, ``age weight set to 5000``, ``weight of
-    age to 1000``, ``and age 1000`` after one, ``turn off fairshare`` (0)."""
+    age to 1000``, ``fair share weighed 10000``, ``and age 1000`` after one, ``turn off
+    fairshare`` (0); ``priority by age only`` (:data:`AGE_ONLY_WEIGHTS`)."""
+    if _AGE_ONLY.search(lowered):
+        return AGE_ONLY_WEIGHTS
     found: dict[str, int] = {}
     value = r"\s+(?:to|=|of|was|were|is|at|set\s+to|be)?\s*(\d+)\b"
     patterns = (
         _FACTOR + r"\s+(?:priority\s+)?weight" + value,
         r"\bweight\s+(?:of\s+|for\s+)?" + _FACTOR + value,
+        _FACTOR + r"\s+(?:were\s+|was\s+|is\s+)?weigh(?:ed|s|ted)?\s+(?:at\s+|by\s+)?(\d+)\b",
     )
     for pattern in patterns:
         for m in re.finditer(r"\b" + pattern, lowered):

@@ -224,7 +224,7 @@ def _cluster_whatif_slots(s: Slots) -> dict[str, Any]:
     if (
         "partition" not in args
         and s.partition
-        and ("max_time_h" in args or "add_nodes" in args or "remove_nodes" in args)
+        and {"max_time_h", "add_nodes", "remove_nodes", "nodes_pct"} & set(args)
     ):
         args["partition"] = s.partition
     return {**args, "period": s.period}
