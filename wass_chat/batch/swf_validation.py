@@ -23,12 +23,22 @@ import numpy as np
 from sim.batch.config import scheduler_preset
 from sim.batch.engine import simulate_batch
 from sim.batch.metrics import agreement, wait_stats
+from sim.batch.model import Workload
+from sim.batch.result import BatchResult
 from sim.batch.swf import SwfTrace, header_int, read_swf
 from sim.errors import InputError
 
 BASELINES = ("fifo-easy", "easy", "fifo", "sjf")
 """EASY backfill in submission order (Lifka's), EASY under the multifactor priority, then
 plain FIFO and shortest-job-first without backfill, for context."""
+
+SIZE_SHARES = (
+    (0.0, 0.01, "under 1%"),
+    (0.01, 0.1, "1-10%"),
+    (0.1, 0.5, "10-50%"),
+    (0.5, 2.0, "half or more"),
+)
+"""Job sizes as a share of the machine's processors (bounds low <= share < high)."""
 
 Progress = Callable[[str, int, int], None]
 """Called during each replay with (scheduler, jobs finished, jobs in all)."""
@@ -61,27 +71,31 @@ def compare_swf_log(
 
     ``launch_delay_s`` holds every job at least that long after its submission (a site's
     launch latency: Cobalt on Theta started no job sooner than 33 s after its submission).
+    ``no_queue_reference`` is the same comparison for starts at the earliest moment allowed,
+    as if the machine were never full: what a replay must beat to have learnt anything.
     """
+    if not schedulers:
+        raise InputError("schedulers", ["name at least one scheduler preset"])
     configs = {name: scheduler_preset(name) for name in schedulers}  # unknown names fail first
     w = trace.workload
     if launch_delay_s:
         w = replace(w, earliest_s=w.submit_s + launch_delay_s)
-    recorded_wait = (w.recorded_start_s - w.submit_s).astype(np.float64)
     has_wait = w.recorded_start_s >= 0
+    recorded_wait = (w.recorded_start_s - w.submit_s).astype(np.float64)
+    max_procs = int(trace.cluster.nodes[0].cpus)
     runs: dict[str, Any] = {}
+    result = None
     for name, config in configs.items():
         tick = None if progress is None else (lambda done, total, n=name: progress(n, done, total))
         result = simulate_batch(trace.cluster, w, config, progress=tick)
-        both = has_wait & (result.start_s >= 0)
-        runs[name] = {
-            **agreement(w, result),
-            "recorded_waits": wait_stats(recorded_wait[both]),
-            "simulated_waits": wait_stats(result.waits_s(w)[both]),
-        }
+        runs[name] = _compared(w, result)
+        runs[name]["by_size"] = _by_size(w, result, max_procs, runs[name]["tolerance_s"])
+    assert result is not None  # at least one scheduler, checked above
+    no_queue = _compared(w, replace(result, start_s=w.earliest_s.copy()))
     return {
         "source": trace.source,
         "machine": {
-            "max_procs": int(trace.cluster.nodes[0].cpus),
+            "max_procs": max_procs,
             "computer": trace.header.get("Computer", ""),
             "installation": trace.header.get("Installation", ""),
             "note": trace.header.get("Note", ""),
@@ -93,4 +107,32 @@ def compare_swf_log(
         "recorded_min_wait_s": float(recorded_wait[has_wait].min()),
         "launch_delay_s": launch_delay_s,
         "runs": runs,
+        "no_queue_reference": no_queue,
     }
+
+
+def _compared(
+    w: Workload, result: BatchResult, floor_s: float = 30.0, share_of_median: float = 0.1
+) -> dict[str, Any]:
+    """:func:`agreement`, and the recorded and simulated waits of the jobs it counts."""
+    both = (w.recorded_start_s >= 0) & (result.start_s >= 0)
+    recorded = (w.recorded_start_s - w.submit_s).astype(np.float64)
+    return {
+        **agreement(w, result, floor_s, share_of_median),
+        "recorded_waits": wait_stats(recorded[both]),
+        "simulated_waits": wait_stats(result.waits_s(w)[both]),
+    }
+
+
+def _by_size(
+    w: Workload, result: BatchResult, max_procs: int, tolerance_s: float
+) -> dict[str, Any]:
+    """The comparison per job size (share of the machine), at the whole log's tolerance."""
+    share = w.cpus_per_node / max_procs
+    out: dict[str, Any] = {}
+    for low, high, label in SIZE_SHARES:
+        rows = np.flatnonzero((share >= low) & (share < high))
+        if len(rows):
+            part = replace(result, start_s=result.start_s[rows])
+            out[label] = _compared(w.take(rows), part, tolerance_s, 0.0)
+    return out

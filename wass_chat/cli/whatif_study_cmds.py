@@ -159,7 +159,8 @@ def _render_swf(r: dict[str, Any]) -> None:
     )
     for col in ("scheduler", "within tolerance", "start-order rank corr.", "|error| median"):
         table.add_column(col, justify="left" if col == "scheduler" else "right")
-    for name, a in runs.items():
+    rows = [*runs.items(), ("no queue (reference)", r["no_queue_reference"])]
+    for name, a in rows:
         table.add_row(
             name,
             f"{100 * a['within_tolerance']:.1f}%",
@@ -170,11 +171,24 @@ def _render_swf(r: dict[str, Any]) -> None:
     waits = Table(title="waits")
     for col in ("", "mean", "median", "p95"):
         waits.add_column(col, justify="left" if not col else "right")
-    rows = [("recorded", first["recorded_waits"])]
-    rows += [(name, a["simulated_waits"]) for name, a in runs.items()]
-    for label, stats in rows:
+    wait_rows = [("recorded", first["recorded_waits"])]
+    wait_rows += [(name, a["simulated_waits"]) for name, a in runs.items()]
+    for label, stats in wait_rows:
         waits.add_row(label, *[duration(stats[k]) for k in ("mean_s", "median_s", "p95_s")])
     console.print(waits)
+    name = next(iter(runs))
+    sizes = Table(title=f"{name} by job size (share of the machine)")
+    for col in ("size", "jobs", "within tolerance", "median wait recorded", "simulated"):
+        sizes.add_column(col, justify="left" if col == "size" else "right")
+    for label, a in runs[name]["by_size"].items():
+        sizes.add_row(
+            label,
+            f"{a['jobs']:,}",
+            f"{100 * a['within_tolerance']:.1f}%",
+            duration(a["recorded_waits"]["median_s"]),
+            duration(a["simulated_waits"]["median_s"]),
+        )
+    console.print(sizes)
     console.print(f"[dim]{r['cpu_s']:.1f} s CPU[/]")
 
 
