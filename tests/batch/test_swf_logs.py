@@ -129,3 +129,10 @@ def test_unknown_or_no_scheduler_is_refused_before_any_replay():
     with pytest.raises(InputError, match="at least one scheduler"):
         compare_swf_log(log, ())
     assert np.isfinite(compare_swf_log(log, ("fifo",))["runs"]["fifo"]["error_mean_s"])
+
+
+def test_progress_names_the_scheduler_being_replayed():
+    seen: list[tuple[str, int, int]] = []
+    compare_swf_log(load_swf_log(THETA), ("fifo", "sjf"), progress=lambda *a: seen.append(a))
+    assert {name for name, _, _ in seen} == {"fifo", "sjf"}
+    assert all(total == 399 and 0 <= done <= total for _, done, total in seen)
