@@ -18,13 +18,15 @@ not say how they were laid out). A job asks for its allocated processors (else r
 runs its recorded run time, is killed at its requested time (unlimited when unknown), and
 waits for its preceding job (field 17) when the log gives one; think time is not modelled.
 Jobs with no run time or no processors (cancelled before they ran) are left out and counted.
+The header's numbered ``Partition:`` and ``Queue:`` lines are kept as names by number (the
+pool model does not split the machine by them).
 """
 
 from __future__ import annotations
 
 import gzip
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +46,10 @@ class SwfTrace:
     header: dict[str, str]
     skipped_no_run: int
     source: str
+    partitions: dict[int, str] = field(default_factory=dict)
+    """The header's ``; Partition: N name`` lines (field 16 holds the number)."""
+    queues: dict[int, str] = field(default_factory=dict)
+    """The header's ``; Queue: N name`` lines (field 15 holds the number)."""
 
 
 def read_swf(path: Path, max_jobs: int | None = None) -> SwfTrace:
@@ -60,6 +66,7 @@ def read_swf(path: Path, max_jobs: int | None = None) -> SwfTrace:
 def parse_swf(text: str, source: str = "swf", max_jobs: int | None = None) -> SwfTrace:
     """Parse SWF text (see the module docstring)."""
     header: dict[str, str] = {}
+    numbered: dict[str, dict[int, str]] = {"Partition": {}, "Queue": {}}
     rows: list[list[float]] = []
     problems: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -68,8 +75,12 @@ def parse_swf(text: str, source: str = "swf", max_jobs: int | None = None) -> Sw
             continue
         if stripped.startswith(";"):
             key, sep, value = stripped.lstrip(";").partition(":")
-            if sep and key.strip() and key.strip() not in header:
-                header[key.strip()] = value.strip()
+            key, value = key.strip(), value.strip()
+            index, _, name = value.partition(" ")
+            if sep and key in numbered and index.isdigit():
+                numbered[key][int(index)] = name.strip()
+            if sep and key and key not in header:
+                header[key] = value
             continue
         parts = stripped.split()
         if len(parts) != SWF_FIELDS:
@@ -83,7 +94,8 @@ def parse_swf(text: str, source: str = "swf", max_jobs: int | None = None) -> Sw
             break
     raise_if(problems, WorkloadError, source)
     table = np.array(rows, np.float64).reshape(-1, SWF_FIELDS)
-    return _trace(table, header, source)
+    trace = _trace(table, header, source)
+    return replace(trace, partitions=numbered["Partition"], queues=numbered["Queue"])
 
 
 def _trace(table: np.ndarray, header: dict[str, str], source: str) -> SwfTrace:
@@ -91,7 +103,7 @@ def _trace(table: np.ndarray, header: dict[str, str], source: str) -> SwfTrace:
     usable = (table[:, 3] >= 0) & (procs > 0)
     skipped = int((~usable).sum())
     table, procs = table[usable], procs[usable].astype(np.int64)
-    max_procs = _header_int(header, "MaxProcs") or _header_int(header, "MaxNodes")
+    max_procs = header_int(header, "MaxProcs") or header_int(header, "MaxNodes")
     if not max_procs:
         max_procs = int(procs.max()) if len(procs) else 1
     problems = (
@@ -138,7 +150,8 @@ def _trace(table: np.ndarray, header: dict[str, str], source: str) -> SwfTrace:
     return SwfTrace(workload, cluster, header, skipped, source)
 
 
-def _header_int(header: dict[str, str], key: str) -> int:
+def header_int(header: dict[str, str], key: str) -> int:
+    """The header value ``key`` as a whole number (its first word), 0 when absent or not one."""
     value = header.get(key, "").split()
     try:
         return int(value[0]) if value else 0

@@ -1,6 +1,6 @@
-"""`wass-chat whatif validate-slurm`, `whatif bench` and `whatif learn`: the studies behind
-docs/cluster-whatif.md's figures (the real-Slurm comparison, the year replay, the learned
-queue order). Heavy libraries load inside the commands.
+"""`wass-chat whatif validate-slurm`, `validate-swf`, `bench` and `learn`: the studies behind
+docs/cluster-whatif.md's figures (the real-Slurm comparison, a public log's recorded waits,
+the year replay, the learned queue order). Heavy libraries load inside the commands.
 """
 
 from __future__ import annotations
@@ -13,12 +13,16 @@ from typing import Any
 import typer
 
 from wass_chat.cli.output import console, emit, err_console
-from wass_chat.cli.whatif_inputs import jobs_table
+from wass_chat.cli.whatif_inputs import duration, jobs_table
+
+PROGRESS_MIN_JOBS = 20_000
+"""Replays of fewer jobs end before a progress line would help."""
 
 
 def add_commands(group: typer.Typer) -> None:
-    """Attach the three study commands to the ``whatif`` group."""
+    """Attach the four study commands to the ``whatif`` group."""
     group.command("validate-slurm")(validate_command)
+    group.command("validate-swf")(validate_swf_command)
     group.command("bench")(bench_command)
     group.command("learn")(learn_command)
 
@@ -96,6 +100,96 @@ def _render_validation(report: dict[str, Any]) -> None:
             f"  {name}: {100 * v['within_tolerance']:.1f}% within tolerance, "
             f"rank correlation {v['start_rank_correlation']:.3f}"
         )
+
+
+def validate_swf_command(
+    trace: Path = typer.Argument(..., help="An SWF log (.swf, .swf.gz) with recorded waits."),
+    schedulers: list[str] = typer.Option(
+        [],
+        "--scheduler",
+        help="Replay under this preset (repeatable; default fifo-easy, easy, fifo, sjf).",
+    ),
+    launch_delay: int = typer.Option(
+        0, "--launch-delay", min=0, help="Seconds no job may start before (a launch latency)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Replay a public SWF log on its own machine; compare simulated and recorded waits.
+
+    The machine is one pool of the header's MaxProcs; jobs run their recorded run time and
+    are planned by their requested time. The site's own scheduler made the recorded waits.
+    """
+    from wass_chat.batch.swf_validation import BASELINES, compare_swf_log, load_swf_log
+
+    began = time.process_time()
+    log = load_swf_log(trace)
+    show = (
+        None
+        if as_json or len(log.workload) < PROGRESS_MIN_JOBS
+        else (lambda name, k, total: err_console.print(f"{name}: {k:,}/{total:,} jobs", end="\r"))
+    )
+    report = compare_swf_log(log, schedulers or BASELINES, launch_delay, show)
+    report["cpu_s"] = time.process_time() - began
+    emit(report, as_json, _render_swf)
+
+
+def _render_swf(r: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    m = r["machine"]
+    parts = ", ".join(m["partitions"].values())
+    console.print(
+        f"[bold]{r['jobs']:,} jobs[/] from {r['source']} ({r['with_recorded_wait']:,} with a "
+        f"recorded wait; {r['skipped_without_run']:,} lines without a run left out)"
+    )
+    console.print(
+        f"  machine: {m['installation'] or m['computer'] or 'unnamed'}, {m['max_procs']:,} "
+        "processors" + (f"; partitions {parts}" if parts else "")
+    )
+    if m["note"]:
+        console.print(f"  note: {m['note']}")
+    console.print(
+        f"  shortest recorded wait {duration(r['recorded_min_wait_s'])}; launch delay "
+        f"{r['launch_delay_s']} s"
+    )
+    runs = r["runs"]
+    first = next(iter(runs.values()))
+    table = Table(
+        title=f"starts: simulated against recorded (tolerance {first['tolerance_s']:.0f} s)"
+    )
+    for col in ("scheduler", "within tolerance", "start-order rank corr.", "|error| median"):
+        table.add_column(col, justify="left" if col == "scheduler" else "right")
+    rows = [*runs.items(), ("no queue (reference)", r["no_queue_reference"])]
+    for name, a in rows:
+        table.add_row(
+            name,
+            f"{100 * a['within_tolerance']:.1f}%",
+            f"{a['start_rank_correlation']:.3f}",
+            duration(a["error_median_abs_s"]),
+        )
+    console.print(table)
+    waits = Table(title="waits")
+    for col in ("", "mean", "median", "p95"):
+        waits.add_column(col, justify="left" if not col else "right")
+    wait_rows = [("recorded", first["recorded_waits"])]
+    wait_rows += [(name, a["simulated_waits"]) for name, a in runs.items()]
+    for label, stats in wait_rows:
+        waits.add_row(label, *[duration(stats[k]) for k in ("mean_s", "median_s", "p95_s")])
+    console.print(waits)
+    name = next(iter(runs))
+    sizes = Table(title=f"{name} by job size (share of the machine)")
+    for col in ("size", "jobs", "within tolerance", "median wait recorded", "simulated"):
+        sizes.add_column(col, justify="left" if col == "size" else "right")
+    for label, a in runs[name]["by_size"].items():
+        sizes.add_row(
+            label,
+            f"{a['jobs']:,}",
+            f"{100 * a['within_tolerance']:.1f}%",
+            duration(a["recorded_waits"]["median_s"]),
+            duration(a["simulated_waits"]["median_s"]),
+        )
+    console.print(sizes)
+    console.print(f"[dim]{r['cpu_s']:.1f} s CPU[/]")
 
 
 def bench_command(
