@@ -32,7 +32,8 @@ from policy.learned.instance_context import (
     PLANNED_COMPUTE,
     SERVE,
 )
-from policy.learned.model import GraphEncoder, NetConfig
+from policy.learned.model import GraphEncoder
+from policy.learned.net_config import NetConfig
 
 
 class QNet(GraphEncoder):

@@ -11,7 +11,7 @@ chosen and carry no probability mass.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import torch
 from torch import Tensor, nn
@@ -20,18 +20,9 @@ from torch_geometric.nn import HeteroConv, SAGEConv
 
 from policy.learned.features import FILE_FEATURES, NODE_FEATURES, TASK_FEATURES, graph_metadata
 from policy.learned.instance_context import CANDIDATE_FEATURES, PRIOR_COST_TO_GO, PRIOR_GAP
+from policy.learned.net_config import NetConfig
 
 INPUT_FEATURES = {"task": TASK_FEATURES, "compute": NODE_FEATURES, "file": FILE_FEATURES}
-
-
-@dataclass(frozen=True)
-class NetConfig:
-    """Shape of the network (stored in checkpoints)."""
-
-    hidden: int = 64
-    """Width of every embedding and hidden layer."""
-    layers: int = 2
-    """Message-passing rounds of the encoder."""
 
 
 class GraphEncoder(nn.Module):

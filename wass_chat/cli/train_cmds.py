@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from policy.learned.config import TrainConfig
+from policy.learned.run import HeldOutEvaluation
 from wass_chat.cli.array_run import ARRAY_DIR_HELP, SLURM_ARRAY_HELP
 from wass_chat.cli.output import console, emit, err_console
 from wass_chat.cli.train_inputs import ccrs_of as _ccrs
@@ -16,43 +17,60 @@ from wass_chat.cli.train_inputs import recipes_of as _recipes
 
 if TYPE_CHECKING:
     from policy.learned.evaluate import Evaluation
+    from policy.learned.teacher import PredictorFit, Teacher
 
 train_app = typer.Typer(
     help="Train the learned placement policy and its RAG teacher, or the DQN scheduler."
 )
 
 RECIPES_HELP = "Comma-separated recipes to train on (default: all nine)."
+TEACHER_INSTANCES = 36
+"""Instances the RAG teacher's predictor is fitted on (`train policy`, `train predictor`)."""
+_TRAIN = TrainConfig()
+"""`train policy`'s defaults are the config's (tests/learned/test_train_config.py)."""
+_HELD_OUT = HeldOutEvaluation()
+_CCRS = ",".join(f"{c:g}" for c in _TRAIN.ccrs)
 
 
 @train_app.command("policy")
 def train_policy(
-    no_rag: bool = typer.Option(False, "--no-rag", help="Sparse reward only (the ablation)."),
+    no_rag: bool = typer.Option(
+        not _TRAIN.use_rag, "--no-rag", help="Sparse reward only (the ablation)."
+    ),
     budget: float | None = typer.Option(
-        None,
+        _TRAIN.budget_minutes,
         help="Optional wall-clock cap in minutes (expert iteration and PPO stop early when it is "
         "spent); default: none, training runs its --updates whatever the load.",
     ),
-    updates: int = typer.Option(30, help="PPO updates: the step budget training stops on."),
-    instances: int = typer.Option(64, help="Distinct training instances."),
+    updates: int = typer.Option(
+        _TRAIN.updates, help="PPO updates: the step budget training stops on."
+    ),
+    instances: int = typer.Option(_TRAIN.train_instances, help="Distinct training instances."),
     recipes: str = typer.Option(None, help=RECIPES_HELP),
     holdout: str = typer.Option(
         None, "--holdout-recipes", help="Recipes kept out of training, evaluated separately."
     ),
-    ccrs: str = typer.Option("0,1", help="Data regimes: 0 = WfCommons sizes, else a CCR."),
-    seed: int = typer.Option(0, help="Training seed."),
-    workers: int = typer.Option(2, help="Rollout processes."),
-    out: Path = typer.Option(Path("out/train"), help="Where checkpoint and metrics go."),
-    eval_instances: int = typer.Option(24, help="Held-out instances to evaluate on."),
+    ccrs: str = typer.Option(_CCRS, help="Data regimes: 0 = WfCommons sizes, else a CCR."),
+    seed: int = typer.Option(_TRAIN.seed, help="Training seed."),
+    workers: int = typer.Option(_TRAIN.workers, help="Rollout processes."),
+    out: Path = typer.Option(Path(_TRAIN.out_dir), help="Where checkpoint and metrics go."),
+    eval_instances: int = typer.Option(
+        _HELD_OUT.instances, help="Held-out instances to evaluate on."
+    ),
     validation: int = typer.Option(
-        12, help="Validation instances (training seeds) that pick the kept weights; 0: last."
+        _TRAIN.validation_instances,
+        help="Validation instances (training seeds) that pick the kept weights; 0: last.",
     ),
     teacher_instances: int = typer.Option(
-        36, help="Instances the RAG teacher's predictor is trained and tested on."
+        TEACHER_INSTANCES, help="Instances the RAG teacher's predictor is trained and tested on."
     ),
     expert_iterations: int = typer.Option(
-        0, help="Rounds of imitating the policy's own one-step lookahead before PPO."
+        _TRAIN.expert_iterations,
+        help="Rounds of imitating the policy's own one-step lookahead before PPO.",
     ),
-    expert_instances: int = typer.Option(12, help="Instances the lookahead labels per round."),
+    expert_instances: int = typer.Option(
+        _TRAIN.expert_instances, help="Instances the lookahead labels per round."
+    ),
     init: Path = typer.Option(
         None, exists=True, dir_okay=False, help="Start from this checkpoint, not from scratch."
     ),
@@ -61,28 +79,26 @@ def train_policy(
         False, "--reembed-kb", help="Then re-embed the knowledge base with the new encoder."
     ),
     estimates: str = typer.Option(
-        "oracle",
+        _TRAIN.estimates,
         help="oracle: the exact setting; user: plan on walltime requests (RAG: "
         "calibrated by --history), run realised values.",
     ),
     history: Path = typer.Option(
         None, help="Realised executions for --estimates user (`wass-chat estimates seed`)."
     ),
-    noise: float = typer.Option(1.0, min=0.0, help="Scale of realised spreads (--estimates)."),
+    noise: float = typer.Option(
+        _TRAIN.noise, min=0.0, help="Scale of realised spreads (--estimates)."
+    ),
 ) -> None:
     """Train the policy (optional expert iteration, then PPO) and evaluate it held-out."""
-    from policy.learned.evaluate import HeldOutDraw, evaluate_regimes
-    from policy.learned.model import load_checkpoint
-    from policy.learned.train import TrainConfig, setting_of, train
+    from policy.learned.run import run_train
     from wass_chat.cli.train_inputs import check_estimates, uncertain_training
-    from wass_chat.config import settings
 
     held = _recipes(holdout) if holdout else ()
     names = tuple(r for r in _recipes(recipes) if r not in held)
-    regimes = _ccrs(ccrs)
     check_estimates(estimates, not no_rag, history)
     cfg = TrainConfig(
-        seed=seed, recipes=names, train_instances=instances, updates=updates, ccrs=regimes,
+        seed=seed, recipes=names, train_instances=instances, updates=updates, ccrs=_ccrs(ccrs),
         budget_minutes=budget, use_rag=not no_rag, workers=workers,
         validation_instances=validation, expert_iterations=expert_iterations,
         expert_instances=expert_instances, init=str(init) if init else None,
@@ -92,67 +108,64 @@ def train_policy(
     teacher, predictions = uncertain_training(cfg, history, eval_instances)
     fit = None
     if cfg.use_rag and estimates == "oracle":
-        from kb.store import KnowledgeBase
-        from policy.learned.instances import sample_specs as draw
-        from wass_chat.learning import build_teacher
-
-        built = build_teacher(
-            KnowledgeBase(settings().kb_dir),
-            draw(names, teacher_instances, seed + 17, cfg.tasks, cfg.nodes, ccrs=regimes),
-            cfg.network_model,
-            seed=seed,
-        )
-        teacher, fit = built.teacher, built.fit
-        err_console.print(  # progress: stderr, so --json stays one document on stdout
-            f"predictor (held-out episodes): R^2 {fit.r2:.3f} on log(makespan / time unit), "
-            f"{fit.r2_log_makespan:.3f} on log(makespan); MAPE {fit.mape:.2%}"
-        )
-    result = train(cfg, teacher=teacher, progress=not as_json, predictions=predictions)
-    net, _ = load_checkpoint(str(result.checkpoint))
-    splits = {"held_out": names, "generalisation": held}
-    scored = partial(evaluate_regimes, setting=setting_of(cfg), predictions=predictions)
-    results = {
-        split: scored(net, HeldOutDraw(rs, eval_instances, seed, cfg.tasks, cfg.nodes, regimes))
-        for split, rs in splits.items()
-        if rs
-    }
-    data = {
-        "checkpoint": str(result.checkpoint),
-        "metrics": str(result.metrics_path),
-        "minutes": result.seconds / 60,
-        "best_update": result.best_update,
-        "kept": result.kept,
-        "validation_ratio": result.validation_ratio,
-        "rag": cfg.use_rag,
-        "estimates": estimates,
+        teacher, fit = _oracle_teacher(cfg, teacher_instances)
+    run = run_train(
+        cfg,
+        None if as_json else _print_line,
+        evaluation=HeldOutEvaluation(eval_instances, held),
+        teacher=teacher,
+        predictions=predictions,
+    )
+    data = run.document() | {
         "predictor": asdict(fit) if fit else None,
-        "kb_reembed": _reembed_kb(result.checkpoint) if reembed_kb else None,
-        **{
-            split: {regime: asdict(ev) for regime, ev in evs.items()}
-            for split, evs in results.items()
-        },
+        "kb_reembed": _reembed_kb(run.train.checkpoint) if reembed_kb else None,
     }
 
     def render(d: dict[str, object]) -> None:
-        for split, evs in results.items():
+        for split, evs in run.evaluations.items():
             for regime, ev in evs.items():
                 console.print(f"{split} {regime}: {_line(ev)}")
-        if result.kept is not None:
+        if run.train.kept is not None:
             console.print(
-                f"kept the weights of {result.kept} (validation makespan/HEFT "
-                f"{result.validation_ratio:.4f})"
+                f"kept the weights of {run.train.kept} (validation makespan/HEFT "
+                f"{run.train.validation_ratio:.4f})"
             )
         console.print(f"checkpoint {d['checkpoint']}")
 
     emit(data, as_json, render)
 
 
+def _print_line(line: str) -> None:
+    """A training progress line, on stdout as training always printed them."""
+    print(line, flush=True)
+
+
+def _oracle_teacher(cfg: TrainConfig, instances: int) -> tuple[Teacher, PredictorFit]:
+    """The RAG teacher of the exact setting: its predictor trained on ``instances`` simulated
+    instances with cases retrieved from the settings' knowledge base; the fit on stderr."""
+    from kb.store import KnowledgeBase
+    from policy.learned.instances import sample_specs as draw
+    from wass_chat.config import settings
+    from wass_chat.learning import build_teacher
+
+    specs = draw(cfg.recipes, instances, cfg.seed + 17, cfg.tasks, cfg.nodes, ccrs=cfg.ccrs)
+    built = build_teacher(KnowledgeBase(settings().kb_dir), specs, cfg.network_model, seed=cfg.seed)
+    fit = built.fit
+    err_console.print(  # progress: stderr, so --json stays one document on stdout
+        f"predictor (held-out episodes): R^2 {fit.r2:.3f} on log(makespan / time unit), "
+        f"{fit.r2_log_makespan:.3f} on log(makespan); MAPE {fit.mape:.2%}"
+    )
+    return built.teacher, fit
+
+
 @train_app.command("predictor")
 def train_predictor(
-    instances: int = typer.Option(36, help="Training-seed instances to simulate decisions on."),
+    instances: int = typer.Option(
+        TEACHER_INSTANCES, help="Training-seed instances to simulate decisions on."
+    ),
     samples: int = typer.Option(3, help="Stochastic episodes per instance (plus one HEFT-led)."),
     recipes: str = typer.Option(None, help=RECIPES_HELP),
-    ccrs: str = typer.Option("0,1", help="Data regimes: 0 = WfCommons sizes, else a CCR."),
+    ccrs: str = typer.Option(_CCRS, help="Data regimes: 0 = WfCommons sizes, else a CCR."),
     seed: int = typer.Option(0, help="Instance draw, sampling and split seed."),
     kb_dir: Path = typer.Option(None, "--kb", help="Knowledge base (default: WASS_HOME/kb)."),
     out: Path = typer.Option(None, help="Save the trained predictor here (.pt)."),
@@ -200,9 +213,9 @@ def train_evaluate(
     untrained: bool = typer.Option(
         False, "--untrained", help="Evaluate a fresh network (seed 0): the prior alone."
     ),
-    instances: int = typer.Option(24, help="Held-out instances."),
+    instances: int = typer.Option(_HELD_OUT.instances, help="Held-out instances."),
     recipes: str = typer.Option(None, help=RECIPES_HELP),
-    ccrs: str = typer.Option("0,1", help="Data regimes: 0 = WfCommons sizes, else a CCR."),
+    ccrs: str = typer.Option(_CCRS, help="Data regimes: 0 = WfCommons sizes, else a CCR."),
     seed: int = typer.Option(0, help="Evaluation draw seed."),
     lookahead: int = typer.Option(
         0, help="Score policy-lookahead over this many candidates instead (0: greedy)."

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def recipes_of(text: str | None) -> tuple[str, ...]:
     """The recipes of ``--recipes`` (all nine when empty), or a one-line error."""
-    from policy.learned.instances import ALL_RECIPES
+    from policy.learned.config import ALL_RECIPES
     from sim.errors import InputError
 
     if not text:
