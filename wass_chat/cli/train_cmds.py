@@ -14,6 +14,7 @@ from wass_chat.cli.array_run import ARRAY_DIR_HELP, SLURM_ARRAY_HELP
 from wass_chat.cli.output import console, emit, err_console
 from wass_chat.cli.train_inputs import ccrs_of as _ccrs
 from wass_chat.cli.train_inputs import recipes_of as _recipes
+from wass_chat.slurm.arrays.config import EVALUATE_MEMORY_MB, ArrayConfig
 
 if TYPE_CHECKING:
     from policy.learned.evaluate import Evaluation
@@ -29,6 +30,7 @@ TEACHER_INSTANCES = 36
 _TRAIN = TrainConfig()
 """`train policy`'s defaults are the config's (tests/learned/test_train_config.py)."""
 _HELD_OUT = HeldOutEvaluation()
+_ARRAY = ArrayConfig()
 _CCRS = ",".join(f"{c:g}" for c in _TRAIN.ccrs)
 
 
@@ -221,9 +223,9 @@ def train_evaluate(
         0, help="Score policy-lookahead over this many candidates instead (0: greedy)."
     ),
     workers: int = typer.Option(2, help="Processes for --lookahead (per array task)."),
-    slurm_array: int = typer.Option(0, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
-    array_dir: Path | None = typer.Option(None, "--array-dir", help=ARRAY_DIR_HELP),
-    memory_mb: int = typer.Option(2000, "--slurm-mem", help="MB per array task."),
+    slurm_array: int = typer.Option(_ARRAY.tasks, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
+    array_dir: Path | None = typer.Option(_ARRAY.directory, "--array-dir", help=ARRAY_DIR_HELP),
+    memory_mb: int = typer.Option(EVALUATE_MEMORY_MB, "--slurm-mem", help="MB per array task."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Greedy policy (or its lookahead) against HEFT on instances from held-out seeds."""
@@ -235,11 +237,12 @@ def train_evaluate(
         raise InputError("train evaluate", ["give a CHECKPOINT or --untrained, not both"])
     draw = HeldOutDraw(_recipes(recipes), instances, seed, (50, 200), (8, 16, 32), _ccrs(ccrs))
     if slurm_array:
-        from wass_chat.cli.slurm_array_cmds import evaluate_on_slurm
+        from wass_chat.cli.array_run import array_report
+        from wass_chat.slurm.arrays.work import evaluate_on_slurm
 
-        evs = evaluate_on_slurm(
-            checkpoint, draw, lookahead, workers, slurm_array, array_dir, memory_mb
-        )
+        array = ArrayConfig(slurm_array, array_dir, memory_mb)
+        with array_report() as report:
+            evs = evaluate_on_slurm(checkpoint, draw, lookahead, workers, array, report)
     else:
         net = evaluation_net(checkpoint)
         evs = evaluate_regimes(net, draw, lookahead=lookahead, workers=workers)
