@@ -1,7 +1,7 @@
 """Seeding split into independent tasks, each writing its own shard file, merged once at the end.
 
 Why: one machine seeds ~19 cases/s; a site's cluster runs many such tasks at once, and a Slurm
-job array (submitted by :mod:`wass_chat.slurm.job_array`) is the engine that runs them. This
+job array (submitted by :mod:`wass_chat.slurm.arrays`) is the engine that runs them. This
 module is the part that runs on the nodes, and the merge; it knows nothing about Slurm. The
 array directory, its plan file and the atomic publication of shards are
 :mod:`sim.array_plan`'s, shared with the bench's and the evaluation's arrays.

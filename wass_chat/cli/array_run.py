@@ -15,7 +15,7 @@ from wass_chat.cli.output import err_console
 if TYPE_CHECKING:
     from rich.status import Status
 
-    from wass_chat.slurm.job_array import ArrayProgress
+    from wass_chat.slurm.arrays.status import ArrayProgress
 
 SLURM_ARRAY_HELP = "Run as N Slurm array tasks, then merge (re-running submits only the missing)."
 ARRAY_DIR_HELP = (

@@ -15,18 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from wass_chat.slurm.arrays.config import ArrayConfig
+from wass_chat.slurm.arrays.status import ArrayProgress, wait
+from wass_chat.slurm.arrays.submissions import Submission, task_list
+from wass_chat.slurm.arrays.submit import ArrayResources, prepare, script_path, submit_missing
+from wass_chat.slurm.arrays.usage import settled_usage
 from wass_chat.slurm.commands import SlurmCommands
-from wass_chat.slurm.job_array import (
-    ArrayProgress,
-    ArrayResources,
-    Submission,
-    prepare,
-    script_path,
-    settled_usage,
-    submit_missing,
-    task_list,
-    wait,
-)
 
 if TYPE_CHECKING:
     from sim.array_plan import ArrayPlan

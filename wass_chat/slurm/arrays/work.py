@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from policy.bench.runner import InstanceOutcome, RunSpec
     from policy.learned.evaluate import Evaluation, HeldOutDraw
     from sim.uncertainty import RuntimePredictions
-    from wass_chat.slurm.job_array import Submission
+    from wass_chat.slurm.arrays.submissions import Submission
 
 
 def bench_on_slurm(
