@@ -25,6 +25,17 @@ from policy.learned.net_config import NetConfig
 INPUT_FEATURES = {"task": TASK_FEATURES, "compute": NODE_FEATURES, "file": FILE_FEATURES}
 
 
+def candidate_mlp(hidden: int, extra_inputs: int = 0) -> nn.Sequential:
+    """One hidden layer from a candidate's inputs (its task's and node's embeddings, the
+    candidate features, ``extra_inputs`` more) to one number: PPO's scorer and critic, the
+    DQN's two streams."""
+    return nn.Sequential(
+        nn.Linear(2 * hidden + CANDIDATE_FEATURES + extra_inputs, hidden),
+        nn.ReLU(),
+        nn.Linear(hidden, 1),
+    )
+
+
 class GraphEncoder(nn.Module):
     """The heterogeneous-graph encoder both learned schedulers share (PPO's and the DQN's)."""
 
@@ -64,9 +75,7 @@ class PolicyNet(GraphEncoder):
     def __init__(self, cfg: NetConfig | None = None) -> None:
         super().__init__(cfg)
         h = self.cfg.hidden
-        self.head = nn.Sequential(
-            nn.Linear(2 * h + CANDIDATE_FEATURES, h), nn.ReLU(), nn.Linear(h, 1)
-        )
+        self.head = candidate_mlp(h)
         # Earliest-finish prior: logits start as -eft_prior * (finish - best finish) in units of
         # the task's runtime, the finish counting the NIC time of the task's data (features.py),
         # so an untrained policy already behaves like a data-aware dynamic EFT (sampling
@@ -74,9 +83,7 @@ class PolicyNet(GraphEncoder):
         self.eft_prior = nn.Parameter(torch.tensor(40.0))
         self.lookahead_weight = nn.Parameter(torch.tensor(0.0))
         """Weight of PEFT's cost-to-go next to the finish gap in the prior (learned)."""
-        self.critic = nn.Sequential(
-            nn.Linear(2 * h + CANDIDATE_FEATURES + 1, h), nn.ReLU(), nn.Linear(h, 1)
-        )
+        self.critic = candidate_mlp(h, extra_inputs=1)
 
     def logits(self, inputs: Tensor, mask: Tensor) -> Tensor:
         """(D, N) masked logits from :meth:`candidate_inputs`."""
