@@ -70,8 +70,9 @@ def test_the_dqn_cli_defaults_are_the_configs() -> None:
     assert cli_defaults(train_dqn, {"out": "out"})["out"] == Path(config.out_dir)
 
 
-def test_every_held_out_field_has_a_docstring() -> None:
+def test_every_held_out_and_dqn_field_has_a_docstring() -> None:
     assert undocumented_fields(HeldOutEvaluation) == set()
+    assert undocumented_fields(DQNConfig) == set()
 
 
 def test_no_wall_clock_cap_unless_asked() -> None:
