@@ -18,7 +18,6 @@ from wass_chat.slurm.arrays.config import EVALUATE_MEMORY_MB, ArrayConfig
 
 if TYPE_CHECKING:
     from policy.learned.evaluate import Evaluation
-    from policy.learned.teacher import PredictorFit, Teacher
 
 train_app = typer.Typer(
     help="Train the learned placement policy and its RAG teacher, or the DQN scheduler."
@@ -94,7 +93,9 @@ def train_policy(
 ) -> None:
     """Train the policy (optional expert iteration, then PPO) and evaluate it held-out."""
     from policy.learned.run import run_train
-    from wass_chat.cli.train_inputs import check_estimates, uncertain_training
+    from wass_chat.cli.train_inputs import check_estimates
+    from wass_chat.config import settings
+    from wass_chat.learning_inputs import training_inputs
 
     held = _recipes(holdout) if holdout else ()
     names = tuple(r for r in _recipes(recipes) if r not in held)
@@ -107,16 +108,19 @@ def train_policy(
         out_dir=str(out / ("norag" if no_rag else "rag") / f"seed{seed}"),
         estimates=estimates, noise=noise,
     )  # fmt: skip
-    teacher, predictions = uncertain_training(cfg, history, eval_instances)
-    fit = None
-    if cfg.use_rag and estimates == "oracle":
-        teacher, fit = _oracle_teacher(cfg, teacher_instances)
+    inputs = training_inputs(cfg, settings().kb_dir, history, eval_instances, teacher_instances)
+    fit = inputs.fit
+    if fit is not None:
+        err_console.print(  # progress: stderr, so --json stays one document on stdout
+            f"predictor (held-out episodes): R^2 {fit.r2:.3f} on log(makespan / time unit), "
+            f"{fit.r2_log_makespan:.3f} on log(makespan); MAPE {fit.mape:.2%}"
+        )
     run = run_train(
         cfg,
         None if as_json else _print_line,
         evaluation=HeldOutEvaluation(eval_instances, held),
-        teacher=teacher,
-        predictions=predictions,
+        teacher=inputs.teacher,
+        predictions=inputs.predictions,
     )
     data = run.document() | {
         "predictor": asdict(fit) if fit else None,
@@ -140,24 +144,6 @@ def train_policy(
 def _print_line(line: str) -> None:
     """A training progress line, on stdout as training always printed them."""
     print(line, flush=True)
-
-
-def _oracle_teacher(cfg: TrainConfig, instances: int) -> tuple[Teacher, PredictorFit]:
-    """The RAG teacher of the exact setting: its predictor trained on ``instances`` simulated
-    instances with cases retrieved from the settings' knowledge base; the fit on stderr."""
-    from kb.store import KnowledgeBase
-    from policy.learned.instances import sample_specs as draw
-    from wass_chat.config import settings
-    from wass_chat.learning import build_teacher
-
-    specs = draw(cfg.recipes, instances, cfg.seed + 17, cfg.tasks, cfg.nodes, ccrs=cfg.ccrs)
-    built = build_teacher(KnowledgeBase(settings().kb_dir), specs, cfg.network_model, seed=cfg.seed)
-    fit = built.fit
-    err_console.print(  # progress: stderr, so --json stays one document on stdout
-        f"predictor (held-out episodes): R^2 {fit.r2:.3f} on log(makespan / time unit), "
-        f"{fit.r2_log_makespan:.3f} on log(makespan); MAPE {fit.mape:.2%}"
-    )
-    return built.teacher, fit
 
 
 @train_app.command("predictor")
