@@ -112,7 +112,7 @@ def bench_case_id(i: int) -> str:
 
 
 def bench_row(case_id: str, i: int) -> tuple[object, ...]:
-    """A synthetic sidecar row (see ``kb.sidecar.CASE_COLUMNS``) for bench case ``i``: real
+    """A synthetic sidecar row (see ``kb.sidecar_rows.CASE_COLUMNS``) for bench case ``i``: real
     columns a hit reads, an empty body (the bench measures retrieval, not decoding)."""
     makespan = float(i % 997)
     return (case_id, f"wf{i}", f"bench;{i}", "bench", "p", SCHEDULERS[i % 4], makespan, "",

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from kb.records import is_real
-from kb.sidecar import CaseRow
+from kb.sidecar_rows import CaseRow
 from kb.store import KnowledgeBase
 from sim.model import Platform
 

@@ -16,7 +16,7 @@ from typing import Any
 from kb.codec import case_from_bytes
 from kb.decisions import DecisionRecord
 from kb.records import CaseRecord, is_real
-from kb.sidecar import CaseHit
+from kb.sidecar_rows import CaseHit
 
 _TIE = 1e-6
 """Similarities closer than this count as equal when ranking."""

@@ -1,7 +1,7 @@
 """Seeding split into independent tasks, each writing its own shard file, merged once at the end.
 
 Why: one machine seeds ~19 cases/s; a site's cluster runs many such tasks at once, and a Slurm
-job array (submitted by :mod:`wass_chat.slurm.job_array`) is the engine that runs them. This
+job array (submitted by :mod:`wass_chat.slurm.arrays`) is the engine that runs them. This
 module is the part that runs on the nodes, and the merge; it knows nothing about Slurm. The
 array directory, its plan file and the atomic publication of shards are
 :mod:`sim.array_plan`'s, shared with the bench's and the evaluation's arrays.
@@ -38,7 +38,7 @@ from kb.codec import (
 )
 from kb.embedding import StructuralEmbedder
 from kb.seed import SeedConfig, SeededJob, SeedJob, plan_seed, seeded_chunks
-from kb.sidecar import CASE_COLUMNS, case_row
+from kb.sidecar_rows import CASE_COLUMNS, case_row
 from kb.store import MAX_BATCH, KnowledgeBase
 from sim.array_plan import ArrayPlan, clear_partial, publish, read_plan, task_main
 from sim.errors import InputError

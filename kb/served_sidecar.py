@@ -6,7 +6,7 @@ saw the same vectors but not the same records. A served store keeps the sidecar'
 as three Chroma collections on the same server, which any client reaches over HTTP:
 
 * ``wass-sidecar-cases``: id = case id, metadata = the columns of
-  :data:`kb.sidecar.CASE_COLUMNS` (what curation and a hit read), the compressed record under
+  :data:`kb.sidecar_rows.CASE_COLUMNS` (what curation and a hit read), the compressed record under
   ``body`` in base64;
 * ``wass-sidecar-decisions``: metadata ``case_id`` and ``body`` (the compressed decision);
 * ``wass-sidecar-store``: the store's metadata rows (active embedder, the Chroma sync mark),
@@ -40,7 +40,7 @@ import numpy as np
 from kb.codec import case_to_bytes, decision_to_bytes
 from kb.decisions import DecisionRecord
 from kb.records import CaseRecord, is_real
-from kb.sidecar import CASE_COLUMNS, TABLES, ActiveEmbedder, CaseHit, CaseRow, case_row
+from kb.sidecar_rows import CASE_COLUMNS, TABLES, ActiveEmbedder, CaseHit, CaseRow, case_row
 
 PREFIX = "wass-sidecar-"
 PAGE = 5000
@@ -226,7 +226,7 @@ class ServedSidecar:
         return result
 
     def hits(self, ids: Sequence[str]) -> dict[str, CaseHit]:
-        """id -> :class:`~kb.sidecar.CaseHit` for the stored cases among ``ids``."""
+        """id -> :class:`~kb.sidecar_rows.CaseHit` for the stored cases among ``ids``."""
         found: dict[str, CaseHit] = {}
         for page in _pages(ids):
             got = self._tables["cases"].get(ids=page, include=["metadatas"])

@@ -19,13 +19,21 @@ import functools
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 from kb.codec import case_to_bytes, decision_to_bytes, workflow_name_from_bytes
 from kb.decisions import DecisionRecord
 from kb.records import CaseRecord
+from kb.sidecar_rows import (
+    CASE_COLUMNS,
+    REAL_RANGE,
+    TABLES,
+    ActiveEmbedder,
+    CaseHit,
+    CaseRow,
+    case_row,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cases (
@@ -70,34 +78,10 @@ CREATE TABLE IF NOT EXISTS store_metadata (
 );
 """
 _MARK_PENDING = "INSERT OR REPLACE INTO chroma_sync VALUES (1, 1, '')"
-TABLES = ("cases", "decisions", "failed_cases")
-"""The record tables: cases (each with a vector), their decisions, and the cases of real runs
-that did not complete (``failed_cases``: kept apart, never retrieved, no vectors)."""
-REAL_RANGE = ("slurm:", "slurm;")
-"""Sources from ``slurm:`` (inclusive) to ``slurm;`` (exclusive): every real run's, as an
-index range (``LIKE`` would not use the index)."""
-
-
-CASE_COLUMNS = (
-    "id", "workflow_hash", "workflow_key", "platform", "platform_hash", "scheduler", "makespan",
-    "placement_hash", "nodes_used", "weight", "source", "recorded_at", "body", "workflow",
-)  # fmt: skip
-"""Columns of the ``cases`` table, in the order :meth:`Sidecar.insert_case_rows` expects."""
 _INSERT_CASE = (
     f"INSERT OR REPLACE INTO cases ({','.join(CASE_COLUMNS)})"
     f" VALUES ({','.join('?' * len(CASE_COLUMNS))})"
 )
-
-
-def case_row(case: CaseRecord, body: bytes) -> tuple[object, ...]:
-    """The ``cases`` row of ``case`` (values in :data:`CASE_COLUMNS` order), ``body`` its
-    encoded record: what :meth:`Sidecar.put_cases` stores, and what seeding shards carry."""
-    c = case
-    return (
-        c.case_id, c.workflow_hash, c.workflow_key, c.platform.name, c.platform_hash,
-        c.scheduler, c.metrics.makespan, c.placement_hash, ",".join(c.nodes_used),
-        c.weight, c.source, c.recorded_at, body, c.workflow.name,
-    )  # fmt: skip
 
 
 P = ParamSpec("P")
@@ -122,50 +106,6 @@ def _in_chunks(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, list[
     for i in range(0, len(ids), size):
         chunk = list(ids[i : i + size])
         yield ",".join("?" * len(chunk)), chunk
-
-
-@dataclass(frozen=True, slots=True)
-class ActiveEmbedder:
-    """Which embedder filled the store's collections, as :meth:`Sidecar.active_embedder` reads
-    it back: the name ``kb.embedders.embedder_by_name`` rebuilds it from, and its checksum."""
-
-    name: str
-    checksum: str
-
-
-@dataclass(frozen=True, slots=True)
-class CaseRow:
-    """The curation columns of one stored case (its body left compressed)."""
-
-    id: str
-    workflow_hash: str
-    platform: str
-    platform_hash: str
-    scheduler: str
-    makespan: float
-    placement_hash: str
-    nodes_used: tuple[str, ...]
-    weight: int
-    source: str
-    workflow_key: str = ""
-    """How the workflow was made (``montage;tasks=100;seed=7``), else its content hash."""
-
-    @property
-    def kind(self) -> str:
-        """The recipe or shape of a generated workflow (``montage``), else ``other``."""
-        return self.workflow_key.split(";")[0] if ";" in self.workflow_key else "other"
-
-
-@dataclass(frozen=True, slots=True)
-class CaseHit:
-    """What a retrieval hit shows without decoding the record, plus the compressed record."""
-
-    scheduler: str
-    makespan: float
-    workflow: str
-    platform: str
-    source: str
-    body: bytes
 
 
 class Sidecar:

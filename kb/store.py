@@ -41,7 +41,8 @@ from kb.records import CaseRecord, platform_hash
 from kb.retrieve import RetrievedCase, RetrievedDecision, rank_cases, rank_decisions, tie_cut
 from kb.served_sidecar import ServedSidecar
 from kb.shards import CaseShards, platform_family
-from kb.sidecar import ActiveEmbedder, Sidecar
+from kb.sidecar import Sidecar
+from kb.sidecar_rows import ActiveEmbedder
 from sim.errors import InputError
 from sim.model import Platform, Workflow
 

@@ -13,17 +13,25 @@ from sim.model import Platform, Workflow
 from sim.occupancy import Occupancy
 
 
-@dataclass(frozen=True)
-class SJF(ListScheduler):
-    """The ready task with the shortest mean compute time first, to its earliest-finish node."""
+class DurationOrder(ListScheduler):
+    """Batch list scheduling by mean compute time: the ready task with the shortest
+    (``shortest``) or the longest goes first, to its earliest-finish node. SJF and LJF differ in
+    that one flag only."""
 
-    name: str = "sjf"
-    description: ClassVar[str] = "Shortest job first among ready tasks, earliest-finish node"
+    shortest: ClassVar[bool] = True
 
     def plan(
         self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
     ) -> Plan:
         durations = {t.id: mean_compute_time(workflow, platform, t.id) for t in workflow.tasks}
         return batch_list_schedule(
-            workflow, platform, by_duration(durations, shortest=True), occupancy
+            workflow, platform, by_duration(durations, shortest=self.shortest), occupancy
         )
+
+
+@dataclass(frozen=True)
+class SJF(DurationOrder):
+    """The ready task with the shortest mean compute time first, to its earliest-finish node."""
+
+    name: str = "sjf"
+    description: ClassVar[str] = "Shortest job first among ready tasks, earliest-finish node"

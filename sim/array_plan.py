@@ -4,7 +4,7 @@ Why: the knowledge-base seed, the bench and the policy's held-out evaluation are
 list of independent items (seed jobs, bench instances, evaluation instances) that a site's
 cluster can run as the tasks of one Slurm job array. This module is the part every one of them
 shares on the nodes and in the merge; it knows nothing about Slurm (which submits the tasks:
-:mod:`wass_chat.slurm.job_array`) and lives on the lowest floor so every floor's tasks can use it.
+:mod:`wass_chat.slurm.arrays`) and lives on the lowest floor so every floor's tasks can use it.
 
 An *array directory* holds ``plan.json`` (what is computed, as JSON, and the number of tasks),
 ``shard-KKKKK.<suffix>`` for each finished task K and, while task K runs,

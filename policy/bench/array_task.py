@@ -1,7 +1,7 @@
 """The bench split into array tasks: each runs its block of the matrix and writes its records.
 
 Why: a bench of hundreds of instances is hours on one machine and independent per instance, so
-a Slurm job array (submitted by :mod:`wass_chat.slurm.job_array`) can spread it over a cluster.
+a Slurm job array (submitted by :mod:`wass_chat.slurm.arrays`) can spread it over a cluster.
 This module is the part that runs on the nodes, and the merge; the plan file and the atomic
 shards are :mod:`sim.array_plan`'s. Task K runs the K-th contiguous block of the matrix's
 instances with :func:`~policy.bench.runner.run_matrix`, appending each instance's outcome to

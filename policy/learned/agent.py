@@ -14,7 +14,8 @@ from typing import ClassVar, Literal
 import numpy as np
 import torch
 
-from policy.learned.features import build_graph, candidate_features
+from policy.learned.encoded_instance import EncodedInstance
+from policy.learned.features import candidate_features
 from policy.learned.instance_context import InstanceContext, Spreads
 from policy.learned.model import PolicyNet
 from sim.model import Platform, Workflow
@@ -45,7 +46,7 @@ class Trajectory:
         return len(self.actions)
 
 
-class LearnedPolicy:
+class LearnedPolicy(EncodedInstance):
     """GNN + MLP placement policy (``greedy`` by default)."""
 
     name: str = "policy"
@@ -68,19 +69,9 @@ class LearnedPolicy:
         self._placed = 0
 
     def reset(self, workflow: Workflow, platform: Platform) -> None:
-        self._ctx = InstanceContext.of(workflow, platform, self.spreads)
-        with torch.no_grad():
-            self._emb = self.net.encode(build_graph(self._ctx))
+        self.encode_instance(self.net, workflow, platform, self.spreads)
         self.trajectory = Trajectory()
         self._placed = 0
-
-    @property
-    def context(self) -> InstanceContext:
-        assert self._ctx is not None, "reset() first"
-        return self._ctx
-
-    def priority(self, task: str) -> float:
-        return self.context.upward[task]
 
     def choose_node(self, task: str, view: ClusterView) -> str:
         ctx = self.context

@@ -7,11 +7,22 @@ onto it, and the checkpoint records it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from policy.learned.instances import ALL_RECIPES
-from policy.learned.model import NetConfig
-from sim.schedule import NetworkModel
+from policy.learned.net_config import NetConfig
+
+if TYPE_CHECKING:
+    from sim.schedule import NetworkModel
+
+ALL_RECIPES = (
+    "montage", "epigenomics", "genome", "seismology", "soykb",
+    "srasearch", "blast", "bwa", "cycles",
+)  # fmt: skip
+"""The WfCommons recipes training draws from by default."""
+TrainProgress = Callable[[str], None]
+"""Called with each progress line of a training run (PPO's and the DQN's)."""
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -33,11 +33,12 @@ import torch
 from torch import nn
 from torch_geometric.data import Batch, HeteroData
 
+from policy.learned.config import TrainProgress
 from policy.learned.dqn_agent import DQNPolicy, transitions
+from policy.learned.dqn_config import DQNConfig
 from policy.learned.dqn_model import QNet, save_qnet
 from policy.learned.features import build_graph
 from policy.learned.instance_context import InstanceContext
-from policy.learned.model import NetConfig
 from policy.learned.replay import PrioritizedReplay, Transition
 from sim.arrivals import StreamSpec, merge_stream, poisson_stream
 from sim.engine import simulate
@@ -45,59 +46,10 @@ from sim.metrics import stream_summary
 from sim.model import Platform, Workflow
 from sim.placement import EarliestFinishPlacement
 from sim.platforms import generate_platform, gpu_cluster_spec
-from sim.schedule import NetworkModel
 
 TRAINING_SEEDS = 1_000_000
 """Training streams are drawn from seeds at and above this; validation from ``2 * it``: never
 the bench's seeds (0, 1, ...)."""
-
-
-@dataclass(frozen=True)
-class DQNConfig:
-    """Everything one DQN training run depends on."""
-
-    seed: int = 0
-    """Seeds the network, the training streams, exploration and replay sampling."""
-    total_steps: int = 10_000
-    """Decisions to train on (environment steps): the budget."""
-    learning_rate: float = 5e-5
-    buffer_size: int = 10_000
-    """Transitions the replay keeps (the oldest are overwritten)."""
-    gamma: float = 0.9
-    """Discount: a horizon of about ten decisions (longer ones bootstrapped badly here)."""
-    target_network_frequency: int = 1_000
-    """Steps between copies of the online network into the target network."""
-    batch_size: int = 32
-    start_epsilon: float = 1.0
-    end_epsilon: float = 0.05
-    exploration_fraction: float = 0.5
-    """Share of ``total_steps`` over which epsilon falls linearly to ``end_epsilon``."""
-    learning_starts: int = 500
-    """Steps collected before the first gradient step."""
-    train_frequency: int = 4
-    """Steps between gradient steps."""
-    alpha: float = 0.6
-    """Prioritization exponent of the replay (0: uniform)."""
-    beta_start: float = 0.4
-    """Importance-weight exponent at the start; it rises linearly to 1 over the budget."""
-    max_grad_norm: float = 10.0
-    stream_sizes: tuple[int, int] = (3, 12)
-    """Workflows per training stream (inclusive range)."""
-    stream_tasks: tuple[int, int] = (6, 16)
-    """Tasks per workflow (inclusive range)."""
-    windows: tuple[float, float] = (0.0, 300.0)
-    """Range of the seconds over which a training stream arrives."""
-    nodes: tuple[int, ...] = (4, 6, 8)
-    """Sizes of the training GPU clusters (``gpu:N``)."""
-    ccr: float = 0.1
-    validation_streams: int = 10
-    validate_every: int = 1_000
-    network_model: NetworkModel = "fair"
-    torch_threads: int = 1
-    """Torch threads while training: on small graphs, and on a shared 2-core machine, one is
-    the fastest (more made an update 50x slower at a load of 13)."""
-    net: NetConfig = field(default_factory=NetConfig)
-    out_dir: str = "out/dqn"
 
 
 @dataclass
@@ -209,8 +161,9 @@ def td_update(
     return float(loss.detach()), td.detach().numpy(), float(q_taken.detach().mean())
 
 
-def train(cfg: DQNConfig, progress: bool = True) -> DQNResult:
-    """Train a Q-network; returns where the checkpoint and metrics were written."""
+def train(cfg: DQNConfig, progress: TrainProgress | None = None) -> DQNResult:
+    """Train a Q-network; returns where the checkpoint and metrics were written (``progress``:
+    called with a line every ten episodes and at each validation)."""
     start = time.monotonic()
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
@@ -240,8 +193,8 @@ def train(cfg: DQNConfig, progress: bool = True) -> DQNResult:
         print(json.dumps({"val/step": step, "val/ratio_to_eft_gm": score}), file=metrics)
         if validation and (best is None or score < best[0] - 1e-9):
             best = (score, stage, {k: v.detach().clone() for k, v in q_net.state_dict().items()})
-        if progress:
-            print(f"validation at {stage:>12s}: makespan and SLR / eft {score:.4f}", flush=True)
+        if progress is not None:
+            progress(f"validation at {stage:>12s}: makespan and SLR / eft {score:.4f}")
 
     global_step = episode = 0
     with metrics_path.open("w") as metrics:
@@ -294,12 +247,11 @@ def train(cfg: DQNConfig, progress: bool = True) -> DQNResult:
                 if global_step >= cfg.total_steps:
                     break
             episode += 1
-            if progress and episode % 10 == 0:
+            if progress is not None and episode % 10 == 0:
                 minutes = (time.monotonic() - start) / 60
-                print(
+                progress(
                     f"step {global_step:6d}  episode {episode:4d}  epsilon {epsilon:.3f}  "
                     f"makespan {result.makespan:8.1f}  {minutes:.1f} min",
-                    flush=True,
                 )
         if global_step % cfg.validate_every:
             validate(global_step, metrics)  # the final weights get their chance too

@@ -31,7 +31,8 @@ import torch
 
 from policy.base import StaticScheduler
 from policy.learned.dqn_model import QNet, load_qnet
-from policy.learned.features import build_graph, candidate_features
+from policy.learned.encoded_instance import EncodedInstance
+from policy.learned.features import candidate_features
 from policy.learned.instance_context import InstanceContext
 from policy.learned.replay import Transition
 from sim.errors import InputError
@@ -56,7 +57,7 @@ class Decision:
 
 
 @dataclass
-class DQNPolicy:
+class DQNPolicy(EncodedInstance):
     """Epsilon-greedy placement by Q-values (greedy with ``epsilon`` 0)."""
 
     net: QNet
@@ -73,18 +74,8 @@ class DQNPolicy:
         self.rng = np.random.default_rng(self.seed)
 
     def reset(self, workflow: Workflow, platform: Platform) -> None:
-        self._ctx = InstanceContext.of(workflow, platform)
-        with torch.no_grad():
-            self._emb = self.net.encode(build_graph(self._ctx))
+        self.encode_instance(self.net, workflow, platform)
         self.decisions = []
-
-    @property
-    def context(self) -> InstanceContext:
-        assert self._ctx is not None, "reset() first"
-        return self._ctx
-
-    def priority(self, task: str) -> float:
-        return self.context.upward[task]
 
     def choose_node(self, task: str, view: ClusterView) -> str:
         ctx = self.context

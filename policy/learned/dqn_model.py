@@ -26,13 +26,13 @@ import torch
 from torch import Tensor, nn
 
 from policy.learned.instance_context import (
-    CANDIDATE_FEATURES,
     FINISH_FROM_NOW,
     INBOUND,
     PLANNED_COMPUTE,
     SERVE,
 )
-from policy.learned.model import GraphEncoder, NetConfig
+from policy.learned.model import GraphEncoder, candidate_mlp
+from policy.learned.net_config import NetConfig
 
 
 class QNet(GraphEncoder):
@@ -41,12 +41,8 @@ class QNet(GraphEncoder):
     def __init__(self, cfg: NetConfig | None = None) -> None:
         super().__init__(cfg)
         h = self.cfg.hidden
-        self.advantage = nn.Sequential(
-            nn.Linear(2 * h + CANDIDATE_FEATURES, h), nn.ReLU(), nn.Linear(h, 1)
-        )
-        self.state_value = nn.Sequential(
-            nn.Linear(2 * h + CANDIDATE_FEATURES, h), nn.ReLU(), nn.Linear(h, 1)
-        )
+        self.advantage = candidate_mlp(h)
+        self.state_value = candidate_mlp(h)
         nn.init.zeros_(self.advantage[-1].weight)  # untrained: the prior alone decides
         nn.init.zeros_(self.advantage[-1].bias)
         self.prior = nn.Parameter(torch.tensor(1.0))

@@ -2,7 +2,7 @@
 
 Why: a held-out evaluation with the lookahead takes minutes per seed on one machine, and its
 instances are independent, so a Slurm job array (submitted by
-:mod:`wass_chat.slurm.job_array`) can spread them over a cluster. This module is the part that
+:mod:`wass_chat.slurm.arrays`) can spread them over a cluster. This module is the part that
 runs on the nodes, and the merge; the plan file and the atomic shards are
 :mod:`sim.array_plan`'s. The plan lists every regime's instances in the order
 :meth:`~policy.learned.evaluate.HeldOutDraw.specs` draws them; task K scores the K-th block with

@@ -15,10 +15,6 @@ import numpy as np
 
 from sim.model import Platform, Workflow
 
-ALL_RECIPES = (
-    "montage", "epigenomics", "genome", "seismology", "soykb",
-    "srasearch", "blast", "bwa", "cycles",
-)
 EVAL_SEED_OFFSET = 1_000_000
 """Evaluation seeds start here; training seeds stay below it."""
 

@@ -37,7 +37,8 @@ from policy.learned.compiled_head import compiled_chooser
 from policy.learned.features import candidate_features
 from policy.learned.instance_context import CANDIDATE_FEATURES, PRIOR_COST_TO_GO, PRIOR_GAP, Spreads
 from policy.learned.instances import InstanceSpec, materialize
-from policy.learned.model import NetConfig, PolicyNet
+from policy.learned.model import PolicyNet
+from policy.learned.net_config import NetConfig
 from policy.learned.planner import LearnedPlanner
 from policy.learned.rollout import Episode, reference_makespan, replayed_makespan
 from sim import fast

@@ -11,7 +11,7 @@ chosen and carry no probability mass.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import torch
 from torch import Tensor, nn
@@ -20,18 +20,20 @@ from torch_geometric.nn import HeteroConv, SAGEConv
 
 from policy.learned.features import FILE_FEATURES, NODE_FEATURES, TASK_FEATURES, graph_metadata
 from policy.learned.instance_context import CANDIDATE_FEATURES, PRIOR_COST_TO_GO, PRIOR_GAP
+from policy.learned.net_config import NetConfig
 
 INPUT_FEATURES = {"task": TASK_FEATURES, "compute": NODE_FEATURES, "file": FILE_FEATURES}
 
 
-@dataclass(frozen=True)
-class NetConfig:
-    """Shape of the network (stored in checkpoints)."""
-
-    hidden: int = 64
-    """Width of every embedding and hidden layer."""
-    layers: int = 2
-    """Message-passing rounds of the encoder."""
+def candidate_mlp(hidden: int, extra_inputs: int = 0) -> nn.Sequential:
+    """One hidden layer from a candidate's inputs (its task's and node's embeddings, the
+    candidate features, ``extra_inputs`` more) to one number: PPO's scorer and critic, the
+    DQN's two streams."""
+    return nn.Sequential(
+        nn.Linear(2 * hidden + CANDIDATE_FEATURES + extra_inputs, hidden),
+        nn.ReLU(),
+        nn.Linear(hidden, 1),
+    )
 
 
 class GraphEncoder(nn.Module):
@@ -73,9 +75,7 @@ class PolicyNet(GraphEncoder):
     def __init__(self, cfg: NetConfig | None = None) -> None:
         super().__init__(cfg)
         h = self.cfg.hidden
-        self.head = nn.Sequential(
-            nn.Linear(2 * h + CANDIDATE_FEATURES, h), nn.ReLU(), nn.Linear(h, 1)
-        )
+        self.head = candidate_mlp(h)
         # Earliest-finish prior: logits start as -eft_prior * (finish - best finish) in units of
         # the task's runtime, the finish counting the NIC time of the task's data (features.py),
         # so an untrained policy already behaves like a data-aware dynamic EFT (sampling
@@ -83,9 +83,7 @@ class PolicyNet(GraphEncoder):
         self.eft_prior = nn.Parameter(torch.tensor(40.0))
         self.lookahead_weight = nn.Parameter(torch.tensor(0.0))
         """Weight of PEFT's cost-to-go next to the finish gap in the prior (learned)."""
-        self.critic = nn.Sequential(
-            nn.Linear(2 * h + CANDIDATE_FEATURES + 1, h), nn.ReLU(), nn.Linear(h, 1)
-        )
+        self.critic = candidate_mlp(h, extra_inputs=1)
 
     def logits(self, inputs: Tensor, mask: Tensor) -> Tensor:
         """(D, N) masked logits from :meth:`candidate_inputs`."""

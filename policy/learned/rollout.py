@@ -20,7 +20,8 @@ import torch
 from policy.learned.agent import LearnedPolicy, Mode, Trajectory
 from policy.learned.calibration import EXACT, Setting, actual_instance, planning_view
 from policy.learned.instances import InstanceSpec, materialize
-from policy.learned.model import NetConfig, PolicyNet
+from policy.learned.model import PolicyNet
+from policy.learned.net_config import NetConfig
 from sim.model import Platform, Workflow
 from sim.occupancy import Occupancy
 from sim.schedule import DynamicScheduler, NetworkModel, StaticSchedule

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from policy.learned.calibration import Setting
-from policy.learned.config import TrainConfig
+from policy.learned.config import TrainConfig, TrainProgress
 from policy.learned.imitation import episode_logits, expert_iteration
 from policy.learned.instances import InstanceSpec, sample_specs
 from policy.learned.model import PolicyNet, load_checkpoint, save_checkpoint
@@ -204,14 +204,15 @@ def validation_ratio(
 def train(
     cfg: TrainConfig,
     teacher: Teacher | None = None,
-    progress: bool = True,
+    progress: TrainProgress | None = None,
     predictions: Predictions | None = None,
 ) -> TrainResult:
     """Train a policy; returns where the checkpoint and metrics were written.
 
     ``teacher`` supplies the RAG reward and is required when ``cfg.use_rag`` is set;
     ``predictions`` are the training and validation instances' retrieved runtime predictions
-    (the RAG arm under ``user`` estimates plans on them).
+    (the RAG arm under ``user`` estimates plans on them); ``progress`` is called with a line
+    after each PPO update, round of expert iteration and validation.
     """
     if cfg.use_rag and teacher is None:
         raise ValueError("use_rag needs a teacher (see policy.learned.teacher)")
@@ -241,20 +242,19 @@ def train(
         if best is None or score < best[0] - 1e-9:
             state = {k: v.detach().clone() for k, v in net.state_dict().items()}
             best = (score, done, stage, state)
-        if progress:
-            print(f"validation, {stage:>20s}: makespan/HEFT {score:.4f}", flush=True)
+        if progress is not None:
+            progress(f"validation, {stage:>20s}: makespan/HEFT {score:.4f}")
 
     def after_round(round_: int, row: dict[str, float]) -> None:
         metrics.write(json.dumps(row) + "\n")
         metrics.flush()
-        if progress:
-            print(
+        if progress is not None:
+            progress(
                 f"expert iteration {round_}: lookahead makespan/HEFT "
                 f"{row['exit/expert_ratio_gm']:.4f}, {int(row['exit/labels'])} labels, "
                 f"imitation loss {row['exit/loss']:.3f}, network agrees with "
                 f"{row['exit/agree']:.1%} of labels ({row['exit/agree_overruled']:.1%} of the "
                 f"overruled ones)  {row['time/minutes']:.1f} min",
-                flush=True,
             )
         if validation:
             validate(0, f"expert iteration {round_}")
@@ -295,12 +295,11 @@ def train(
             }
             metrics.write(json.dumps(row) + "\n")
             metrics.flush()
-            if progress:
-                print(
+            if progress is not None:
+                progress(
                     f"update {update:3d}  makespan/HEFT {ratio_gm:.4f}  "
                     f"entropy {row['ppo/entropy']:.3f}  approx-KL {row['ppo/approx_kl']:.4f}  "
                     f"clipped {row['ppo/clipfrac']:.1%}  {row['time/minutes']:.1f} min",
-                    flush=True,
                 )
             done = update + 1
             if validation and done % cfg.validate_every == 0:

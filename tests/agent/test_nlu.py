@@ -8,7 +8,7 @@ from datetime import date
 import numpy as np
 import pytest
 
-from wass_chat.agent.facts.facts_cluster import parse_period
+from wass_chat.agent.facts.accounting_periods import parse_period
 from wass_chat.agent.tools import TOOL_NAMES
 from wass_chat.agent.understanding.minilm import erf, shared_model
 from wass_chat.agent.understanding.nlu import (

@@ -13,7 +13,8 @@ from kb.decisions import decisions_from_case
 from kb.embedding import StructuralEmbedder
 from kb.records import CaseMetrics
 from kb.retrieve import tie_cut
-from kb.sidecar import CASE_COLUMNS, Sidecar
+from kb.sidecar import Sidecar
+from kb.sidecar_rows import CASE_COLUMNS
 from kb.store import KnowledgeBase
 from tests.kb.conftest import make_case
 

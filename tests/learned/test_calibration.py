@@ -262,7 +262,7 @@ def test_a_tiny_training_run_under_user_estimates_plans_on_retrieved_predictions
     specs = sample_specs(cfg.recipes, 2, 0, cfg.tasks, cfg.nodes, ccrs=cfg.ccrs)
     specs += validation_specs(cfg, specs)
     predictions = {s: _predictions(s, leave_out=0) for s in specs}
-    result = train(cfg, RetrievedRuntimeTeacher(), progress=False, predictions=predictions)
+    result = train(cfg, RetrievedRuntimeTeacher(), predictions=predictions)
     net, _ = load_checkpoint(str(result.checkpoint))
     held = specs[-1:]
     with_rag = evaluate(net, held, setting=setting_of(cfg), predictions=predictions)

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from policy.learned.dqn import DQNConfig, linear_schedule, train
+from policy.learned.dqn import linear_schedule, train
 from policy.learned.dqn_agent import DQNPlanner, DQNPolicy, transitions
+from policy.learned.dqn_config import DQNConfig
 from policy.learned.dqn_model import QNet, load_qnet
 from policy.learned.features import candidate_features
 from policy.learned.instance_context import CANDIDATE_FEATURES, InstanceContext
@@ -145,7 +146,7 @@ def test_a_tiny_training_run_goes_end_to_end(tmp_path: Path) -> None:
         target_network_frequency=20, validate_every=60, validation_streams=1,
         stream_sizes=(2, 3), stream_tasks=(3, 5), nodes=(4,), out_dir=str(tmp_path),
     )  # fmt: skip
-    result = train(cfg, progress=False)
+    result = train(cfg)
     assert result.steps == 120 and result.episodes >= 2
     net, extra = load_qnet(str(result.checkpoint))
     assert extra["steps"] == 120 and extra["kept"] in ("untrained", "step 60", "step 120")

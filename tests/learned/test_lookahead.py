@@ -126,7 +126,7 @@ def test_training_with_expert_iteration_validates_each_round_and_keeps_the_best(
         expert_iterations=2, expert_instances=1, updates=0, use_rag=False, workers=0,
         out_dir=str(tmp_path), validation_instances=2,
     )  # fmt: skip
-    result = train(cfg, progress=False)
+    result = train(cfg)
     rows = [json.loads(r) for r in result.metrics_path.read_text().splitlines()]
     assert [r["exit/round"] for r in rows if "exit/round" in r] == [1, 2]
     scores = {r["val/stage"]: r["val/ratio_to_heft_gm"] for r in rows if "val/stage" in r}

@@ -207,11 +207,22 @@ def test_evaluation_seeds_never_overlap_training_seeds() -> None:
 @pytest.mark.slow
 def test_a_tiny_training_run_keeps_the_best_validated_weights(tmp_path: Path) -> None:
     cfg = TrainConfig(
-        recipes=("srasearch",), tasks=(24, 30), nodes=(4,), train_instances=2, ccrs=(0.0, 1.0),
-        updates=2, instances_per_update=2, samples_per_instance=2, ppo_epochs=1,
-        use_rag=False, workers=0, out_dir=str(tmp_path), validation_instances=2, validate_every=1,
+        recipes=("srasearch",),
+        tasks=(24, 30),
+        nodes=(4,),
+        train_instances=2,
+        ccrs=(0.0, 1.0),
+        updates=2,
+        instances_per_update=2,
+        samples_per_instance=2,
+        ppo_epochs=1,
+        use_rag=False,
+        workers=0,
+        out_dir=str(tmp_path),
+        validation_instances=2,
+        validate_every=1,
     )
-    result = train(cfg, progress=False)
+    result = train(cfg)
     rows = [json.loads(r) for r in result.metrics_path.read_text().splitlines()]
     assert sum("ppo/ratio_to_heft_gm" in r for r in rows) == 2
     ppo = [r for r in rows if "ppo/update" in r]
@@ -222,10 +233,10 @@ def test_a_tiny_training_run_keeps_the_best_validated_weights(tmp_path: Path) ->
     assert result.best_update == min(scores, key=lambda u: (scores[u], u))
     net, extra = load_checkpoint(str(result.checkpoint))
     assert extra["best_update"] == result.best_update
-    validation = validation_specs(cfg, sample_specs(cfg.recipes, 2, 0, (24, 30), (4,),
-                                                    ccrs=cfg.ccrs))
-    assert not set(validation) & set(sample_specs(cfg.recipes, 2, 0, (24, 30), (4,),
-                                                  ccrs=cfg.ccrs))
+    validation = validation_specs(
+        cfg, sample_specs(cfg.recipes, 2, 0, (24, 30), (4,), ccrs=cfg.ccrs)
+    )
+    assert not set(validation) & set(sample_specs(cfg.recipes, 2, 0, (24, 30), (4,), ccrs=cfg.ccrs))
     assert validation_ratio(net, validation, cfg, None) == pytest.approx(scores[result.best_update])
     wf, pf = demo_workflow("fork-join-20"), demo_platform()
     run = simulate(wf, pf, LearnedPolicy(net), "fair")

@@ -22,7 +22,7 @@ from policy.bench.runner import RunSpec, run_matrix
 from sim.array_plan import read_plan
 from tests.slurm.conftest import Cluster, wait_for_final
 from wass_chat.cli import main
-from wass_chat.slurm import job_array
+from wass_chat.slurm.arrays import submissions
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
@@ -63,12 +63,12 @@ def test_bench_array_equals_the_local_run_and_a_killed_task_reruns_alone(
     assert first.returncode == 1, err
     assert "task 1: FAILED" in err and "run the same command again" in err
     assert not (tmp_path / "array.json").exists()  # nothing written from a partial array
-    job = job_array.submissions(array)[0].job_id
+    job = submissions.submissions(array)[0].job_id
     assert wait_for_final([f"{job}_{victim}"])[f"{job}_{victim}"]["State"].startswith("FAILED")
 
     capsys.readouterr()
     assert main(argv) == 0, capsys.readouterr().err  # the same command re-runs only task 1
-    assert [s.tasks for s in job_array.submissions(array)] == [(0, 1, 2, 3), (victim,)]
+    assert [s.tasks for s in submissions.submissions(array)] == [(0, 1, 2, 3), (victim,)]
     assert not partial.exists() and shard.exists()
     assert main([*BENCH, "--optimal", "--json", str(tmp_path / "local.json")]) == 0
     on_array = json.loads((tmp_path / "array.json").read_text())

@@ -18,7 +18,7 @@ from sim.array_plan import LineShard, write_plan
 from sim.errors import InputError
 from sim.uncertainty import CategoryPrediction, RuntimePredictions, task_category
 from wass_chat.cli import main
-from wass_chat.slurm.job_array import ArrayResources, batch_script, script_path
+from wass_chat.slurm.arrays.submit import ArrayResources, batch_script, script_path
 
 BENCH = ["bench", "--recipes", "montage:60", "--platforms", "hetero:4", "--seeds", "2",
          "--schedulers", "heft,minmin", "--slurm-array", "2"]  # fmt: skip

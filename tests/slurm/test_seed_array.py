@@ -18,7 +18,8 @@ from kb.store import KnowledgeBase
 from sim.array_plan import read_plan
 from tests.slurm.conftest import Cluster, wait_for_final
 from wass_chat.cli import main
-from wass_chat.slurm import job_array
+from wass_chat.slurm.arrays import submissions
+from wass_chat.slurm.arrays.status import queued_tasks
 from wass_chat.slurm.commands import SlurmCommands
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
@@ -56,7 +57,7 @@ def test_an_array_of_four_seeds_exactly_the_serial_cases(
     assert code == 0, err
     assert done["shards"] == 4 and done["added"] == done["stored"] == 28
     assert "4/4 tasks done, 0 running, 0 pending, 0 failed" in err
-    assert [s.tasks for s in job_array.submissions(array)] == [(0, 1, 2, 3)]
+    assert [s.tasks for s in submissions.submissions(array)] == [(0, 1, 2, 3)]
     code, serial, _ = run_json(capsys, "kb", "seed", *TINY, "--kb", str(tmp_path / "serial"))
     assert code == 0 and serial["added"] == 28
     arr, ser = KnowledgeBase(tmp_path / "arr"), KnowledgeBase(tmp_path / "serial")
@@ -101,12 +102,12 @@ def test_a_task_killed_mid_write_then_rerun_loses_and_doubles_nothing(
     rows = wait_for_final([f"{job}_{victim}"])
     assert rows[f"{job}_{victim}"]["State"].split()[0] == "FAILED"
     assert partial.exists() and not shard.exists()
-    while victim in job_array.queued_tasks(SlurmCommands(), array):
+    while victim in queued_tasks(SlurmCommands(), array):
         time.sleep(0.2)
 
     code, merged, err = run_json(capsys, *argv)  # the same command re-runs only task 2
     assert code == 0, err
-    assert [s.tasks for s in job_array.submissions(array)] == [(0, 1, 2, 3), (victim,)]
+    assert [s.tasks for s in submissions.submissions(array)] == [(0, 1, 2, 3), (victim,)]
     assert merged["shards"] == 4 and merged["missing_tasks"] == []
     expected = plan_ids(160, LONGER[5], (40, 80))
     kb = KnowledgeBase(kb_dir)

@@ -8,13 +8,10 @@ from pathlib import Path
 import pytest
 
 from wass_chat.cli import main
-from wass_chat.slurm.job_array import (
-    ArrayProgress,
-    ArrayResources,
-    batch_script,
-    slurm_seconds,
-    task_list,
-)
+from wass_chat.slurm.arrays.status import ArrayProgress
+from wass_chat.slurm.arrays.submissions import task_list
+from wass_chat.slurm.arrays.submit import ArrayResources, batch_script
+from wass_chat.slurm.arrays.usage import slurm_seconds
 
 SPEC = ["kb", "seed", "--count", "8", "--recipes", "", "--shapes", "chain",
         "--schedulers", "heft", "--sizes", "10", "--slurm-array", "2"]  # fmt: skip

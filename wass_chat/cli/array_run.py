@@ -1,33 +1,21 @@
-"""Running a command's work as a Slurm job array, the same way for every command that can.
-
-``kb seed``, ``bench`` and ``train evaluate`` take ``--slurm-array N``: each builds its plan
-(:mod:`sim.array_plan`), then :func:`submit` and :func:`watch` do the rest the same way (check
-that Slurm answers before anything is written, submit the tasks without a shard, show the
-array's progress on stderr, read the tasks' sacct usage once it ends). Failed tasks are named
-with their sacct state; running the same command again re-runs only them.
+"""The CLI side of ``--slurm-array``: the flags' help, the array's progress on stderr, and a
+failed task as exit 1. The arrays themselves run below the CLI (:mod:`wass_chat.slurm.arrays`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
 
-from sim.array_plan import ArrayPlan
 from wass_chat.cli.output import err_console
-from wass_chat.slurm.commands import SlurmCommands
-from wass_chat.slurm.job_array import (
-    ArrayProgress,
-    ArrayResources,
-    Submission,
-    prepare,
-    script_path,
-    settled_usage,
-    submit_missing,
-    task_list,
-    wait,
-)
+
+if TYPE_CHECKING:
+    from rich.status import Status
+
+    from wass_chat.slurm.arrays.status import ArrayProgress
 
 SLURM_ARRAY_HELP = "Run as N Slurm array tasks, then merge (re-running submits only the missing)."
 ARRAY_DIR_HELP = (
@@ -35,73 +23,43 @@ ARRAY_DIR_HELP = (
 )
 
 
-@dataclass(frozen=True)
-class ArrayOutcome:
-    """How an array ended, and what its tasks cost according to sacct."""
+class ConsoleReport:
+    """An array's progress on stderr: kept lines printed, each poll on one status line."""
 
-    progress: ArrayProgress
-    usage: dict[int, tuple[float, float]]
-    """Task -> (elapsed, CPU) seconds of its latest run."""
+    def __init__(self) -> None:
+        self._status: Status | None = None
 
-    @property
-    def elapsed_seconds(self) -> float:
-        return sum(e for e, _ in self.usage.values())
+    def note(self, line: str) -> None:
+        """Print ``line`` (after closing the status line, if one is showing)."""
+        self.close()
+        err_console.print(line, soft_wrap=True)
 
-    @property
-    def cpu_seconds(self) -> float:
-        return sum(c for _, c in self.usage.values())
+    def poll(self, state: ArrayProgress) -> None:
+        """Show the array's state on the status line."""
+        if self._status is None:
+            self._status = err_console.status("waiting for the array")
+            self._status.start()
+        self._status.update(state.line())
 
-
-def array_directory(plan: ArrayPlan, array_dir: Path | None) -> Path:
-    """``array_dir``, or ``WASS_HOME/arrays/<kind>-<digest>`` (the same command finds its
-    own array again; another plan gets another directory)."""
-    from wass_chat.config import settings
-
-    return (array_dir or settings().home / "arrays" / f"{plan.kind}-{plan.digest}").resolve()
-
-
-def submit(
-    plan: ArrayPlan, directory: Path, cpus_per_task: int, memory_mb: int
-) -> tuple[SlurmCommands, Submission | None]:
-    """Check Slurm answers (else one line, exit 2, nothing written), write the plan and the
-    batch script, submit the tasks without a shard that are not queued."""
-    from wass_chat.config import settings
-
-    commands = SlurmCommands()
-    commands.ping()  # no Slurm here: ServiceUnavailable before anything is written
-    prepare(directory, plan, ArrayResources(cpus_per_task, memory_mb, settings().slurm_partition))
-    submitted = submit_missing(commands, directory)
-    if submitted is not None:
-        err_console.print(
-            f"submitted array job {submitted.job_id}: tasks {task_list(submitted.tasks)} of"
-            f" {plan.tasks} ({directory})",
-            soft_wrap=True,
-        )
-    return commands, submitted
+    def close(self) -> None:
+        """Take the status line down."""
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
 
 
-def watch(commands: SlurmCommands, directory: Path) -> ArrayOutcome:
-    """Wait for the array, showing its progress; then its tasks' sacct usage."""
-    with err_console.status("waiting for the array") as status:
-        final = wait(commands, directory, lambda p: status.update(p.line()))
-    err_console.print(final.line())
-    return ArrayOutcome(final, settled_usage(commands, directory, final.done))
+@contextmanager
+def array_report() -> Iterator[ConsoleReport]:
+    """A :class:`ConsoleReport`; an array task that ended without its shard is printed as one
+    error line and exit 1 (nothing written: the same command again re-runs only it)."""
+    from wass_chat.slurm.arrays.run import ArrayIncomplete
 
-
-def run(plan: ArrayPlan, directory: Path, cpus_per_task: int, memory_mb: int) -> ArrayOutcome:
-    """Submit, watch; when a task ended without its shard, name it with its sacct state and
-    exit 1 (nothing written: the same command again re-runs only the missing tasks)."""
-    commands, _ = submit(plan, directory, cpus_per_task, memory_mb)
-    outcome = watch(commands, directory)
-    missing = sorted(set(range(plan.tasks)) - outcome.progress.done)
-    if missing:
-        states = ", ".join(f"task {t}: {outcome.progress.failed.get(t, 'UNKNOWN')}"
-                           for t in missing)  # fmt: skip
-        err_console.print(
-            f"error: {len(missing)} of {plan.tasks} array tasks ended without a shard ({states});"
-            f" run the same command again to re-run only them (logs: {directory / 'logs'};"
-            f" by hand: sbatch --array={task_list(missing)} {script_path(directory, plan.kind)})",
-            soft_wrap=True,
-        )
-        raise typer.Exit(1)
-    return outcome
+    report = ConsoleReport()
+    try:
+        yield report
+    except ArrayIncomplete as exc:
+        report.close()
+        err_console.print(f"error: {exc}", soft_wrap=True)
+        raise typer.Exit(1) from None
+    finally:
+        report.close()

@@ -14,6 +14,7 @@ from wass_chat.atomic_files import write_atomic
 from wass_chat.cli.array_run import ARRAY_DIR_HELP, SLURM_ARRAY_HELP
 from wass_chat.cli.bench_arrivals import ARRIVALS_HELP, bench_arrivals
 from wass_chat.cli.output import console, emit
+from wass_chat.slurm.arrays.config import ArrayConfig
 
 if TYPE_CHECKING:
     from policy.bench.matrix import Instance
@@ -33,6 +34,8 @@ LOAD_HELP = (
     "uniform time in [0, H] lower bounds of the workflow's makespan; seen=0 hides it from the "
     "planners). Default: an idle cluster."
 )
+_ARRAY = ArrayConfig()
+"""`--slurm-array`'s defaults are the config's (tests/slurm/test_array_config.py)."""
 
 
 def register(app: typer.Typer) -> None:
@@ -100,9 +103,9 @@ def bench(
         "(expected_makespan; `estimates compare --expected`): what a plan gives on average, "
         "not on one run's luck.",
     ),
-    slurm_array: int = typer.Option(0, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
-    array_dir: Path | None = typer.Option(None, "--array-dir", help=ARRAY_DIR_HELP),
-    memory_mb: int = typer.Option(1000, "--slurm-mem", help="MB per array task."),
+    slurm_array: int = typer.Option(_ARRAY.tasks, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
+    array_dir: Path | None = typer.Option(_ARRAY.directory, "--array-dir", help=ARRAY_DIR_HELP),
+    memory_mb: int = typer.Option(_ARRAY.memory_mb, "--slurm-mem", help="MB per array task."),
     arrivals: str = typer.Option("", "--arrivals", help=ARRIVALS_HELP),
     window: float = typer.Option(
         300.0, "--window", help="With --arrivals: seconds over which each stream arrives."
@@ -149,7 +152,8 @@ def bench(
 
         # Here, also under --slurm-array: the tasks read them from the plan, not the store.
         predictions = predictions_for(kb_dir, plan.instances, noise, uncertainty_seed)
-    run_instances = _array_runner(slurm_array, jobs, array_dir, memory_mb) if slurm_array else None
+    array = ArrayConfig(slurm_array, array_dir, memory_mb)
+    run_instances = _array_runner(array, jobs) if slurm_array else None
 
     with Progress(console=console, transient=True) as bar:
         stages: dict[str, TaskID] = {}
@@ -178,16 +182,18 @@ def bench(
     )
 
 
-def _array_runner(tasks: int, jobs: int, array_dir: Path | None, memory_mb: int) -> InstanceRunner:
-    """Runs a bench's instances as a Slurm job array of ``tasks`` tasks (``--slurm-array``)."""
-    from wass_chat.cli.slurm_array_cmds import bench_on_slurm
+def _array_runner(cfg: ArrayConfig, jobs: int) -> InstanceRunner:
+    """Runs a bench's instances as a Slurm job array (``--slurm-array``)."""
+    from wass_chat.cli.array_run import array_report
+    from wass_chat.slurm.arrays.work import bench_on_slurm
 
     def run(
         instances: list[Instance],
         spec: RunSpec,
         predictions: Mapping[str, RuntimePredictions] | None,
     ) -> list[InstanceOutcome]:
-        return bench_on_slurm(instances, spec, tasks, jobs, array_dir, memory_mb, predictions)
+        with array_report() as report:
+            return bench_on_slurm(instances, spec, cfg, jobs, predictions, report)
 
     return run
 

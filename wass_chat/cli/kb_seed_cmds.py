@@ -1,7 +1,7 @@
 """`wass-chat kb seed` (here, or as a Slurm job array) and `wass-chat kb merge`.
 
 With ``--slurm-array N`` the plan is split into N array tasks (:mod:`kb.seed_shards`, submitted
-by :mod:`wass_chat.slurm.job_array`); the command shows the array's progress from squeue and
+by :mod:`wass_chat.slurm.arrays`); the command shows the array's progress from squeue and
 the finished shards, then merges them into the knowledge base. Running it again re-submits only
 the tasks without a finished shard (failed or killed ones) and merges again, adding nothing
 twice. Without Slurm it says so in one line and exits 2.
@@ -25,9 +25,14 @@ from wass_chat.cli.kb_cmds import (
     progress_bar,
 )
 from wass_chat.cli.output import console, emit, err_console
+from wass_chat.slurm.arrays.config import ArrayConfig
 
 if TYPE_CHECKING:
     from kb.seed import SeedConfig
+
+
+_ARRAY = ArrayConfig()
+"""`--slurm-array`'s defaults are the config's (tests/slurm/test_array_config.py)."""
 
 
 @kb_app.command("seed")
@@ -52,10 +57,10 @@ def seed_command(
     batch: int = typer.Option(1000, "--batch", help="Cases per insert (<= 5000)."),
     decisions: int = typer.Option(4, "--decisions", help="Decision records kept per case."),
     network_model: str = typer.Option("fair", "--network-model"),
-    slurm_array: int = typer.Option(0, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
-    array_dir: Path | None = typer.Option(None, "--array-dir", help=ARRAY_DIR_HELP),
-    memory_mb: int = typer.Option(1000, "--slurm-mem", help="MB per array task."),
-    no_wait: bool = typer.Option(False, "--no-wait", help="Submit the array and return."),
+    slurm_array: int = typer.Option(_ARRAY.tasks, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
+    array_dir: Path | None = typer.Option(_ARRAY.directory, "--array-dir", help=ARRAY_DIR_HELP),
+    memory_mb: int = typer.Option(_ARRAY.memory_mb, "--slurm-mem", help="MB per array task."),
+    no_wait: bool = typer.Option(not _ARRAY.wait, "--no-wait", help="Submit the array and return."),
     kb_dir: Path | None = KB_DIR,
     as_json: bool = JSON,
 ) -> None:
@@ -75,7 +80,8 @@ def seed_command(
         decisions_per_case=decisions, batch=max(1, min(batch, 5000)),
     )  # fmt: skip
     if slurm_array:
-        seed_on_slurm(config, slurm_array, array_dir, memory_mb, no_wait, kb_dir, as_json)
+        array = ArrayConfig(slurm_array, array_dir, memory_mb, wait=not no_wait)
+        seed_on_slurm(config, array, kb_dir, as_json)
         return
     kb = open_kb(kb_dir)
     try:
@@ -102,33 +108,25 @@ def seed_command(
 
 
 def seed_on_slurm(
-    config: SeedConfig,
-    tasks: int,
-    array_dir: Path | None,
-    memory_mb: int,
-    no_wait: bool,
-    kb_dir: Path | None,
-    as_json: bool,
+    config: SeedConfig, array: ArrayConfig, kb_dir: Path | None, as_json: bool
 ) -> None:
     """``kb seed --slurm-array N``: prepare, submit what lacks a shard, watch, merge."""
-    from kb.seed_shards import seed_plan
-    from wass_chat.cli import array_run
+    from wass_chat.cli.array_run import array_report
+    from wass_chat.slurm.arrays import work
 
-    plan = seed_plan(config, tasks)
-    directory = array_run.array_directory(plan, array_dir)
-    commands, submitted = array_run.submit(plan, directory, config.jobs, memory_mb)
-    if no_wait:
+    with array_report() as report:
+        seeded = work.seed_on_slurm(config, array, report)
+    directory, submitted, ended = seeded.directory, seeded.submitted, seeded.outcome
+    if ended is None:
         data = {"directory": str(directory), "job_id": submitted.job_id if submitted else None,
                 "tasks": list(submitted.tasks) if submitted else []}  # fmt: skip
         emit(data, as_json, lambda d: console.print(f"merge later: wass-chat kb merge {directory}"))
         return
-    ended = array_run.watch(commands, directory)
-    final = ended.progress
     cpu = {
         "task_cpu_seconds": round(ended.cpu_seconds, 1),
         "task_elapsed_max_seconds": max((e for e, _ in ended.usage.values()), default=0.0),
     }
-    merge_into(kb_dir, directory, as_json, final.failed, cpu)
+    merge_into(kb_dir, directory, as_json, ended.progress.failed, cpu)
 
 
 def merge_into(

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
+from policy.learned.config import TrainConfig
+from policy.learned.run import HeldOutEvaluation
 from wass_chat.cli.array_run import ARRAY_DIR_HELP, SLURM_ARRAY_HELP
 from wass_chat.cli.output import console, emit, err_console
 from wass_chat.cli.train_inputs import ccrs_of as _ccrs
 from wass_chat.cli.train_inputs import recipes_of as _recipes
+from wass_chat.slurm.arrays.config import EVALUATE_MEMORY_MB, ArrayConfig
 
 if TYPE_CHECKING:
     from policy.learned.evaluate import Evaluation
@@ -22,37 +24,54 @@ train_app = typer.Typer(
 )
 
 RECIPES_HELP = "Comma-separated recipes to train on (default: all nine)."
+TEACHER_INSTANCES = 36
+"""Instances the RAG teacher's predictor is fitted on (`train policy`, `train predictor`)."""
+_TRAIN = TrainConfig()
+"""`train policy`'s defaults are the config's (tests/learned/test_train_config.py)."""
+_HELD_OUT = HeldOutEvaluation()
+_ARRAY = ArrayConfig()
+_CCRS = ",".join(f"{c:g}" for c in _TRAIN.ccrs)
 
 
 @train_app.command("policy")
 def train_policy(
-    no_rag: bool = typer.Option(False, "--no-rag", help="Sparse reward only (the ablation)."),
+    no_rag: bool = typer.Option(
+        not _TRAIN.use_rag, "--no-rag", help="Sparse reward only (the ablation)."
+    ),
     budget: float | None = typer.Option(
-        None,
+        _TRAIN.budget_minutes,
         help="Optional wall-clock cap in minutes (expert iteration and PPO stop early when it is "
         "spent); default: none, training runs its --updates whatever the load.",
     ),
-    updates: int = typer.Option(30, help="PPO updates: the step budget training stops on."),
-    instances: int = typer.Option(64, help="Distinct training instances."),
+    updates: int = typer.Option(
+        _TRAIN.updates, help="PPO updates: the step budget training stops on."
+    ),
+    instances: int = typer.Option(_TRAIN.train_instances, help="Distinct training instances."),
     recipes: str = typer.Option(None, help=RECIPES_HELP),
     holdout: str = typer.Option(
         None, "--holdout-recipes", help="Recipes kept out of training, evaluated separately."
     ),
-    ccrs: str = typer.Option("0,1", help="Data regimes: 0 = WfCommons sizes, else a CCR."),
-    seed: int = typer.Option(0, help="Training seed."),
-    workers: int = typer.Option(2, help="Rollout processes."),
-    out: Path = typer.Option(Path("out/train"), help="Where checkpoint and metrics go."),
-    eval_instances: int = typer.Option(24, help="Held-out instances to evaluate on."),
+    ccrs: str = typer.Option(_CCRS, help="Data regimes: 0 = WfCommons sizes, else a CCR."),
+    seed: int = typer.Option(_TRAIN.seed, help="Training seed."),
+    workers: int = typer.Option(_TRAIN.workers, help="Rollout processes."),
+    out: Path = typer.Option(Path(_TRAIN.out_dir), help="Where checkpoint and metrics go."),
+    eval_instances: int = typer.Option(
+        _HELD_OUT.instances, help="Held-out instances to evaluate on."
+    ),
     validation: int = typer.Option(
-        12, help="Validation instances (training seeds) that pick the kept weights; 0: last."
+        _TRAIN.validation_instances,
+        help="Validation instances (training seeds) that pick the kept weights; 0: last.",
     ),
     teacher_instances: int = typer.Option(
-        36, help="Instances the RAG teacher's predictor is trained and tested on."
+        TEACHER_INSTANCES, help="Instances the RAG teacher's predictor is trained and tested on."
     ),
     expert_iterations: int = typer.Option(
-        0, help="Rounds of imitating the policy's own one-step lookahead before PPO."
+        _TRAIN.expert_iterations,
+        help="Rounds of imitating the policy's own one-step lookahead before PPO.",
     ),
-    expert_instances: int = typer.Option(12, help="Instances the lookahead labels per round."),
+    expert_instances: int = typer.Option(
+        _TRAIN.expert_instances, help="Instances the lookahead labels per round."
+    ),
     init: Path = typer.Option(
         None, exists=True, dir_okay=False, help="Start from this checkpoint, not from scratch."
     ),
@@ -61,98 +80,80 @@ def train_policy(
         False, "--reembed-kb", help="Then re-embed the knowledge base with the new encoder."
     ),
     estimates: str = typer.Option(
-        "oracle",
+        _TRAIN.estimates,
         help="oracle: the exact setting; user: plan on walltime requests (RAG: "
         "calibrated by --history), run realised values.",
     ),
     history: Path = typer.Option(
         None, help="Realised executions for --estimates user (`wass-chat estimates seed`)."
     ),
-    noise: float = typer.Option(1.0, min=0.0, help="Scale of realised spreads (--estimates)."),
+    noise: float = typer.Option(
+        _TRAIN.noise, min=0.0, help="Scale of realised spreads (--estimates)."
+    ),
 ) -> None:
     """Train the policy (optional expert iteration, then PPO) and evaluate it held-out."""
-    from policy.learned.evaluate import HeldOutDraw, evaluate_regimes
-    from policy.learned.model import load_checkpoint
-    from policy.learned.train import TrainConfig, setting_of, train
-    from wass_chat.cli.train_inputs import check_estimates, uncertain_training
+    from policy.learned.run import run_train
+    from wass_chat.cli.train_inputs import check_estimates
     from wass_chat.config import settings
+    from wass_chat.learning_inputs import training_inputs
 
     held = _recipes(holdout) if holdout else ()
     names = tuple(r for r in _recipes(recipes) if r not in held)
-    regimes = _ccrs(ccrs)
     check_estimates(estimates, not no_rag, history)
     cfg = TrainConfig(
-        seed=seed, recipes=names, train_instances=instances, updates=updates, ccrs=regimes,
+        seed=seed, recipes=names, train_instances=instances, updates=updates, ccrs=_ccrs(ccrs),
         budget_minutes=budget, use_rag=not no_rag, workers=workers,
         validation_instances=validation, expert_iterations=expert_iterations,
         expert_instances=expert_instances, init=str(init) if init else None,
         out_dir=str(out / ("norag" if no_rag else "rag") / f"seed{seed}"),
         estimates=estimates, noise=noise,
     )  # fmt: skip
-    teacher, predictions = uncertain_training(cfg, history, eval_instances)
-    fit = None
-    if cfg.use_rag and estimates == "oracle":
-        from kb.store import KnowledgeBase
-        from policy.learned.instances import sample_specs as draw
-        from wass_chat.learning import build_teacher
-
-        built = build_teacher(
-            KnowledgeBase(settings().kb_dir),
-            draw(names, teacher_instances, seed + 17, cfg.tasks, cfg.nodes, ccrs=regimes),
-            cfg.network_model,
-            seed=seed,
-        )
-        teacher, fit = built.teacher, built.fit
+    inputs = training_inputs(cfg, settings().kb_dir, history, eval_instances, teacher_instances)
+    fit = inputs.fit
+    if fit is not None:
         err_console.print(  # progress: stderr, so --json stays one document on stdout
             f"predictor (held-out episodes): R^2 {fit.r2:.3f} on log(makespan / time unit), "
             f"{fit.r2_log_makespan:.3f} on log(makespan); MAPE {fit.mape:.2%}"
         )
-    result = train(cfg, teacher=teacher, progress=not as_json, predictions=predictions)
-    net, _ = load_checkpoint(str(result.checkpoint))
-    splits = {"held_out": names, "generalisation": held}
-    scored = partial(evaluate_regimes, setting=setting_of(cfg), predictions=predictions)
-    results = {
-        split: scored(net, HeldOutDraw(rs, eval_instances, seed, cfg.tasks, cfg.nodes, regimes))
-        for split, rs in splits.items()
-        if rs
-    }
-    data = {
-        "checkpoint": str(result.checkpoint),
-        "metrics": str(result.metrics_path),
-        "minutes": result.seconds / 60,
-        "best_update": result.best_update,
-        "kept": result.kept,
-        "validation_ratio": result.validation_ratio,
-        "rag": cfg.use_rag,
-        "estimates": estimates,
+    run = run_train(
+        cfg,
+        None if as_json else _print_line,
+        evaluation=HeldOutEvaluation(eval_instances, held),
+        teacher=inputs.teacher,
+        predictions=inputs.predictions,
+    )
+    data = run.document() | {
         "predictor": asdict(fit) if fit else None,
-        "kb_reembed": _reembed_kb(result.checkpoint) if reembed_kb else None,
-        **{
-            split: {regime: asdict(ev) for regime, ev in evs.items()}
-            for split, evs in results.items()
-        },
+        "kb_reembed": _reembed_kb(run.train.checkpoint) if reembed_kb else None,
     }
 
     def render(d: dict[str, object]) -> None:
-        for split, evs in results.items():
+        for split, evs in run.evaluations.items():
             for regime, ev in evs.items():
                 console.print(f"{split} {regime}: {_line(ev)}")
-        if result.kept is not None:
+        if run.train.kept is not None:
             console.print(
-                f"kept the weights of {result.kept} (validation makespan/HEFT "
-                f"{result.validation_ratio:.4f})"
+                f"kept the weights of {run.train.kept} (validation makespan/HEFT "
+                f"{run.train.validation_ratio:.4f})"
             )
         console.print(f"checkpoint {d['checkpoint']}")
 
     emit(data, as_json, render)
 
 
+def _print_line(line: str) -> None:
+    """A training progress line, on stdout as training always printed them."""
+    print(line, flush=True)
+
+
 @train_app.command("predictor")
 def train_predictor(
-    instances: int = typer.Option(36, help="Training-seed instances to simulate decisions on."),
+    instances: int = typer.Option(
+        TEACHER_INSTANCES, help="Training-seed instances to simulate decisions on."
+    ),
     samples: int = typer.Option(3, help="Stochastic episodes per instance (plus one HEFT-led)."),
     recipes: str = typer.Option(None, help=RECIPES_HELP),
-    ccrs: str = typer.Option("0,1", help="Data regimes: 0 = WfCommons sizes, else a CCR."),
+    ccrs: str = typer.Option(_CCRS, help="Data regimes: 0 = WfCommons sizes, else a CCR."),
     seed: int = typer.Option(0, help="Instance draw, sampling and split seed."),
     kb_dir: Path = typer.Option(None, "--kb", help="Knowledge base (default: WASS_HOME/kb)."),
     out: Path = typer.Option(None, help="Save the trained predictor here (.pt)."),
@@ -200,17 +201,17 @@ def train_evaluate(
     untrained: bool = typer.Option(
         False, "--untrained", help="Evaluate a fresh network (seed 0): the prior alone."
     ),
-    instances: int = typer.Option(24, help="Held-out instances."),
+    instances: int = typer.Option(_HELD_OUT.instances, help="Held-out instances."),
     recipes: str = typer.Option(None, help=RECIPES_HELP),
-    ccrs: str = typer.Option("0,1", help="Data regimes: 0 = WfCommons sizes, else a CCR."),
+    ccrs: str = typer.Option(_CCRS, help="Data regimes: 0 = WfCommons sizes, else a CCR."),
     seed: int = typer.Option(0, help="Evaluation draw seed."),
     lookahead: int = typer.Option(
         0, help="Score policy-lookahead over this many candidates instead (0: greedy)."
     ),
     workers: int = typer.Option(2, help="Processes for --lookahead (per array task)."),
-    slurm_array: int = typer.Option(0, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
-    array_dir: Path | None = typer.Option(None, "--array-dir", help=ARRAY_DIR_HELP),
-    memory_mb: int = typer.Option(2000, "--slurm-mem", help="MB per array task."),
+    slurm_array: int = typer.Option(_ARRAY.tasks, "--slurm-array", min=0, help=SLURM_ARRAY_HELP),
+    array_dir: Path | None = typer.Option(_ARRAY.directory, "--array-dir", help=ARRAY_DIR_HELP),
+    memory_mb: int = typer.Option(EVALUATE_MEMORY_MB, "--slurm-mem", help="MB per array task."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Greedy policy (or its lookahead) against HEFT on instances from held-out seeds."""
@@ -222,11 +223,12 @@ def train_evaluate(
         raise InputError("train evaluate", ["give a CHECKPOINT or --untrained, not both"])
     draw = HeldOutDraw(_recipes(recipes), instances, seed, (50, 200), (8, 16, 32), _ccrs(ccrs))
     if slurm_array:
-        from wass_chat.cli.slurm_array_cmds import evaluate_on_slurm
+        from wass_chat.cli.array_run import array_report
+        from wass_chat.slurm.arrays.work import evaluate_on_slurm
 
-        evs = evaluate_on_slurm(
-            checkpoint, draw, lookahead, workers, slurm_array, array_dir, memory_mb
-        )
+        array = ArrayConfig(slurm_array, array_dir, memory_mb)
+        with array_report() as report:
+            evs = evaluate_on_slurm(checkpoint, draw, lookahead, workers, array, report)
     else:
         net = evaluation_net(checkpoint)
         evs = evaluate_regimes(net, draw, lookahead=lookahead, workers=workers)
@@ -298,86 +300,6 @@ def _ratios(path: Path, split: str) -> dict[str, dict[str, float]]:
     return out
 
 
-@train_app.command("bench")
-def train_bench(
-    workflow: str = typer.Option("demo:genomics-49", help="Workflow file or demo:<name>."),
-    kb_dir: Path = typer.Option(None, "--kb", help="Knowledge base (default: WASS_HOME/kb)."),
-    lookahead_recipe: str = typer.Option("montage", help="Recipe of the lookahead's workflow."),
-    lookahead_tasks: int = typer.Option(
-        200, help="Tasks of the workflow policy-lookahead plans (seed 0); 0 skips it."
-    ),
-    as_json: bool = typer.Option(False, "--json"),
-) -> None:
-    """Inference latency: per decision (the PPO policy's and the DQN's), client-side encode +
-    retrieve per workflow, and the time policy-lookahead takes to plan a 200-task workflow
-    (wall and CPU seconds)."""
-    import time
-
-    import numpy as np
-
-    from kb.demo import ensure_demo_kb
-    from kb.store import KnowledgeBase
-    from policy.learned.dqn_agent import load_dqn_net
-    from policy.learned.latency import dqn_decision_ms, measure_latency
-    from policy.learned.lookahead import time_plan
-    from policy.learned.planner import load_policy_net
-    from sim.demo import demo_platform, resolve_workflow
-    from sim.errors import InputError
-    from sim.generators import generate_workflow
-    from wass_chat.config import settings
-
-    if lookahead_tasks < 0:
-        raise InputError("--lookahead-tasks", ["give a task count, or 0 to skip the lookahead"])
-    wf, pf = resolve_workflow(workflow), demo_platform()
-    net = load_policy_net()
-    searched = None
-    if lookahead_tasks:
-        searched = generate_workflow(lookahead_recipe, lookahead_tasks, seed=0)
-    report = measure_latency(net, wf, pf)
-    dqn_p50, dqn_p95 = dqn_decision_ms(load_dqn_net(), wf, pf)
-    directory = kb_dir or settings().kb_dir
-    ensure_demo_kb(directory)
-    kb = KnowledgeBase(directory)
-    kb.query(wf, pf, 5)  # warm
-    retrieve = []
-    for _ in range(20):
-        start = time.perf_counter()
-        kb.query(wf, pf, 5)
-        retrieve.append(time.perf_counter() - start)
-    data: dict[str, Any] = {
-        **asdict(report),
-        "workflow": wf.name,
-        "tasks": len(wf),
-        "nodes": len(pf),
-        "retrieve_p50_ms": float(np.median(retrieve) * 1e3),
-        "encode_plus_retrieve_ms": report.encode_ms + float(np.median(retrieve) * 1e3),
-        "dqn_decision_p50_ms": dqn_p50,
-        "dqn_decision_p95_ms": dqn_p95,
-    }
-    if searched is not None:
-        data["lookahead_workflow"] = searched.name
-        data["lookahead_tasks"] = len(searched)
-        data.update(time_plan(net, searched, pf))
-    emit(data, as_json, _render_train_bench)
-
-
-def _render_train_bench(d: dict[str, Any]) -> None:
-    console.print(
-        f"{d['workflow']} ({d['tasks']} tasks, {d['nodes']} nodes): per decision p50 "
-        f"{d['decision_p50_ms']:.3f} ms (p95 {d['decision_p95_ms']:.3f}), head alone "
-        f"{d['head_p50_ms']:.3f} ms; encode {d['encode_ms']:.1f} ms + retrieve "
-        f"{d['retrieve_p50_ms']:.1f} ms = {d['encode_plus_retrieve_ms']:.1f} ms; dqn per "
-        f"decision p50 {d['dqn_decision_p50_ms']:.3f} ms (p95 {d['dqn_decision_p95_ms']:.3f})"
-    )
-    if "lookahead_s" in d:
-        console.print(
-            f"policy-lookahead plan, {d['lookahead_workflow']} ({d['lookahead_tasks']} tasks, "
-            f"{d['nodes']} nodes, {d['lookahead_simulations']} rollouts): "
-            f"{d['lookahead_s']:.2f} s wall, {d['lookahead_cpu_s']:.2f} s CPU "
-            f"(goal {d['lookahead_target_s']:.0f} s)"
-        )
-
-
 def _reembed_kb(checkpoint: Path) -> dict[str, object]:
     """Re-embed the settings' knowledge base with ``checkpoint``'s encoder (gnn-v1)."""
     from kb.embedding_gnn import GnnEmbedder
@@ -396,8 +318,10 @@ def _line(ev: Evaluation) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``wass-chat train`` (``train dqn`` lives in its own module)."""
+    """Add ``wass-chat train`` (``train dqn`` and ``train bench`` live in their own modules)."""
+    from wass_chat.cli.train_bench_cmds import train_bench
     from wass_chat.cli.train_dqn_cmds import train_dqn
 
+    train_app.command("bench")(train_bench)
     train_app.command("dqn")(train_dqn)
     app.add_typer(train_app, name="train")

@@ -6,25 +6,38 @@ from pathlib import Path
 
 import typer
 
+from policy.learned.dqn_config import DQNConfig
 from wass_chat.cli.output import console, emit
+
+_DQN = DQNConfig()
+"""`train dqn`'s defaults are the config's (tests/learned/test_dqn.py)."""
 
 
 def train_dqn(
     steps: int = typer.Option(
-        10_000, "--steps", min=1, help="Decisions to train on (the budget; never wall-clock)."
+        _DQN.total_steps,
+        "--steps",
+        min=1,
+        help="Decisions to train on (the budget; never wall-clock).",
     ),
     learning_starts: int = typer.Option(
-        500, "--learning-starts", min=0, help="Decisions collected before the first update."
+        _DQN.learning_starts,
+        "--learning-starts",
+        min=0,
+        help="Decisions collected before the first update.",
     ),
-    seed: int = typer.Option(0, help="Training seed."),
+    seed: int = typer.Option(_DQN.seed, help="Training seed."),
     validation: int = typer.Option(
-        10, "--validation-streams", min=0, help="Streams the kept weights are chosen on."
+        _DQN.validation_streams,
+        "--validation-streams",
+        min=0,
+        help="Streams the kept weights are chosen on.",
     ),
-    out: Path = typer.Option(Path("out/dqn"), help="Where the checkpoint and metrics go."),
+    out: Path = typer.Option(Path(_DQN.out_dir), help="Where the checkpoint and metrics go."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Train the DQN on streams of workflows arriving on small GPU clusters, in the simulator."""
-    from policy.learned.dqn import DQNConfig, train
+    from policy.learned.dqn import train
 
     cfg = DQNConfig(
         seed=seed,
@@ -33,7 +46,7 @@ def train_dqn(
         validation_streams=validation,
         out_dir=str(out),
     )
-    result = train(cfg, progress=not as_json)
+    result = train(cfg, None if as_json else _print_line)
     data = {
         "checkpoint": str(result.checkpoint),
         "metrics": str(result.metrics_path),
@@ -52,3 +65,8 @@ def train_dqn(
         )
 
     emit(data, as_json, render)
+
+
+def _print_line(line: str) -> None:
+    """A training progress line, on stdout as training always printed them."""
+    print(line, flush=True)

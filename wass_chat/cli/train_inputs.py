@@ -1,11 +1,7 @@
-"""Inputs of ``wass-chat train``: recipe and CCR lists, and training under runtime uncertainty.
+"""Inputs of ``wass-chat train``: the recipe and CCR lists, and the estimates flags checked.
 
-Under ``--estimates user`` the RAG arm plans on the runtimes that past executions predict: each
-training, validation and evaluation instance is submitted as the user would (its walltime
-requests on the nominal platform), the ``k`` most similar realised executions are retrieved
-from the history (``--history``, filled by ``wass-chat estimates seed``) and their predictions
-(:func:`kb.estimates.retrieve_predictions`) are handed to the trainer as data, since
-``policy`` may not import ``kb``.
+What the knowledge base gives a training run (its teacher, retrieved predictions) is made below
+the CLI, in :mod:`wass_chat.learning_inputs`.
 """
 
 from __future__ import annotations
@@ -14,15 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from policy.learned.config import TrainConfig
-    from policy.learned.instances import InstanceSpec
-    from policy.learned.teacher import Teacher
-    from sim.uncertainty import RuntimePredictions
+    pass
 
 
 def recipes_of(text: str | None) -> tuple[str, ...]:
     """The recipes of ``--recipes`` (all nine when empty), or a one-line error."""
-    from policy.learned.instances import ALL_RECIPES
+    from policy.learned.config import ALL_RECIPES
     from sim.errors import InputError
 
     if not text:
@@ -60,50 +53,3 @@ def check_estimates(estimates: str, use_rag: bool, history: Path | None) -> None
             ["--estimates user with RAG needs --history DIR, a knowledge base of realised "
              "executions (fill it with `wass-chat estimates seed`)"],
         )  # fmt: skip
-
-
-def run_specs(cfg: TrainConfig, eval_instances: int) -> list[InstanceSpec]:
-    """Every instance a run touches: training, validation and held-out evaluation."""
-    from policy.learned.instances import sample_specs
-    from policy.learned.train import validation_specs
-
-    train = sample_specs(
-        cfg.recipes, cfg.train_instances, cfg.seed, cfg.tasks, cfg.nodes, ccrs=cfg.ccrs
-    )
-    held = []
-    for ccr in cfg.ccrs:
-        held += sample_specs(
-            cfg.recipes, eval_instances, cfg.seed, cfg.tasks, cfg.nodes, True, (ccr,)
-        )
-    return list(dict.fromkeys(train + validation_specs(cfg, train) + held))
-
-
-def spec_predictions(
-    history: Path, specs: list[InstanceSpec], cfg: TrainConfig, k: int = 8
-) -> dict[InstanceSpec, RuntimePredictions]:
-    """Each spec's predictions from its ``k`` most similar realised executions."""
-    from kb.estimates import retrieve_predictions
-    from kb.store import KnowledgeBase
-    from policy.learned.calibration import planning_view
-    from policy.learned.train import setting_of
-
-    kb = KnowledgeBase(history)
-    try:
-        found = {}
-        for spec in specs:
-            request = planning_view(spec, setting_of(cfg))
-            found[spec] = retrieve_predictions(kb, request.workflow, request.platform, k)
-        return found
-    finally:
-        kb.close()
-
-
-def uncertain_training(
-    cfg: TrainConfig, history: Path | None, eval_instances: int
-) -> tuple[Teacher | None, dict[InstanceSpec, RuntimePredictions] | None]:
-    """The RAG arm's teacher and retrieved predictions under estimates (None for no-RAG)."""
-    from policy.learned.teacher import RetrievedRuntimeTeacher
-
-    if not cfg.use_rag or history is None:
-        return None, None
-    return RetrievedRuntimeTeacher(), spec_predictions(history, run_specs(cfg, eval_instances), cfg)

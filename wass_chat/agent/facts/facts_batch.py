@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from wass_chat.agent.facts.facts_cluster import parse_period, period_in_words, refresh_cache
+from wass_chat.agent.facts.accounting_periods import parse_period, period_in_words, refresh_cache
 from wass_chat.config import Settings
 
 

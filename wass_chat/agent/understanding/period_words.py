@@ -1,6 +1,6 @@
 """Periods and counts in words: "last week" -> ``7d``, "in may" -> ``2026-05``, "top five" -> 5.
 
-Periods come out in the forms :func:`wass_chat.agent.facts.facts_cluster.parse_period` accepts
+Periods come out in the forms :func:`wass_chat.agent.facts.accounting_periods.parse_period` accepts
 (``7d``, ``24h``, ``2w``, ``YYYY-MM``, ``START..END`` with ISO dates, ``all``); relative ones
 ("yesterday", "this month", "in may" meaning the most recent May) are resolved against ``today``.
 """
@@ -42,7 +42,7 @@ def count_word(word: str) -> int:
 
 
 def find_period(text: str, today: date | None = None) -> str | None:
-    """A period in :func:`~wass_chat.agent.facts.facts_cluster.parse_period`'s forms, or
+    """A period in :func:`~wass_chat.agent.facts.accounting_periods.parse_period`'s forms, or
     ``None``."""
     today = today or date.today()
     lowered = text.lower()

@@ -5,7 +5,7 @@ The intent classifier (:mod:`wass_chat.agent.understanding.nlu`) says *what* is 
 functions say *about what*. Known names come from their one source (demo workflows and the demo
 platform from :mod:`sim.demo`, schedulers from :mod:`policy.registry`) and are matched fuzzily, so
 ``montgae`` finds ``montage-60`` and ``min-min`` finds ``minmin``. Periods come out in the forms
-:func:`wass_chat.agent.facts.facts_cluster.parse_period` accepts (``7d``, ``24h``, ``2w``,
+:func:`wass_chat.agent.facts.accounting_periods.parse_period` accepts (``7d``, ``24h``, ``2w``,
 ``2024-05``, ``START..END``, ``all``).
 """
 
