@@ -55,3 +55,14 @@ def test_a_file_that_is_not_a_checkpoint_is_one_line_and_exit_2(tmp_path: Path) 
         lines = [line for line in out.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "not a policy checkpoint" in lines[0], out.stderr
     assert not out_dir.exists()  # nothing half-written
+
+
+def test_train_with_fewer_instances_than_an_update_draws_is_one_line(tmp_path: Path) -> None:
+    """Each PPO update draws ``instances_per_update`` (4) distinct training instances: fewer is
+    refused before anything is built, not a numpy traceback mid-run."""
+    out_dir = tmp_path / "run"
+    out = run_cli("train", "policy", "--no-rag", "--instances", "2", "--out", str(out_dir))
+    assert out.returncode == 2, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "--instances 4 or more" in lines[0], out.stderr
+    assert not out_dir.exists()

@@ -113,6 +113,22 @@ class TrainConfig:
     out_dir: str = "out/train"
     """Where the checkpoint and the metrics (JSON lines) are written."""
 
+    def problems(self) -> list[str]:
+        """What makes this run impossible, in words (empty: it can run). Checked by the CLI
+        before anything is built, so a bad option is one line, not a traceback mid-run."""
+        found = []
+        if self.train_instances < self.instances_per_update:
+            found.append(
+                f"{self.train_instances} training instances, but each PPO update draws "
+                f"{self.instances_per_update} distinct ones: give --instances "
+                f"{self.instances_per_update} or more"
+            )
+        if self.updates < 0 or self.expert_iterations < 0:
+            found.append("updates and expert iterations cannot be negative")
+        if not self.recipes:
+            found.append("no recipe left to train on (every one held out?)")
+        return found
+
     def past_wall_clock_cap(self, started: float) -> bool:
         """Whether the optional ``budget_minutes`` cap is spent (``started``: a
         :func:`time.monotonic` reading at the start of training)."""

@@ -93,6 +93,7 @@ def train_policy(
 ) -> None:
     """Train the policy (optional expert iteration, then PPO) and evaluate it held-out."""
     from policy.learned.run import run_train
+    from sim.errors import InputError
     from wass_chat.cli.train_inputs import check_estimates
     from wass_chat.config import settings
     from wass_chat.learning_inputs import training_inputs
@@ -108,6 +109,8 @@ def train_policy(
         out_dir=str(out / ("norag" if no_rag else "rag") / f"seed{seed}"),
         estimates=estimates, noise=noise,
     )  # fmt: skip
+    if problems := cfg.problems():
+        raise InputError("train policy", problems)
     inputs = training_inputs(cfg, settings().kb_dir, history, eval_instances, teacher_instances)
     fit = inputs.fit
     if fit is not None:
