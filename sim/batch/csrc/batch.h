@@ -53,6 +53,8 @@ typedef struct {
     Queue queue;
     int changed, bf_changed;
     int64_t bf_tick, prio_tick, done, events, passes_main, passes_bf;
+    int64_t bf_last; /* the last backfill pass (or before the first change) */
+    int bf_cadence;  /* that pass left jobs pending */
     /* scratch */
     int64_t *cand, *cand2, *times, *tmp_jobs;
     int64_t cap_times, cap_tmp;

@@ -161,6 +161,8 @@ static PyObject *run(PyObject *self, PyObject *args) {
     }
     ALLOC(e.alloc_nodes, e.alloc_ptr[n]);
     e.bf_tick = e.prio_tick = -1;
+    e.bf_last = e.t0 - e.bf_interval;
+    e.bf_cadence = 0;
     for (int64_t j = 0; j < n; j++) {
         if (heap_push(&e.heap, e.earliest[j], EV_ARRIVE, j)) goto nomem;
     }
