@@ -386,9 +386,20 @@ class _Engine:
                 found = plan.earliest(nodes, t, t + cfg.bf_window_s, duration, need, c, m, g)
                 if found is not None:
                     begin, fit = found
-                    plan.reserve(pool.choose(fit, need, best_fit), begin, begin + duration, c, m, g)
+                    slot_start, slot_end = self._reserved_slots(begin, duration)
+                    plan.reserve(pool.choose(fit, need, best_fit), slot_start, slot_end, c, m, g)
                     reserved += 1
         self._drop_started(started)
+
+    def _reserved_slots(self, begin: int, duration: int) -> tuple[int, int]:
+        """The span a reservation holds: ``[begin, begin + duration)`` rounded down to
+        ``bf_resolution_s`` and at least one slot long, as Slurm 22.05 records it
+        (backfill.c 2858-2864, ``_add_reservation`` 3291-3299); exact at resolution 1."""
+        step = self.cfg.bf_resolution_s
+        if step <= 1:
+            return begin, begin + duration
+        start = begin // step * step
+        return start, max((begin + duration) // step * step, start + step)
 
     def _drop_started(self, started: list[int]) -> None:
         if started:

@@ -93,6 +93,27 @@ def test_backfill_runs_when_slurms_agent_would():
     assert r.backfilled.tolist() == [False, False, True, True]
 
 
+def test_reservations_are_kept_in_bf_resolution_slots():
+    # As test_a_backfilled_job_does_not_delay_the_reservation: b is reserved all three nodes
+    # at 100. At Slurm's bf_resolution of 60 the reservation is held from 60 (100 rounded
+    # down), so c (limit 40, would end at 71) is no longer backfilled at 31 and waits for b;
+    # c2 (limit 25, ends at 56) still is. With exact times (resolution 1) both are.
+    c = cluster(4, 4, 4)
+    w = make_workload(
+        [
+            dict(id="a", submit=0, runtime=100, limit=100, nodes=2, cpus=4),
+            dict(id="b", submit=1, runtime=50, limit=60, nodes=3, cpus=4),
+            dict(id="c", submit=2, runtime=10, limit=40, nodes=1, cpus=2),
+            dict(id="c2", submit=2, runtime=10, limit=25, nodes=1, cpus=2),
+        ],
+        ["p"],
+    )
+    slots = simulate_batch(c, w, scheduler_preset("easy", reservation_depth=10, bf_resolution_s=60))
+    assert slots.start_s.tolist() == [0, 100, 150, 31]
+    exact = simulate_batch(c, w, scheduler_preset("easy", reservation_depth=10))
+    assert exact.start_s.tolist() == [0, 100, 31, 31]
+
+
 def test_a_backfilled_job_may_use_nodes_the_reservation_does_not_need():
     # a holds n1, n2 until 100; b needs two nodes: reserved at 100 on n1 and n2. x runs past
     # 100 but on n3, which b does not need: backfilled by the next pass (31).

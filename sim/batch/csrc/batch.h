@@ -32,7 +32,7 @@ typedef struct {
     const double *idle_w, *cpu_w, *gpu_w, *off_w, *boot_w;
     /* configuration */
     int64_t order, backfill, best_fit, bf_interval, bf_window, depth, max_test, calc_period;
-    int64_t w_age, w_fs, max_age, half_life, power, suspend, boot_s, t0, completing;
+    int64_t w_age, w_fs, max_age, half_life, power, suspend, boot_s, t0, completing, bf_resolution;
     /* node state */
     int64_t *free_cpu, *free_mem, *free_gpu, *ready_at, *idle_since, *last, *busy_cpu_s, *off_s;
     int8_t *state;
