@@ -7,7 +7,14 @@ import pytest
 
 from sim.batch.config import PowerSaving, PriorityWeights, SchedulerConfig, scheduler_preset
 from sim.batch.engine import simulate_batch, unfit_jobs
-from sim.batch.model import BatchCluster, BatchNode, Partition, WorkloadError, make_workload
+from sim.batch.model import (
+    BatchCluster,
+    BatchNode,
+    Partition,
+    Workload,
+    WorkloadError,
+    make_workload,
+)
 from sim.errors import InputError, PlatformError
 
 
@@ -47,20 +54,28 @@ def test_sjf_starts_the_shortest_request_first():
     assert r.start_s.tolist() == [0, 110, 100]
 
 
+def behind_a_whole_cluster_job(*waiting: dict) -> Workload:
+    """a holds n1 and n2 of three 4-CPU nodes until 100 (limit 100); b needs all three nodes,
+    so its reservation starts at 100; ``waiting`` come after them."""
+    return make_workload(
+        [
+            dict(id="a", submit=0, runtime=100, limit=100, nodes=2, cpus=4),
+            dict(id="b", submit=1, runtime=50, limit=60, nodes=3, cpus=4),
+            *waiting,
+        ],
+        ["p"],
+    )
+
+
 def test_a_backfilled_job_does_not_delay_the_reservation():
     # Three 4-CPU nodes; a holds n1 and n2 until 100 (limit 100). b needs all three nodes:
     # reserved at 100 by the pass a second after the first change (1). c (1 node, limit 20)
     # fits on n3 and ends before 100: backfilled by the next pass, bf_interval (30) after that
     # one (31). d (1 node, limit 300) would still hold n3 at 100: it waits.
     c = cluster(4, 4, 4)
-    w = make_workload(
-        [
-            dict(id="a", submit=0, runtime=100, limit=100, nodes=2, cpus=4),
-            dict(id="b", submit=1, runtime=50, limit=60, nodes=3, cpus=4),
-            dict(id="c", submit=2, runtime=10, limit=20, nodes=1, cpus=2),
-            dict(id="d", submit=3, runtime=10, limit=300, nodes=1, cpus=1),
-        ],
-        ["p"],
+    w = behind_a_whole_cluster_job(
+        dict(id="c", submit=2, runtime=10, limit=20, nodes=1, cpus=2),
+        dict(id="d", submit=3, runtime=10, limit=300, nodes=1, cpus=1),
     )
     r = simulate_batch(c, w, scheduler_preset("easy"))
     start = dict(zip(w.job_ids, r.start_s.tolist(), strict=True))
@@ -99,14 +114,9 @@ def test_reservations_are_kept_in_bf_resolution_slots():
     # down), so c (limit 40, would end at 71) is no longer backfilled at 31 and waits for b;
     # c2 (limit 25, ends at 56) still is. With exact times (resolution 1) both are.
     c = cluster(4, 4, 4)
-    w = make_workload(
-        [
-            dict(id="a", submit=0, runtime=100, limit=100, nodes=2, cpus=4),
-            dict(id="b", submit=1, runtime=50, limit=60, nodes=3, cpus=4),
-            dict(id="c", submit=2, runtime=10, limit=40, nodes=1, cpus=2),
-            dict(id="c2", submit=2, runtime=10, limit=25, nodes=1, cpus=2),
-        ],
-        ["p"],
+    w = behind_a_whole_cluster_job(
+        dict(id="c", submit=2, runtime=10, limit=40, nodes=1, cpus=2),
+        dict(id="c2", submit=2, runtime=10, limit=25, nodes=1, cpus=2),
     )
     slots = simulate_batch(c, w, scheduler_preset("easy", reservation_depth=10, bf_resolution_s=60))
     assert slots.start_s.tolist() == [0, 100, 150, 31]
