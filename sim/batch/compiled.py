@@ -115,7 +115,7 @@ def simulate_compiled(
         cfg.bf_window_s, cfg.reservation_depth, cfg.bf_max_job_test, cfg.calc_period_s, wt.age,
         wt.fairshare, wt.max_age_s, wt.decay_half_life_s, int(power is not None),
         power.suspend_after_s if power else 0, power.boot_s if power else 0, len(w.users), t0,
-        int(dep_ptr[-1] > 0), cfg.completing_s,
+        int(dep_ptr[-1] > 0), cfg.completing_s, cfg.bf_resolution_s,
     )  # fmt: skip
     static = np.ascontiguousarray(prio.static, np.float64)
     out = _core.run(jobs, static, nodes, watts, pptr, pidx, config, progress)

@@ -55,6 +55,12 @@ class SchedulerConfig:
     """Seconds between backfill passes (Slurm's bf_interval)."""
     bf_window_s: int = 86400
     """How far ahead backfill plans (bf_window); jobs starting later get no reservation."""
+    bf_resolution_s: int = 1
+    """Slurm's bf_resolution: a reservation's start and end are rounded down to a multiple
+    of it (and it lasts at least one), as Slurm keeps its backfill plan in slots of this
+    length (backfill.c 2858-2864, _add_reservation 3291-3299). 1 keeps exact times (the
+    simulator's own default); a configuration read from Slurm gives Slurm's (60 s unless
+    set)."""
     reservation_depth: int = 1
     """How many blocked jobs get a reservation per pass: 1 is EASY; Slurm reserves for every
     job it tests (set it to ``bf_max_job_test``)."""
@@ -78,7 +84,7 @@ class SchedulerConfig:
             problems.append(f"queue order {self.order!r} is not fifo, sjf or priority")
         if self.node_order not in ("best_fit", "first_fit"):
             problems.append(f"node order {self.node_order!r} is not best_fit or first_fit")
-        for name in ("bf_interval_s", "calc_period_s"):
+        for name in ("bf_interval_s", "bf_resolution_s", "calc_period_s"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
         for name in (

@@ -8,9 +8,10 @@ reservations). Nothing of the workflow engine's network or data model applies.
 At each instant, in this order: jobs end (resources released, dependants released), nodes
 finish booting, idle nodes power down, jobs become eligible; then, if anything changed, the
 main scheduler walks the queue in order and starts every job that fits now, skipping the
-rest of a partition once one of its jobs does not fit (Slurm's main loop); then, on a
-backfill tick (every ``bf_interval_s``, only when something changed since the last pass),
-the backfill pass (:mod:`sim.batch.backfill`). A job runs ``min(runtime, limit)`` seconds:
+rest of a partition once one of its jobs does not fit (Slurm's main loop); then, when
+Slurm's backfill agent would run (``bf_interval_s`` after its last pass, and only once
+something changed: :meth:`_Engine._next_backfill`), the backfill pass
+(:mod:`sim.batch.backfill`). A job runs ``min(runtime, limit)`` seconds:
 killed at its limit (the partition's MaxTime caps it). It never starts before its eligible
 time nor before every job it depends on has ended. The simulation is deterministic and never
 reads the wall clock.
@@ -160,6 +161,8 @@ class _Engine:
         heapq.heapify(self.heap)
         self.changed = self.bf_changed = False
         self.bf_tick = self.prio_tick = -1
+        self.bf_last = self.t0 - cfg.bf_interval_s  # the agent's last pass: long before
+        self.bf_cadence = False
         self.done = 0
         self.events = 0
         self.passes = [0, 0]
@@ -205,9 +208,10 @@ class _Engine:
                 if self.queue and self.cfg.backfill:
                     self._backfill_pass(t)
                 self.bf_changed = False
-            if self.bf_changed and self.cfg.backfill and self.bf_tick < 0 and self.queue:
-                step = self.cfg.bf_interval_s
-                self.bf_tick = (t // step + 1) * step
+                self.bf_last = t
+                self.bf_cadence = bool(self.queue)
+            if self.bf_changed and self.cfg.backfill and self.bf_tick < 0:
+                self.bf_tick = self._next_backfill(t)
                 self._push(self.bf_tick, BACKFILL, 0)
             if self.progress is not None and self.events % 65536 < 8:
                 self.progress(self.done, len(self.w))
@@ -224,6 +228,24 @@ class _Engine:
             self.events,
             (self.passes[0], self.passes[1]),
         )
+
+    def _next_backfill(self, t: int) -> int:
+        """When Slurm's backfill agent next runs after a change at ``t``.
+
+        Slurm 22.05's agent sleeps ``bf_interval`` after a pass, then polls every second
+        until something changed since that pass (src/plugins/sched/backfill/backfill.c,
+        ``backfill_agent`` lines 1038-1074, ``_more_work`` 3257-3268). A pass that leaves
+        jobs pending has just set their expected start times anew (cleared at its start,
+        ``_clear_job_estimates`` 1106-1114; set with ``last_job_update = now``, 2584-2587),
+        so while jobs are pending the passes keep a ``bf_interval`` cadence from the last
+        one; after a pass that left none, the first change is seen at the next poll, a
+        second later. Before this, passes ran on a fixed grid of multiples of
+        ``bf_interval``, out of phase with Slurm's by up to ``bf_interval``.
+        """
+        step = self.cfg.bf_interval_s
+        if self.bf_cadence:
+            return self.bf_last + step * max(1, -(-(t - self.bf_last) // step))
+        return max(self.bf_last + step, t + 1)
 
     # --- events -------------------------------------------------------------------------
     def _enqueue(self, j: int, t: int) -> None:
@@ -364,9 +386,20 @@ class _Engine:
                 found = plan.earliest(nodes, t, t + cfg.bf_window_s, duration, need, c, m, g)
                 if found is not None:
                     begin, fit = found
-                    plan.reserve(pool.choose(fit, need, best_fit), begin, begin + duration, c, m, g)
+                    slot_start, slot_end = self._reserved_slots(begin, duration)
+                    plan.reserve(pool.choose(fit, need, best_fit), slot_start, slot_end, c, m, g)
                     reserved += 1
         self._drop_started(started)
+
+    def _reserved_slots(self, begin: int, duration: int) -> tuple[int, int]:
+        """The span a reservation holds: ``[begin, begin + duration)`` rounded down to
+        ``bf_resolution_s`` and at least one slot long, as Slurm 22.05 records it
+        (backfill.c 2858-2864, ``_add_reservation`` 3291-3299); exact at resolution 1."""
+        step = self.cfg.bf_resolution_s
+        if step <= 1:
+            return begin, begin + duration
+        start = begin // step * step
+        return start, max((begin + duration) // step * step, start + step)
 
     def _drop_started(self, started: list[int]) -> None:
         if started:

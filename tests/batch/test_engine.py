@@ -7,7 +7,14 @@ import pytest
 
 from sim.batch.config import PowerSaving, PriorityWeights, SchedulerConfig, scheduler_preset
 from sim.batch.engine import simulate_batch, unfit_jobs
-from sim.batch.model import BatchCluster, BatchNode, Partition, WorkloadError, make_workload
+from sim.batch.model import (
+    BatchCluster,
+    BatchNode,
+    Partition,
+    Workload,
+    WorkloadError,
+    make_workload,
+)
 from sim.errors import InputError, PlatformError
 
 
@@ -47,32 +54,79 @@ def test_sjf_starts_the_shortest_request_first():
     assert r.start_s.tolist() == [0, 110, 100]
 
 
-def test_a_backfilled_job_does_not_delay_the_reservation():
-    # Three 4-CPU nodes; a holds n1 and n2 until 100 (limit 100). b needs all three nodes:
-    # reserved at 100. c (1 node, limit 20) fits on n3 and ends before 100: backfilled at the
-    # first backfill tick (30). d (1 node, limit 300) would still hold n3 at 100: it waits.
-    c = cluster(4, 4, 4)
-    w = make_workload(
+def behind_a_whole_cluster_job(*waiting: dict) -> Workload:
+    """a holds n1 and n2 of three 4-CPU nodes until 100 (limit 100); b needs all three nodes,
+    so its reservation starts at 100; ``waiting`` come after them."""
+    return make_workload(
         [
             dict(id="a", submit=0, runtime=100, limit=100, nodes=2, cpus=4),
             dict(id="b", submit=1, runtime=50, limit=60, nodes=3, cpus=4),
-            dict(id="c", submit=2, runtime=10, limit=20, nodes=1, cpus=2),
-            dict(id="d", submit=3, runtime=10, limit=300, nodes=1, cpus=1),
+            *waiting,
         ],
         ["p"],
     )
+
+
+def test_a_backfilled_job_does_not_delay_the_reservation():
+    # Three 4-CPU nodes; a holds n1 and n2 until 100 (limit 100). b needs all three nodes:
+    # reserved at 100 by the pass a second after the first change (1). c (1 node, limit 20)
+    # fits on n3 and ends before 100: backfilled by the next pass, bf_interval (30) after that
+    # one (31). d (1 node, limit 300) would still hold n3 at 100: it waits.
+    c = cluster(4, 4, 4)
+    w = behind_a_whole_cluster_job(
+        dict(id="c", submit=2, runtime=10, limit=20, nodes=1, cpus=2),
+        dict(id="d", submit=3, runtime=10, limit=300, nodes=1, cpus=1),
+    )
     r = simulate_batch(c, w, scheduler_preset("easy"))
     start = dict(zip(w.job_ids, r.start_s.tolist(), strict=True))
-    assert start["c"] == 30 and r.backfilled[2]
+    assert start["c"] == 31 and r.backfilled[2]
     assert start["b"] == 100  # the reservation held
     assert start["d"] == 150  # after b, not ahead of it
     no_bf = simulate_batch(c, w, scheduler_preset("priority"))
     assert no_bf.start_s[1] == 100 and no_bf.start_s[2] == 150
 
 
+def test_backfill_runs_when_slurms_agent_would():
+    # Slurm's backfill agent polls every second once bf_interval (30 here) has passed since
+    # its last pass, and a pass that leaves jobs pending keeps that cadence. a (3 CPUs of
+    # both nodes, until 300) starts at 0; the pass at 1 finds nothing pending. b (both whole
+    # nodes) and c (1 CPU, limit 50) arrive at 200, long after: c is backfilled at the next
+    # poll, 201 (not on a grid of multiples of 30). b stays pending, so the next passes are at
+    # 231, 261...: d, arriving at 215, is backfilled at 231.
+    c = cluster(4, 4)
+    w = make_workload(
+        [
+            dict(id="a", submit=0, runtime=300, limit=300, nodes=2, cpus=3),
+            dict(id="b", submit=200, runtime=10, limit=10, nodes=2, cpus=4),
+            dict(id="c", submit=200, runtime=10, limit=50, nodes=1, cpus=1),
+            dict(id="d", submit=215, runtime=10, limit=50, nodes=1, cpus=1),
+        ],
+        ["p"],
+    )
+    r = simulate_batch(c, w, scheduler_preset("easy"))
+    assert r.start_s.tolist() == [0, 300, 201, 231]
+    assert r.backfilled.tolist() == [False, False, True, True]
+
+
+def test_reservations_are_kept_in_bf_resolution_slots():
+    # As test_a_backfilled_job_does_not_delay_the_reservation: b is reserved all three nodes
+    # at 100. At Slurm's bf_resolution of 60 the reservation is held from 60 (100 rounded
+    # down), so c (limit 40, would end at 71) is no longer backfilled at 31 and waits for b;
+    # c2 (limit 25, ends at 56) still is. With exact times (resolution 1) both are.
+    c = cluster(4, 4, 4)
+    w = behind_a_whole_cluster_job(
+        dict(id="c", submit=2, runtime=10, limit=40, nodes=1, cpus=2),
+        dict(id="c2", submit=2, runtime=10, limit=25, nodes=1, cpus=2),
+    )
+    slots = simulate_batch(c, w, scheduler_preset("easy", reservation_depth=10, bf_resolution_s=60))
+    assert slots.start_s.tolist() == [0, 100, 150, 31]
+    exact = simulate_batch(c, w, scheduler_preset("easy", reservation_depth=10))
+    assert exact.start_s.tolist() == [0, 100, 31, 31]
+
+
 def test_a_backfilled_job_may_use_nodes_the_reservation_does_not_need():
     # a holds n1, n2 until 100; b needs two nodes: reserved at 100 on n1 and n2. x runs past
-    # 100 but on n3, which b does not need: backfilled at the first tick.
+    # 100 but on n3, which b does not need: backfilled by the next pass (31).
     c = cluster(4, 4, 4)
     w = make_workload(
         [
@@ -83,7 +137,7 @@ def test_a_backfilled_job_may_use_nodes_the_reservation_does_not_need():
         ["p"],
     )
     r = simulate_batch(c, w, scheduler_preset("easy"))
-    assert r.start_s.tolist() == [0, 100, 30]
+    assert r.start_s.tolist() == [0, 100, 31]
     assert r.nodes_of(1) == (0, 1) and r.nodes_of(2) == (2,)
 
 

@@ -121,6 +121,11 @@ def test_scontrol_text_gives_the_cluster_and_its_scheduler():
         cfg.weights.max_age_s,
     ) == (1000, 10000, 1000, 86400)
     assert cfg.calc_period_s == 300
+    assert cfg.bf_resolution_s == 60  # Slurm's default when SchedulerParameters has none
+    assert (
+        scheduler_from_config(CONFIG.replace("bf_interval=5", "bf_resolution=300")).bf_resolution_s
+        == 300
+    )
     bigger = add_nodes(cluster, "debug", 2)
     assert len(bigger.nodes) == 4 and bigger.partitions[0].nodes[-1] == "debug-added2"
     smaller = remove_nodes(cluster, "debug", 1)

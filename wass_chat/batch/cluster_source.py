@@ -88,6 +88,10 @@ def config_values(text: str) -> dict[str, str]:
     return values
 
 
+SLURM_BF_RESOLUTION_S = 60
+"""Slurm's default bf_resolution (backfill.c, BACKFILL_RESOLUTION)."""
+
+
 def scheduler_from_config(text: str, base: SchedulerConfig | None = None) -> SchedulerConfig:
     """Priority weights and backfill parameters from ``scontrol show config`` text. Slurm's
     backfill reserves resources for every job it tests, so the reservation depth is
@@ -121,6 +125,7 @@ def scheduler_from_config(text: str, base: SchedulerConfig | None = None) -> Sch
         backfill="backfill" in v.get("schedulertype", "sched/backfill"),
         bf_interval_s=int(params.get("bf_interval", base.bf_interval_s)),
         bf_window_s=int(params["bf_window"]) * 60 if "bf_window" in params else base.bf_window_s,
+        bf_resolution_s=int(params.get("bf_resolution", SLURM_BF_RESOLUTION_S)),
         bf_max_job_test=max_test,
         reservation_depth=max_test,  # Slurm reserves for every job its backfill pass tests
         calc_period_s=seconds("PriorityCalcPeriod", base.calc_period_s),

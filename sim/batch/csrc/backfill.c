@@ -252,7 +252,14 @@ int backfill_pass(Engine *e, int64_t t) {
             if (begin >= 0) {
                 memcpy(e->cand, e->cand2, (size_t)count * sizeof(int64_t));
                 engine_choose(e, e->cand, count, need);
-                if (reserve(e, e->cand, need, begin, begin + duration, c, m, g)) return -1;
+                /* engine.py _reserved_slots: Slurm's plan is kept in bf_resolution slots */
+                int64_t slot_start = begin, slot_end = begin + duration, step = e->bf_resolution;
+                if (step > 1) {
+                    slot_start = begin / step * step;
+                    slot_end = (begin + duration) / step * step;
+                    if (slot_end < slot_start + step) slot_end = slot_start + step;
+                }
+                if (reserve(e, e->cand, need, slot_start, slot_end, c, m, g)) return -1;
                 reserved++;
             }
         }

@@ -32,7 +32,7 @@ typedef struct {
     const double *idle_w, *cpu_w, *gpu_w, *off_w, *boot_w;
     /* configuration */
     int64_t order, backfill, best_fit, bf_interval, bf_window, depth, max_test, calc_period;
-    int64_t w_age, w_fs, max_age, half_life, power, suspend, boot_s, t0, completing;
+    int64_t w_age, w_fs, max_age, half_life, power, suspend, boot_s, t0, completing, bf_resolution;
     /* node state */
     int64_t *free_cpu, *free_mem, *free_gpu, *ready_at, *idle_since, *last, *busy_cpu_s, *off_s;
     int8_t *state;
@@ -53,6 +53,8 @@ typedef struct {
     Queue queue;
     int changed, bf_changed;
     int64_t bf_tick, prio_tick, done, events, passes_main, passes_bf;
+    int64_t bf_last; /* the last backfill pass (or before the first change) */
+    int bf_cadence;  /* that pass left jobs pending */
     /* scratch */
     int64_t *cand, *cand2, *times, *tmp_jobs;
     int64_t cap_times, cap_tmp;

@@ -238,6 +238,18 @@ static int main_pass(Engine *e, int64_t t) {
     return 0;
 }
 
+/* When Slurm's backfill agent next runs after a change at t (engine.py, _next_backfill): on
+ * the bf_interval cadence of the last pass while jobs were left pending, else at the next
+ * one-second poll once bf_interval has passed. */
+static int64_t next_backfill(const Engine *e, int64_t t) {
+    int64_t step = e->bf_interval;
+    if (e->bf_cadence) {
+        int64_t k = (t - e->bf_last + step - 1) / step;
+        return e->bf_last + step * (k > 1 ? k : 1);
+    }
+    return e->bf_last + step > t + 1 ? e->bf_last + step : t + 1;
+}
+
 int engine_run(Engine *e, int (*progress)(void *, int64_t, int64_t), void *ctx) {
     int64_t t = e->t0;
     while (e->heap.n && e->done < e->n) {
@@ -275,9 +287,11 @@ int engine_run(Engine *e, int (*progress)(void *, int64_t, int64_t), void *ctx) 
             e->bf_tick = -1;
             if (e->queue.n && e->backfill && backfill_pass(e, t)) return -1;
             e->bf_changed = 0;
+            e->bf_last = t;
+            e->bf_cadence = e->queue.n > 0;
         }
-        if (e->bf_changed && e->backfill && e->bf_tick < 0 && e->queue.n) {
-            e->bf_tick = (t / e->bf_interval + 1) * e->bf_interval;
+        if (e->bf_changed && e->backfill && e->bf_tick < 0) {
+            e->bf_tick = next_backfill(e, t);
             if (heap_push(&e->heap, e->bf_tick, EV_BACKFILL, 0)) return -1;
         }
         if (progress && e->events % 65536 < 8 && progress(ctx, e->done, e->n)) return -2;

@@ -12,7 +12,7 @@
 #endif
 
 #define N_JOB_ARRAYS 14
-#define N_CONFIG 19
+#define N_CONFIG 20
 
 typedef struct { Py_buffer views[32]; int count; } Views;
 
@@ -122,6 +122,7 @@ static PyObject *run(PyObject *self, PyObject *args) {
     e.depth = cfg[5]; e.max_test = cfg[6]; e.calc_period = cfg[7]; e.w_age = cfg[8]; e.w_fs = cfg[9];
     e.max_age = cfg[10]; e.half_life = cfg[11]; e.power = cfg[12]; e.suspend = cfg[13]; e.boot_s = cfg[14];
     e.n_users = cfg[15]; e.t0 = cfg[16]; e.has_deps = (int)cfg[17]; e.completing = cfg[18];
+    e.bf_resolution = cfg[19];
 
     int64_t N = e.n_nodes, n = e.n;
     ALLOC(e.free_cpu, N); ALLOC(e.free_mem, N); ALLOC(e.free_gpu, N); ALLOC(e.ready_at, N); ALLOC(e.idle_since, N);
@@ -161,6 +162,8 @@ static PyObject *run(PyObject *self, PyObject *args) {
     }
     ALLOC(e.alloc_nodes, e.alloc_ptr[n]);
     e.bf_tick = e.prio_tick = -1;
+    e.bf_last = e.t0 - e.bf_interval;
+    e.bf_cadence = 0;
     for (int64_t j = 0; j < n; j++) {
         if (heap_push(&e.heap, e.earliest[j], EV_ARRIVE, j)) goto nomem;
     }
