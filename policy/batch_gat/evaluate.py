@@ -1,0 +1,41 @@
+"""The queue policy on held-out periods, next to FIFO, SJF, EASY and the cross-entropy order.
+
+The shipped checkpoint (``checkpoints/gat.pt``, trained by ``wass-chat whatif learn --policy
+gat --train --save ...`` with the defaults) lets the comparison run without training.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from policy.batch_gat.model import QueuePolicy
+from policy.batch_gat.rollout import replay_greedy
+from sim.batch.learn import (
+    DEFAULT_RUN_WEIGHTS,
+    FEATURES,
+    LearnConfig,
+    Period,
+    evaluate,
+    policy_config,
+)
+
+SHIPPED_CHECKPOINT = Path(__file__).parent / "checkpoints" / "gat.pt"
+
+
+def evaluate_policy(
+    net: QueuePolicy, periods: Sequence[Period], lc: LearnConfig | None = None, seed: int = 0
+) -> dict[str, Any]:
+    """:func:`sim.batch.learn.evaluate` with the policy choosing greedily as "learned" and the
+    default run's cross-entropy weights as the extra baseline "cem"."""
+    lc = lc or LearnConfig()
+    cem = policy_config([DEFAULT_RUN_WEIGHTS[k] for k in FEATURES])
+    return evaluate(
+        periods,
+        None,
+        lc,
+        seed=seed,
+        learned_replay=lambda p: replay_greedy(net, p, lc.power_saving),
+        extra_baselines={"cem": cem},
+    )
