@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from policy.batch_gat.model import QueuePolicy
-from policy.batch_gat.rollout import replay_greedy
+from policy.batch_gat.rollout import replay_policy
 from sim.batch.learn import (
     DEFAULT_RUN_WEIGHTS,
     FEATURES,
@@ -25,17 +25,26 @@ SHIPPED_CHECKPOINT = Path(__file__).parent / "checkpoints" / "gat.pt"
 
 
 def evaluate_policy(
-    net: QueuePolicy, periods: Sequence[Period], lc: LearnConfig | None = None, seed: int = 0
+    net: QueuePolicy,
+    periods: Sequence[Period],
+    lc: LearnConfig | None = None,
+    seed: int = 0,
+    greedy: bool = False,
 ) -> dict[str, Any]:
-    """:func:`sim.batch.learn.evaluate` with the policy choosing greedily as "learned" and the
-    default run's cross-entropy weights as the extra baseline "cem"."""
+    """:func:`sim.batch.learn.evaluate` with the policy choosing as "learned" (sampled with
+    ``seed``, as trained, or greedily) and the default run's cross-entropy weights as the
+    extra baseline "cem"."""
+    import torch
+
+    torch.set_num_threads(1)  # tiny forward passes: one thread is faster, and the same sums
     lc = lc or LearnConfig()
+    sample_seed = None if greedy else seed
     cem = policy_config([DEFAULT_RUN_WEIGHTS[k] for k in FEATURES])
     return evaluate(
         periods,
         None,
         lc,
         seed=seed,
-        learned_replay=lambda p: replay_greedy(net, p, lc.power_saving),
+        learned_replay=lambda p: replay_policy(net, p, lc.power_saving, sample_seed),
         extra_baselines={"cem": cem},
     )

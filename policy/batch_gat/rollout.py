@@ -75,26 +75,34 @@ class SamplingChooser:
         return action
 
 
-class GreedyChooser:
-    """The policy's most likely job (evaluation)."""
+class PolicyChooser:
+    """The policy choosing for evaluation: sampled from its distribution with ``generator``
+    (as it was trained), or its most likely job when ``generator`` is None (greedy)."""
 
-    def __init__(self, net: QueuePolicy) -> None:
-        self.net = net
+    def __init__(self, net: QueuePolicy, generator: torch.Generator | None = None) -> None:
+        self.net, self.generator = net, generator
 
     def __call__(self, view: DecisionView) -> int:
         with torch.inference_mode():
             logits, _ = self.net(Batch.of([view]))
-        return int(torch.argmax(logits[0]))
+        if self.generator is None:
+            return int(torch.argmax(logits[0]))
+        probs = torch.softmax(logits[0], -1)
+        return int(torch.multinomial(probs, 1, generator=self.generator))
 
 
-def replay_greedy(
-    net: QueuePolicy, period: Period, power_saving: PowerSaving | None = None
+def replay_policy(
+    net: QueuePolicy,
+    period: Period,
+    power_saving: PowerSaving | None = None,
+    sample_seed: int | None = 0,
 ) -> BatchResult:
-    """``period`` replayed with the policy choosing greedily (FIFO-EASY around it)."""
+    """``period`` replayed with the policy choosing (FIFO-EASY around it): sampled with
+    ``sample_seed``, or greedily when it is None."""
     net.eval()
-    return simulate_chosen(
-        period.cluster, period.workload, GreedyChooser(net), net.cfg.window, power_saving
-    )
+    generator = None if sample_seed is None else torch.Generator().manual_seed(sample_seed)
+    chooser = PolicyChooser(net, generator)
+    return simulate_chosen(period.cluster, period.workload, chooser, net.cfg.window, power_saving)
 
 
 def waiting_integral(w: Workload, result: BatchResult, times: np.ndarray) -> np.ndarray:

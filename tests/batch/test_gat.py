@@ -12,7 +12,7 @@ import torch
 
 from policy.batch_gat.evaluate import SHIPPED_CHECKPOINT
 from policy.batch_gat.model import Batch, QueuePolicy, load_checkpoint
-from policy.batch_gat.rollout import replay_greedy, run_episode
+from policy.batch_gat.rollout import replay_policy, run_episode
 from policy.batch_gat.train import PPOConfig, train
 from sim.batch.check import schedule_problems
 from sim.batch.chosen import DecisionView, InvalidChoiceError, simulate_chosen
@@ -20,6 +20,15 @@ from sim.batch.config import scheduler_preset
 from sim.batch.engine import simulate_batch
 from sim.batch.learn import Period
 from sim.batch.model import BatchCluster, BatchNode, Partition, make_workload
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny forward passes: two threads on a shared machine are ten times slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def two_partitions() -> BatchCluster:
@@ -115,9 +124,10 @@ def test_the_shipped_policy_loads_and_schedules_validly():
     net, meta = load_checkpoint(str(SHIPPED_CHECKPOINT))
     assert meta["updates"] and meta["train_cpu_s"]
     for period in random_periods(7):
-        result = replay_greedy(net, period)
-        assert (result.start_s >= 0).all()
-        assert schedule_problems(period.cluster, period.workload, result) == []
+        for seed in (0, None):  # sampled and greedy
+            result = replay_policy(net, period, sample_seed=seed)
+            assert (result.start_s >= 0).all()
+            assert schedule_problems(period.cluster, period.workload, result) == []
 
 
 def test_the_checker_finds_an_impossible_schedule():

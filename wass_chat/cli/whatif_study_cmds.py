@@ -158,6 +158,9 @@ def learn_command(
     retrain: bool = typer.Option(False, "--train", help="gat: train a new policy first."),
     updates: int = typer.Option(60, "--updates", min=1, help="gat: PPO updates (step budget)."),
     save: Path | None = typer.Option(None, "--save", help="gat: write the trained checkpoint."),
+    greedy: bool = typer.Option(
+        False, "--greedy", help="gat: take the most likely job, not a seeded sample."
+    ),
     energy_weight: float = typer.Option(
         0.0, "--energy-weight", min=0.0, help="Energy against wait in the reward."
     ),
@@ -184,7 +187,9 @@ def learn_command(
         generations=generations, population=population, energy_weight=energy_weight, seed=seed
     )
     if policy == "gat":
-        report = _learn_gat(train_set, test_set, lc, checkpoint, retrain, updates, save, as_json)
+        report = _learn_gat(
+            train_set, test_set, lc, checkpoint, retrain, updates, save, greedy, as_json
+        )
     else:
         show = (
             None
@@ -210,6 +215,7 @@ def _learn_gat(
     retrain: bool,
     updates: int,
     save: Path | None,
+    greedy: bool,
     as_json: bool,
 ) -> dict[str, Any]:
     """Train (``--train``) or load the graph-attention policy; evaluate it held out."""
@@ -239,9 +245,10 @@ def _learn_gat(
         net, training = load_checkpoint(str(path))
         source = str(path)
     evaluated = time.process_time()
-    held_out = evaluate_policy(net, test_set, lc, seed=lc.seed)
+    held_out = evaluate_policy(net, test_set, lc, seed=lc.seed, greedy=greedy)
     return {
         "policy": "gat",
+        "choices": "greedy" if greedy else f"sampled, seed {lc.seed}",
         "checkpoint": source,
         "training": training,
         "held_out": held_out,
@@ -263,7 +270,7 @@ def _render_learn(r: dict[str, Any]) -> None:
             f"graph-attention policy from {r['checkpoint']}: {t.get('updates')} PPO updates, "
             f"{t.get('episodes')} windows, {t.get('decisions')} decisions, "
             f"{float(t.get('train_cpu_s', 0.0)):.0f} s CPU to train; "
-            f"held-out evaluation {r['eval_cpu_s']:.1f} s CPU"
+            f"held-out evaluation ({r['choices']}) {r['eval_cpu_s']:.1f} s CPU"
         )
     table = Table(title="held-out weeks: learned / baseline, geometric mean (95% CI) w/t/l")
     table.add_column("baseline")
