@@ -12,6 +12,7 @@ from typing import Any
 
 from policy.batch_gat.model import QueuePolicy
 from policy.batch_gat.rollout import replay_policy
+from sim.batch.chosen import UniformChooser, simulate_chosen
 from sim.batch.learn import (
     DEFAULT_RUN_WEIGHTS,
     FEATURES,
@@ -32,8 +33,9 @@ def evaluate_policy(
     greedy: bool = False,
 ) -> dict[str, Any]:
     """:func:`sim.batch.learn.evaluate` with the policy choosing as "learned" (sampled with
-    ``seed``, as trained, or greedily) and the default run's cross-entropy weights as the
-    extra baseline "cem"."""
+    ``seed``, as trained, or greedily), and two extra baselines: "cem", the default run's
+    cross-entropy weights, and "random", a uniform choice among the same valid jobs (what the
+    choice set is worth without any learning)."""
     import torch
 
     torch.set_num_threads(1)  # tiny forward passes: one thread is faster, and the same sums
@@ -46,5 +48,10 @@ def evaluate_policy(
         lc,
         seed=seed,
         learned_replay=lambda p: replay_policy(net, p, lc.power_saving, sample_seed),
-        extra_baselines={"cem": cem},
+        extra_baselines={
+            "cem": cem,
+            "random": lambda p: simulate_chosen(
+                p.cluster, p.workload, UniformChooser(seed), net.cfg.window, lc.power_saving
+            ),
+        },
     )

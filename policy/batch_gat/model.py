@@ -11,9 +11,9 @@ batches thousands of decisions: one batched matrix product beats building edge l
 
 The actor scores each job token; masked jobs get the dtype's minimum, so they are never
 chosen and carry no probability. ``head_bias`` is added to the queue head's logit: it starts
-at :data:`HEAD_PRIOR`, so the untrained policy mostly does what FIFO-EASY does and learning
-moves it away where that pays. The critic reads the mean of the job and partition tokens and
-the share of jobs started.
+at ``NetConfig.head_prior`` (0: the untrained policy picks nearly uniformly among the valid
+jobs; 2, the first shipped run's: it mostly does what FIFO-EASY does). The critic reads the
+mean of the job and partition tokens and the share of jobs started.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from torch.nn import functional as F
 from sim.batch.chosen import JOB_FEATURES, PARTITION_FEATURES, DecisionView
 from sim.errors import InputError
 
-HEAD_PRIOR = 2.0
 IS_HEAD = JOB_FEATURES.index("is_head")
 
 
@@ -40,6 +39,8 @@ class NetConfig:
     heads: int = 4
     layers: int = 2
     window: int = 32
+    head_prior: float = 0.0
+    """Initial bias on the queue head's logit (learned from there)."""
 
 
 @dataclass
@@ -117,7 +118,7 @@ class QueuePolicy(nn.Module):
         )
         self.actor = nn.Sequential(nn.Linear(h, h), nn.ReLU(), nn.Linear(h, 1))
         self.critic = nn.Sequential(nn.Linear(2 * h + 1, h), nn.ReLU(), nn.Linear(h, 1))
-        self.head_bias = nn.Parameter(torch.tensor(HEAD_PRIOR))
+        self.head_bias = nn.Parameter(torch.tensor(self.cfg.head_prior))
 
     def forward(self, batch: Batch) -> tuple[Tensor, Tensor]:
         """(B, K) masked logits and (B,) values."""

@@ -73,6 +73,17 @@ class QueueChooser(Protocol):
         ...
 
 
+class UniformChooser:
+    """Any valid job with equal probability (seeded): the baseline a learned chooser must beat,
+    as it shows what the choice set alone is worth."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, view: DecisionView) -> int:
+        return int(self.rng.choice(np.flatnonzero(view.mask)))
+
+
 def simulate_chosen(
     cluster: BatchCluster,
     workload: Workload,

@@ -141,7 +141,7 @@ def evaluate(
     model: PowerModel | None = None,
     seed: int = 0,
     learned_replay: Callable[[Period], BatchResult] | None = None,
-    extra_baselines: dict[str, SchedulerConfig] | None = None,
+    extra_baselines: dict[str, SchedulerConfig | Callable[[Period], BatchResult]] | None = None,
 ) -> dict[str, Any]:
     """The learned order against FIFO, SJF and EASY on ``periods``: per period figures, and
     per baseline the geometric-mean ratio (learned / baseline) with a 95% bootstrap CI over
@@ -149,10 +149,11 @@ def evaluate(
     95th percentile wait and the mean wait of wide jobs (what such an order may sacrifice).
 
     The learned schedule is the priority ``weights`` (the cross-entropy one) or, when given,
-    ``learned_replay``'s (another learned policy); ``extra_baselines`` are compared too."""
+    ``learned_replay``'s (another learned policy); ``extra_baselines`` (scheduler configs, or
+    functions replaying a period) are compared too."""
     lc = lc or LearnConfig()
     model = model or PowerModel()
-    schedulers = {
+    schedulers: dict[str, SchedulerConfig | Callable[[Period], BatchResult]] = {
         "fifo": scheduler_preset("fifo"),
         "sjf": scheduler_preset("sjf"),
         "easy": scheduler_preset("easy"),
@@ -164,7 +165,12 @@ def evaluate(
         schedulers["learned"] = policy_config([weights[k] for k in FEATURES])
     rows = []
     for period in periods:
-        figures = {name: replay_figures(period, cfg, lc, model) for name, cfg in schedulers.items()}
+        figures = {
+            name: replay_figures(period, how, lc, model)
+            if isinstance(how, SchedulerConfig)
+            else result_figures(period, how(period), model)
+            for name, how in schedulers.items()
+        }
         if learned_replay is not None:
             figures["learned"] = result_figures(period, learned_replay(period), model)
         row: dict[str, Any] = {"period": period.name}

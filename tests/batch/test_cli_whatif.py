@@ -130,7 +130,7 @@ def test_learn_gat_evaluates_the_shipped_policy_and_refuses_an_unknown_one(home,
     report = run_json(capsys, *argv, "--policy", "gat")
     assert report["policy"] == "gat" and report["checkpoint"].endswith("gat.pt")
     compared = report["held_out"]["learned_vs"]
-    assert set(compared) == {"fifo", "sjf", "easy", "cem"}
+    assert set(compared) == {"fifo", "sjf", "easy", "cem", "random"}
     assert all(
         c["wait"]["wins"] + c["wait"]["ties"] + c["wait"]["losses"] == 2 for c in compared.values()
     )
