@@ -234,6 +234,8 @@ def _learn_gat(
             )
         )
         net, record = train_ppo(train_set, cfg, progress=show)
+        if show is not None:
+            err_console.print()  # end the progress line
         training = {k: v for k, v in record.items() if k != "history"}
         training["wait_ratio_history"] = [h["wait_ratio"] for h in record["history"]]
         training["training_periods"] = [p.name for p in train_set]
