@@ -25,9 +25,13 @@ from sim.batch.energy import PowerModel
 from sim.batch.engine import simulate_batch
 from sim.batch.metrics import summarise
 from sim.batch.model import BatchCluster, Workload
+from sim.batch.result import BatchResult
 
 FEATURES = ("age", "fairshare", "job_size", "estimate")
 WEIGHT_BOUND = 10_000
+DEFAULT_RUN_WEIGHTS = {"age": 2, "fairshare": 143, "job_size": -1797, "estimate": -2603}
+"""The weights ``wass-chat whatif learn`` fits with its defaults (docs/cluster-whatif.md): the
+cross-entropy baseline the graph-attention policy is compared with."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +75,15 @@ def replay_figures(
     period: Period, cfg: SchedulerConfig, lc: LearnConfig, model: PowerModel
 ) -> tuple[float, float, float, float]:
     """(mean wait, facility kWh, p95 wait, mean wait of wide jobs) of one period."""
+    result = simulate_batch(period.cluster, period.workload, cfg, lc.power_saving, model)
+    return result_figures(period, result, model)
+
+
+def result_figures(
+    period: Period, result: BatchResult, model: PowerModel
+) -> tuple[float, float, float, float]:
+    """:func:`replay_figures` of a replay made elsewhere (a learned policy's)."""
     w = period.workload
-    result = simulate_batch(period.cluster, w, cfg, lc.power_saving, model)
     s = summarise(period.cluster, w, result, model)
     wide = result.waits_s(w)[w.nnodes > WIDE_NODES]
     wide_mean = float(wide.mean()) if len(wide) else 0.0
@@ -125,26 +136,43 @@ def train(
 
 def evaluate(
     periods: Sequence[Period],
-    weights: dict[str, int],
+    weights: dict[str, int] | None,
     lc: LearnConfig | None = None,
     model: PowerModel | None = None,
     seed: int = 0,
+    learned_replay: Callable[[Period], BatchResult] | None = None,
+    extra_baselines: dict[str, SchedulerConfig | Callable[[Period], BatchResult]] | None = None,
 ) -> dict[str, Any]:
     """The learned order against FIFO, SJF and EASY on ``periods``: per period figures, and
     per baseline the geometric-mean ratio (learned / baseline) with a 95% bootstrap CI over
     periods and wins/ties/losses, for the mean wait (what it was trained on), energy, the
-    95th percentile wait and the mean wait of wide jobs (what such an order may sacrifice)."""
+    95th percentile wait and the mean wait of wide jobs (what such an order may sacrifice).
+
+    The learned schedule is the priority ``weights`` (the cross-entropy one) or, when given,
+    ``learned_replay``'s (another learned policy); ``extra_baselines`` (scheduler configs, or
+    functions replaying a period) are compared too."""
     lc = lc or LearnConfig()
     model = model or PowerModel()
-    schedulers = {
+    schedulers: dict[str, SchedulerConfig | Callable[[Period], BatchResult]] = {
         "fifo": scheduler_preset("fifo"),
         "sjf": scheduler_preset("sjf"),
         "easy": scheduler_preset("easy"),
-        "learned": policy_config([weights[k] for k in FEATURES]),
+        **(extra_baselines or {}),
     }
+    if learned_replay is None:
+        if weights is None:
+            raise ValueError("evaluate needs weights or a learned_replay")
+        schedulers["learned"] = policy_config([weights[k] for k in FEATURES])
     rows = []
     for period in periods:
-        figures = {name: replay_figures(period, cfg, lc, model) for name, cfg in schedulers.items()}
+        figures = {
+            name: replay_figures(period, how, lc, model)
+            if isinstance(how, SchedulerConfig)
+            else result_figures(period, how(period), model)
+            for name, how in schedulers.items()
+        }
+        if learned_replay is not None:
+            figures["learned"] = result_figures(period, learned_replay(period), model)
         row: dict[str, Any] = {"period": period.name}
         for n, f in figures.items():
             row.update(
@@ -158,7 +186,7 @@ def evaluate(
         rows.append(row)
     rng = np.random.default_rng(seed)
     comparison = {}
-    for base in ("fifo", "sjf", "easy"):
+    for base in (name for name in schedulers if name != "learned"):
         comparison[base] = {
             key: _paired(
                 np.array([r[f"learned_{col}"] for r in rows]),

@@ -123,3 +123,17 @@ def test_missing_files_exit_2(home, capsys):
     assert main(["whatif", "cluster", "--swf", str(home / "none.swf")]) == 2
     assert main(["whatif", "validate-slurm", "--replay", str(home / "none.json")]) == 2
     assert "not a readable recording" in capsys.readouterr().err
+
+
+def test_learn_gat_evaluates_the_shipped_policy_and_refuses_an_unknown_one(home, capsys):
+    argv = ["whatif", "learn", "--jobs-per-week", "150", "--train-weeks", "1", "--test-weeks", "1"]
+    report = run_json(capsys, *argv, "--policy", "gat")
+    assert report["policy"] == "gat" and report["checkpoint"].endswith("gat.pt")
+    compared = report["held_out"]["learned_vs"]
+    assert set(compared) == {"fifo", "sjf", "easy", "cem", "random"}
+    assert all(
+        c["wait"]["wins"] + c["wait"]["ties"] + c["wait"]["losses"] == 2 for c in compared.values()
+    )
+    assert main([*argv, "--policy", "lottery"]) == 2
+    assert "'lottery' is not cem or gat" in capsys.readouterr().err
+    assert main([*argv, "--policy", "gat", "--checkpoint", str(home / "none.pt")]) == 2

@@ -234,6 +234,9 @@ def learn_command(
     sacct_file: Path | None = typer.Option(
         None, "--sacct", help="Train on this sacct export instead of two synthetic sites."
     ),
+    policy: str = typer.Option(
+        "cem", "--policy", help="cem: linear priority (cross-entropy); gat: graph attention (PPO)."
+    ),
     train_weeks: int = typer.Option(
         4, "--train-weeks", min=1, help="Weeks of each workload to train on."
     ),
@@ -243,19 +246,32 @@ def learn_command(
     ),
     generations: int = typer.Option(8, "--generations", min=1, help="Cross-entropy iterations."),
     population: int = typer.Option(10, "--population", min=2, help="Weight vectors per iteration."),
+    checkpoint: Path | None = typer.Option(
+        None, "--checkpoint", help="gat: evaluate this checkpoint (default: the shipped one)."
+    ),
+    retrain: bool = typer.Option(False, "--train", help="gat: train a new policy first."),
+    updates: int = typer.Option(60, "--updates", min=1, help="gat: PPO updates (step budget)."),
+    save: Path | None = typer.Option(None, "--save", help="gat: write the trained checkpoint."),
+    greedy: bool = typer.Option(
+        False, "--greedy", help="gat: take the most likely job, not a seeded sample."
+    ),
     energy_weight: float = typer.Option(
         0.0, "--energy-weight", min=0.0, help="Energy against wait in the reward."
     ),
     seed: int = typer.Option(0, "--seed", help="Training seed."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Fit the learned queue order on training weeks; compare it on held-out weeks.
+    """Fit a learned job scheduler on training weeks; compare it on held-out weeks.
 
-    Against FIFO, SJF and EASY; a recommendation only, Slurm's scheduler is never replaced.
+    Against FIFO, SJF and EASY (and, for gat, the cross-entropy order); a recommendation
+    only, Slurm's scheduler is never replaced.
     """
     from sim.batch.learn import LearnConfig, evaluate, train
+    from sim.errors import InputError
     from wass_chat.batch.learned_eval import own_periods, synthetic_periods
 
+    if policy not in ("cem", "gat"):
+        raise InputError("--policy", [f"{policy!r} is not cem or gat"])
     began = time.process_time()
     if sacct_file is not None:
         train_set, test_set = own_periods(jobs_table(sacct_file), None, train_weeks, test_weeks)
@@ -264,28 +280,94 @@ def learn_command(
     lc = LearnConfig(
         generations=generations, population=population, energy_weight=energy_weight, seed=seed
     )
-    show = (
-        None
-        if as_json
-        else (lambda g, r: err_console.print(f"generation {g}/{generations}: reward {r:.4f}"))
-    )
-    fitted = train(train_set, lc, progress=show)
-    report: dict[str, Any] = {
-        "training_periods": [p.name for p in train_set],
-        "held_out": evaluate(test_set, fitted["weights"], lc, seed=seed),
-    }
-    report.update(fitted)
+    if policy == "gat":
+        report = _learn_gat(
+            train_set, test_set, lc, checkpoint, retrain, updates, save, greedy, as_json
+        )
+    else:
+        show = (
+            None
+            if as_json
+            else (lambda g, r: err_console.print(f"generation {g}/{generations}: reward {r:.4f}"))
+        )
+        fitted = train(train_set, lc, progress=show)
+        report = {
+            "policy": "cem",
+            "training_periods": [p.name for p in train_set],
+            "held_out": evaluate(test_set, fitted["weights"], lc, seed=seed),
+        }
+        report.update(fitted)
     report["cpu_s"] = time.process_time() - began
     emit(report, as_json, _render_learn)
+
+
+def _learn_gat(
+    train_set: list[Any],
+    test_set: list[Any],
+    lc: Any,
+    checkpoint: Path | None,
+    retrain: bool,
+    updates: int,
+    save: Path | None,
+    greedy: bool,
+    as_json: bool,
+) -> dict[str, Any]:
+    """Train (``--train``) or load the graph-attention policy; evaluate it held out."""
+    from policy.batch_gat.evaluate import SHIPPED_CHECKPOINT, evaluate_policy
+    from policy.batch_gat.model import load_checkpoint, save_checkpoint
+    from policy.batch_gat.train import PPOConfig
+    from policy.batch_gat.train import train as train_ppo
+
+    if retrain:
+        cfg = PPOConfig(updates=updates, energy_weight=lc.energy_weight, seed=lc.seed)
+        show = (
+            None
+            if as_json
+            else lambda u, s: err_console.print(
+                f"update {u}/{updates}: wait {s['wait_ratio']:.3f} of EASY's", end="\r"
+            )
+        )
+        net, record = train_ppo(train_set, cfg, progress=show)
+        if show is not None:
+            err_console.print()  # end the progress line
+        training = {k: v for k, v in record.items() if k != "history"}
+        training["wait_ratio_history"] = [h["wait_ratio"] for h in record["history"]]
+        training["training_periods"] = [p.name for p in train_set]
+        if save is not None:
+            save_checkpoint(net, str(save), training)
+        source = str(save) if save is not None else "trained now, not saved"
+    else:
+        path = checkpoint or SHIPPED_CHECKPOINT
+        net, training = load_checkpoint(str(path))
+        source = str(path)
+    evaluated = time.process_time()
+    held_out = evaluate_policy(net, test_set, lc, seed=lc.seed, greedy=greedy)
+    return {
+        "policy": "gat",
+        "choices": "greedy" if greedy else f"sampled, seed {lc.seed}",
+        "checkpoint": source,
+        "training": training,
+        "held_out": held_out,
+        "eval_cpu_s": time.process_time() - evaluated,
+    }
 
 
 def _render_learn(r: dict[str, Any]) -> None:
     from rich.table import Table
 
-    console.print(
-        f"learned weights {r['weights']} (train reward {r['train_reward']:.4f}, EASY = 1.0; "
-        f"{r['replays']} replays per training period)"
-    )
+    if r["policy"] == "cem":
+        console.print(
+            f"learned weights {r['weights']} (train reward {r['train_reward']:.4f}, EASY = 1.0; "
+            f"{r['replays']} replays per training period)"
+        )
+    else:
+        t = r["training"]
+        console.print(
+            f"graph-attention policy from {r['checkpoint']}: {t.get('updates')} PPO updates, "
+            f"{t.get('episodes')} windows, {t.get('decisions')} decisions, "
+            f"{float(t.get('train_cpu_s', 0.0)):.0f} s CPU to train; "
+            f"held-out evaluation ({r['choices']}) {r['eval_cpu_s']:.1f} s CPU"
+        )
     table = Table(title="held-out weeks: learned / baseline, geometric mean (95% CI) w/t/l")
     table.add_column("baseline")
     for col in ("mean wait", "energy", "p95 wait", "wide jobs' wait"):
