@@ -6,7 +6,8 @@ stream through the simulator as one merged workflow (:mod:`sim.arrivals`), and e
 schedule, copies included, is checked by the validator (a violation stops the bench). How each
 name runs online:
 
-* ``online-heft`` and ``fifo-deft``: :mod:`policy.online`, :mod:`policy.fifo_deft`;
+* ``online-heft``, ``fifo-deft`` and ``lachesis``: :mod:`policy.online`,
+  :mod:`policy.fifo_deft`, :mod:`policy.lachesis` (the last two run task copies);
 * a classic list scheduler (``heft``, ``cpop``, ``peft``, ``minmin``...): on each arriving
   workflow on its own (:class:`policy.online.PerArrival`);
 * a dynamic scheduler (``slurm``, ``wass``, ``random``, ``eft``) and the learned planners
@@ -45,7 +46,7 @@ from sim.model import Platform, Workflow
 from sim.placement import EarliestFinishPlacement
 from sim.schedule import NetworkModel, SimResult
 
-STREAM_ONLY = ("online-heft", "fifo-deft", "eft")
+STREAM_ONLY = ("online-heft", "fifo-deft", "eft", "lachesis")
 """Names the arrivals bench knows besides the registry's."""
 DEFAULT_ARRIVAL_SCHEDULERS = (
     "online-heft", "fifo-deft", "heft", "peft", "minmin", "eft", "slurm", "policy", "dqn",
@@ -97,7 +98,7 @@ class StreamRecord:
     stream_slr: float
     mean_response: float
     copies: int
-    """Task copies run (FIFO-DEFT's duplication; 0 for every other scheduler)."""
+    """Task copies run (FIFO-DEFT's and Lachesis' duplication; 0 for every other scheduler)."""
     cpu_seconds: float
     """The scheduler's CPU time: planning, or the whole simulation for dynamic ones."""
 
@@ -135,9 +136,14 @@ def run_on_stream(
     from policy.fifo_deft import FifoDeft
     from policy.online import OnlineHEFT, PerArrival
 
-    if name == "fifo-deft":
+    if name in ("fifo-deft", "lachesis"):
+        plan_copies = FifoDeft().schedule_with_copies
+        if name == "lachesis":  # its checkpoint loaded before the clock starts
+            from policy.lachesis import Lachesis, PolicyScores
+
+            plan_copies = Lachesis(PolicyScores(network_model), network_model).schedule_with_copies
         start = time.process_time()
-        run = FifoDeft().schedule_with_copies(workflow, platform)
+        run = plan_copies(workflow, platform)
         seconds = time.process_time() - start
         expanded = simulate(run.expanded, platform, run.schedule, network_model)
         result = run.original_result(expanded)
