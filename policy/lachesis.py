@@ -24,6 +24,10 @@ This module joins the two halves this project already has, with no new training:
   nodes, with a copy of the critical parent where that finishes the task sooner, on the shared
   :class:`~policy.duplication.CopyPlan`; the validator checks copies like FIFO-DEFT's.
 
+``lachesis-rank`` (:func:`rank_order`) is the ablation: the same dispatcher and placement with
+every score equal, so the executable tasks go by upward rank; what ``lachesis`` does
+differently from it is the learned scores' doing.
+
 Not Lachesis: its network (graph embeddings of job DAGs with a global summary, a softmax over
 executable tasks), its training and its simulator are not reproduced; it is not re-trained here.
 """
@@ -96,6 +100,12 @@ class PolicyScores:
         finally:
             torch.set_num_threads(threads)
         return policy.scores
+
+
+def rank_order(workflow: Workflow, platform: Platform) -> dict[str, float]:
+    """Every task scored alike: the dispatcher's tie-break, upward rank, decides (the
+    ``lachesis-rank`` ablation)."""
+    return dict.fromkeys(workflow.task_by_id, 0.0)
 
 
 @dataclass

@@ -6,8 +6,9 @@ stream through the simulator as one merged workflow (:mod:`sim.arrivals`), and e
 schedule, copies included, is checked by the validator (a violation stops the bench). How each
 name runs online:
 
-* ``online-heft``, ``fifo-deft`` and ``lachesis``: :mod:`policy.online`,
-  :mod:`policy.fifo_deft`, :mod:`policy.lachesis` (the last two run task copies);
+* ``online-heft``, ``fifo-deft`` and ``lachesis`` (with its ablation ``lachesis-rank``):
+  :mod:`policy.online`, :mod:`policy.fifo_deft`, :mod:`policy.lachesis` (the last two run
+  task copies);
 * a classic list scheduler (``heft``, ``cpop``, ``peft``, ``minmin``...): on each arriving
   workflow on its own (:class:`policy.online.PerArrival`);
 * a dynamic scheduler (``slurm``, ``wass``, ``random``, ``eft``) and the learned planners
@@ -46,7 +47,7 @@ from sim.model import Platform, Workflow
 from sim.placement import EarliestFinishPlacement
 from sim.schedule import NetworkModel, SimResult
 
-STREAM_ONLY = ("online-heft", "fifo-deft", "eft", "lachesis")
+STREAM_ONLY = ("online-heft", "fifo-deft", "eft", "lachesis", "lachesis-rank")
 """Names the arrivals bench knows besides the registry's."""
 DEFAULT_ARRIVAL_SCHEDULERS = (
     "online-heft", "fifo-deft", "heft", "peft", "minmin", "eft", "slurm", "policy", "dqn",
@@ -136,12 +137,13 @@ def run_on_stream(
     from policy.fifo_deft import FifoDeft
     from policy.online import OnlineHEFT, PerArrival
 
-    if name in ("fifo-deft", "lachesis"):
+    if name in ("fifo-deft", "lachesis", "lachesis-rank"):
         plan_copies = FifoDeft().schedule_with_copies
-        if name == "lachesis":  # its checkpoint loaded before the clock starts
-            from policy.lachesis import Lachesis, PolicyScores
+        if name.startswith("lachesis"):  # its checkpoint loaded before the clock starts
+            from policy.lachesis import Lachesis, PolicyScores, rank_order
 
-            plan_copies = Lachesis(PolicyScores(network_model), network_model).schedule_with_copies
+            scores = PolicyScores(network_model) if name == "lachesis" else rank_order
+            plan_copies = Lachesis(scores, network_model, name=name).schedule_with_copies
         start = time.process_time()
         run = plan_copies(workflow, platform)
         seconds = time.process_time() - start
