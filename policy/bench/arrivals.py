@@ -51,6 +51,7 @@ STREAM_ONLY = ("online-heft", "fifo-deft", "eft", "lachesis", "lachesis-rank")
 """Names the arrivals bench knows besides the registry's."""
 DEFAULT_ARRIVAL_SCHEDULERS = (
     "online-heft", "fifo-deft", "heft", "peft", "minmin", "eft", "slurm", "policy", "dqn",
+    "lachesis", "lachesis-rank",
 )  # fmt: skip
 METRICS = ("makespan", "speedup", "slr")
 
