@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from policy.bench.arrivals import run_on_stream
 from policy.fifo_deft import FifoDeft
 from policy.lachesis import Lachesis, PolicyScores, rank_order
 from policy.ranks import upward_rank
@@ -88,3 +89,13 @@ def test_injected_scores_decide_across_workflows_and_equal_scores_fall_back_to_r
     assert by_rank[0] == max((t for t in workflow.entry_tasks if t.startswith("w000/")),
                              key=lambda t: rank[t])  # fmt: skip
     assert by_rank[1] == max(_second_choice(workflow, by_rank[0]), key=lambda t: rank[t])
+
+
+def test_the_arrivals_bench_runs_lachesis_and_its_ablation_through_the_copies_path() -> None:
+    spec = StreamSpec(count=4, window=60.0, tasks=(4, 10), ccr=2.0)
+    merged = merge_stream(poisson_stream(spec, 5))
+    platform = generate_platform(gpu_cluster_spec(4), 5)
+    for name in ("lachesis", "lachesis-rank"):
+        result, copies, seconds = run_on_stream(name, merged, platform, "fair")  # validated
+        assert len(result.tasks) == len(merged.tasks) + copies and seconds > 0
+        assert {r.task for r in result.tasks} == set(merged.task_by_id)
