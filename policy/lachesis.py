@@ -16,8 +16,9 @@ This module joins the two halves this project already has, with no new training:
 * **Selection** (:meth:`Lachesis.plan`): a dispatcher walks the plan's events (arrivals and
   planned finishes). A task is executable once its workflow has arrived and its parents'
   originals are planned to have finished; at each event the executable tasks of every arrived
-  workflow are tried by decreasing score (ties: larger upward rank, then arrival) and each one
-  is placed if it can start without waiting for cores, memory or GPUs (only for its data);
+  workflow are tried by decreasing score (ties: larger upward rank, then topological
+  position) and each one is placed if it can start without waiting for cores, memory or GPUs
+  (only for its data);
   after ``patience`` that would wait, the rest wait for the next event. With no event left,
   the backlog is placed in score order as is.
 * **Placement**: FIFO-DEFT's (:func:`policy.fifo_deft.deft_choice`): earliest finish over the
