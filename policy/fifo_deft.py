@@ -63,24 +63,35 @@ class FifoDeft:
 
     @staticmethod
     def _place(plan: CopyPlan, task: str) -> None:
-        best: tuple[float, int, Slot, Slot | None] | None = None
-        for order, node in enumerate(hosts(plan.workflow.task_by_id[task], plan.platform)):
-            slot = plan.slot(task, node)
-            if best is None or (slot.finish, order) < best[:2]:
-                best = (slot.finish, order, slot, None)
-            copy = _critical_copy(plan, task, node)
-            if copy is None:
-                continue
-            plan.place_copy(copy)
-            with_copy = plan.slot(task, node)
-            plan.remove_copy(copy.task, copy.node)
-            if with_copy.finish < slot.finish and with_copy.finish < best[0]:
-                best = (with_copy.finish, order, with_copy, copy)
-        assert best is not None, "check_fits guarantees a host"
-        _, _, slot, copy = best
-        if copy is not None:
-            plan.place_copy(copy)
-        plan.place(slot)
+        commit(plan, deft_choice(plan, task))
+
+
+def deft_choice(plan: CopyPlan, task: str) -> tuple[Slot, Slot | None]:
+    """DEFT for ``task`` on ``plan`` (see the module docstring): its earliest-finish slot and
+    the copy of its critical parent that slot needs (None: no copy). Nothing is committed."""
+    best: tuple[float, int, Slot, Slot | None] | None = None
+    for order, node in enumerate(hosts(plan.workflow.task_by_id[task], plan.platform)):
+        slot = plan.slot(task, node)
+        if best is None or (slot.finish, order) < best[:2]:
+            best = (slot.finish, order, slot, None)
+        copy = _critical_copy(plan, task, node)
+        if copy is None:
+            continue
+        plan.place_copy(copy)
+        with_copy = plan.slot(task, node)
+        plan.remove_copy(copy.task, copy.node)
+        if with_copy.finish < slot.finish and with_copy.finish < best[0]:
+            best = (with_copy.finish, order, with_copy, copy)
+    assert best is not None, "check_fits guarantees a host"
+    return best[2], best[3]
+
+
+def commit(plan: CopyPlan, choice: tuple[Slot, Slot | None]) -> None:
+    """Place a :func:`deft_choice`: the copy first, then the task."""
+    slot, copy = choice
+    if copy is not None:
+        plan.place_copy(copy)
+    plan.place(slot)
 
 
 def _critical_copy(plan: CopyPlan, task: str, node: Node) -> Slot | None:

@@ -58,12 +58,15 @@ def arrivals_plot(summary: dict[str, Any]) -> bytes:
     labels = {"makespan": "makespan (s)", "speedup": "speedup", "slr": "mean SLR per workflow"}
     fig, axes = plt.subplots(1, 3, figsize=(15.0, 4.5))
     for ax, metric in zip(axes, labels, strict=True):
-        for name in summary["schedulers"]:
+        for k, name in enumerate(summary["schedulers"]):
             xs = [c for c in counts if (name, c) in by]
             values = [by[(name, c)][metric] for c in xs]
-            ax.plot(xs, [v["value"] for v in values], marker="o", label=name)
+            color = f"C{k % 10}"  # past ten lines the colours repeat: dashed, square markers
+            style = "-" if k < 10 else "--"
+            ax.plot(xs, [v["value"] for v in values], marker="o" if k < 10 else "s",
+                    linestyle=style, color=color, label=name)  # fmt: skip
             ax.fill_between(xs, [v["low"] for v in values], [v["high"] for v in values],
-                            alpha=0.15)  # fmt: skip
+                            color=color, alpha=0.15)  # fmt: skip
         ax.set_xlabel("workflows in the stream")
         ax.set_ylabel(labels[metric])
         if metric != "speedup":
