@@ -18,15 +18,15 @@ mean of the job and partition tokens and the share of jobs started.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from policy.torch_checkpoint import load_weights, save_weights
 from sim.batch.chosen import JOB_FEATURES, PARTITION_FEATURES, DecisionView
-from sim.errors import InputError
 
 IS_HEAD = JOB_FEATURES.index("is_head")
 
@@ -138,22 +138,11 @@ class QueuePolicy(nn.Module):
 
 
 def save_checkpoint(net: QueuePolicy, path: str, extra: dict[str, object] | None = None) -> None:
-    """Weights, shape and training metadata in one small ``.pt`` file."""
-    torch.save({"config": asdict(net.cfg), "state": net.state_dict(), "extra": extra or {}}, path)
+    """Weights, network shape and training metadata in one small ``.pt`` file."""
+    save_weights(net, net.cfg, path, extra)
 
 
 def load_checkpoint(path: str) -> tuple[QueuePolicy, dict[str, object]]:
-    """A network in eval mode and its metadata; a file that is not one raises InputError."""
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-        net = QueuePolicy(NetConfig(**blob["config"]))
-        net.load_state_dict(blob["state"])
-    except FileNotFoundError:
-        raise InputError(path, ["no such checkpoint file"]) from None
-    except Exception as exc:  # torch raises many types for a file that is not its format
-        first = (str(exc).strip().splitlines() or [""])[0][:120]
-        raise InputError(
-            path, [f"not a queue-policy checkpoint ({type(exc).__name__}: {first})"]
-        ) from exc
-    net.eval()
-    return net, dict(blob.get("extra", {}))
+    """A network in eval mode and the metadata it was saved with; a file that is not one
+    raises :class:`~sim.errors.InputError`."""
+    return load_weights(path, lambda cfg: QueuePolicy(NetConfig(**cfg)), "queue-policy")

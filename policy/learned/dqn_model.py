@@ -20,8 +20,6 @@ the argmax, never the target's max.
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import torch
 from torch import Tensor, nn
 
@@ -33,6 +31,7 @@ from policy.learned.instance_context import (
 )
 from policy.learned.model import GraphEncoder, candidate_mlp
 from policy.learned.net_config import NetConfig
+from policy.torch_checkpoint import load_weights, save_weights
 
 
 class QNet(GraphEncoder):
@@ -69,22 +68,10 @@ class QNet(GraphEncoder):
 
 def save_qnet(net: QNet, path: str, extra: dict[str, object] | None = None) -> None:
     """Weights, network shape and training metadata in one small ``.pt`` file."""
-    torch.save({"config": asdict(net.cfg), "state": net.state_dict(), "extra": extra or {}}, path)
+    save_weights(net, net.cfg, path, extra)
 
 
 def load_qnet(path: str) -> tuple[QNet, dict[str, object]]:
-    """A Q-network in eval mode and its metadata; a file that is not one raises
-    :class:`~sim.errors.InputError`."""
-    from sim.errors import InputError
-
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-        net = QNet(NetConfig(**blob["config"]))
-        net.load_state_dict(blob["state"])
-    except FileNotFoundError:
-        raise InputError(path, ["no such checkpoint file"]) from None
-    except Exception as exc:  # torch raises many types for a file that is not its format
-        first = (str(exc).strip().splitlines() or [""])[0][:120]
-        raise InputError(path, [f"not a DQN checkpoint ({type(exc).__name__}: {first})"]) from exc
-    net.eval()
-    return net, dict(blob.get("extra", {}))
+    """A network in eval mode and the metadata it was saved with; a file that is not one
+    raises :class:`~sim.errors.InputError`."""
+    return load_weights(path, lambda cfg: QNet(NetConfig(**cfg)), "DQN")

@@ -11,8 +11,6 @@ chosen and carry no probability mass.
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import torch
 from torch import Tensor, nn
 from torch_geometric.data import HeteroData
@@ -21,6 +19,7 @@ from torch_geometric.nn import HeteroConv, SAGEConv
 from policy.learned.features import FILE_FEATURES, NODE_FEATURES, TASK_FEATURES, graph_metadata
 from policy.learned.instance_context import CANDIDATE_FEATURES, PRIOR_COST_TO_GO, PRIOR_GAP
 from policy.learned.net_config import NetConfig
+from policy.torch_checkpoint import load_weights, save_weights
 
 INPUT_FEATURES = {"task": TASK_FEATURES, "compute": NODE_FEATURES, "file": FILE_FEATURES}
 
@@ -103,27 +102,10 @@ class PolicyNet(GraphEncoder):
 
 def save_checkpoint(net: PolicyNet, path: str, extra: dict[str, object] | None = None) -> None:
     """Weights, network shape and training metadata in one small ``.pt`` file."""
-    torch.save({"config": asdict(net.cfg), "state": net.state_dict(), "extra": extra or {}}, path)
+    save_weights(net, net.cfg, path, extra)
 
 
 def load_checkpoint(path: str) -> tuple[PolicyNet, dict[str, object]]:
-    """A network in eval mode and the metadata it was saved with.
-
-    A file that is not one of our checkpoints (truncated, another model's, not a torch file at
-    all) raises :class:`~sim.errors.InputError`, not torch's unpickling traceback.
-    """
-    from sim.errors import InputError
-
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-        net = PolicyNet(NetConfig(**blob["config"]))
-        net.load_state_dict(blob["state"])
-    except FileNotFoundError:
-        raise InputError(path, ["no such checkpoint file"]) from None
-    except Exception as exc:  # torch raises many types for a file that is not its format
-        first = (str(exc).strip().splitlines() or [""])[0][:120]
-        raise InputError(
-            path, [f"not a policy checkpoint ({type(exc).__name__}: {first})"]
-        ) from exc
-    net.eval()
-    return net, dict(blob.get("extra", {}))
+    """A network in eval mode and the metadata it was saved with; a file that is not one
+    raises :class:`~sim.errors.InputError`."""
+    return load_weights(path, lambda cfg: PolicyNet(NetConfig(**cfg)), "policy")
