@@ -213,3 +213,24 @@ def test_markdown_lists_the_same_rows_and_lines(report: ReportData) -> None:
         assert f"| {label} |" in whatifs
     for line in report.cluster.whatif_lines:
         assert line in whatifs
+
+
+def test_one_node_is_said_in_the_singular(replay: tuple[LoadedScenario, Baseline]) -> None:
+    """A partition of fewer than 15 nodes gets one more node (10%, at least one): "1 more node",
+    not "1 more nodes"."""
+    loaded, baseline = replay
+    cluster = loaded.scenario.cluster
+    smallest = min(cluster.partitions, key=lambda p: len(p.nodes))
+    assert len(smallest.nodes) < 15, "the site needs a partition of fewer than 15 nodes"
+    figures = dict(baseline.figures["baseline"])
+    figures["waits_by_partition"] = {smallest.name: {"jobs": 1, "mean_s": 600.0}}
+    chosen = dict(site_whatifs(loaded.scenario, figures).chosen)
+    label = next(text for text in chosen if "more node" in text)
+    assert label.startswith(f"1 more node in partition {smallest.name} (its jobs waited longest")
+
+
+def test_a_change_that_rounds_to_nothing_reads_zero_not_minus_zero() -> None:
+    from wass_chat.report.columns import UNITS
+
+    signed = UNITS["signed_percent"]
+    assert [signed(v) for v in (-0.0004, 0.04, 1.66, -9.31)] == ["0.0%", "0.0%", "+1.7%", "-9.3%"]

@@ -60,7 +60,9 @@ def _signed_hours(value: Any) -> str:
 
 
 def _signed_percent(value: Any) -> str:
-    return f"{float(value):+.1f}%"
+    """``+1.7%``; a change that rounds to nothing reads ``0.0%``, not ``-0.0%``."""
+    pct = float(value)
+    return "0.0%" if round(pct, 1) == 0 else f"{pct:+.1f}%"
 
 
 UNITS: dict[str, Callable[[Any], str]] = {

@@ -121,7 +121,7 @@ def _nodes_where_waits_are(
     part = scenario.cluster.partitions[scenario.cluster.partition_names().index(name)]
     count = max(1, round(len(part.nodes) * NODES_PCT / 100))
     label = (
-        f"{count:,} more nodes in partition {name} (its jobs waited longest: "
-        f"{human_duration(waits[name])} on average)"
+        f"{count:,} more node{'s' if count > 1 else ''} in partition {name} "
+        f"(its jobs waited longest: {human_duration(waits[name])} on average)"
     )
     return label, ChangeRequest(add_nodes=count, partition=name)
