@@ -84,7 +84,8 @@ def test_every_what_if_of_the_issue_is_a_row_of_the_page(report: ReportData, pag
         assert f"<td>{escape(label)}</td>" in page
     for header in ("Median wait before", "Change in makespan", "CPU-hours after"):
         assert f">{header}</th>" in page
-    assert len(report.cluster.whatif_lines) == 1  # the predictions' line; none left out
+    # a line for the predictions and one for the fewer nodes; no what-if left out
+    assert len(report.cluster.whatif_lines) == 2
     assert "None" not in page
 
 
@@ -124,6 +125,10 @@ def test_more_and_fewer_nodes(report: ReportData, page: str) -> None:
     assert (
         cells(page, fewer["what_if"])["Jobs too big after the change"] == f"{fewer['left_out']:,}"
     )
+    # its 'before' is another set of jobs than the other rows': a line under the table says so
+    said = [line for line in report.cluster.whatif_lines if line.startswith(fewer["what_if"])]
+    assert len(said) == 1 and f"{fewer['left_out']:,} jobs too big" in said[0]
+    assert not any(line.startswith(more["what_if"]) for line in report.cluster.whatif_lines)
 
 
 def test_a_cap_that_kills_long_jobs_costs_their_cpu_hours(report: ReportData, page: str) -> None:

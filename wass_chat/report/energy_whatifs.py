@@ -155,7 +155,7 @@ def whatif_rows(
 ) -> tuple[pl.DataFrame, tuple[str, ...]]:
     """One row per what-if, each replayed against ``baseline`` (the unchanged replay of
     ``loaded``), and the sentences a row's figures need (the predictions' accuracy and what
-    they did to backfill)."""
+    they did to backfill; the jobs a smaller cluster cannot host, left out of both replays)."""
     rows, lines = [], []
     for label, request in whatifs:
         changes, _ = resolve(request, loaded.scenario.cluster)
@@ -163,6 +163,12 @@ def whatif_rows(
         rows.append(_row(label, report))
         if "prediction_accuracy" in report:
             lines.append(_prediction_line(label, report))
+        if left := report.get("left_out_unfit_after_change", 0):
+            lines.append(
+                f"{label}: {left:,} jobs too big for the changed cluster are left out of both "
+                "replays, so its 'before' figures are those of the other jobs alone and differ "
+                "from the other rows'."
+            )
     return pl.DataFrame(rows), tuple(lines)
 
 
