@@ -235,7 +235,9 @@ def learn_command(
         None, "--sacct", help="Train on this sacct export instead of two synthetic sites."
     ),
     policy: str = typer.Option(
-        "cem", "--policy", help="cem: linear priority (cross-entropy); gat: graph attention (PPO)."
+        "cem",
+        "--policy",
+        help="cem: linear priority (cross-entropy); gat: graph attention (cloned, PPO optional).",
     ),
     train_weeks: int = typer.Option(
         4, "--train-weeks", min=1, help="Weeks of each workload to train on."
