@@ -124,7 +124,8 @@ def test_always_choosing_the_head_is_fifo_easy():
 def test_the_shipped_policy_loads_and_schedules_validly():
     assert SHIPPED_CHECKPOINT.stat().st_size < 1_000_000
     net, meta = load_checkpoint(str(SHIPPED_CHECKPOINT))
-    assert meta["imitation"]["decisions"] and meta["train_cpu_s"]
+    imitation = meta["imitation"]
+    assert isinstance(imitation, dict) and imitation["decisions"] and meta["train_cpu_s"]
     for period in random_periods(7):
         for seed in (0, None):  # sampled and greedy
             result = replay_policy(net, period, sample_seed=seed)
