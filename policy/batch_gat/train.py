@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from policy.batch_gat.imitate import cem_decisions, clone
 from policy.batch_gat.model import Batch, NetConfig, QueuePolicy
 from policy.batch_gat.rollout import Episode, run_episode, sample_window
 from sim.batch.learn import Period
@@ -42,6 +43,9 @@ class PPOConfig:
     value_coef: float = 0.5
     max_grad_norm: float = 0.5
     energy_weight: float = 0.0
+    imitation_windows: int = 0
+    """Warm start: windows replayed with the linear order choosing, cloned before PPO (0: none)."""
+    imitation_epochs: int = 8
     seed: int = 0
     net: NetConfig = field(default_factory=NetConfig)
 
@@ -123,6 +127,14 @@ def train(
     net.eval()
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     began = time.process_time()
+    imitation: dict[str, float] = {}
+    if cfg.imitation_windows:
+        windows = [
+            sample_window(periods, cfg.window_jobs, rng) for _ in range(cfg.imitation_windows)
+        ]
+        views, actions = cem_decisions(windows, cfg.net.window)
+        agree = clone(net, opt, views, actions, cfg.imitation_epochs, cfg.minibatch)
+        imitation = {"decisions": float(len(views)), "agreement": agree}
     history = []
     decisions = 0
     for update in range(1, cfg.updates + 1):
@@ -146,6 +158,7 @@ def train(
         "decisions": decisions,
         "train_cpu_s": time.process_time() - began,
         "history": history,
+        "imitation": imitation,
         "parameters": sum(p.numel() for p in net.parameters()),
     }
     return net, record

@@ -134,6 +134,9 @@ def test_learn_gat_evaluates_the_shipped_policy_and_refuses_an_unknown_one(home,
     assert all(
         c["wait"]["wins"] + c["wait"]["ties"] + c["wait"]["losses"] == 2 for c in compared.values()
     )
+    trained = run_json(capsys, *argv, "--policy", "gat", "--train", "--imitation", "1")
+    assert trained["training"]["updates"] == 0 and trained["training"]["imitation"]["decisions"]
+    assert trained["checkpoint"] == "trained now, not saved"
     assert main([*argv, "--policy", "lottery"]) == 2
     assert "'lottery' is not cem or gat" in capsys.readouterr().err
     assert main([*argv, "--policy", "gat", "--checkpoint", str(home / "none.pt")]) == 2

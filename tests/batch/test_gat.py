@@ -11,15 +11,17 @@ import pytest
 import torch
 
 from policy.batch_gat.evaluate import SHIPPED_CHECKPOINT
+from policy.batch_gat.imitate import CemChooser, cem_decisions
 from policy.batch_gat.model import Batch, QueuePolicy, load_checkpoint
 from policy.batch_gat.rollout import replay_policy, run_episode
 from policy.batch_gat.train import PPOConfig, train
 from sim.batch.check import schedule_problems
-from sim.batch.chosen import DecisionView, InvalidChoiceError, simulate_chosen
+from sim.batch.chosen import JOB_FEATURES, DecisionView, InvalidChoiceError, simulate_chosen
 from sim.batch.config import scheduler_preset
 from sim.batch.engine import simulate_batch
-from sim.batch.learn import Period
+from sim.batch.learn import DEFAULT_RUN_WEIGHTS, FEATURES, Period, policy_config
 from sim.batch.model import BatchCluster, BatchNode, Partition, make_workload
+from sim.batch.priority import PriorityModel
 
 
 @pytest.fixture(autouse=True)
@@ -122,7 +124,8 @@ def test_always_choosing_the_head_is_fifo_easy():
 def test_the_shipped_policy_loads_and_schedules_validly():
     assert SHIPPED_CHECKPOINT.stat().st_size < 1_000_000
     net, meta = load_checkpoint(str(SHIPPED_CHECKPOINT))
-    assert meta["updates"] and meta["train_cpu_s"]
+    imitation = meta["imitation"]
+    assert isinstance(imitation, dict) and imitation["decisions"] and meta["train_cpu_s"]
     for period in random_periods(7):
         for seed in (0, None):  # sampled and greedy
             result = replay_policy(net, period, sample_seed=seed)
@@ -169,3 +172,42 @@ def test_episode_rewards_add_up_to_the_mean_wait_ratio():
     # minus (wait after the first decision) / (jobs x EASY's mean wait): at most the ratio
     assert -float(ep.rewards.sum()) <= ep.wait_ratio + 1e-9
     assert (ep.rewards <= 0).all()
+
+
+def test_imitation_targets_are_the_linear_orders_choice_among_the_valid_jobs():
+    period = random_periods(6, 1)[0]
+    w, cluster = period.workload, period.cluster
+    cfg = policy_config([DEFAULT_RUN_WEIGHTS[k] for k in FEATURES])
+    prio = PriorityModel(cfg, cluster, w, w.partition)  # size and estimate terms, as Slurm's
+    views, actions = cem_decisions([period], window=16)
+    assert len(views) > 20
+    chooser = CemChooser(period)
+    for view, action in zip(views, actions, strict=True):
+        assert view.mask[action]
+        valid = [x for x in range(view.count) if view.mask[x]]
+        expected = {
+            x: prio.static[view.rows[x]]
+            + cfg.weights.fairshare * float(view.jobs[x, JOB_FEATURES.index("fairshare")])
+            for x in valid
+        }
+        got = chooser.priorities(view)
+        assert all(abs(got[x] - expected[x]) <= 3 for x in valid)  # int(), age <= 2
+        assert got[action] == max(got[x] for x in valid)
+
+
+def test_cloning_makes_the_actor_agree_with_the_linear_order():
+    periods = random_periods(8)
+    cfg = PPOConfig(
+        updates=0, imitation_windows=2, window_jobs=100, imitation_epochs=6, minibatch=64
+    )
+    net, rec = train(periods, cfg)
+    views, actions = cem_decisions(periods, cfg.net.window)
+    torch.manual_seed(0)
+    fresh = QueuePolicy(cfg.net)
+    with torch.no_grad():
+        trained = net(Batch.of(views))[0].argmax(-1)
+        untrained = fresh(Batch.of(views))[0].argmax(-1)
+    target = torch.tensor(actions)
+    agree = float((trained == target).float().mean())
+    assert agree > float((untrained == target).float().mean()) + 0.1
+    assert rec["imitation"]["agreement"] > 0.5

@@ -235,7 +235,9 @@ def learn_command(
         None, "--sacct", help="Train on this sacct export instead of two synthetic sites."
     ),
     policy: str = typer.Option(
-        "cem", "--policy", help="cem: linear priority (cross-entropy); gat: graph attention (PPO)."
+        "cem",
+        "--policy",
+        help="cem: linear priority (cross-entropy); gat: graph attention (cloned, PPO optional).",
     ),
     train_weeks: int = typer.Option(
         4, "--train-weeks", min=1, help="Weeks of each workload to train on."
@@ -250,7 +252,12 @@ def learn_command(
         None, "--checkpoint", help="gat: evaluate this checkpoint (default: the shipped one)."
     ),
     retrain: bool = typer.Option(False, "--train", help="gat: train a new policy first."),
-    updates: int = typer.Option(60, "--updates", min=1, help="gat: PPO updates (step budget)."),
+    updates: int = typer.Option(
+        0, "--updates", min=0, help="gat: PPO updates after the warm start (step budget)."
+    ),
+    imitation: int = typer.Option(
+        24, "--imitation", min=0, help="gat: windows cloned from the linear order first."
+    ),
     save: Path | None = typer.Option(None, "--save", help="gat: write the trained checkpoint."),
     greedy: bool = typer.Option(
         False, "--greedy", help="gat: take the most likely job, not a seeded sample."
@@ -282,7 +289,14 @@ def learn_command(
     )
     if policy == "gat":
         report = _learn_gat(
-            train_set, test_set, lc, checkpoint, retrain, updates, save, greedy, as_json
+            train_set,
+            test_set,
+            lc,
+            checkpoint,
+            (updates, imitation) if retrain else None,
+            save,
+            greedy,
+            as_json,
         )
     else:
         show = (
@@ -306,20 +320,26 @@ def _learn_gat(
     test_set: list[Any],
     lc: Any,
     checkpoint: Path | None,
-    retrain: bool,
-    updates: int,
+    budget: tuple[int, int] | None,
     save: Path | None,
     greedy: bool,
     as_json: bool,
 ) -> dict[str, Any]:
-    """Train (``--train``) or load the graph-attention policy; evaluate it held out."""
+    """Train (``--train``: ``budget`` is (PPO updates, imitation windows)) or load the
+    graph-attention policy; evaluate it held out."""
     from policy.batch_gat.evaluate import SHIPPED_CHECKPOINT, evaluate_policy
     from policy.batch_gat.model import load_checkpoint, save_checkpoint
     from policy.batch_gat.train import PPOConfig
     from policy.batch_gat.train import train as train_ppo
 
-    if retrain:
-        cfg = PPOConfig(updates=updates, energy_weight=lc.energy_weight, seed=lc.seed)
+    if budget is not None:
+        updates, imitation = budget
+        cfg = PPOConfig(
+            updates=updates,
+            imitation_windows=imitation,
+            energy_weight=lc.energy_weight,
+            seed=lc.seed,
+        )
         show = (
             None
             if as_json
@@ -363,7 +383,9 @@ def _render_learn(r: dict[str, Any]) -> None:
     else:
         t = r["training"]
         console.print(
-            f"graph-attention policy from {r['checkpoint']}: {t.get('updates')} PPO updates, "
+            f"graph-attention policy from {r['checkpoint']}: "
+            f"{(t.get('imitation') or {}).get('decisions', 0):.0f} decisions of the linear order "
+            f"cloned, {t.get('updates')} PPO updates, "
             f"{t.get('episodes')} windows, {t.get('decisions')} decisions, "
             f"{float(t.get('train_cpu_s', 0.0)):.0f} s CPU to train; "
             f"held-out evaluation ({r['choices']}) {r['eval_cpu_s']:.1f} s CPU"
