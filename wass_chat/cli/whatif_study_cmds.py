@@ -382,11 +382,16 @@ def _render_learn(r: dict[str, Any]) -> None:
         )
     else:
         t = r["training"]
+        cloned = (t.get("imitation") or {}).get("decisions", 0)
+        steps = [f"{cloned:,.0f} decisions of the linear order cloned"] if cloned else []
+        if t.get("updates"):
+            steps.append(
+                f"{t['updates']} PPO updates ({t.get('episodes')} windows, "
+                f"{t.get('decisions')} decisions)"
+            )
         console.print(
             f"graph-attention policy from {r['checkpoint']}: "
-            f"{(t.get('imitation') or {}).get('decisions', 0):.0f} decisions of the linear order "
-            f"cloned, {t.get('updates')} PPO updates, "
-            f"{t.get('episodes')} windows, {t.get('decisions')} decisions, "
+            f"{', then '.join(steps) or 'untrained'}, "
             f"{float(t.get('train_cpu_s', 0.0)):.0f} s CPU to train; "
             f"held-out evaluation ({r['choices']}) {r['eval_cpu_s']:.1f} s CPU"
         )
