@@ -17,6 +17,8 @@ ACTIVE = frozenset({
     "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED",
 })  # fmt: skip
 """squeue states of a task that may still write its shard."""
+ACCOUNTING_GRACE_S = 30.0
+"""How long :func:`wait` gives sacct to record how a task that left squeue ended."""
 
 
 @dataclass
@@ -79,11 +81,20 @@ def wait(
     on_progress: Callable[[ArrayProgress], None] | None = None,
     poll_seconds: float = 1.0,
 ) -> ArrayProgress:
-    """Poll until no task is queued; returns the final state."""
+    """Poll until no task is queued; returns the final state.
+
+    A task can leave squeue a moment before the accounting records how it ended (sacct still
+    says RUNNING, or has no row yet): the polls go on, up to ``ACCOUNTING_GRACE_S``, until every
+    failed task's state is a final one, so a task killed with ``kill -9`` is named FAILED rather
+    than RUNNING or UNKNOWN."""
+    settled_by: float | None = None
     while True:
         state = progress(commands, directory)
         if on_progress:
             on_progress(state)
         if not state.queued:
-            return state
+            unsettled = [s for s in state.failed.values() if s in ACTIVE or s == "UNKNOWN"]
+            settled_by = settled_by or time.monotonic() + ACCOUNTING_GRACE_S
+            if not unsettled or time.monotonic() > settled_by:
+                return state
         time.sleep(poll_seconds)
