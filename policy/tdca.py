@@ -29,13 +29,16 @@ Ours:
 * **Online** (as :class:`policy.fifo_deft.FifoDeft`): each arrival batch is clustered and
   placed when it arrives, against everything already placed, never revisited; nothing starts
   before its workflow's arrival (``plan.now``, the tasks' ``release``).
-* **Mapping**: the paper gives each cluster an unoccupied processor and merges clusters when
-  processors run out. Here nodes are multi-core and shared by every workflow, so clusters are
-  never merged: a cluster's node is chosen when its first task (by level) is placed, as the
-  node, among those able to host the whole cluster, where that task finishes earliest on the
-  shared plan (cores, memory, GPUs), its duplicates included; the cluster's other tasks follow
-  it there. Communication costs are this platform's (per node pair, largest file of the edge);
-  ``c(i, k)`` in the level is the mean over node pairs (:mod:`policy.ranks`).
+* **Mapping**: the paper gives each cluster an unoccupied processor and, when none is left,
+  stops clustering and places the remaining tasks at their earliest start. Here nodes are
+  multi-core and shared by every workflow, so "unoccupied" means holding no other cluster of
+  the same arrival: a cluster's node is chosen when its first task (by level) is placed, among
+  the unoccupied nodes able to host the whole cluster, as the one where that task finishes
+  earliest on the shared plan (cores, memory, GPUs, earlier arrivals' tasks), its duplicates
+  included; the cluster's other tasks follow it there. With no such node left, each task of
+  the cluster goes where it finishes earliest (the paper: starts), duplicates still tried.
+  Clusters are never merged. Communication costs are this platform's (per node pair, largest
+  file of the edge); ``c(i, k)`` in the level is the mean over node pairs (:mod:`policy.ranks`).
 * **Copies kept only when they help**: a task's duplicates are placed before it and kept only
   when they make it finish strictly earlier (the paper's chain-reaction rule, which keeps a
   duplicate that helps later, is not reproduced).
@@ -68,7 +71,8 @@ class Cluster:
     hosts: tuple[Node, ...]
     """Nodes able to host every task of the cluster."""
     node: Node | None = None
-    """Chosen when its first task is placed."""
+    """Chosen when its first task is placed (None after: no unoccupied node was left)."""
+    mapped: bool = False
 
 
 def edge_time(workflow: Workflow, platform: Platform, parent: str, child: str, a: Node,
@@ -226,17 +230,28 @@ class Tdca:
                     continue
                 home[task], copies_before[task], above = cluster, above, []
         position = {t: i for i, t in enumerate(batch)}
+        occupied: set[str] = set()  # nodes holding a cluster of this batch
         for task in sorted(batch, key=lambda t: (-level[t], position[t])):
             cluster = home[task]
-            candidates = (cluster.node,) if cluster.node else cluster.hosts
+            if not cluster.mapped:
+                free = tuple(n for n in cluster.hosts if n.name not in occupied)
+                candidates = free or hosts(plan.workflow.task_by_id[task], plan.platform)
+            else:
+                candidates = (cluster.node,) if cluster.node else hosts(
+                    plan.workflow.task_by_id[task], plan.platform
+                )  # fmt: skip
             best: tuple[Slot, list[Slot]] | None = None
             for node in candidates:
                 choice = self._with_copies(plan, task, node, copies_before[task])
                 if best is None or choice[0].finish < best[0].finish:
                     best = choice
-            assert best is not None, "the cluster's seed fits its favorite node"
+            assert best is not None, "check_fits guarantees a host"
             slot, copies = best
-            cluster.node = plan.platform.node_by_name[slot.node]
+            if not cluster.mapped:
+                cluster.mapped = True
+                if free:
+                    cluster.node = plan.platform.node_by_name[slot.node]
+                    occupied.add(slot.node)
             for copy in copies:
                 plan.place_copy(copy)
             plan.place(slot)
