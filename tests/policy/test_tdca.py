@@ -7,21 +7,11 @@ import pytest
 
 from policy.tdca import Tdca
 from policy.validate import validate_schedule
-from sim.arrivals import Stream, StreamSpec, merge_stream, poisson_stream
-from sim.engine import simulate
+from sim.arrivals import Stream, merge_stream
 from sim.metrics import critical_path_bound, lower_bound
-from sim.model import REFERENCE_SPEED, File, Node, Platform, Task, Workflow
-from sim.platforms import generate_platform, gpu_cluster_spec
+from sim.model import REFERENCE_SPEED, Node, Platform, Task, Workflow
 from sim.schedule import NetworkModel
-
-
-def _streams() -> list[tuple[Stream, Platform]]:
-    """Small streams of mixed shapes with GPU tasks, communication heavy enough to copy."""
-    cases = []
-    for seed in range(3):
-        spec = StreamSpec(count=5 + 3 * seed, window=150.0, tasks=(4, 12), ccr=0.5 + seed)
-        cases.append((poisson_stream(spec, seed), generate_platform(gpu_cluster_spec(5), seed)))
-    return cases
+from tests.policy.conftest import checked_copy_run, fork_over_slow_links, small_gpu_streams
 
 
 @pytest.mark.parametrize("model", ["fair", "ideal"])
@@ -29,38 +19,18 @@ def test_every_tdca_schedule_is_valid_with_its_copies_and_starts_nothing_before_
     model: NetworkModel,
 ) -> None:
     copies = gpu_tasks = 0
-    for stream, platform in _streams():
+    for stream, platform in small_gpu_streams():
         merged = merge_stream(stream)
         gpu_tasks += sum(t.gpus > 0 for t in merged.tasks)
-        plan = Tdca().plan(merged, platform)
-        assert validate_schedule(merged, platform, plan.to_result("tdca"), copies=True) == []
-        run = plan.to_copy_schedule("tdca")
-        result = run.original_result(simulate(run.expanded, platform, run.schedule, model))
-        assert validate_schedule(merged, platform, result, copies=True) == []
-        assert len(result.tasks) == len(merged.tasks) + plan.copy_count
+        plan, result = checked_copy_run(Tdca(), merged, platform, model)
         release = {t.id: t.release for t in merged.tasks}
         assert all(r.start >= release[r.task] for r in result.tasks)
-        if model == "ideal":  # the plan is the execution
-            assert result.makespan == pytest.approx(plan.makespan, rel=1e-9)
         copies += plan.copy_count
     assert copies > 0 and gpu_tasks > 0
 
 
-def _fork() -> tuple[Workflow, Platform]:
-    """p (1 s) feeds c1 and c2 (20 s each) with 10 GB each over 1 GB/s links, two one-core
-    nodes: the second child's cluster runs p again on its own node instead of waiting 10 s."""
-    files = (File("in", 0), File("a", 10**10), File("b", 10**10))
-    tasks = (
-        Task("p", REFERENCE_SPEED, inputs=("in",), outputs=("a", "b")),
-        Task("c1", 20 * REFERENCE_SPEED, inputs=("a",)),
-        Task("c2", 20 * REFERENCE_SPEED, inputs=("b",)),
-    )
-    nodes = (Node("n0", 1, bandwidth=1e9), Node("n1", 1, bandwidth=1e9))
-    return Workflow("fork", tasks, files), Platform("two", nodes)
-
-
 def test_a_duplicate_of_the_shared_parent_strictly_shortens_the_makespan() -> None:
-    workflow, platform = _fork()
+    workflow, platform = fork_over_slow_links()
     with_copies = Tdca().plan(workflow, platform)
     without = Tdca(duplicate=False).plan(workflow, platform)
     assert with_copies.copy_count == 1 and without.copy_count == 0
@@ -92,7 +62,7 @@ def test_a_chain_without_communication_is_one_cluster_on_the_fastest_node_at_the
 
 
 def test_what_was_planned_never_depends_on_later_arrivals() -> None:
-    stream, platform = _streams()[2]
+    stream, platform = small_gpu_streams()[2]
     merged = merge_stream(stream)
     early = merge_stream(Stream("early", stream.arrivals[:4]))
     full, part = Tdca().plan(merged, platform), Tdca().plan(early, platform)
