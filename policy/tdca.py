@@ -54,7 +54,7 @@ from policy.duplication import CopyPlan, CopySchedule
 from policy.plan import Slot
 from policy.ranks import communication_means, mean_edge_time
 from sim.arrivals import arrival_batches
-from sim.model import Node, Platform, Workflow, check_fits, compute_time
+from sim.model import Node, Platform, Workflow, check_fits, compute_time, node_fits
 from sim.occupancy import Occupancy
 
 Estimates = dict[str, dict[str, float]]
@@ -73,6 +73,7 @@ class Cluster:
     node: Node | None = None
     """Chosen when its first task is placed (None after: no unoccupied node was left)."""
     mapped: bool = False
+    """Whether its first task is placed (its node chosen, or none left for it)."""
 
 
 def edge_time(workflow: Workflow, platform: Platform, parent: str, child: str, a: Node,
@@ -154,9 +155,9 @@ def clusters(
     found: list[Cluster] = []
 
     def worth(j: str, i: str, p: Node) -> bool:  # running j on p is no later than receiving it
-        fav = favorite(ect, j)
         if p.name not in ect[j]:
             return False
+        fav = favorite(ect, j)
         return ect[j][p.name] <= ect[j][fav] + edge_time(wf, platform, j, i, nodes[fav], p)
 
     for seed in sorted(batch, key=lambda t: (level[t], -position[t])):
@@ -266,6 +267,8 @@ class Tdca:
             return alone, []
         copies: list[Slot] = []
         for d in duplicates:
+            if not node_fits(plan.workflow.task_by_id[d], node):
+                continue  # a cluster left without a node of its own: its task may go elsewhere
             if plan.placement[d] != node.name and node.name not in plan.copies.get(d, {}):
                 copies.append(plan.copy_slot(d, node))
                 plan.place_copy(copies[-1])

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from policy.duplication import CopyPlan
 from policy.tdca import Tdca
 from policy.validate import validate_schedule
 from sim.arrivals import Stream, merge_stream
 from sim.metrics import critical_path_bound, lower_bound
-from sim.model import REFERENCE_SPEED, Node, Platform, Task, Workflow
+from sim.model import REFERENCE_SPEED, File, Node, Platform, Task, Workflow
 from sim.schedule import NetworkModel
 from tests.policy.conftest import checked_copy_run, fork_over_slow_links, small_gpu_streams
 
@@ -68,3 +69,20 @@ def test_what_was_planned_never_depends_on_later_arrivals() -> None:
     full, part = Tdca().plan(merged, platform), Tdca().plan(early, platform)
     assert {t: full.start[t] for t in part.start} == part.start
     assert {t: full.copies.get(t) for t in part.copies} == part.copies
+
+
+def test_a_gpu_task_is_never_copied_onto_a_node_without_gpus() -> None:
+    """A task of a cluster left without a node of its own may go to any host; the duplicates
+    above it that need a GPU are then not copied there."""
+    files = (File("in", 0), File("a", 10**9))
+    tasks = (
+        Task("g", REFERENCE_SPEED, gpus=1, inputs=("in",), outputs=("a",)),
+        Task("c", 20 * REFERENCE_SPEED, inputs=("a",)),
+    )
+    nodes = (Node("gpu", 1, gpus=1, bandwidth=1e9), Node("cpu", 1, bandwidth=1e9))
+    workflow, platform = Workflow("gpu-pair", tasks, files), Platform("mixed", nodes)
+    plan = CopyPlan(workflow, platform)
+    plan.place(plan.slot("g", nodes[0]))
+    slot, copies = Tdca()._with_copies(plan, "c", nodes[1], ["g"])
+    assert copies == [] and slot.node == "cpu"
+    assert slot.start == pytest.approx(2.0, abs=1e-3)  # g on the GPU node, then a 1 s transfer
