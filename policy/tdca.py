@@ -2,12 +2,11 @@
 other clusters already hold, one node per cluster, insertion into the shared timelines.
 
 He, Meng, Pan, Yuan, Zhou: "A Novel Task-Duplication Based Clustering Algorithm for
-Heterogeneous Computing Environments", IEEE TPDS 30(1), 2019 (Task Duplication-based
-Clustering Algorithm), one of the seed paper's multi-workflow baselines. The paper's text was
-not reachable here; what follows is its published structure as summarised in public reading
-notes, and each adaptation to this project's setting is marked *ours*.
-
-The paper's parts:
+Heterogeneous Computing Environments", IEEE TPDS 30(1), 2019, one of the seed paper's
+multi-workflow baselines. The paper itself was not reachable here; what is known of it comes
+from public reading notes (a post summarising it, found with the search tools). It refines
+TANH (Bajaj and Agrawal, TPDS 2004) in four phases: initial clustering, task duplication,
+cluster merging, and insertion into idle time. What the notes give, and this module follows:
 
 * **Parameters** (:func:`estimates`), on an idle cluster: ``est(i, p)`` is the latest, over
   parents ``j``, of the earliest ``ect(j, q) + delta(j, i, q, p)`` over nodes ``q`` (delta: the
@@ -18,11 +17,16 @@ The paper's parts:
 * **Initial clustering** (:func:`clusters`): tasks by increasing level (exit tasks first);
   each unclustered one seeds a cluster on its favorite node ``p`` and the cluster grows up the
   critical-predecessor trail: ``j = cpred(i)`` joins when ``ect(j, p) <= ect(j, fav(j)) +
-  c(j, i)`` (running it here is no later than receiving it), as a *duplicate* when another
-  cluster already holds it; else the unclustered parent meeting that test with the least
-  ``ect(k, p)`` joins; else, or at an entry task, the cluster is complete.
-* **Duplication** along the trail: a cluster's duplicates run as copies on its node.
+  c(j, i)`` (running it here is no later than receiving it); else the unclustered parent
+  meeting that test with the least ``ect(k, p)`` joins; else, or at an entry task, the cluster
+  is complete. When no unoccupied processor is left, clustering stops and the remaining tasks
+  go where they start earliest.
 * **Insertion**: tasks go into idle gaps of their node's timeline (``insertion=True``).
+
+What the notes leave open or this module does not reproduce: the duplication phase (filling
+the idle time before a cluster task whose ``cpred`` is not the task before it, and
+duplicating the trail above a cluster's first task), the cluster-merging phase, and the
+"chain reaction" rule that keeps a duplicate which becomes useful only later.
 
 Ours:
 
@@ -39,9 +43,9 @@ Ours:
   the cluster goes where it finishes earliest (the paper: starts), duplicates still tried.
   Clusters are never merged. Communication costs are this platform's (per node pair, largest
   file of the edge); ``c(i, k)`` in the level is the mean over node pairs (:mod:`policy.ranks`).
-* **Copies kept only when they help**: a task's duplicates are placed before it and kept only
-  when they make it finish strictly earlier (the paper's chain-reaction rule, which keeps a
-  duplicate that helps later, is not reproduced).
+* **Duplicates**: a ``cpred`` that another cluster already holds joins the trail as a
+  *duplicate* (the only duplication here), run as a copy on the cluster's node just before the
+  task below it, and kept only when it makes that task finish strictly earlier.
 """
 
 from __future__ import annotations
