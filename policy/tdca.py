@@ -2,7 +2,7 @@
 other clusters already hold, one node per cluster, insertion into the shared timelines.
 
 He, Meng, Pan, Yuan, Zhou: "A Novel Task-Duplication Based Clustering Algorithm for
-Heterogeneous Computing Environments", IEEE TPDS 30(1), 2019, one of the seed paper's
+Heterogeneous Computing Environments", IEEE TPDS, 2019, one of the seed paper's
 multi-workflow baselines. The paper itself was not reachable here; what is known of it comes
 from public reading notes (a post summarising it, found with the search tools). It refines
 TANH (Bajaj and Agrawal, TPDS 2004) in four phases: initial clustering, task duplication,
