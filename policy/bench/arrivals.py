@@ -6,9 +6,9 @@ stream through the simulator as one merged workflow (:mod:`sim.arrivals`), and e
 schedule, copies included, is checked by the validator (a violation stops the bench). How each
 name runs online:
 
-* ``online-heft``, ``fifo-deft`` and ``lachesis`` (with its ablation ``lachesis-rank``):
-  :mod:`policy.online`, :mod:`policy.fifo_deft`, :mod:`policy.lachesis` (the last two run
-  task copies);
+* ``online-heft``, ``fifo-deft``, ``tdca`` and ``lachesis`` (with its ablation
+  ``lachesis-rank``): :mod:`policy.online`, :mod:`policy.fifo_deft`, :mod:`policy.tdca`,
+  :mod:`policy.lachesis` (all but the first run task copies);
 * a classic list scheduler (``heft``, ``cpop``, ``peft``, ``minmin``...): on each arriving
   workflow on its own (:class:`policy.online.PerArrival`);
 * a dynamic scheduler (``slurm``, ``wass``, ``random``, ``eft``) and the learned planners
@@ -47,11 +47,11 @@ from sim.model import Platform, Workflow
 from sim.placement import EarliestFinishPlacement
 from sim.schedule import NetworkModel, SimResult
 
-STREAM_ONLY = ("online-heft", "fifo-deft", "eft", "lachesis", "lachesis-rank")
+STREAM_ONLY = ("online-heft", "fifo-deft", "eft", "lachesis", "lachesis-rank", "tdca")
 """Names the arrivals bench knows besides the registry's."""
 DEFAULT_ARRIVAL_SCHEDULERS = (
     "online-heft", "fifo-deft", "heft", "peft", "minmin", "eft", "slurm", "policy", "dqn",
-    "lachesis", "lachesis-rank",
+    "lachesis", "lachesis-rank", "tdca",
 )  # fmt: skip
 METRICS = ("makespan", "speedup", "slr")
 
@@ -100,7 +100,7 @@ class StreamRecord:
     stream_slr: float
     mean_response: float
     copies: int
-    """Task copies run (FIFO-DEFT's and Lachesis' duplication; 0 for every other scheduler)."""
+    """Task copies run (FIFO-DEFT's, TDCA's and Lachesis' duplication; 0 for the others)."""
     cpu_seconds: float
     """The scheduler's CPU time: planning, or the whole simulation for dynamic ones."""
 
@@ -138,8 +138,12 @@ def run_on_stream(
     from policy.fifo_deft import FifoDeft
     from policy.online import OnlineHEFT, PerArrival
 
-    if name in ("fifo-deft", "lachesis", "lachesis-rank"):
+    if name in ("fifo-deft", "tdca", "lachesis", "lachesis-rank"):
         plan_copies = FifoDeft().schedule_with_copies
+        if name == "tdca":
+            from policy.tdca import Tdca
+
+            plan_copies = Tdca().schedule_with_copies
         if name.startswith("lachesis"):  # its checkpoint loaded before the clock starts
             from policy.lachesis import Lachesis, PolicyScores, rank_order
 

@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 
 from policy.bench.instances import random_dag, random_platform
+from policy.duplication import CopyPlan
+from policy.fifo_deft import FifoDeft
+from policy.tdca import Tdca
+from policy.validate import validate_schedule
+from sim.arrivals import Stream, StreamSpec, poisson_stream
+from sim.engine import simulate
 from sim.model import REFERENCE_SPEED, File, Node, Platform, Task, Workflow
+from sim.platforms import generate_platform, gpu_cluster_spec
+from sim.schedule import NetworkModel, SimResult
 
 
 def _workflow(name: str, edges: list[tuple[int, int]], n: int, cores: int = 1) -> Workflow:
@@ -67,3 +75,42 @@ all of it. ``policy`` itself runs over the whole zoo; these over VARIANT_ZOO."""
 _VARIANT_CASES = ("multicore-diamond@hetero-4x2", "diamond@homo-3x2")
 VARIANT_ZOO = [(w, p) for w, p in ZOO if f"{w.name}@{p.name}" in _VARIANT_CASES]
 """Multi-core tasks on a heterogeneous platform, and a diamond with inputs on a homogeneous one."""
+
+
+def small_gpu_streams() -> list[tuple[Stream, Platform]]:
+    """Three small streams of mixed shapes with GPU tasks on five-node GPU clusters, their
+    communication heavy enough for duplication to pay (the online and duplication tests)."""
+    cases = []
+    for seed in range(3):
+        spec = StreamSpec(count=6 + 3 * seed, window=200.0, tasks=(4, 14), ccr=0.5 + seed)
+        cases.append((poisson_stream(spec, seed), generate_platform(gpu_cluster_spec(5), seed)))
+    return cases
+
+
+def fork_over_slow_links() -> tuple[Workflow, Platform]:
+    """p feeds c1 and c2 with 10 GB each over a slow 1 GB/s link; p itself computes 1 s. Two
+    nodes: running p again beside the second child saves a 10 s transfer."""
+    files = (File("in", 0), File("a", 10**10), File("b", 10**10))
+    tasks = (
+        Task("p", REFERENCE_SPEED, inputs=("in",), outputs=("a", "b")),
+        Task("c1", 20 * REFERENCE_SPEED, inputs=("a",)),
+        Task("c2", 20 * REFERENCE_SPEED, inputs=("b",)),
+    )
+    nodes = (Node("n0", 1, bandwidth=1e9), Node("n1", 1, bandwidth=1e9))
+    return Workflow("fork", tasks, files), Platform("two", nodes)
+
+
+def checked_copy_run(
+    planner: FifoDeft | Tdca, workflow: Workflow, platform: Platform, model: NetworkModel
+) -> tuple[CopyPlan, SimResult]:
+    """``planner``'s plan of ``workflow`` and its simulation under ``model``, both accepted by
+    the validator with copies, every copy run; under the ideal model the run is the plan."""
+    plan = planner.plan(workflow, platform)
+    assert validate_schedule(workflow, platform, plan.to_result(planner.name), copies=True) == []
+    run = plan.to_copy_schedule(planner.name)
+    result = run.original_result(simulate(run.expanded, platform, run.schedule, model))
+    assert validate_schedule(workflow, platform, result, copies=True) == []
+    assert len(result.tasks) == len(workflow.tasks) + plan.copy_count
+    if model == "ideal":
+        assert result.makespan == pytest.approx(plan.makespan, rel=1e-9)
+    return plan, result

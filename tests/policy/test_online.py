@@ -13,55 +13,28 @@ from policy.heft import HEFT
 from policy.minmin import MinMin
 from policy.online import OnlineHEFT, PerArrival, batch_workflow, held_cores
 from policy.validate import validate_schedule
-from sim.arrivals import Arrival, Stream, StreamSpec, merge_stream, poisson_stream
+from sim.arrivals import Arrival, Stream, merge_stream
 from sim.engine import simulate
 from sim.errors import ScheduleError
 from sim.generators import generate_workflow
-from sim.model import REFERENCE_SPEED, File, Node, Platform, Task, Workflow
+from sim.model import File, Node, Platform, Task, Workflow
 from sim.platforms import generate_platform, gpu_cluster_spec
 from sim.schedule import NetworkModel
-
-
-def _streams() -> list[tuple[Stream, Platform]]:
-    cases = []
-    for seed in range(3):
-        spec = StreamSpec(count=6 + 3 * seed, window=200.0, tasks=(4, 14), ccr=0.5 + seed)
-        cases.append((poisson_stream(spec, seed), generate_platform(gpu_cluster_spec(5), seed)))
-    return cases
+from tests.policy.conftest import checked_copy_run, fork_over_slow_links, small_gpu_streams
 
 
 @pytest.mark.parametrize("model", ["fair", "ideal"])
 def test_fifo_deft_duplicates_and_no_copy_ever_breaks_a_dependency(model: NetworkModel) -> None:
     copies = 0
-    for stream, platform in _streams():
+    for stream, platform in small_gpu_streams():
         merged = merge_stream(stream)
-        plan = FifoDeft().plan(merged, platform)
-        assert validate_schedule(merged, platform, plan.to_result("fifo-deft"), copies=True) == []
-        run = plan.to_copy_schedule("fifo-deft")
-        result = run.original_result(simulate(run.expanded, platform, run.schedule, model))
-        assert validate_schedule(merged, platform, result, copies=True) == []
-        assert len(result.tasks) == len(merged.tasks) + plan.copy_count
-        if model == "ideal":  # the plan is the execution
-            assert result.makespan == pytest.approx(plan.makespan, rel=1e-9)
+        plan, _ = checked_copy_run(FifoDeft(), merged, platform, model)
         copies += plan.copy_count
     assert copies > 0
 
 
-def _fork() -> tuple[Workflow, Platform]:
-    """p feeds c1 and c2 with 10 GB each over a slow 1 GB/s link; p itself computes 1 s. Two
-    nodes: running p again beside the second child saves a 10 s transfer."""
-    files = (File("in", 0), File("a", 10**10), File("b", 10**10))
-    tasks = (
-        Task("p", REFERENCE_SPEED, inputs=("in",), outputs=("a", "b")),
-        Task("c1", 20 * REFERENCE_SPEED, inputs=("a",)),
-        Task("c2", 20 * REFERENCE_SPEED, inputs=("b",)),
-    )
-    nodes = (Node("n0", 1, bandwidth=1e9), Node("n1", 1, bandwidth=1e9))
-    return Workflow("fork", tasks, files), Platform("two", nodes)
-
-
 def test_a_copy_of_the_critical_parent_removes_the_transfer_and_shortens_the_makespan() -> None:
-    workflow, platform = _fork()
+    workflow, platform = fork_over_slow_links()
     plan = FifoDeft().plan(workflow, platform)
     assert plan.copy_count == 1
     assert plan.makespan == pytest.approx(21.0 + 2e-5, rel=1e-6)  # both children start at 1 s
@@ -70,7 +43,7 @@ def test_a_copy_of_the_critical_parent_removes_the_transfer_and_shortens_the_mak
 
 
 def test_the_validator_catches_a_copy_that_feeds_a_child_too_early_or_vanishes() -> None:
-    workflow, platform = _fork()
+    workflow, platform = fork_over_slow_links()
     plan = FifoDeft().plan(workflow, platform)
     result = plan.to_result("fifo-deft")
     copied = next(t for t in plan.copies)
@@ -99,14 +72,14 @@ def test_the_validator_catches_a_copy_that_feeds_a_child_too_early_or_vanishes()
 def test_online_plans_are_valid_and_start_nothing_before_its_arrival(
     make: object, model: NetworkModel
 ) -> None:
-    for stream, platform in _streams():
+    for stream, platform in small_gpu_streams():
         merged = merge_stream(stream)
         result = plan_and_simulate(make(), merged, platform, model)  # type: ignore[operator]
         assert validate_schedule(merged, platform, result) == []
 
 
 def test_what_was_planned_never_depends_on_later_arrivals() -> None:
-    stream, platform = _streams()[2]
+    stream, platform = small_gpu_streams()[2]
     merged = merge_stream(stream)
     early = Stream("early", stream.arrivals[:4])
     merged_early = merge_stream(early)
@@ -135,7 +108,7 @@ def test_online_heft_on_a_single_workflow_is_heft() -> None:
 
 
 def test_held_cores_cover_every_planned_core_and_never_exceed_a_node() -> None:
-    stream, platform = _streams()[1]
+    stream, platform = small_gpu_streams()[1]
     merged = merge_stream(stream)
     plan = HEFT().plan(merged, platform)
     time = stream.arrivals[3].time
