@@ -9,6 +9,8 @@ Command modules import heavy libraries (torch, chromadb, textual) inside the com
 
 from __future__ import annotations
 
+import inspect
+import re
 import sys
 import traceback
 
@@ -78,6 +80,45 @@ for _module in (
     plugin_cmds,
 ):
     _module.register(app)
+
+
+_LIST_ITEM = re.compile(r"\s|[-*] |\d+[.)] ")
+
+
+def reflow(text: str) -> str:
+    """A docstring as ``--help`` should print it: each paragraph's lines joined, so the
+    terminal wraps it (typer keeps a docstring's line breaks, which print ragged at 80
+    columns); a line starting a list item or indented stays on its own line."""
+    paragraphs = []
+    for paragraph in inspect.cleandoc(text).split("\n\n"):
+        lines = paragraph.split("\n")
+        joined = [lines[0]]
+        for line in lines[1:]:
+            if _LIST_ITEM.match(line):
+                joined.append(line)
+            else:
+                joined[-1] = f"{joined[-1]} {line.strip()}"
+        paragraphs.append("\n".join(joined))
+    return "\n\n".join(paragraphs)
+
+
+def _reflow_help(group: typer.Typer) -> None:
+    """Reflow the help of every command and group under ``group`` (see :func:`reflow`)."""
+    for command in group.registered_commands:
+        text = command.help or inspect.getdoc(command.callback)
+        if text:
+            command.help = reflow(text)
+    for sub in group.registered_groups:
+        instance = sub.typer_instance
+        if sub.help:
+            sub.help = reflow(sub.help)
+        if instance is not None:
+            if isinstance(instance.info.help, str):
+                instance.info.help = reflow(instance.info.help)
+            _reflow_help(instance)
+
+
+_reflow_help(app)
 
 
 def main(argv: list[str] | None = None) -> int:
