@@ -101,6 +101,13 @@ def test_the_command_prints_tables_for_people(capsys):
     assert main(["whatif", "validate-swf", str(THETA), "--launch-delay", "33"]) == 0
     out = capsys.readouterr().out
     assert "33.1%" in out and "no queue" in out and "4,360 processors" in out
+    assert "launch delay 33 s" in out and "models the site" not in out
+
+
+def test_without_a_launch_delay_the_shortest_wait_is_offered_as_one(capsys):
+    assert main(["whatif", "validate-swf", str(THETA), "--scheduler", "easy"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "launch delay 0 s (no job started sooner: --launch-delay 33 models" in out
 
 
 @pytest.mark.parametrize(

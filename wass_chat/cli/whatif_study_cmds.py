@@ -150,9 +150,15 @@ def _render_swf(r: dict[str, Any]) -> None:
     )
     if m["note"]:
         console.print(f"  note: {m['note']}")
+    shortest = r["recorded_min_wait_s"]
+    hint = (
+        f" (no job started sooner: --launch-delay {shortest:.0f} models the site's start-up)"
+        if not r["launch_delay_s"] and shortest >= 1
+        else ""
+    )
     console.print(
-        f"  shortest recorded wait {duration(r['recorded_min_wait_s'])}; launch delay "
-        f"{r['launch_delay_s']} s"
+        f"  shortest recorded wait {duration(shortest)}; launch delay {r['launch_delay_s']} s"
+        + hint
     )
     runs = r["runs"]
     first = next(iter(runs.values()))
@@ -191,7 +197,7 @@ def _render_swf(r: dict[str, Any]) -> None:
             duration(a["simulated_waits"]["median_s"]),
         )
     console.print(sizes)
-    console.print(f"[dim]{r['cpu_s']:.1f} s CPU[/]")
+    console.print(f"[dim]{r['cpu_s']:.2f} s CPU[/]")
 
 
 def bench_command(
