@@ -104,6 +104,19 @@ def test_swf_trace(tmp_path, capsys):
     assert recorded["within_tolerance"] == 1.0 and recorded["error_mean_s"] == 0
 
 
+def test_the_table_names_the_scheduler_in_words(tmp_path, capsys):
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 4\n1 0 0 10 4 -1 -1 4 20 -1 1 1 1 -1 1 -1 -1 -1\n")
+    for scheduler, words in (
+        ("fifo", "scheduler: fifo order, no backfill"),
+        ("easy", "with backfill (reservation depth 1, a pass every"),
+    ):
+        argv = ["whatif", "cluster", "--swf", str(trace), "--scheduler", scheduler]
+        assert main(argv) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert words in out and "{" not in out, out
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

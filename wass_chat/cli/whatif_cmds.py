@@ -171,13 +171,24 @@ class _ProgressBar:
         self.bar.update(self.tasks[name], completed=done)
 
 
+def scheduler_in_words(s: dict[str, Any]) -> str:
+    """The replay's scheduler as a person reads it, from the report's ``source.scheduler``."""
+    order = f"{s['order']} order"
+    if not s["backfill"]:
+        return f"{order}, no backfill"
+    return (
+        f"{order} with backfill (reservation depth {s['reservation_depth']}, a pass every "
+        f"{s['bf_interval_s']} s)"
+    )
+
+
 def _render(report: dict[str, Any]) -> None:
     from rich.table import Table
 
     src = report["source"]
     console.print(
         f"[bold]{src['jobs']:,} jobs[/] from {src['workload']}; cluster: {src['cluster']}; "
-        f"scheduler {src['scheduler']}"
+        f"scheduler: {scheduler_in_words(src['scheduler'])}"
     )
     for key in ("never_started", "still_running", "left_out_fit_nowhere", "skipped_without_run"):
         if src.get(key):
