@@ -257,7 +257,9 @@ def round_memory_up(num_bytes: float) -> float:
 
 
 def request_size(num_bytes: float) -> str:
-    """Bytes as Slurm takes them in ``--mem`` (whole numbers only): ``768M``, ``5G``."""
+    """Bytes as Slurm takes them in ``--mem`` (whole numbers only): ``768M``, ``5G``, ``64T``."""
+    if num_bytes >= 2**40 and num_bytes % 2**40 == 0:
+        return f"{int(num_bytes // 2**40)}T"
     if num_bytes >= 2**30 and num_bytes % 2**30 == 0:
         return f"{int(num_bytes // 2**30)}G"
     return f"{math.ceil(num_bytes / 2**20)}M"
