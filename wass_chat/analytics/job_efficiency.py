@@ -203,10 +203,19 @@ def _cpu_tip(job: JobEfficiency) -> str | None:
     need = max(1, math.ceil(busy * MARGIN))
     if need >= job.ncpus:
         return None
+    nodes = job.nnodes or 1
+    if nodes > 1:  # --cpus-per-task cannot span nodes: fewer tasks, or fewer of its nodes
+        per_node = math.ceil(job.ncpus / nodes)
+        fewer = math.ceil(need / per_node)
+        how = f"e.g. --ntasks={need}" + (
+            f", or {fewer} of its {per_node}-CPU nodes instead of {nodes}" if fewer < nodes else ""
+        )
+    else:
+        how = f"e.g. --cpus-per-task={need} for one multi-threaded task, or --ntasks={need}"
     return (
-        f"CPU: it kept {busy:.1f} of its {job.ncpus} CPUs busy on average "
-        f"({job.cpu_efficiency_pct:.1f}%); {need} CPU{'s' if need > 1 else ''} would do "
-        f"(e.g. --ntasks={need} or --cpus-per-task={need})."
+        f"CPU: it kept {busy:,.1f} of its {job.ncpus:,} CPUs busy on average "
+        f"({job.cpu_efficiency_pct:.1f}%); {need:,} CPU{'s' if need > 1 else ''} would do "
+        f"({how})."
     )
 
 
