@@ -80,3 +80,15 @@ def test_unrecorded_usage_is_said_not_guessed(site_home: Path, capsys: pytest.Ca
     [job] = out["facts"]["jobs"]
     assert job["usage_recorded"] is False
     assert "no usage" in out["answer"] and "0.0%" not in out["answer"]
+
+
+def test_a_period_without_jobs_says_where_the_jobs_are(
+    site_home: Path, capsys: pytest.CaptureFixture[str]
+):
+    """Not "import accounting": the cache has jobs, only not in the period asked about."""
+    out = ask("which users wasted the most cpu in march 2019?", capsys)
+    assert out["facts"]["summary"]["measured_jobs"] == 0
+    answer = " ".join(out["answer"].split())
+    assert "No job ran in March 2019" in answer and "sacct import" not in answer
+    held = re.search(r"holds ([\d,]+) jobs submitted (\S+) to (\S+): ask", answer)
+    assert held, answer

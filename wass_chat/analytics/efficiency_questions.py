@@ -15,7 +15,7 @@ import polars as pl
 
 from wass_chat.analytics import efficiency as eff
 from wass_chat.analytics.job_efficiency import JobEfficiency, describe_job, jobs_efficiency
-from wass_chat.analytics.period import load_period, period_of
+from wass_chat.analytics.period import load_period, period_of, submission_span
 
 WASTE_DEFINITION = (
     "wasted core-hours are allocated CPU time left idle (Elapsed x CPUs - CPU time used), so a "
@@ -109,8 +109,12 @@ def period_facts(
     user: str | None = None,
     count: int = 5,
     note: str = "",
+    whole_cache: pl.LazyFrame | None = None,
 ) -> EfficiencyFacts:
-    """A period's CPU and memory efficiency and its top wasters (most idle core-hours)."""
+    """A period's CPU and memory efficiency and its top wasters (most idle core-hours).
+
+    ``whole_cache``: every job the cache holds, when ``jobs`` is only its scan up to the
+    period's end; an empty period's answer says where the jobs are (default: ``jobs``)."""
     period = period_of(jobs, start, end)
     loaded = load_period(jobs, period, user)
     per_job = eff.job_efficiency(loaded, eff.step_usage(jobs, period.start).collect())
@@ -141,7 +145,13 @@ def period_facts(
     return EfficiencyFacts(
         kind="efficiency",
         scope="period",
-        verdict=_period_verdict(summary, wasters, pretty_period(period_words), user),
+        verdict=_period_verdict(
+            summary,
+            wasters,
+            pretty_period(period_words),
+            user,
+            0 if loaded.height else (jobs if whole_cache is None else whole_cache),
+        ),
         period=pretty_period(period_words),
         user=user,
         jobs=[],
@@ -161,10 +171,24 @@ def pretty_period(words: str) -> str:
 
 
 def _period_verdict(
-    s: eff.EfficiencySummary, wasters: list[dict[str, Any]], period: str, user: str | None
+    s: eff.EfficiencySummary,
+    wasters: list[dict[str, Any]],
+    period: str,
+    user: str | None,
+    empty_period_of: pl.LazyFrame | int = 0,
 ) -> str:
+    """The answer's first sentence; ``empty_period_of``: the whole cache when the period held
+    no job at all (0 otherwise), to say where the jobs are instead of asking for an import."""
     who = f" of {user}" if user else ""
     if not s.measured_jobs:
+        if isinstance(empty_period_of, pl.LazyFrame):
+            first, last, count = submission_span(empty_period_of)
+            if count and first is not None and last is not None:
+                return (
+                    f"No job{who} ran in {period}, so there is no efficiency to report; the "
+                    f"accounting cache holds {count:,} jobs submitted {first:%Y-%m-%d} to "
+                    f"{last:%Y-%m-%d}: ask about that period."
+                )
         return (
             f"No finished job{who} in {period} has its usage recorded, so there is no "
             "efficiency to report (import accounting with `wass-chat sacct import`)."

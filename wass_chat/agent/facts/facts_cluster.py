@@ -302,7 +302,14 @@ class ClusterFacts:
         note = refresh_cache(cache, start, end)
         return dict(
             questions.period_facts(
-                cache.scan(until=end), start, end, period_in_words(period), user, count, note
+                cache.scan(until=end),
+                start,
+                end,
+                period_in_words(period),
+                user,
+                count,
+                note,
+                whole_cache=cache.scan(),
             )
         )
 
