@@ -126,7 +126,7 @@ def _train(cfg: DecimaTraining, log: Callable[[str], None]) -> TrainingResult:
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             optimizer.step()
-        if validation and step % CHECK_EVERY == 0:
+        if validation and (step % CHECK_EVERY == 0 or step == cfg.steps):
             net.eval()
             score = mean_response(net, validation)
             net.train()

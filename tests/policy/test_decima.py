@@ -24,8 +24,8 @@ from sim.model import Platform, Workflow
 from sim.platforms import generate_platform, gpu_cluster_spec
 
 
-def _stream(seed: int, count: int = 5, nodes: int = 4) -> tuple[Workflow, Platform]:
-    spec = StreamSpec(count=count, window=60.0, tasks=(4, 12), ccr=1.0 + seed)
+def _stream(seed: int, count: int = 5, nodes: int = 5) -> tuple[Workflow, Platform]:
+    spec = StreamSpec(count=count, window=200.0, tasks=(4, 14), ccr=1.0 + seed)
     return merge_stream(poisson_stream(spec, seed)), generate_platform(
         gpu_cluster_spec(nodes), seed
     )
@@ -64,7 +64,7 @@ def test_a_task_that_is_not_executable_is_never_chosen() -> None:
 def test_every_decima_schedule_passes_the_validator_copies_included() -> None:
     copies = 0
     for seed in range(3):
-        workflow, platform = _stream(seed, count=4 + seed, nodes=4 + seed)
+        workflow, platform = _stream(seed, count=6 + 3 * seed)
         for decima in (Decima(shipped_net()), untrained()):
             plan = decima.plan(workflow, platform)
             assert validate_schedule(workflow, platform, plan.to_result("d"), copies=True) == []
