@@ -13,7 +13,8 @@ This module joins the two halves this project already has, with no new training:
   only. That network was trained to choose a *node* for a given task, with a softmax over
   nodes: how its logits compare *across tasks* was never trained. So this is the learned
   policy's signal put where Lachesis' task selector sits, not a trained task selector.
-* **Selection** (:meth:`Lachesis.plan`): a dispatcher walks the plan's events (arrivals and
+* **Selection** (:meth:`Lachesis.plan`, the dispatcher of :mod:`policy.dispatch`, shared with
+  ``decima``): a dispatcher walks the plan's events (arrivals and
   planned finishes). A task is executable once its workflow has arrived and its parents'
   originals are planned to have finished; at each event the executable tasks of every arrived
   workflow are tried by decreasing score (ties: larger upward rank, then topological
@@ -43,16 +44,14 @@ from typing import ClassVar
 
 import torch
 
+from policy.dispatch import dispatch_plan
 from policy.duplication import CopyPlan, CopySchedule
-from policy.fifo_deft import commit, deft_choice
 from policy.learned.agent import LearnedPolicy
 from policy.learned.features import candidate_features
 from policy.learned.model import PolicyNet
 from policy.learned.planner import load_policy_net
 from policy.online import batch_workflow
-from policy.plan import Slot
 from policy.ranks import upward_rank
-from sim.arrivals import arrival_batches
 from sim.model import Platform, Workflow, check_fits
 from sim.occupancy import Occupancy
 from sim.schedule import ClusterView, NetworkModel
@@ -131,46 +130,9 @@ class Lachesis:
         check_fits(workflow, platform)
         if self.scores is None:
             self.scores = PolicyScores(self.network_model)
-        rank = upward_rank(workflow, platform)
-        position = {t: i for i, t in enumerate(workflow.topological_order)}
-        plan = CopyPlan(workflow, platform, insertion=True, occupancy=occupancy)
-        self.task_scores = {}
-        batches = arrival_batches(workflow)
-        events = [time for time, _ in batches]
-        heapq.heapify(events)
-        unfinished = {t: len(workflow.parents[t]) for t in workflow.task_by_id}
-        finishing: list[tuple[float, str]] = []  # (planned finish, task) of placed originals
-        backlog: list[tuple[float, float, int, str]] = []
-        arrived = 0
-
-        def executable(task: str) -> None:
-            entry = (-self.task_scores[task], -rank[task], position[task], task)
-            heapq.heappush(backlog, entry)
-
-        while len(plan.placement) < len(workflow.tasks):
-            if events:
-                clock = heapq.heappop(events)
-                while events and events[0] <= clock:
-                    heapq.heappop(events)
-            while arrived < len(batches) and batches[arrived][0] <= clock:
-                _, batch = batches[arrived]
-                arrived += 1
-                self.task_scores.update(self.scores(batch_workflow(workflow, batch), platform))
-                for task in batch:
-                    if not unfinished[task]:
-                        executable(task)
-            while finishing and finishing[0][0] <= clock:
-                _, done = heapq.heappop(finishing)
-                for child in workflow.children[done]:
-                    unfinished[child] -= 1
-                    if not unfinished[child]:
-                        executable(child)
-            plan.now = clock
-            for slot in self._dispatch(plan, backlog, force=not events):
-                heapq.heappush(events, slot.finish)
-                if slot.task in plan.placement and plan.placement[slot.task] == slot.node:
-                    heapq.heappush(finishing, (slot.finish, slot.task))
-        return plan
+        backlog = _ScoredBacklog(self.scores, workflow, platform)
+        self.task_scores = backlog.task_scores
+        return dispatch_plan(workflow, platform, backlog, self.patience, occupancy)
 
     def schedule_with_copies(
         self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
@@ -178,33 +140,32 @@ class Lachesis:
         """What the simulator runs: the expanded workflow and its static schedule."""
         return self.plan(workflow, platform, occupancy).to_copy_schedule(self.name)
 
-    def _dispatch(
-        self, plan: CopyPlan, backlog: list[tuple[float, float, int, str]], force: bool
-    ) -> list[Slot]:
-        """Place executable tasks by score while they can start without waiting for resources
-        (every one of them when ``force``); the slots placed (copies' too)."""
-        placed: list[Slot] = []
-        waiting: list[tuple[float, float, int, str]] = []
-        while backlog and len(waiting) < self.patience:
-            entry = heapq.heappop(backlog)
-            slot, copy = deft_choice(plan, entry[-1])
-            if not force and _waits_for_resources(plan, slot, copy):
-                waiting.append(entry)
-                continue
-            commit(plan, (slot, copy))
-            placed += [slot] if copy is None else [copy, slot]
-        for entry in waiting:
-            heapq.heappush(backlog, entry)
-        return placed
 
+class _ScoredBacklog:
+    """Executable tasks by decreasing score fixed at their workflow's arrival (ties: larger
+    upward rank, then topological position), in a heap."""
 
-def _waits_for_resources(plan: CopyPlan, slot: Slot, copy: Slot | None) -> bool:
-    """Whether ``slot`` starts later than its data (and the planning instant) allow: its node
-    is busy then."""
-    node = plan.platform.node_by_name[slot.node]
-    if copy is not None:
-        plan.place_copy(copy)
-    ready = max(plan.data_ready(slot.task, node), plan.now)
-    if copy is not None:
-        plan.remove_copy(copy.task, copy.node)
-    return slot.start > ready + 1e-9
+    def __init__(self, scores: TaskScores, workflow: Workflow, platform: Platform) -> None:
+        self.scores = scores
+        self.workflow = workflow
+        self.platform = platform
+        self.rank = upward_rank(workflow, platform)
+        self.position = {t: i for i, t in enumerate(workflow.topological_order)}
+        self.task_scores: dict[str, float] = {}
+        self.heap: list[tuple[float, float, int, str]] = []
+
+    def arrive(self, plan: CopyPlan, batch: tuple[str, ...]) -> None:
+        self.task_scores.update(self.scores(batch_workflow(self.workflow, batch), self.platform))
+
+    def add(self, task: str) -> None:
+        entry = (-self.task_scores[task], -self.rank[task], self.position[task], task)
+        heapq.heappush(self.heap, entry)
+
+    def begin(self, plan: CopyPlan) -> None:
+        """Scores never change after arrival: nothing to revise."""
+
+    def pop(self) -> str:
+        return heapq.heappop(self.heap)[-1]
+
+    def __len__(self) -> int:
+        return len(self.heap)

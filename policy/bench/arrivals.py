@@ -6,9 +6,10 @@ stream through the simulator as one merged workflow (:mod:`sim.arrivals`), and e
 schedule, copies included, is checked by the validator (a violation stops the bench). How each
 name runs online:
 
-* ``online-heft``, ``fifo-deft``, ``tdca`` and ``lachesis`` (with its ablation
-  ``lachesis-rank``): :mod:`policy.online`, :mod:`policy.fifo_deft`, :mod:`policy.tdca`,
-  :mod:`policy.lachesis` (all but the first run task copies);
+* ``online-heft``, ``fifo-deft``, ``tdca``, ``lachesis`` (with its ablation
+  ``lachesis-rank``) and ``decima`` (with ``decima-untrained``): :mod:`policy.online`,
+  :mod:`policy.fifo_deft`, :mod:`policy.tdca`, :mod:`policy.lachesis`,
+  :mod:`policy.learned.decima` (all but the first run task copies);
 * a classic list scheduler (``heft``, ``cpop``, ``peft``, ``minmin``...): on each arriving
   workflow on its own (:class:`policy.online.PerArrival`);
 * a dynamic scheduler (``slurm``, ``wass``, ``random``, ``eft``) and the learned planners
@@ -47,12 +48,17 @@ from sim.model import Platform, Workflow
 from sim.placement import EarliestFinishPlacement
 from sim.schedule import NetworkModel, SimResult
 
-STREAM_ONLY = ("online-heft", "fifo-deft", "eft", "lachesis", "lachesis-rank", "tdca")
+STREAM_ONLY = (
+    "online-heft", "fifo-deft", "eft", "lachesis", "lachesis-rank", "tdca", "decima",
+    "decima-untrained",
+)  # fmt: skip
 """Names the arrivals bench knows besides the registry's."""
 DEFAULT_ARRIVAL_SCHEDULERS = (
     "online-heft", "fifo-deft", "heft", "peft", "minmin", "eft", "slurm", "policy", "dqn",
-    "lachesis", "lachesis-rank", "tdca",
+    "lachesis", "lachesis-rank", "tdca", "decima", "decima-untrained",
 )  # fmt: skip
+COPYING = ("fifo-deft", "tdca", "lachesis", "lachesis-rank", "decima", "decima-untrained")
+"""Names whose plans run task copies (checked with ``copies=True``)."""
 METRICS = ("makespan", "speedup", "slr")
 
 
@@ -100,7 +106,8 @@ class StreamRecord:
     stream_slr: float
     mean_response: float
     copies: int
-    """Task copies run (FIFO-DEFT's, TDCA's and Lachesis' duplication; 0 for the others)."""
+    """Task copies run (FIFO-DEFT's, TDCA's, Lachesis' and Decima's duplication; 0 for the
+    others)."""
     cpu_seconds: float
     """The scheduler's CPU time: planning, or the whole simulation for dynamic ones."""
 
@@ -138,7 +145,7 @@ def run_on_stream(
     from policy.fifo_deft import FifoDeft
     from policy.online import OnlineHEFT, PerArrival
 
-    if name in ("fifo-deft", "tdca", "lachesis", "lachesis-rank"):
+    if name in COPYING:
         plan_copies = FifoDeft().schedule_with_copies
         if name == "tdca":
             from policy.tdca import Tdca
@@ -149,6 +156,11 @@ def run_on_stream(
 
             scores = PolicyScores(network_model) if name == "lachesis" else rank_order
             plan_copies = Lachesis(scores, network_model, name=name).schedule_with_copies
+        if name.startswith("decima"):  # likewise
+            from policy.learned.decima import Decima, shipped_net, untrained
+
+            decima = Decima(shipped_net()) if name == "decima" else untrained()
+            plan_copies = decima.schedule_with_copies
         start = time.process_time()
         run = plan_copies(workflow, platform)
         seconds = time.process_time() - start

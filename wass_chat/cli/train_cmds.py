@@ -321,10 +321,13 @@ def _line(ev: Evaluation) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``wass-chat train`` (``train dqn`` and ``train bench`` live in their own modules)."""
+    """Add ``wass-chat train`` (``train dqn``, ``train decima`` and ``train bench`` live in
+    their own modules)."""
     from wass_chat.cli.train_bench_cmds import train_bench
+    from wass_chat.cli.train_decima_cmds import train_decima
     from wass_chat.cli.train_dqn_cmds import train_dqn
 
     train_app.command("bench")(train_bench)
     train_app.command("dqn")(train_dqn)
+    train_app.command("decima")(train_decima)
     app.add_typer(train_app, name="train")
