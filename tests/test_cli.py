@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -66,3 +68,34 @@ def test_train_with_fewer_instances_than_an_update_draws_is_one_line(tmp_path: P
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "--instances 4 or more" in lines[0], out.stderr
     assert not out_dir.exists()
+
+
+def test_a_checkpoint_that_cannot_be_written_is_refused_before_training(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder" / "x.pt"
+    for args in (
+        ("train", "decima", "--steps", "1", "--out", str(missing)),
+        ("whatif", "learn", "--policy", "gat", "--train", "--save", str(missing)),
+    ):
+        out = run_cli(*args)
+        assert out.returncode == 2, (args, out.stderr)
+        lines = [line for line in out.stderr.splitlines() if line.strip()]
+        assert lines == [
+            f"error: cannot write {missing}: the folder {missing.parent} does not exist"
+        ]
+        assert "step" not in out.stdout  # refused before the first training step
+
+
+def test_a_checkpoint_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    from policy.learned.decima_model import initial_net, load_decima, save_decima
+    from policy.torch_checkpoint import CheckpointWriteError
+
+    net = initial_net(0)
+    path = tmp_path / "decima.pt"
+    path.write_bytes(b"the previous checkpoint")
+    save_decima(net, str(path), {})
+    assert load_decima(str(path))[0].state_dict().keys() == net.state_dict().keys()
+    in_the_way = tmp_path / "a-folder.pt"
+    in_the_way.mkdir()
+    with pytest.raises(CheckpointWriteError, match="cannot write"):
+        save_decima(net, str(in_the_way), {})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-folder.pt", "decima.pt"]  # no temp

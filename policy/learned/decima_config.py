@@ -24,6 +24,10 @@ class DecimaTraining:
     drawn; the kept weights are chosen on ``validation_streams`` fixed streams (0: the last)."""
 
     steps: int = 400
+    """Updates to train for: the budget (the shipped network's), never wall clock."""
     rollouts: int = 4
+    """Plans of one stream per update, drawn from the softmax; their mean is the baseline."""
     seed: int = 0
+    """Seeds the initial weights, the training streams and platforms, and the orders drawn."""
     validation_streams: int = 6
+    """Fixed streams the weights are checked on every ``CHECK_EVERY`` steps (0: keep the last)."""

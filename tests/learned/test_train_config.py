@@ -8,10 +8,12 @@ import time
 from pathlib import Path
 
 from policy.learned.config import TrainConfig
+from policy.learned.decima_config import CHECKPOINT, DecimaTraining
 from policy.learned.dqn_config import DQNConfig
 from policy.learned.run import HeldOutEvaluation
 from tests.config_fields import cli_defaults, undocumented_fields
 from wass_chat.cli.train_cmds import train_evaluate, train_policy
+from wass_chat.cli.train_decima_cmds import train_decima
 from wass_chat.cli.train_dqn_cmds import train_dqn
 from wass_chat.cli.train_inputs import ccrs_of, recipes_of
 
@@ -70,9 +72,18 @@ def test_the_dqn_cli_defaults_are_the_configs() -> None:
     assert cli_defaults(train_dqn, {"out": "out"})["out"] == Path(config.out_dir)
 
 
-def test_every_held_out_and_dqn_field_has_a_docstring() -> None:
+def test_every_held_out_dqn_and_decima_field_has_a_docstring() -> None:
     assert undocumented_fields(HeldOutEvaluation) == set()
     assert undocumented_fields(DQNConfig) == set()
+    assert undocumented_fields(DecimaTraining) == set()
+
+
+def test_the_decima_cli_defaults_are_the_configs() -> None:
+    options = {"steps": "steps", "seed": "seed"}
+    assert set(inspect.signature(train_decima).parameters) == set(options) | {"out", "as_json"}
+    config = DecimaTraining()
+    assert cli_defaults(train_decima, options) == {f: getattr(config, f) for f in options.values()}
+    assert cli_defaults(train_decima, {"out": "out"})["out"] == CHECKPOINT
 
 
 def test_no_wall_clock_cap_unless_asked() -> None:

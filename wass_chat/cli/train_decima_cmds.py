@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from policy.learned.decima_config import CHECKPOINT, DecimaTraining
+from wass_chat.atomic_files import require_folder
 from wass_chat.cli.output import console, emit
 
 _DECIMA = DecimaTraining()
@@ -26,6 +27,7 @@ def train_decima(
 
     from policy.learned.decima_train import train_and_save
 
+    require_folder(out)  # before the training, not after it
     cfg = replace(_DECIMA, steps=steps, seed=seed)
     result = train_and_save(cfg, out, None if as_json else _print_line)
     data = {

@@ -12,6 +12,7 @@ from typing import Any
 
 import typer
 
+from wass_chat.atomic_files import require_folder
 from wass_chat.cli.output import console, emit, err_console
 from wass_chat.cli.whatif_inputs import jobs_table
 
@@ -65,6 +66,8 @@ def learn_command(
 
     if policy not in ("cem", "gat"):
         raise InputError("--policy", [f"{policy!r} is not cem or gat"])
+    if save is not None:
+        require_folder(save)  # before the training, not after it
     began = time.process_time()
     if sacct_file is not None:
         train_set, test_set = own_periods(jobs_table(sacct_file), None, train_weeks, test_weeks)
