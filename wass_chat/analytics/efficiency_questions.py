@@ -150,7 +150,7 @@ def period_facts(
             wasters,
             pretty_period(period_words),
             user,
-            0 if loaded.height else (jobs if whole_cache is None else whole_cache),
+            None if loaded.height else (jobs if whole_cache is None else whole_cache),
         ),
         period=pretty_period(period_words),
         user=user,
@@ -175,13 +175,13 @@ def _period_verdict(
     wasters: list[dict[str, Any]],
     period: str,
     user: str | None,
-    empty_period_of: pl.LazyFrame | int = 0,
+    empty_period_of: pl.LazyFrame | None = None,
 ) -> str:
     """The answer's first sentence; ``empty_period_of``: the whole cache when the period held
-    no job at all (0 otherwise), to say where the jobs are instead of asking for an import."""
+    no job at all (None otherwise), to say where its jobs are instead of asking for an import."""
     who = f" of {user}" if user else ""
     if not s.measured_jobs:
-        if isinstance(empty_period_of, pl.LazyFrame):
+        if empty_period_of is not None:
             first, last, count = submission_span(empty_period_of)
             if count and first is not None and last is not None:
                 return (
