@@ -88,9 +88,10 @@ _LIST_ITEM = re.compile(r"\s|[-*] |\d+[.)] ")
 def reflow(text: str) -> str:
     """A docstring as ``--help`` should print it: each paragraph's lines joined, so the
     terminal wraps it (typer keeps a docstring's line breaks, which print ragged at 80
-    columns); a line starting a list item or indented stays on its own line."""
+    columns); a line starting a list item or indented stays on its own line; reST's double
+    backquotes go (a terminal shows them as they are)."""
     paragraphs = []
-    for paragraph in inspect.cleandoc(text).split("\n\n"):
+    for paragraph in inspect.cleandoc(text).replace("``", "").split("\n\n"):
         lines = paragraph.split("\n")
         joined = [lines[0]]
         for line in lines[1:]:
