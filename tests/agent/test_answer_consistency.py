@@ -247,3 +247,15 @@ def test_a_job_that_used_none_of_four_cpus_and_3_mb_of_2000_gets_the_efficiency_
     tips = advice(job)
     assert any(t.startswith("CPU: it kept 0.0 of its 4 CPUs busy") for t in tips)
     assert any("--mem=256M" in t and "3M of the 2000M" in t for t in tips)
+
+
+def test_a_long_note_under_an_answer_is_shown_whole() -> None:
+    """Where an answer came from is a sentence of ours: not cut mid-path at 120 characters."""
+    note = (
+        "answered from the local cache: Slurm is not configured here: SLURM_CONF is unset and "
+        "/etc/slurm/slurm.conf and /run/slurm/conf/slurm.conf do not exist, and no DNS SRV "
+        "record names a controller (set SLURM_CONF to the cluster's slurm.conf)"
+    )
+    assert len(note) > 120
+    text = render({"kind": "waiters", "verdict": "Nobody waited.", "users": [], "note": note})
+    assert f"_`{note.replace('`', 'ʼ')}`_" in text and "…" not in text

@@ -32,6 +32,9 @@ _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "`": "\\u0060"}
 
 MAX_LITERAL = 120
 """Longest outside string shown verbatim to people; longer ones are cut with an ellipsis."""
+MAX_NOTE = 400
+"""A note under an answer (where it was answered from, why Slurm was not asked): a sentence
+of ours that may quote Slurm, so a literal too, but cut only past this, not mid-path."""
 
 
 def to_json_data(payload: Any) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from wass_chat.agent.answers.render_cluster import plain
+from wass_chat.agent.safety import MAX_NOTE
 from wass_chat.agent.safety import literal as lit
 from wass_chat.analytics.insights import amount, human_duration
 from wass_chat.batch.whatif_verdict import ci_words, signed
@@ -117,7 +118,7 @@ def render_cluster_whatif(f: Facts) -> str:
         ]
     lines += ["", *_power_model(f["power_model"])]
     if f.get("note"):
-        lines += ["", f"_{lit(f['note'])}_"]
+        lines += ["", f"_{lit(f['note'], MAX_NOTE)}_"]
     lines += ["", "The same replay: `wass-chat whatif cluster` (docs/cluster-whatif.md)."]
     return "\n".join(lines)
 
@@ -164,7 +165,7 @@ def render_energy(f: Facts) -> str:
     lines += ["", "**How it is computed** (assumptions):"]
     lines += [f"- {plain(a)}" for a in f["assumptions"]]
     if f.get("note"):
-        lines += ["", f"_{lit(f['note'])}_"]
+        lines += ["", f"_{lit(f['note'], MAX_NOTE)}_"]
     return "\n".join(lines)
 
 

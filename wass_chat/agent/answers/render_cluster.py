@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from wass_chat.agent.safety import MAX_NOTE
 from wass_chat.agent.safety import literal as lit
 from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.explain.ended import duration
@@ -148,7 +149,7 @@ def render_waiters(f: Facts) -> str:
             for u in f["users"]
         ]
     if f.get("note"):
-        lines += ["", f"_{lit(f['note'])}_"]
+        lines += ["", f"_{lit(f['note'], MAX_NOTE)}_"]
     return "\n".join(lines)
 
 
@@ -228,7 +229,7 @@ def render_sacct_summary(f: Facts) -> str:
         lines.append(f"- {label}: {shown}")
     lines += [f"- {insight}" for insight in f.get("insights", [])]
     if f.get("note"):
-        lines += ["", f"_{lit(f['note'])}_"]
+        lines += ["", f"_{lit(f['note'], MAX_NOTE)}_"]
     return "\n".join(lines)
 
 
@@ -240,7 +241,7 @@ def render_efficiency(f: Facts) -> str:
         item = re.match(r"^(- |\d+\. )(.*)$", line)
         lines += [item[1] + plain(item[2])] if item else ["", plain(line)] if line else []
     if f.get("note"):
-        lines += ["", f"_{lit(f['note'])}_"]
+        lines += ["", f"_{lit(f['note'], MAX_NOTE)}_"]
     return "\n".join(lines)
 
 
