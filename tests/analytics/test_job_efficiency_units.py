@@ -51,3 +51,9 @@ def test_a_multi_node_job_is_never_told_to_ask_more_cpus_per_task_than_a_node_ha
 def test_a_one_node_job_may_be_told_either_flag() -> None:
     tip = cpu_tip(job(nnodes=1, ncpus=32, busy_cpus=4.0))
     assert "--cpus-per-task=5 for one multi-threaded task, or --ntasks=5" in tip
+
+
+def test_large_counts_read_with_separators_but_flags_stay_numbers() -> None:
+    tip = cpu_tip(job(nnodes=512, ncpus=32768, busy_cpus=10389.3))
+    assert "10,389.3 of its 32,768 CPUs" in tip and "12,987 CPUs would do" in tip
+    assert "--ntasks=12987," in tip and "203 of its 64-CPU nodes instead of 512" in tip

@@ -89,7 +89,8 @@ def _job_verdict(found: list[JobEfficiency], asked: list[str]) -> str:
     words = f"Job {job.job_id} ({(job.state or 'ended').lower()})"
     parts = []
     if job.cpu_efficiency_pct is not None:
-        parts.append(f"kept {job.cpu_efficiency_pct:.1f}% of its {job.ncpus} CPUs busy")
+        of = "its CPUs" if job.ncpus is None else f"its {job.ncpus:,} CPUs"
+        parts.append(f"kept {job.cpu_efficiency_pct:.1f}% of {of} busy")
     if job.memory_efficiency_pct is not None:
         bound = "at least " if job.memory_basis == eff.MEMORY_BASES[-1] else ""
         parts.append(f"used {bound}{job.memory_efficiency_pct:.1f}% of its memory")

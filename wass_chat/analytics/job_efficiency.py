@@ -341,7 +341,7 @@ def describe_job(row: dict[str, Any]) -> str:
     job = JobEfficiency(**{**row, "suggestions": tuple(row.get("suggestions", ()))})
     who = ", ".join(x for x in (job.user, job.account, job.partition) if x)
     lines = [f"Job {job.job_id}" + (f" ({who})" if who else "") + f": {job.state or 'unknown'}"]
-    cpus = f"{job.ncpus} CPU{'s' if job.ncpus != 1 else ''}"
+    cpus = "its CPUs" if job.ncpus is None else f"{job.ncpus:,} CPU{'s' if job.ncpus != 1 else ''}"
     if not job.usage_recorded:
         lines.append(
             f"  CPU and memory: not measured: accounting recorded no usage for this job "
