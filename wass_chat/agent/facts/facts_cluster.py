@@ -300,18 +300,9 @@ class ClusterFacts:
             return dict(questions.job_facts(jobs, [jobid], note))
         start, end = parse_period(period)
         note = refresh_cache(cache, start, end)
-        return dict(
-            questions.period_facts(
-                cache.scan(until=end),
-                start,
-                end,
-                period_in_words(period),
-                user,
-                count,
-                note,
-                whole_cache=cache.scan(),
-            )
-        )
+        words, scanned = period_in_words(period), cache.scan(until=end)
+        facts = questions.period_facts(scanned, start, end, words, user, count, note, cache.scan())
+        return dict(facts)
 
     def sacct_summary(self, period: str, user: str | None) -> dict[str, Any]:
         """Accounting statistics of a period from the local sacct cache (analytics area)."""
