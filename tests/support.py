@@ -44,3 +44,12 @@ def data_home(home: Path) -> Iterator[Path]:
         else:
             os.environ["WASS_HOME"] = previous
         settings.cache_clear()
+
+
+def no_settings_file(folder: Path) -> str:
+    """A ``WASS_CONFIG`` value that means "no settings": an empty TOML file in ``folder``.
+
+    (A path that does not exist is refused: ``WASS_CONFIG`` must name a real file.)"""
+    path = folder / "settings-none.toml"
+    path.touch()
+    return str(path)

@@ -46,3 +46,60 @@ def test_broken_config_names_the_problem(tmp_path: Path, text: str, needle: str)
         load_settings(cfg)
     assert needle in str(info.value)
     assert "\n" not in info.value.one_line()
+
+
+def test_a_missing_wass_config_is_an_error_not_the_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A site that points WASS_CONFIG at a mistyped path must hear so, not run on defaults."""
+    monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "sttings.toml"))
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "sttings.toml" in info.value.one_line()
+    assert "does not exist" in info.value.one_line()
+    monkeypatch.setenv("WASS_CONFIG", str(tmp_path))  # a folder, not a file
+    with pytest.raises(ConfigError, match="is not a file"):
+        load_settings()
+
+
+def test_the_default_settings_file_is_optional(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("WASS_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing-here"))
+    assert load_settings().ollama_model == "qwen2.5:3b"
+
+
+@pytest.mark.parametrize("value", ["", "  ", "."])
+def test_an_empty_home_is_refused(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """WASS_HOME="" would be the current folder: data written wherever the command runs."""
+    monkeypatch.setenv("WASS_HOME", value)
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path / "absent.toml")
+    assert "home" in info.value.one_line() and "empty" in info.value.one_line()
+
+
+def test_every_setting_is_documented_in_its_docstring_and_on_the_config_page() -> None:
+    """docs/config.md lists every key with its variable; each field has a docstring."""
+    import ast
+    import inspect
+
+    from wass_chat.config import Settings
+
+    body = ast.parse(inspect.getsource(Settings)).body[0]
+    assert isinstance(body, ast.ClassDef)
+    documented = {
+        statement.target.id
+        for statement, following in zip(body.body, body.body[1:], strict=False)
+        if isinstance(statement, ast.AnnAssign)
+        and isinstance(statement.target, ast.Name)
+        and isinstance(following, ast.Expr)
+        and isinstance(following.value, ast.Constant)
+    }
+    keys = set(Settings.model_fields)
+    assert keys - documented == set()
+    page = (Path(__file__).parents[1] / "docs" / "config.md").read_text()
+    missing = {k for k in keys if f"`{k}`" not in page or f"`WASS_{k.upper()}`" not in page}
+    assert missing == set()

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sim.errors import ConfigError
@@ -45,6 +45,7 @@ class Settings(BaseSettings):
 
     home: Path = Field(default_factory=default_home)
     """Data home: knowledge base, models, decision log, sacct cache, conversations."""
+
     ollama_host: str = Field(
         default_factory=lambda: os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434")
     )
@@ -56,11 +57,22 @@ class Settings(BaseSettings):
     chroma_mode: Literal["embedded", "http"] = "embedded"
     """``embedded``: Chroma on disk under ``home``; ``http``: a Chroma server (multi-user)."""
     chroma_host: str = "127.0.0.1"
+    """Host of the Chroma server when ``chroma_mode`` is ``http``."""
     chroma_port: int = 8000
+    """Port of the Chroma server when ``chroma_mode`` is ``http``."""
     network_model: Literal["fair", "ideal"] = "fair"
     """Default network model of the simulator."""
     slurm_partition: str | None = None
     """Partition used by ``submit`` and ``platform from-slurm``; None: Slurm's default."""
+
+    @field_validator("home", mode="before")
+    @classmethod
+    def _home_is_named(cls, value: object) -> object:
+        # An empty WASS_HOME would be Path(""), the current folder: data written wherever
+        # the command happens to run.
+        if isinstance(value, str | Path) and str(value).strip() in ("", "."):
+            raise ValueError("is empty: name a folder, or unset it for the default")
+        return value
 
     # --- derived paths ------------------------------------------------------------------
     @property
@@ -92,9 +104,17 @@ class Settings(BaseSettings):
 
 
 def load_settings(path: Path | None = None) -> Settings:
-    """Read settings; a broken file or variable raises :class:`ConfigError` naming it."""
+    """Read settings; a broken file or variable raises :class:`ConfigError` naming it.
+
+    A file named by ``$WASS_CONFIG`` must exist: a site that points at a settings file and
+    gets the defaults instead (a typo in the path) would run against the wrong data home. The
+    default location is optional."""
+    explicit = path is None and bool(os.environ.get("WASS_CONFIG"))
     path = path or config_path()
     values: dict[str, object] = {}
+    if explicit and not path.is_file():
+        what = "is not a file" if path.exists() else "does not exist"
+        raise ConfigError(str(path), [f"WASS_CONFIG names a settings file that {what}"])
     if path.exists():
         try:
             values = tomllib.loads(path.read_text())

@@ -20,6 +20,7 @@ import polars as pl
 import pytest
 
 from tests.agent.conftest import UNREACHABLE
+from tests.support import no_settings_file
 from wass_chat.agent.answers.answer_check import problems
 from wass_chat.cli import main
 from wass_chat.config import settings
@@ -43,7 +44,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def home(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("WASS_HOME", str(site))
-    monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("WASS_CONFIG", no_settings_file(tmp_path))
     monkeypatch.setenv("WASS_OLLAMA_HOST", UNREACHABLE)
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # no Slurm: the cache, said so

@@ -11,6 +11,7 @@ import pytest
 
 from tests.agent.conftest import UNREACHABLE
 from tests.analytics.test_cli import HB, HB_FORMAT
+from tests.support import no_settings_file
 from wass_chat.cli import main
 from wass_chat.config import settings
 
@@ -22,7 +23,7 @@ def site_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A home whose accounting cache holds the hb-jobinfo export; Slurm is away (no sacct on
     PATH: the answers come from the cache and say so)."""
     monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("WASS_CONFIG", no_settings_file(tmp_path))
     monkeypatch.setenv("WASS_OLLAMA_HOST", UNREACHABLE)
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))

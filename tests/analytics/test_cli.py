@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.analytics.conftest import FIXTURES
+from tests.support import no_settings_file
 from wass_chat.cli import main
 from wass_chat.config import settings
 
@@ -14,7 +15,7 @@ from wass_chat.config import settings
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("WASS_CONFIG", no_settings_file(tmp_path))
     settings.cache_clear()
     yield tmp_path
     settings.cache_clear()

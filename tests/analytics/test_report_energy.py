@@ -15,6 +15,7 @@ import pytest
 
 from tests.analytics.readable import raw_empties, too_precise
 from tests.analytics.test_report import make_home
+from tests.support import no_settings_file
 from wass_chat.batch.energy_answer import energy_facts
 from wass_chat.batch.scenario import DEFAULT_MAX_JOBS
 from wass_chat.cli import main
@@ -70,7 +71,7 @@ def test_the_what_ifs_are_the_commands_replays(home, report, capsys, monkeypatch
     assert more["wait_mean_after_h"] <= more["wait_mean_before_h"]
     assert fewer["left_out"] >= 0 and predicted["jobs"] == power["jobs"]
     monkeypatch.setenv("WASS_HOME", str(home[0].parent))
-    monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("WASS_CONFIG", no_settings_file(tmp_path))
     monkeypatch.setenv("SLURM_CONF", str(tmp_path / "no-slurm.conf"))
     settings.cache_clear()
     period = report.analysis.period

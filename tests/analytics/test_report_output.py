@@ -12,6 +12,7 @@ from itertools import pairwise
 import pytest
 
 from tests.analytics.test_report import make_home
+from tests.support import no_settings_file
 from wass_chat.analytics.charts import ChartSpec, Trace
 from wass_chat.analytics.render_plotly import figure_dict
 from wass_chat.cli import main
@@ -97,7 +98,7 @@ def test_anomaly_tables_written_in_full_as_csv(home, tmp_path):
 def test_empty_period_is_refused_and_nothing_written(home, tmp_path, monkeypatch, capsys):
     sacct_dir, _ = home
     monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("WASS_CONFIG", no_settings_file(tmp_path))
     settings.cache_clear()
     try:
         (tmp_path / "home").mkdir()
@@ -116,7 +117,7 @@ def _cli_report(home, tmp_path, monkeypatch, capsys, *argv: str) -> tuple[int, s
     """``wass-chat report`` over ``home``'s cache: the exit code and what it printed on stderr."""
     sacct_dir, _ = home
     monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("WASS_CONFIG", no_settings_file(tmp_path))
     (tmp_path / "home").mkdir(exist_ok=True)
     link = tmp_path / "home" / "sacct"
     if not link.exists():

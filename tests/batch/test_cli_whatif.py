@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import no_settings_file
 from wass_chat.cli import main
 from wass_chat.config import settings
 
@@ -16,7 +17,7 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("WASS_CONFIG", no_settings_file(tmp_path))
     monkeypatch.setenv("SLURM_CONF", str(tmp_path / "no-slurm.conf"))  # never the live cluster
     settings.cache_clear()
     yield tmp_path
