@@ -66,3 +66,25 @@ def test_the_commands_page_lists_the_recipes_and_shapes_generate_accepts() -> No
     assert recipes and shapes, row
     assert set(recipes[1].split(", ")) == set(RECIPES)
     assert set(shapes[1].split(", ")) == set(SHAPES)
+
+
+@pytest.mark.parametrize(
+    ("terminal", "expected"), [(False, "a 1/2\na 2/2\n"), (True, "a 1/2\ra 2/2\r\n")]
+)
+def test_progress_goes_one_line_each_into_a_pipe_and_in_place_on_a_terminal(
+    terminal: bool, expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``validate-swf ... 2>&1 | cat`` printed every update on one line, joined by carriage
+    returns: into a pipe or a file each update is a line of its own."""
+    import io
+
+    from rich.console import Console
+
+    from wass_chat.cli import output
+
+    written = io.StringIO()
+    monkeypatch.setattr(output, "err_console", Console(file=written, force_terminal=terminal))
+    output.progress_line("a 1/2")
+    output.progress_line("a 2/2")
+    output.progress_done()
+    assert written.getvalue() == expected

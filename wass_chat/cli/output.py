@@ -13,6 +13,21 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+def progress_line(text: str) -> None:
+    """One progress update on stderr: rewritten in place on a terminal, a line of its own in a
+    pipe or a file (where a carriage return runs the updates together into one long line)."""
+    if err_console.is_terminal:
+        err_console.print(text, end="\r", highlight=False, soft_wrap=True)
+    else:
+        err_console.print(text, highlight=False, soft_wrap=True)
+
+
+def progress_done() -> None:
+    """End a run of :func:`progress_line` updates (on a terminal, the line they rewrote)."""
+    if err_console.is_terminal:
+        err_console.print()
+
+
 def emit(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
     """Print ``data`` as JSON (one document on stdout) or through ``render`` for people."""
     if as_json:

@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from wass_chat.atomic_files import require_folder
-from wass_chat.cli.output import console, emit, err_console
+from wass_chat.cli.output import console, emit, err_console, progress_done, progress_line
 from wass_chat.cli.whatif_inputs import jobs_table
 
 
@@ -132,13 +132,13 @@ def _learn_gat(
         show = (
             None
             if as_json
-            else lambda u, s: err_console.print(
-                f"update {u}/{updates}: wait {s['wait_ratio']:.3f} of EASY's", end="\r"
+            else lambda u, s: progress_line(
+                f"update {u}/{updates}: wait {s['wait_ratio']:.3f} of EASY's"
             )
         )
         net, record = train_ppo(train_set, cfg, progress=show)
         if show is not None:
-            err_console.print()  # end the progress line
+            progress_done()
         training = {k: v for k, v in record.items() if k != "history"}
         training["wait_ratio_history"] = [h["wait_ratio"] for h in record["history"]]
         training["training_periods"] = [p.name for p in train_set]

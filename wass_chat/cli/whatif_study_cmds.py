@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from wass_chat.cli.output import console, emit, err_console
+from wass_chat.cli.output import console, emit, progress_done, progress_line
 from wass_chat.cli.whatif_inputs import duration
 from wass_chat.cli.whatif_learn_cmds import learn_command
 
@@ -64,9 +64,11 @@ def validate_command(
         show = (
             None
             if as_json
-            else (lambda what, k, total: err_console.print(f"{what} {k}/{total}", end="\r"))
+            else (lambda what, k, total: progress_line(f"{what} {k}/{total}"))
         )
         recording = record_stream(stream, progress=show)
+        if show is not None:
+            progress_done()
         recording["seed"] = seed
         if output is not None:
             write_atomic(output, json.dumps(recording))
@@ -128,9 +130,11 @@ def validate_swf_command(
     show = (
         None
         if as_json or len(log.workload) < PROGRESS_MIN_JOBS
-        else (lambda name, k, total: err_console.print(f"{name}: {k:,}/{total:,} jobs", end="\r"))
+        else (lambda name, k, total: progress_line(f"{name}: {k:,}/{total:,} jobs"))
     )
     report = compare_swf_log(log, schedulers or BASELINES, launch_delay, show)
+    if show is not None:
+        progress_done()
     report["cpu_s"] = time.process_time() - began
     emit(report, as_json, _render_swf)
 
