@@ -8,6 +8,7 @@ last, so a failure (an empty period, a full disk) leaves no report or table behi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -65,8 +66,13 @@ def write_report(
     writer: SummaryWriter | None = None,
     writer_unavailable: str = "",
     whatifs: WhatIfOptions = WhatIfOptions(),
+    before_writing: Callable[[], None] | None = None,
 ) -> list[str]:
     """Build the report from the cache and write it; returns the files written (page first).
+
+    ``before_writing`` is called once the report is built, just before the first file is
+    written: it may raise to stop (the chat passes its cancellation check, so an answer
+    cancelled while the report was being built writes no file).
 
     CSV tables go to ``<stem>_tables/`` next to the page, PNG charts of the Markdown format to
     ``<stem>_assets/``. ``writer`` (a local model) may write the summary at the top. Raises
@@ -100,5 +106,7 @@ def write_report(
         page, images = render_markdown(report, assets, links)
         extra |= {assets / name: data for name, data in images.items()}
     files: dict[Path, str | bytes] = {**extra, output: page}  # the page last
+    if before_writing is not None:
+        before_writing()
     write_together(files)
     return [str(output), *(str(p) for p in extra)]

@@ -18,6 +18,7 @@ from typing import Any
 from sim.errors import InputError, ServiceUnavailable
 from sim.model import node_fits
 from sim.schedule import NetworkModel
+from wass_chat.agent.cancellation import current_work
 from wass_chat.agent.facts.accounting_periods import parse_period, period_in_words, refresh_cache
 from wass_chat.agent.facts.fact_kinds import (
     PlannedJob,
@@ -356,7 +357,14 @@ class ClusterFacts:
         except OSError as exc:
             raise OutputError(path, exc) from exc
         files = write_report(
-            self.settings.sacct_dir, self.settings.runs_dir, path, format, start, end
+            self.settings.sacct_dir,
+            self.settings.runs_dir,
+            path,
+            format,
+            start,
+            end,
+            # Escape while the report was being built: no file written, as the answer says.
+            before_writing=current_work().check,
         )
         return dict(
             ReportFacts(kind="report", path=str(path), files=files, format=format, period=period)
