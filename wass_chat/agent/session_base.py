@@ -41,7 +41,7 @@ from wass_chat.agent.events import (
 from wass_chat.agent.facts.facts import Facts
 from wass_chat.agent.facts.facts_cluster import ClusterFacts
 from wass_chat.agent.tools import TOOL_SPECS, Cancelled, Toolbox, ToolOutcome
-from wass_chat.agent.understanding.router import Intent, route
+from wass_chat.agent.understanding.router import Intent, chosen_number, route, route_choice
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,9 @@ class SessionBase:
         scheduler when what was simulated is not a run."""
         self._work = Work()
         self._announced: Mode | None = None
+        self.offered: tuple[str, tuple[str, ...]] | None = None
+        """The last question the router asked back about, and the numbered choices it offered
+        (the intents), so the next message may pick one by its number."""
 
     mode: Mode = "offline"
 
@@ -166,6 +169,17 @@ class SessionBase:
             }
             self.current = {k: str(v) for k, v in subject.items() if v}
 
+    def _routed(self, text: str) -> Intent:
+        """The message's intent; a bare number picks that choice of the last asking back."""
+        number = chosen_number(text)
+        if number is not None and self.offered and number <= len(self.offered[1]):
+            question, choices = self.offered
+            self.offered = None
+            return self._with_context(route_choice(question, choices[number - 1]))
+        intent = route(text)
+        self.offered = (text, intent.readings) if intent.readings else None
+        return self._with_context(intent)
+
     def _with_context(self, intent: Intent) -> Intent:
         """The intent's arguments, completed with the current subject when it names none."""
         args = {k: v for k, v in intent.arguments.items() if v is not None}
@@ -207,7 +221,7 @@ class SessionBase:
 
     async def answer_offline(self, text: str) -> AsyncIterator[ChatEvent]:
         """The deterministic answer: route, run one tool, render its facts."""
-        intent = self._with_context(route(text))
+        intent = self._routed(text)
         if not intent.tool:
             for piece in _pieces(intent.reply):
                 yield Token(piece)

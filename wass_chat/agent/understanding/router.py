@@ -286,6 +286,12 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
     ]
     if rivals and not _slots_decide(top.intent, slots):
         return _ask_back([top, *rivals], text, slots)
+    return _as_intent(text, spec.name, slots)
+
+
+def _as_intent(text: str, name: str, slots: Slots) -> Intent:
+    """The decided intent with its arguments, asking for a missing job id or workflow."""
+    spec = SPEC_BY_NAME[name]
     if spec.name == "job_why" and slots.jobid is None:
         slots = Slots(**{**slots.__dict__, "jobid": find_jobid(text, bare=True)})
         if slots.jobid is None and _MINE.search(text) and _ENDED.search(text):
@@ -389,3 +395,22 @@ def _not_understood(
         "Or type `/help` to see everything I can do."
     )
     return Intent(reply=reply, name="none", readings=tuple(tools))
+
+
+_CHOICE = re.compile(r"^\s*(?:number\s+|option\s+|#)?\(?([1-9])[.)]?\s*$", re.IGNORECASE)
+
+
+def chosen_number(text: str) -> int | None:
+    """The number of a choice typed on its own ("2", "2.", "(2)", "option 2"), else None."""
+    match = _CHOICE.match(text)
+    return int(match.group(1)) if match else None
+
+
+def route_choice(question: str, intent: str, today: date | None = None) -> Intent:
+    """A numbered choice the router offered, picked by its number: the original question
+    routed as the chosen intent, with no second asking back (its slots read from the question
+    again, so a missing job id or workflow is still asked for, and a submission is only
+    planned: it goes through the approval gate)."""
+    slots = parse_slots(question, today)
+    return _as_intent(question, intent, slots)
+
