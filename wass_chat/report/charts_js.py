@@ -3,8 +3,8 @@
 plotly.js is 4.8 MB minified; gzip at level 9 brings it to ~1.4 MB and base64 to ~1.9 MB. The
 browser inflates it with ``DecompressionStream`` (Chromium 80+, Firefox 113+, Safari 16.4+),
 loads it once through a script element (so it compiles like any script, off the main thread),
-then draws the figures in order. Errors are logged to the console (the
-browser tests fail on any console message).
+then draws the figures in order, each over its static PNG (which it then removes). Errors are
+logged to the console (the browser tests fail on any console message).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ _LOADER = """
   const config = {responsive: true, displaylogo: false};
   for (const f of figures) {
     await Plotly.newPlot(f.id, f.data, f.layout, config);
+    document.querySelector(`#${f.id} > img.static-chart`)?.remove();
   }
   document.body.dataset.drawnMs = Math.round(performance.now());
 })().catch((e) => console.error("report charts: " + e));

@@ -8,10 +8,12 @@ and the figures as one JSON list; a single script inflates plotly.js with the br
 
 from __future__ import annotations
 
+import base64
 from html import escape
 
 from wass_chat.analytics.capacity import capacity_note
 from wass_chat.analytics.insights import amount, plural
+from wass_chat.analytics.render_png import compact_png_bytes
 from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.charts_js import charts_script
@@ -52,6 +54,7 @@ code{font-size:.85em;overflow-wrap:anywhere}
 td.evidence{min-width:16em;font-size:.8em;overflow-wrap:anywhere}
 .warn{background:#fff4e5;border-left:4px solid #ff7f0e;padding:.4em .8em}
 .plot{min-height:420px;max-width:100%} ol.findings li{margin:.4em 0}
+img.static-chart{max-width:100%;height:auto}
 .overview{background:#f4f9f4;border-left:4px solid #2ca02c;padding:.2em .8em}
 """
 
@@ -164,7 +167,15 @@ def _analytics(report: ReportData) -> str:
         if not chart.points:  # no empty axes: the insight says what is absent, in one line
             parts.append(f'<p class="absent" id="{chart.id}">{escape(chart.insight)}</p>')
             continue
-        plot = f'<div id="{chart.id}" class="plot"></div>'
+        # The chart drawn once more as a PNG inside its figure: what a mailed or printed
+        # page, a reader without JavaScript and a quick screenshot show; the loader removes
+        # it once plotly.js has drawn the interactive chart over it.
+        image = base64.b64encode(compact_png_bytes(chart)).decode("ascii")
+        static = (
+            f'<img class="static-chart" alt="{escape(chart.title)}" '
+            f'src="data:image/png;base64,{image}">'
+        )
+        plot = f'<div id="{chart.id}" class="plot">{static}</div>'
         parts.append(
             f'<figure class="chart" data-chart="{chart.id}">{plot}'
             f'<figcaption class="insight">{escape(chart.insight)}</figcaption></figure>'
