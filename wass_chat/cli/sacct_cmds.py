@@ -111,6 +111,12 @@ def _render_import(record: dict[str, Any]) -> None:
         console.print(
             f"  unreadable {name}: {count:,} ({record['bad_value_examples'][name]})", markup=False
         )
+    if record.get("out_of_range"):
+        console.print(
+            f"  skipped {record['out_of_range']:,} rows with a time out of range (before 1990 "
+            f"or over a year ahead): {', '.join(record['out_of_range_examples'])}",
+            markup=False,
+        )
 
 
 def line_ranges(numbers: Any) -> str:
@@ -155,18 +161,16 @@ def synth_command(
     target: str
     if output is None:
         cache = SacctCache(settings().sacct_dir)
-        cache.write(table.with_columns(pl.lit("synthetic").alias("source")))
-        cache.record_import(
-            ImportRecord(
-                f"synth(jobs={jobs}, seed={seed})",
-                datetime.now().isoformat(timespec="seconds"),
-                None,
-                None,
-                table.height,
-                0,
-                table.height,
-            )
+        record = ImportRecord(
+            f"synth(jobs={jobs}, seed={seed})",
+            datetime.now().isoformat(timespec="seconds"),
+            None,
+            None,
+            table.height,
+            0,
+            table.height,
         )
+        cache.write(table.with_columns(pl.lit("synthetic").alias("source")), record)
         target = str(cache.root)
     elif output.suffix == ".parquet":
         replace_atomically(output, lambda tmp: table.write_parquet(tmp))

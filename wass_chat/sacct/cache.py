@@ -11,16 +11,33 @@ Every row says where it came from (column ``source``: ``sacct`` for a live impor
 sources its period mixes.
 
 Re-importing an overlapping window replaces the earlier rows of the same JobID (the newer import
-wins: a job seen RUNNING, then COMPLETED, is stored once, COMPLETED). Every file is written to a
-temporary name and renamed into place, so an interrupted import leaves the previous cache intact.
+wins: a job seen RUNNING, then COMPLETED, is stored once, COMPLETED).
+
+What an import may meet, and what the cache does (issue #45: 8 parallel imports kept 31,982 of
+40,000 jobs; one far-future row, one truncated month file or a kill during an import broke every
+later command):
+
+- **Concurrent writers** take an exclusive lock (``.lock``, ``flock``) for the whole
+  read-merge-write, so parallel imports all land, one after the other.
+- **Whole or nothing.** Every month file and the new import log are first written under
+  temporary names (fsync'd), then a manifest naming them (``.pending-import.json``), then they
+  are renamed into place and the manifest removed. A process killed before the manifest leaves
+  the old cache (and stray temporary files, removed by the next writer); killed after it, the
+  next command that opens the cache finishes the renames (roll forward). Either way the cache
+  holds the import together with its record, or neither.
+- **A damaged month file** (truncated, not Parquet) is named in a :class:`CacheDamaged` error
+  (one line, exit 2) by every reader, saying how to rebuild it; an import of that month moves it
+  aside (``jobs.parquet.damaged``) and writes the month from what it imports.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from functools import partial
@@ -28,13 +45,32 @@ from pathlib import Path
 
 import polars as pl
 
+from sim.errors import InputError
 from wass_chat.sacct.parse import empty_jobs, schema
 
 UNKNOWN_MONTH = "unknown"
-_TUPLES = ("malformed_examples", "malformed_lines", "unknown_columns")
+_TUPLES = ("malformed_examples", "malformed_lines", "unknown_columns", "out_of_range_examples")
 """ImportRecord fields stored as JSON lists."""
 _PARQUET = "jobs.parquet"
 _IMPORTS = "imports.json"
+_LOCK = ".lock"
+_MANIFEST = ".pending-import.json"
+
+
+class CacheDamaged(InputError):
+    """A month file of the cache cannot be read; the message says how to rebuild it."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        month = path.parent.name.removeprefix("month=")
+        if month == UNKNOWN_MONTH:
+            fix = "delete it or re-import the export it came from"
+        else:
+            fix = (
+                f"re-import that month (wass-chat sacct import --start {month}-01 ...) or the "
+                "export it came from; the import moves the damaged file aside"
+            )
+        super().__init__(str(path), [f"the sacct cache's month {month} is damaged ({why}): {fix}"])
+        self.path = path
 
 
 @dataclass(frozen=True)
@@ -56,6 +92,11 @@ class ImportRecord:
     """How the export was read: columns, delimiter, header (files only)."""
     unknown_columns: tuple[str, ...] = ()
     """The export's columns the product does not read."""
+    out_of_range: int = 0
+    """Rows skipped because a time in them lies outside the sane range (``ingest.SANE_SINCE``
+    to a year from the import): ``Submit=9999-12-31T23:59:59`` broke every later summary."""
+    out_of_range_examples: tuple[str, ...] = ()
+    """A few of them, as ``JobID Field=value``."""
 
 
 class SacctCache:
@@ -65,25 +106,105 @@ class SacctCache:
         self.root = Path(root)
 
     # --- writing ------------------------------------------------------------------------
-    def write(self, jobs: pl.DataFrame) -> int:
-        """Merge ``jobs`` into the cache (newest row per JobID wins); returns rows written."""
-        if jobs.is_empty():
+    def write(self, jobs: pl.DataFrame, record: ImportRecord | None = None) -> int:
+        """Merge ``jobs`` into the cache (newest row per JobID wins) and append ``record`` to
+        the import log, together or not at all; returns rows written."""
+        if jobs.is_empty() and record is None:
             return 0
-        keyed = jobs.with_columns(_month_key().alias("__month"))
-        for (month,), part in keyed.partition_by("__month", as_dict=True).items():
-            path = self._month_path(str(month))
-            fresh = part.drop("__month")
-            if path.exists():
-                fresh = pl.concat([self._read_month(path), fresh], how="vertical_relaxed")
-            merged = fresh.unique(subset="job_id", keep="last", maintain_order=True)
-            replace_atomically(path, partial(_write_parquet, merged))
+        with self._locked():
+            staged: dict[Path, Path] = {}
+            try:
+                if not jobs.is_empty():
+                    keyed = jobs.with_columns(_month_key().alias("__month"))
+                    for (month,), part in keyed.partition_by("__month", as_dict=True).items():
+                        path = self._month_path(str(month))
+                        merged = self._merged_month(path, part.drop("__month"))
+                        staged[path] = _staged(path, partial(_write_parquet, merged))
+                if record is not None:
+                    records = [asdict(r) for r in self.imports()] + [asdict(record)]
+                    text = json.dumps(records, indent=1)
+                    log = self.root / _IMPORTS
+                    staged[log] = _staged(log, lambda tmp: Path(tmp).write_text(text))
+                self._commit(staged)
+            except BaseException:
+                for tmp in staged.values():
+                    tmp.unlink(missing_ok=True)
+                raise
         return jobs.height
 
     def record_import(self, record: ImportRecord) -> None:
         """Append ``record`` to the import log."""
-        records = [asdict(r) for r in self.imports()] + [asdict(record)]
-        text = json.dumps(records, indent=1)
-        replace_atomically(self.root / _IMPORTS, lambda tmp: Path(tmp).write_text(text))
+        self.write(empty_jobs(), record)
+
+    def _merged_month(self, path: Path, fresh: pl.DataFrame) -> pl.DataFrame:
+        """``fresh`` merged over the month's cached rows; a damaged month file is moved aside
+        (its rows cannot be read) and the month rebuilt from ``fresh``."""
+        if path.exists():
+            try:
+                fresh = pl.concat([self._read_month(path), fresh], how="vertical_relaxed")
+            except CacheDamaged:
+                os.replace(path, path.with_name(f"{_PARQUET}.damaged"))
+        return fresh.unique(subset="job_id", keep="last", maintain_order=True)
+
+    # --- the lock and the manifest --------------------------------------------------------
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the cache's exclusive lock; finish an interrupted import first."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / _LOCK, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self._roll_forward()
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _commit(self, staged: dict[Path, Path]) -> None:
+        """Record the staged files in the manifest, then rename each into place."""
+        if not staged:
+            return
+        manifest = self.root / _MANIFEST
+        moves = [[str(tmp), str(path)] for path, tmp in staged.items()]
+        _durable_write(manifest, json.dumps(moves))
+        self._roll_forward()
+
+    def _roll_forward(self) -> None:
+        """Finish the renames a manifest names (an import killed after staging), then drop
+        the manifest; temporary files of an import killed before it are removed."""
+        manifest = self.root / _MANIFEST
+        if manifest.exists():
+            try:
+                moves = json.loads(manifest.read_text())
+            except (OSError, ValueError):
+                moves = []  # written whole or not at all (temp + rename): not ours if broken
+            for tmp, path in moves:
+                if Path(tmp).exists():
+                    os.replace(tmp, path)
+                    _fsync_folder(Path(path).parent)
+            manifest.unlink()
+            _fsync_folder(self.root)
+        for stray in self._strays():
+            stray.unlink(missing_ok=True)
+
+    def _recover_if_interrupted(self) -> None:
+        """Readers finish an interrupted import too (under the lock, so after any import in
+        progress), so none reads half of one. A reader that may not write the cache (another
+        user's, a read-only home) reads it as it is."""
+        if not (self.root / _MANIFEST).exists() and not self._strays():
+            return
+        try:
+            with self._locked():
+                pass
+        except PermissionError:
+            return
+
+    def _strays(self) -> list[Path]:
+        """Temporary files an interrupted import left behind (only while none is running:
+        callers hold the lock, or take it before removing them)."""
+        return [
+            *self.root.glob(".*.tmp"),
+            *self.root.glob(f"month=*/.{_PARQUET}.*.tmp"),
+        ]
 
     # --- reading ------------------------------------------------------------------------
     def months(self) -> list[str]:
@@ -94,7 +215,10 @@ class SacctCache:
         return sorted(keys, key=lambda k: (k == UNKNOWN_MONTH, k))
 
     def scan(self, until: datetime | None = None) -> pl.LazyFrame:
-        """All cached jobs as a lazy frame; with ``until``, months after it are not read."""
+        """All cached jobs as a lazy frame; with ``until``, months after it are not read.
+
+        Raises :class:`CacheDamaged` naming a month file that cannot be read."""
+        self._recover_if_interrupted()
         keys = self.months()
         if until is not None:
             last = until.strftime("%Y-%m")
@@ -102,6 +226,8 @@ class SacctCache:
         paths = [self._month_path(k) for k in keys]
         if not paths:
             return empty_jobs().lazy()
+        for path in paths:
+            _check_readable(path)
         # Months written before a column existed (the usage fields, NTasks, source) read it as
         # null; TotalCPU was whole seconds (Int64) before its fractions were kept.
         return pl.scan_parquet(
@@ -142,7 +268,10 @@ class SacctCache:
 
     def _read_month(self, path: Path) -> pl.DataFrame:
         """One month file in today's schema (columns it predates are null)."""
-        frame = pl.read_parquet(path)
+        try:
+            frame = pl.read_parquet(path)
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise CacheDamaged(path, _short(exc)) from exc
         return frame.select(
             pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype).alias(name)
             for name, dtype in schema().items()
@@ -150,6 +279,50 @@ class SacctCache:
 
     def _month_path(self, month: str) -> Path:
         return self.root / f"month={month}" / _PARQUET
+
+
+def _check_readable(path: Path) -> None:
+    """Raise :class:`CacheDamaged` if ``path``'s Parquet footer cannot be read (a truncated or
+    overwritten file); reading the footer costs microseconds, the rows are not read."""
+    try:
+        pl.read_parquet_schema(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise CacheDamaged(path, _short(exc)) from exc
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:160] if text else type(exc).__name__
+
+
+def _staged(path: Path, write: Callable[[str], object]) -> Path:
+    """``write(tmp)`` into a temporary file beside ``path``, fsync'd; returns the file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def _durable_write(path: Path, text: str) -> None:
+    """``text`` into ``path`` through a fsync'd temporary file and a rename, folder fsync'd."""
+    tmp = _staged(path, lambda t: Path(t).write_text(text))
+    os.replace(tmp, path)
+    _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _write_parquet(frame: pl.DataFrame, path: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -15,6 +15,11 @@ from wass_chat.sacct.parse import ParseResult, parse_sacct_file, parse_sacct_tex
 
 ChunkProgress = Callable[[int, int], None]
 """Called with (chunks done, chunks in total) during a Slurm import."""
+SANE_SINCE = datetime(1990, 1, 1)
+"""The earliest time a row may carry (Slurm was first released in 2002)."""
+SANE_AHEAD = timedelta(days=366)
+"""How far past the import a time may lie (clock skew, a begin time set ahead)."""
+TIMES = ("submit", "eligible", "start", "end")
 
 
 class NothingImportable(InputError):
@@ -90,21 +95,44 @@ def _store(
     start: datetime | None,
     end: datetime | None,
 ) -> ImportRecord:
-    written = cache.write(result.jobs.with_columns(pl.lit(source).alias("source")))
+    now = datetime.now()
+    jobs, skipped, examples = _within_sane_times(result.jobs, now + SANE_AHEAD)
     record = ImportRecord(
         source=source,
-        imported_at=datetime.now().isoformat(timespec="seconds"),
+        imported_at=now.isoformat(timespec="seconds"),
         start=start.isoformat() if start else None,
         end=end.isoformat() if end else None,
         lines=result.lines,
         malformed=result.malformed,
-        rows_written=written,
+        rows_written=jobs.height,
         malformed_examples=result.malformed_examples,
         bad_values=result.bad_values,
         bad_value_examples=result.bad_value_examples,
         malformed_lines=result.malformed_lines,
         layout=result.layout,
         unknown_columns=result.unknown_columns,
+        out_of_range=skipped,
+        out_of_range_examples=examples,
     )
-    cache.record_import(record)
+    cache.write(jobs.with_columns(pl.lit(source).alias("source")), record)
     return record
+
+
+def _within_sane_times(
+    jobs: pl.DataFrame, latest: datetime
+) -> tuple[pl.DataFrame, int, tuple[str, ...]]:
+    """The rows whose every time lies in [SANE_SINCE, latest], how many were not, and up to
+    five of those as ``JobID Field=value``."""
+    present = [c for c in TIMES if c in jobs.columns]
+    bad = pl.any_horizontal(
+        [pl.col(c).is_not_null() & ~pl.col(c).is_between(SANE_SINCE, latest) for c in present]
+    )
+    flagged = jobs.filter(bad) if present else jobs.clear()
+    examples = []
+    for row in flagged.head(5).iter_rows(named=True):
+        field = next(
+            c for c in present if row[c] is not None and not SANE_SINCE <= row[c] <= latest
+        )
+        examples.append(f"{row['job_id']} {field.capitalize()}={row[field].isoformat()}")
+    kept = jobs.filter(~bad) if present else jobs
+    return kept, flagged.height, tuple(examples)
