@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from sim.platforms import platform_to_dict
 from sim.wfformat import workflow_to_dict
 from tests.agent.conftest import UNREACHABLE
 from tests.analytics.test_report import make_home
+from tests.chromium import render_pages, require_chromium
 from wass_chat.agent.facts.demo_runs import ensure_demo_runs
 from wass_chat.agent.facts.sources import Sources
 from wass_chat.config import Settings
@@ -160,6 +162,45 @@ def test_a_home_with_demo_runs_from_an_earlier_version_keeps_every_run_of_its_ow
         legacy_bytes
     )
     assert move_demo_runs_out(site.runs_dir, site.demo_runs_dir) == []  # nothing left to move
+
+
+def assert_runs_table(dom: str, run_id: str, tasks: int) -> None:
+    """The runs table of a rendered page's DOM: one row, the site's run, every cell written."""
+    start = dom.index('id="runs-table"')
+    box = dom[start : dom.index("</table>", start)]
+    rows = re.findall(r"<tr>(.*?)</tr>", box, re.S)
+    header, body = rows[0], rows[1:]
+    assert re.findall(r"<th[^>]*>(.*?)</th>", header) == [
+        "Run", "Created", "Workflow", "Scheduler", "Tasks", "Jobs",
+        "Planned makespan", "Actual makespan", "State",
+    ]  # fmt: skip
+    assert len(body) == 1, body
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", body[0])
+    assert cells[0] == run_id and cells[4] == str(tasks) and cells[5] == str(tasks)
+    assert cells[6].endswith(" s") and cells[7].endswith(" s") and cells[8] == "completed"
+    assert not [c for c in cells if "{" in c or c in ("None", "null", "")], cells
+
+
+@pytest.mark.browser
+@pytest.mark.xdist_group("chromium")
+def test_the_report_page_in_chromium_shows_no_demo_run(
+    site: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The page a site reads, in headless Chromium: the demo opened on the site and demo runs
+    from an earlier version in its log, yet no demo run name anywhere, and the runs table
+    readable."""
+    binary = require_chromium()
+    own = site_run(site.runs_dir)
+    ensure_demo_runs(site)
+    legacy_demo_runs(site.runs_dir, tmp_path_factory.mktemp("old-version"))
+    page = site.home / "report.html"
+    page.write_text(render_html(report_of(site)))
+    (shown,) = render_pages(binary, [(page, 1280)])
+    assert shown.console == []
+    for where in (shown.dom, shown.seen["text"]):
+        assert not [d for d in DEMO_IDS if d in where], "a demo run on the site's report"
+    assert_runs_table(shown.dom, own.run_id, len(own.decisions))
+    assert {"Planned makespan", "Actual makespan"} <= set(shown.seen["headers"])
 
 
 def test_the_demo_still_shows_and_explains_its_runs(tmp_path: Path) -> None:

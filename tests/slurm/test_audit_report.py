@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ import polars as pl
 import pytest
 
 from sim.wfformat import write_workflow
-from tests.agent.test_demo_home import DEMO_IDS, legacy_demo_runs
+from tests.agent.test_demo_home import DEMO_IDS, assert_runs_table, legacy_demo_runs
 from tests.chromium import (
     assert_not_blank,
     assert_rendered,
@@ -198,19 +197,3 @@ def test_report_renders_in_headless_chromium(report: ReportData, tmp_path: Path)
     done = run_chromium(binary, page, tmp_path / "profile-shot", f"--screenshot={shot}")
     assert console_messages(done.stderr) == []
     assert_not_blank(shot)
-
-
-def assert_runs_table(dom: str, run_id: str, tasks: int) -> None:
-    """The rendered runs table: one row, the site's run, every cell a written value."""
-    start = dom.index('id="runs-table"')
-    box = dom[start : dom.index("</table>", start)]
-    rows = re.findall(r"<tr>(.*?)</tr>", box, re.S)
-    header, body = rows[0], rows[1:]
-    assert re.findall(r"<th[^>]*>(.*?)</th>", header) == [
-        "Run", "Created", "Workflow", "Scheduler", "Tasks", "Jobs",
-        "Planned makespan", "Actual makespan", "State",
-    ]  # fmt: skip
-    assert len(body) == 1, body
-    cells = re.findall(r"<td[^>]*>(.*?)</td>", body[0])
-    assert cells[0] == run_id and cells[4] == str(tasks) and cells[5] == str(tasks)
-    assert cells[6].endswith(" s") and cells[7].endswith(" s") and cells[8] == "completed"
