@@ -99,7 +99,8 @@ PAGE_PROBE = r"""(() => {
     sections[section.id] = section.innerText.trim().length - (title ? title.innerText.length : 0);
   }
   return {
-    headers: [...document.querySelectorAll("th")].map((th) => th.innerText.trim()),
+    // textContent, not innerText: a header in a folded <details> reads '' until it is opened.
+    headers: [...document.querySelectorAll("th")].map((th) => th.textContent.trim()),
     text: text.join("\n"),
     sections: sections,
     nav: [...document.querySelectorAll("nav a")].map((a) => a.getAttribute("href").slice(1)),

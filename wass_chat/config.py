@@ -95,6 +95,17 @@ class Settings(BaseSettings):
         return self.home / "runs"
 
     @property
+    def demo_home(self) -> Path:
+        """The demo's own data (its runs), apart from the site's: only the demo reads it, so a
+        site's ``runs``, ``status``, reports and explanations never see a demo run."""
+        return self.home / "demo"
+
+    @property
+    def demo_runs_dir(self) -> Path:
+        """Decision log of the demo runs (``demo-<workflow>-<scheduler>``), under the demo home."""
+        return self.demo_home / "runs"
+
+    @property
     def sacct_dir(self) -> Path:
         return self.home / "sacct"
 

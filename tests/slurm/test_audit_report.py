@@ -5,7 +5,9 @@ one whose name holds ``|`` (sacct -P cannot quote it: a genuinely malformed acco
 While they run, scontrol and squeue are polled; then ``wass-chat sacct import`` (CLI, live
 sacct, no file) fills the cache, which must agree with what the controller reported; the report
 built from it shows the run's decisions and the malformed line, and renders in headless
-Chromium with every section and chart drawn and no console message.
+Chromium with every section and chart drawn and no console message. The same home had the demo
+opened on it and holds demo runs an earlier version wrote into its log: the report, read in
+Chromium, shows the site's run in a readable runs table and no demo run (issue #41, item 4).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import polars as pl
 import pytest
 
 from sim.wfformat import write_workflow
+from tests.agent.test_demo_home import DEMO_IDS, assert_runs_table, legacy_demo_runs
 from tests.chromium import (
     assert_not_blank,
     assert_rendered,
@@ -108,6 +111,11 @@ def audit(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     wait_for_final(job_ids[:-1], timeout=30)  # sacct lags the controller; the odd line can't parse
     status = wass_chat(home, "status", submitted["run_id"])  # also records states in the log
     assert isinstance(status, dict) and status["sim_to_real"]["timing_source"] == "job stamps"
+    # The demo opened on this site (it records its runs), and demo runs an earlier version left
+    # in the site's own log: neither may reach the report.
+    asked = wass_chat(home, "ask", "--offline", "status of run demo-genomics-49-heft")
+    assert isinstance(asked, dict) and asked["facts"]["kind"] == "run_status"
+    legacy_demo_runs(home / "runs", root / "old-version")
     end = datetime.now().replace(microsecond=0) + timedelta(minutes=1)
     imported = wass_chat(home, "sacct", "import", "--start", start.isoformat(),
                          "--end", end.isoformat())  # fmt: skip
@@ -158,8 +166,9 @@ def test_report_shows_the_run_decisions_and_the_malformed_line(
     audit: Audit, report: ReportData
 ) -> None:
     runs = {r.run_id: r for r in report.runs.runs}
-    assert audit.run_id in runs, list(runs)
+    assert list(runs) == [audit.run_id]  # the site's run, no demo run
     run = runs[audit.run_id]
+    assert run.jobs == len(audit.job_of) and run.actual_makespan and run.actual_makespan > 0
     assert {d.job_id for d in run.decisions} == set(audit.job_of.values())
     assert all(d.alternatives for d in run.decisions) and run.makespans
     assert {d.state for d in run.decisions} == {"COMPLETED"}  # from `wass-chat status`
@@ -182,6 +191,8 @@ def test_report_renders_in_headless_chromium(report: ReportData, tmp_path: Path)
     assert console_messages(done.stderr) == []
     drawable = [c.id for c in report.analysis.charts if c.points]  # empty ones say so instead
     assert_rendered(done.stdout, shown_sections(report), drawable)
+    assert not [d for d in DEMO_IDS if d in done.stdout], "a demo run on the site's report"
+    assert_runs_table(done.stdout, report.runs.runs[0].run_id, len(report.runs.runs[0].decisions))
     shot = tmp_path / "audit.png"
     done = run_chromium(binary, page, tmp_path / "profile-shot", f"--screenshot={shot}")
     assert console_messages(done.stderr) == []

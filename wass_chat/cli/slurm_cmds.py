@@ -191,12 +191,13 @@ def status(
     """Per-task Slurm state of a submitted run (also saved to the decision log); once every job
     completed, the simulated against the real makespan (see docs/slurm.md, Sim-to-real); once
     every job ended, the run learned into the knowledge base (docs/kb.md, Real runs)."""
+    from wass_chat.demo_home import site_record
     from wass_chat.learn.learner import refresh_and_learn
     from wass_chat.slurm.commands import SlurmCommands
     from wass_chat.slurm.sim_to_real import compare_run
 
     runlog = _runlog()
-    seen = refresh_and_learn(runlog.get(run), SlurmCommands(), runlog,
+    seen = refresh_and_learn(site_record(runlog, run), SlurmCommands(), runlog,
                              kb_opener() if learn else None)  # fmt: skip
     statuses, learned, note = seen.statuses, seen.learned, seen.learn_error
     comparison = compare_run(runlog.get(run), statuses)
@@ -302,12 +303,14 @@ def runs(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Runs in the decision log, oldest first; runs that ended since are learned into the
-    knowledge base first (Slurm away: listed as logged, saying so)."""
+    knowledge base first (Slurm away: listed as logged, saying so). The demo's runs are not the
+    site's and are never listed."""
+    from wass_chat.demo_home import site_runs
     from wass_chat.learn.learner import learn_ended_runs
     from wass_chat.slurm.commands import SlurmCommands
 
     runlog = _runlog()
-    if learn and any(r.job_ids and r.learned is None for r in runlog.list_runs()):
+    if learn and any(r.job_ids and r.learned is None for r in site_runs(runlog)):
         found, note = learn_ended_runs(runlog, SlurmCommands(timeout=10), kb_opener())
         for learned in found:
             err_console.print(learned.line(), markup=False)
@@ -317,7 +320,7 @@ def runs(
         {"run_id": r.run_id, "created": r.created, "workflow": r.workflow_name,
          "scheduler": r.scheduler, "state": r.state, "jobs": len(r.job_ids),
          "planned_makespan": r.planned_makespan, "learned": r.learned}
-        for r in runlog.list_runs()
+        for r in site_runs(runlog)
     ]  # fmt: skip
 
     def render(data: list[dict[str, Any]]) -> None:

@@ -147,6 +147,10 @@ COLUMNS: dict[str, Column] = {
     "workflow": Column("Workflow"),
     "scheduler": Column("Scheduler"),
     "makespan_s": Column("Simulated makespan", "seconds"),
+    "created": Column("Created"),
+    "tasks": Column("Tasks", "count"),
+    "planned_makespan_s": Column("Planned makespan", "seconds"),
+    "actual_makespan_s": Column("Actual makespan", "seconds"),
     "remark": Column("Note"),
     # energy (modelled from the recorded schedule) and what-ifs (replayed)
     "energy_kwh": Column("Jobs' energy (kWh)", "amount"),

@@ -52,6 +52,7 @@ td.num,th.num{text-align:right} td.num{white-space:nowrap;font-variant-numeric:t
 nav ul{padding-left:0} nav li{display:inline-block;margin-right:1em}
 code{font-size:.85em;overflow-wrap:anywhere}
 td.evidence{min-width:16em;font-size:.8em;overflow-wrap:anywhere}
+details.run-decisions{margin:.4em 0} details.run-decisions summary{cursor:pointer}
 .warn{background:#fff4e5;border-left:4px solid #ff7f0e;padding:.4em .8em}
 .plot{min-height:420px;max-width:100%} ol.findings li{margin:.4em 0}
 img.static-chart{max-width:100%;height:auto}
@@ -184,18 +185,23 @@ def _analytics(report: ReportData) -> str:
 
 
 def _runs(report: ReportData) -> str:
+    """One table of the runs, then each run's placement decisions, folded (a run of 60 tasks is
+    60 rows: open the one you want)."""
     runs = report.runs
     parts = [f'<p class="note">{escape(p)}</p>' for p in runs.not_wired]
+    if runs.runs:
+        parts.append(f'<div id="runs-table">{table_html(tables.runs_table(runs.runs))}</div>')
     for run in runs.runs:
         planned = "not recorded"
         if run.planned_makespan is not None:
             planned = f"{amount(run.planned_makespan)} s (simulated)"
         parts.append(
-            f"<h3>Run {escape(run.run_id)}: {escape(run.workflow)}</h3>"
+            f'<details class="run-decisions"><summary>Run {escape(run.run_id)}: '
+            f"{escape(run.workflow)}, {plural(len(run.decisions), 'decision')}</summary>"
             f"<p>Created {local_time(run.created):%Y-%m-%d %H:%M}; scheduler "
-            f"{escape(run.scheduler)}; state {escape(run.state)}; planned makespan {planned}; "
-            f"{plural(len(run.decisions), 'decision')}.</p>"
+            f"{escape(run.scheduler)}; state {escape(run.state)}; planned makespan {planned}.</p>"
             + table_html(tables.decision_table(run), css={6: "evidence"})
+            + "</details>"
         )
     return "\n".join(parts)
 

@@ -69,6 +69,7 @@ def render_markdown(
     if "runs" in shown:
         out += [f"## {titles['runs']}", ""]
         out += [f"_{p}_" for p in report.runs.not_wired]
+        out += _table(tables.runs_table(report.runs.runs)) if report.runs.runs else []
         for run in report.runs.runs:
             out += [f"### Run {run.run_id}: {run.workflow} ({run.scheduler}, {run.state})", ""]
             out += _table(tables.decision_table(run))

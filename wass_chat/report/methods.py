@@ -135,8 +135,11 @@ METHODS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Workflow runs",
-        "Runs from the wass-chat decision log created in the period, each placement "
-        "decision with the alternatives the scheduler compared and its evidence.",
+        "The site's runs from the wass-chat decision log created in the period (never the "
+        "demo's runs, which live in the demo's own data home): one row each with its Slurm jobs, "
+        "the planned makespan (a scaled run's plan times its scale) and the actual one (first "
+        "real start to last real end, once every task has both), then each placement decision "
+        "with the alternatives the scheduler compared and its evidence.",
     ),
     (
         "Policy vs classic schedulers",

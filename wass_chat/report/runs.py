@@ -2,12 +2,12 @@
 
 The decision log (``wass_chat.runlog``), the scheduler registry (``policy.registry``) and the
 simulator are imported when the report is built; if one is missing the sections still render
-and say what could not be wired.
+and say what could not be wired. Only the site's own runs are read: a demo run that an earlier
+version left in the site's log is skipped (:mod:`wass_chat.demo_home`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -45,6 +45,12 @@ class RunSection:
     state: str
     planned_makespan: float | None
     decisions: tuple[DecisionRow, ...]
+    jobs: int = 0
+    """Slurm jobs submitted for the run (0: none reached Slurm)."""
+    scale: float | None = None
+    """Sleep scale of a ``--scale`` run: its planned makespan in real seconds is x scale."""
+    actual_makespan: float | None = None
+    """First real start to last real end (seconds), once every task has both; else None."""
     makespans: dict[str, float] = field(default_factory=dict)
     """Scheduler name -> simulated makespan (seconds)."""
     simulation_problems: tuple[str, ...] = ()
@@ -61,13 +67,11 @@ class RunsReport:
 def collect_runs(runs_dir: Path, start: datetime, end: datetime) -> RunsReport:
     """Read the decision log for ``[start, end)`` and re-simulate each run's workflow."""
     try:
+        from wass_chat.demo_home import site_runs
         from wass_chat.runlog import RunLog
     except ImportError as exc:
         return RunsReport((), (f"decision log (wass_chat.runlog) not importable: {exc}",))
-    records = [
-        r for r in (RunLog(runs_dir).list_runs() if runs_dir.exists() else [])
-        if start <= local_time(r.created) < end
-    ]  # fmt: skip
+    records = [r for r in site_runs(RunLog(runs_dir)) if start <= local_time(r.created) < end]
     simulate, problem = _simulator()
     sections = []
     for index, record in enumerate(records):
@@ -86,6 +90,9 @@ def collect_runs(runs_dir: Path, start: datetime, end: datetime) -> RunsReport:
                 state=record.state,
                 planned_makespan=record.planned_makespan,
                 decisions=tuple(_decision_row(d) for d in record.decisions),
+                jobs=len(record.job_ids),
+                scale=record.scale,
+                actual_makespan=actual_makespan(record.decisions),
                 makespans=makespans,
                 simulation_problems=tuple(problems),
             )
@@ -103,12 +110,26 @@ def local_time(stamp: str) -> datetime:
     return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
 
 
+def actual_makespan(decisions: Any) -> float | None:
+    """Seconds from the first real start to the last real end, when every decision has both
+    (sacct's times, cluster local); None while any task has not started or ended."""
+    spans = []
+    for d in decisions:
+        try:
+            spans.append((datetime.fromisoformat(d.real_start), datetime.fromisoformat(d.real_end)))
+        except (TypeError, ValueError):
+            return None
+    if not spans:
+        return None
+    return (max(e for _, e in spans) - min(s for s, _ in spans)).total_seconds()
+
+
 def _decision_row(decision: Any) -> DecisionRow:
     alternatives = ", ".join(
         f"{node}: {amount(value)} s"
         for node, value in sorted(decision.alternatives.items(), key=lambda kv: kv[1])[:5]
     )
-    evidence = json.dumps(_readable(decision.evidence), default=str, sort_keys=True)
+    evidence = evidence_text(_readable(decision.evidence))
     if len(evidence) > MAX_EVIDENCE_CHARS:
         evidence = evidence[: MAX_EVIDENCE_CHARS - 3] + "..."
     planned = f"{amount(decision.planned_start)}-{amount(decision.planned_end)} s"
@@ -121,6 +142,21 @@ def _decision_row(decision: Any) -> DecisionRow:
         alternatives or "none recorded",
         evidence if decision.evidence else "none recorded",
     )
+
+
+def evidence_text(value: Any) -> str:
+    """Evidence as a reader's words, not JSON: ``key: value`` pairs separated by ``;``, lists by
+    commas, nested maps in parentheses (``source: heft; ranks: (upward: 12)``)."""
+    if isinstance(value, dict):
+        return "; ".join(f"{k.replace('_', ' ')}: {_nested(v)}" for k, v in sorted(value.items()))
+    if isinstance(value, list | tuple):
+        return ", ".join(_nested(v) for v in value)
+    return "none" if value is None else str(value)
+
+
+def _nested(value: Any) -> str:
+    """A value inside evidence: a map in parentheses, so its pairs read apart from the outer."""
+    return f"({evidence_text(value)})" if isinstance(value, dict) else evidence_text(value)
 
 
 def _readable(value: Any) -> Any:

@@ -11,7 +11,7 @@ from wass_chat.analytics.insights import human_duration, percent
 from wass_chat.analytics.summary import PeriodSummary
 from wass_chat.report.build import ReportData
 from wass_chat.report.columns import Table, table, written_table
-from wass_chat.report.runs import RunSection
+from wass_chat.report.runs import RunSection, local_time
 
 Rows = list[tuple[str, ...]]
 
@@ -84,6 +84,25 @@ def comparison_table(runs: tuple[RunSection, ...]) -> Table:
             remark = ", ".join(note for note, applies in notes if applies)
             rows.append((r.run_id, r.workflow, name, makespan, remark))
     return table(["run_id", "workflow", "scheduler", "makespan_s", "remark"], rows)
+
+
+def runs_table(runs: tuple[RunSection, ...]) -> Table:
+    """One row per run: what ran, how many Slurm jobs, planned against actual makespan, state.
+
+    The planned makespan is in real seconds: a ``--scale`` run's simulated plan times its scale.
+    The actual one is missing until every task has a real start and end."""
+    rows = [
+        (
+            r.run_id, local_time(r.created).strftime("%Y-%m-%d %H:%M"), r.workflow, r.scheduler,
+            len(r.decisions), r.jobs,
+            None if r.planned_makespan is None else r.planned_makespan * (r.scale or 1.0),
+            r.actual_makespan, r.state,
+        )
+        for r in runs
+    ]  # fmt: skip
+    codes = ["run_id", "created", "workflow", "scheduler", "tasks", "jobs",
+             "planned_makespan_s", "actual_makespan_s", "state"]  # fmt: skip
+    return table(codes, rows)
 
 
 def decision_table(run: RunSection) -> Table:

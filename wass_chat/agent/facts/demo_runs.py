@@ -1,8 +1,11 @@
-"""Demo runs in the decision log, so there is a run to explain before any real Slurm run.
+"""Demo runs in the demo's own decision log, so there is a run to explain before any real one.
 
 :func:`ensure_demo_runs` plans each bundled demo workflow with a scheduler on the demo platform,
-simulates it, and records the run and every placement decision in the decision log under a
-fixed id (``demo-<workflow>-<scheduler>``). It is idempotent: existing demo runs are kept.
+simulates it, and records the run and every placement decision under a fixed id
+(``demo-<workflow>-<scheduler>``) in the demo home's log (``Settings.demo_runs_dir``), never in
+the site's: a site's ``runs``, reports and explanations do not see them
+(:mod:`wass_chat.demo_home`). Demo runs an earlier version wrote into the site's log are moved
+to the demo's first. It is idempotent: existing demo runs are kept.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from sim.wfformat import workflow_to_dict
 from wass_chat.agent.facts.counterfactual import RecordedRun
 from wass_chat.agent.facts.sources import DEMO_SCHEDULER, Sources, demo_run_id
 from wass_chat.config import Settings
+from wass_chat.demo_home import DEMO_EVIDENCE_SOURCE, move_demo_runs_out
 from wass_chat.runlog import Decision, RunLog
 
 
@@ -23,8 +27,9 @@ def ensure_demo_runs(
     scheduler: str = DEMO_SCHEDULER,
 ) -> list[str]:
     """Record a demo run per demo workflow (default: all) if missing; returns their ids."""
+    move_demo_runs_out(settings.runs_dir, settings.demo_runs_dir)
     sources = Sources(settings)
-    log = RunLog(settings.runs_dir)
+    log = RunLog(settings.demo_runs_dir)
     ids = []
     for name in workflows or sources.demo_workflow_names():
         run_id = demo_run_id(name, scheduler)
@@ -38,7 +43,7 @@ def ensure_demo_runs(
                 node=run.placements[task],
                 planned_start=run.start_times[task],
                 planned_end=_end(run, task),
-                evidence={"source": "demo simulation", "scheduler": run.scheduler},
+                evidence={"source": DEMO_EVIDENCE_SOURCE, "scheduler": run.scheduler},
                 state="SIMULATED",
             )
             for task in run.workflow.topological_order

@@ -164,7 +164,7 @@ class ClusterFacts:
     def run_status(self, run: str | None) -> dict[str, Any]:
         """Per-task state of a run, from the decision log (or the demo run's plan)."""
         recorded = self.sources.run(run)
-        log = self.sources.run_log
+        log = self.sources.log_of(recorded.run_id)  # a demo run's is the demo home's
         decisions: dict[str, Any] = {}
         note = ""
         if log is not None and (log.runs_dir / f"{recorded.run_id}.json").is_file():

@@ -6,8 +6,10 @@ into model objects, so every tool and both chat modes agree on what a name means
 * workflow: a run id (its workflow), a file path (WfFormat JSON), a file under
   ``$WASS_HOME/workflows``, or the name of a bundled demo workflow (``montage.json`` -> montage);
 * platform: ``demo`` (default), a platform file, or ``slurm`` (the cluster's nodes);
-* run: an id in the decision log (:mod:`wass_chat.runlog`), or a demo run
-  (``demo-<workflow>-<scheduler>``), planned and simulated on demand, deterministically.
+* run: an id in the site's decision log (:mod:`wass_chat.runlog`), or a demo run
+  (``demo-<workflow>-<scheduler>``): from the demo home's own log, else planned and simulated
+  on demand, deterministically. A demo run is never read from, or counted in, the site's log
+  (:mod:`wass_chat.demo_home`).
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from wass_chat.agent.cancellation import current_work
 from wass_chat.agent.facts.counterfactual import RecordedRun
 from wass_chat.agent.facts.kb_build import build_demo_kb, stored_cases
 from wass_chat.config import Settings
+from wass_chat.demo_home import DEMO_RUN_PREFIX, is_demo_record, site_runs
 from wass_chat.runlog import RunLog
 
-DEMO_RUN_PREFIX = "demo-"
 DEMO_SCHEDULER = "heft"
 
 
@@ -98,8 +100,26 @@ class Sources:
     # --- runs ------------------------------------------------------------------------------
     @cached_property
     def run_log(self) -> RunLog:
-        """The decision log of submitted runs."""
+        """The site's decision log of submitted runs."""
         return RunLog(self.settings.runs_dir)
+
+    @cached_property
+    def demo_log(self) -> RunLog:
+        """The demo's own decision log, under the demo home (read only for demo run ids)."""
+        return RunLog(self.settings.demo_runs_dir)
+
+    def log_of(self, run_id: str) -> RunLog:
+        """The decision log ``run_id`` belongs to: the site's, or the demo's for a demo run."""
+        if run_id.startswith(DEMO_RUN_PREFIX) and not self._site_has(run_id):
+            return self.demo_log
+        return self.run_log
+
+    def _site_has(self, run_id: str) -> bool:
+        """Whether the site's log holds ``run_id`` as one of its own runs (not a demo run an
+        earlier version wrote there)."""
+        if not self.run_log.path(run_id).is_file():
+            return False
+        return not is_demo_record(self.run_log.get(run_id))
 
     def run(self, run_id: str | None = None) -> RecordedRun:
         """The run ``run_id`` (default: the most recent one; the demo run if there is none)."""
@@ -107,11 +127,10 @@ class Sources:
             run_id = self.latest_run_id()
         if run_id in self._runs:
             return self._runs[run_id]
-        record = None
-        if self.run_log.path(run_id).is_file():
-            record = self.run_log.get(run_id)
-        if record is not None:
-            run = run_from_record(record)
+        if self._site_has(run_id):
+            run = run_from_record(self.run_log.get(run_id))
+        elif run_id.startswith(DEMO_RUN_PREFIX) and self.demo_log.path(run_id).is_file():
+            run = run_from_record(self.demo_log.get(run_id))
         elif run_id.startswith(DEMO_RUN_PREFIX):
             run = self._demo_run(run_id)
         else:
@@ -120,16 +139,14 @@ class Sources:
         return run
 
     def known_run_ids(self) -> list[str]:
-        """The decision log's runs, then every demo run (each demo workflow by each scheduler):
+        """The site's runs, then every demo run (each demo workflow by each scheduler):
         what an unknown run id is compared with to offer the nearest."""
-        logged = self.run_log.list_runs() if self.run_log.runs_dir.is_dir() else []
         demos = [demo_run_id(w, s) for w in self.demo_workflow_names() for s in scheduler_names()]
-        return [*(str(r.run_id) for r in logged), *demos]
+        return [*(str(r.run_id) for r in site_runs(self.run_log)), *demos]
 
     def latest_run_id(self) -> str:
-        """The most recent submitted run, else the first demo run."""
-        runs = self.run_log.list_runs() if self.run_log.runs_dir.is_dir() else []
-        real = [r for r in runs if not r.run_id.startswith(DEMO_RUN_PREFIX)]
+        """The site's most recent submitted run, else the first demo run."""
+        real = site_runs(self.run_log)
         if real:
             return str(max(real, key=lambda r: (r.created, r.run_id)).run_id)
         return demo_run_id(self.demo_workflow_names()[0], DEMO_SCHEDULER)
