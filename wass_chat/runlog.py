@@ -67,7 +67,8 @@ class Decision:
     real_start: str | None = None
     real_end: str | None = None
     output: str | None = None
-    """The job's standard output file, once submitted (``--scale`` jobs stamp their times there)."""
+    """The job's standard output file (``--scale`` jobs stamp their times there); Slurm's ``%j``
+    in it until the job id is known."""
 
 
 @dataclass(frozen=True)

@@ -193,6 +193,7 @@ exec "$real" "$@\"""",
     assert "did not answer" in done.stderr and "\n" not in done.stderr.strip()
     run_id = the_run(home)
     check_recovered(home, run_id, FAULT_AT)  # Slurm took the timed-out sbatch in on resuming
+    assert "job after all" in (RunLog(home / "runs").get(run_id).error or "")
 
 
 def test_a_submit_limit_keeps_the_jobs_before_it_and_every_command_answers(

@@ -83,17 +83,22 @@ def reconcile(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> Run
         return record  # still going: its own journal will say
     found = slurm_jobs_of_run(record, commands)
     decisions = []
+    learned: list[str] = []  # what this look found out about sbatches that gave no answer
     for d in record.decisions:
         jobs = found.get(d.task, [])
         if d.job_id is None and jobs:
             job = jobs[0]
             output = d.output.replace("%j", job.job_id) if d.output else None
+            if d.state == SUBMITTING:
+                learned.append(f"Slurm has {d.task}'s job after all: {job.job_id}")
             d = replace(d, job_id=job.job_id, state=job.state or "SUBMITTED", output=output)
         elif d.job_id is None and d.state in (SUBMITTING, "PLANNED"):
+            if d.state == SUBMITTING:
+                learned.append(f"Slurm has no job of {d.task}")
             d = replace(d, state=NOT_SUBMITTED)
         decisions.append(d)
     submitted = sum(1 for d in decisions if d.job_id)
-    error = record.error
+    error = "; ".join([record.error, *learned]) if record.error else record.error
     if submitted == len(decisions):
         state = "submitted"
     elif submitted == 0:

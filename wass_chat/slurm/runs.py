@@ -73,14 +73,10 @@ def platform_summary(plan: SubmissionPlan) -> dict[str, Any]:
     return platform_to_dict(plan.platform)
 
 
-def output_path(job: JobSpec, job_id: str) -> str:
-    """The job's stdout file: Slurm's ``%x`` (job name) and ``%j`` (job id) filled in."""
-    return job.output.replace("%x", job.name).replace("%j", job_id)
-
-
 def planned_record(plan: SubmissionPlan) -> RunRecord:
-    """The record of ``plan`` before anything is submitted; each decision's output file named
-    as far as it is known (``%j`` stays until the job id is)."""
+    """The record of ``plan`` before anything is submitted; each decision's output file with
+    Slurm's ``%x`` (job name) filled in, ``%j`` (job id) once sbatch returns it
+    (:func:`wass_chat.runlog.with_journal`)."""
     job_of = {job.task: job for job in plan.jobs}
     decisions = tuple(replace(d, output=job_of[d.task].output.replace("%x", job_of[d.task].name))
                       for d in plan.decisions)  # fmt: skip
