@@ -25,6 +25,7 @@ from tests.slurm.conftest import Cluster, layered_workflow, wait_for_final
 from wass_chat.runlog import SUBMITTING, RunLog
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.recovery import slurm_jobs_of_run
+from wass_chat.slurm.submission import job_name
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
@@ -214,20 +215,21 @@ def test_a_submit_limit_keeps_the_jobs_before_it_and_every_command_answers(
     assert "job submit limit" in message and "are kept" in message
     run_id = the_run(home)
     check_recovered(home, run_id, FAULT_AT - 1)
-    # Once its jobs ended, the run is learned (kept apart) and every command still answers
+    # Once its jobs ended, the run is learned (kept apart) and every command still answers,
+    # beside a record that cannot be read
+    (home / "runs" / "20261202-000000-dead.json").write_text('{"run_id": "20261202-')
     done = cli(home, "runs", "--json")
     assert done.returncode == 0, done.stderr
     (row,) = json.loads(done.stdout)
     assert row["state"] == "cancelled" and row["learned"], (row, done.stderr)
+    assert "warning: run 20261202-000000-dead not listed: unreadable run record" in done.stderr
     assert cli(home, "status", run_id, "--json").returncode == 0
 
 
 def _names(home: Path) -> set[str]:
-    names: set[str] = set()
-    for path in (home / "runs").glob("*.json"):
-        record = RunLog(home / "runs").get(path.stem)
-        names |= {f"wass-{record.run_id}-{d.task}" for d in record.decisions}
-    return names
+    """The job names of every readable run in ``home``."""
+    records, _ = RunLog(home / "runs").scan()
+    return {job_name(r.run_id, d.task) for r in records for d in r.decisions}
 
 
 @pytest.fixture(autouse=True)
