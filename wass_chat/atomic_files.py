@@ -26,10 +26,12 @@ class OutputError(UserFacingError):
         super().__init__(f"cannot write {path}: {cause.strerror or cause}")
 
 
-def write_atomic(path: Path, content: str | bytes) -> None:
+def write_atomic(path: Path, content: str | bytes, durable: bool = False) -> None:
     """Write a file so that a failure never leaves it half-written (temp file + rename).
 
-    Any operating-system error (raised as :class:`OutputError`) leaves nothing behind.
+    Any operating-system error (raised as :class:`OutputError`) leaves nothing behind. With
+    ``durable``, the content and the rename are on disk (fsync of the file and its folder)
+    before this returns: what a record written before acting on the cluster needs.
     """
     path = Path(path)
     try:
@@ -41,7 +43,16 @@ def write_atomic(path: Path, content: str | bytes) -> None:
     try:
         with os.fdopen(fd, mode) as fh:
             fh.write(content)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
+        if durable:
+            folder = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError):

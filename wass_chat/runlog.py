@@ -4,10 +4,14 @@ One JSON file per run under ``Settings().runs_dir`` (``<run_id>.json``), written
 crash never leaves half a record and other tools (reports, the agent) can read the directory
 without locks. Records are frozen dataclasses; the JSON layout is their field names.
 
-A record is created before any job is submitted (state ``planned``), then rewritten with job ids
-(``submitted``) or the failure (``failed``), and with per-task Slurm states by ``update_states``;
+A submission writes its record (fsync'd) before the first sbatch, in state ``submitting``, and
+journals each job id the moment sbatch returns it (:mod:`wass_chat.run_journal`); reading a record
+merges its journal, so a run whose submitter was killed reads ``interrupted`` with every job it
+journaled. The record is then rewritten with job ids (``submitted``, or ``partly submitted`` when
+an sbatch was refused or did not answer), and with per-task Slurm states by ``update_states``;
 once every job ended, with ``completed`` or ``failed`` and the knowledge-base case it became
-(``learned``, see :mod:`wass_chat.learn`).
+(``learned``, see :mod:`wass_chat.learn`). A record that cannot be read is reported by
+:meth:`RunLog.scan` and never hides the others.
 """
 
 from __future__ import annotations
@@ -21,8 +25,17 @@ from typing import Any
 
 from sim.errors import InputError
 from wass_chat.atomic_files import write_atomic
+from wass_chat.run_journal import JournalState, SubmissionJournal, journal_path, read_journal
 
 RUNLOG_VERSION = 1
+SUBMITTING = "SUBMITTING"
+"""A task's state while its sbatch started and returned no job id: Slurm may hold its job."""
+NOT_SUBMITTED = "NOT_SUBMITTED"
+"""A task whose job was never submitted (the submission stopped before it, or Slurm, asked by
+job name, had no job of an sbatch that did not answer)."""
+UNSETTLED_STATES = frozenset({"submitting", "interrupted", "partly submitted"})
+"""Run states whose record may not list every job Slurm has for the run: looked up by job name
+(:mod:`wass_chat.slurm.recovery`) before they are shown or cancelled."""
 
 
 class UnknownRunError(InputError):
@@ -54,7 +67,8 @@ class Decision:
     real_start: str | None = None
     real_end: str | None = None
     output: str | None = None
-    """The job's standard output file, once submitted (``--scale`` jobs stamp their times there)."""
+    """The job's standard output file (``--scale`` jobs stamp their times there); Slurm's ``%j``
+    in it until the job id is known."""
 
 
 @dataclass(frozen=True)
@@ -74,8 +88,10 @@ class RunRecord:
     planned_makespan: float | None
     decisions: tuple[Decision, ...]
     state: str = "planned"
-    """``planned``, ``submitted``, ``completed`` (every job ended COMPLETED), ``failed``
-    (nothing left queued, some job or sbatch failed), ``cancelled``."""
+    """``planned`` (never submitted), ``submitting`` (sbatch running; ``interrupted`` once
+    its process is gone), ``submitted`` (every job), ``partly submitted`` (``error`` says why the
+    rest were not), ``completed`` (every job ended COMPLETED), ``failed`` (nothing left queued,
+    some job or sbatch failed), ``cancelled``."""
     scale: float | None = None
     """Sleep scale when tasks were replaced by ``sleep runtime*scale`` (``--scale``)."""
     error: str | None = None
@@ -95,6 +111,13 @@ class RunRecord:
     @property
     def job_ids(self) -> tuple[str, ...]:
         return tuple(d.job_id for d in self.decisions if d.job_id)
+
+    @property
+    def jobs_line(self) -> str:
+        """``40 jobs``, or ``25 of 40 jobs`` for a run not every task of which was submitted."""
+        if self.state == "planned" or len(self.job_ids) == len(self.decisions):
+            return f"{len(self.job_ids)} jobs"
+        return f"{len(self.job_ids)} of {len(self.decisions)} jobs"
 
     def decision(self, task: str) -> Decision:
         for d in self.decisions:
@@ -167,15 +190,27 @@ class RunLog:
         if not path.is_file():
             raise UnknownRunError(run_id, [f"no run {run_id!r} in {self.runs_dir}"])
         try:
-            return RunRecord.from_dict(json.loads(path.read_text()))
-        except (OSError, ValueError, TypeError) as exc:
-            raise InputError(str(path), [f"unreadable run record: {exc}"]) from exc
+            record = RunRecord.from_dict(json.loads(path.read_text()))
+        except (OSError, ValueError, TypeError, AttributeError, KeyError) as exc:
+            cause = f"{type(exc).__name__}: {exc}"
+            raise InputError(str(path), [f"unreadable run record: {cause}"]) from exc
+        return with_journal(record, read_journal(journal_path(path)))
+
+    def scan(self) -> tuple[list[RunRecord], list[str]]:
+        """Every readable run, oldest first, and one line per record that cannot be read (which
+        then hides no other run)."""
+        records, broken = [], []
+        for path in sorted(self.runs_dir.glob("*.json")):
+            try:
+                records.append(self.get(path.stem))
+            except InputError as exc:
+                broken.append(f"run {path.stem} not listed: {'; '.join(exc.problems)} ({path})")
+        return records, broken
 
     def list_runs(self, start: str | None = None, end: str | None = None) -> list[RunRecord]:
         """Every readable run, oldest first; ``start``/``end`` bound ``created`` (ISO strings)."""
         records = []
-        for path in sorted(self.runs_dir.glob("*.json")):
-            record = self.get(path.stem)
+        for record in self.scan()[0]:
             if start and record.created < start:
                 continue
             if end and record.created > end:
@@ -198,3 +233,55 @@ class RunLog:
         record = replace(record, decisions=decisions)
         self.save(record)
         return record
+
+
+def with_journal(record: RunRecord, journal: JournalState | None) -> RunRecord:
+    """``record`` as its submission journal shows it: every journaled job id in its decision
+    (its output file's ``%j`` filled in), tasks whose sbatch gave no answer ``SUBMITTING``, and
+    a ``submitting`` run ``interrupted`` when its submitter is gone (no journal: it died before
+    its first sbatch)."""
+    if journal is None:
+        return replace(record, state="interrupted") if record.state == "submitting" else record
+    decisions = []
+    for d in record.decisions:
+        if d.job_id is None and d.task in journal.jobs:
+            job_id = journal.jobs[d.task]
+            output = d.output.replace("%j", job_id) if d.output else None
+            d = replace(d, job_id=job_id, state="SUBMITTED", output=output)
+        elif d.job_id is None and d.task in journal.uncertain and d.state == "PLANNED":
+            d = replace(d, state=SUBMITTING)
+        elif d.job_id is None and d.task in journal.refused:
+            d = replace(d, state=NOT_SUBMITTED)
+        decisions.append(d)
+    state, error = record.state, record.error
+    if state == "submitting":
+        state, error = journal.state, journal.stopped or error
+    return replace(record, decisions=tuple(decisions), state=state, error=error)
+
+
+def begin_submission(runlog: RunLog, record: RunRecord) -> SubmissionJournal:
+    """Journal first (its room reserved, locked), then the record in state ``submitting``,
+    fsync'd: nothing is submitted unless both are on disk (raises
+    :class:`~wass_chat.atomic_files.OutputError` otherwise, leaving neither)."""
+    journal = SubmissionJournal(journal_path(runlog.path(record.run_id)),
+                                [d.task for d in record.decisions])  # fmt: skip
+    try:
+        write_atomic(runlog.path(record.run_id),
+                     json.dumps(replace(record, state="submitting").to_dict(), indent=1),
+                     durable=True)  # fmt: skip
+    except BaseException:
+        journal.remove()
+        journal.__exit__(None, None, None)
+        raise
+    return journal
+
+
+def settle_submission(runlog: RunLog, run_id: str, **changes: Any) -> RunRecord:
+    """Fold the journal into the record (with ``changes``), on disk, then remove the journal.
+
+    If the record cannot be rewritten (a full disk) the error is raised and the journal stays:
+    readers still merge it, so the record never shows fewer jobs than were submitted."""
+    record = replace(runlog.get(run_id), **changes)
+    write_atomic(runlog.path(run_id), json.dumps(record.to_dict(), indent=1), durable=True)
+    journal_path(runlog.path(run_id)).unlink(missing_ok=True)
+    return record

@@ -1,4 +1,4 @@
-"""Against a real Slurm 22.05 cluster: platform, submission order and nodes, cancel, failure."""
+"""Against a real Slurm cluster: platform, submission order and nodes, cancel, a refused sbatch."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from sim.wfformat import write_workflow
 from tests.slurm.conftest import Cluster, layered_workflow, wait_for_final
 from wass_chat.cli import main
 from wass_chat.runlog import RunLog
-from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
+from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.nodes import platform_from_slurm
-from wass_chat.slurm.runs import submit_plan
+from wass_chat.slurm.runs import PartlySubmitted, cancel_run, submit_plan
 from wass_chat.slurm.submission import plan_submission
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
@@ -97,19 +97,25 @@ def test_cancel_stops_every_unfinished_job(
     assert RunLog(wass_home / "runs").get(result["run_id"]).state == "cancelled"
 
 
-def test_submission_is_all_or_nothing(cluster: Cluster, wass_home: Path) -> None:
+def test_a_refused_sbatch_stops_the_submission_and_keeps_the_jobs_before_it(
+    cluster: Cluster, wass_home: Path
+) -> None:
     wf = layered_workflow("broken", (2, 2), (100.0, 200.0), seed=3)
     pf = platform_from_slurm().platform
     plan = plan_submission(wf, pf, "heft", "broken-run", wass_home / "out")
     bad = plan.jobs[2]
     object.__setattr__(bad, "node", "no-such-node")  # sbatch rejects the third job
     runlog = RunLog(wass_home / "runs")
-    with pytest.raises(SlurmCommandError):
+    with pytest.raises(PartlySubmitted, match="partly submitted: 2 of 4 jobs") as raised:
         submit_plan(plan, SlurmCommands(), runlog)
+    assert "job 3 of 4" in str(raised.value) and "wass-chat cancel broken-run" in str(raised.value)
     record = runlog.get("broken-run")
-    assert record.state == "failed" and "sbatch failed after 2 jobs" in (record.error or "")
+    assert record.state == "partly submitted" and "Invalid node name" in (record.error or "")
+    assert not (wass_home / "runs" / "broken-run.jobs").exists()  # folded into the record
     submitted = [d.job_id for d in record.decisions if d.job_id]
-    assert len(submitted) == 2
+    assert len(submitted) == 2 and [d.state for d in record.decisions][2:] == ["NOT_SUBMITTED"] * 2
+    cancelled = cancel_run(record, SlurmCommands(), runlog)
+    assert sorted(cancelled, key=int) == sorted(submitted, key=int)
     rows = wait_for_final(submitted, timeout=30)
     assert {r["State"].split()[0] for r in rows.values()} == {"CANCELLED"}
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from kb.real_runs import learned_cases, real_case_id
+from kb.real_runs import failed_runs, learned_cases, real_case_id
 from kb.store import KnowledgeBase
 from sim.wfformat import workflow_to_dict
 from tests.kb.learn_killed import example_platform, example_workflow
 from wass_chat.learn.from_sacct import learn_from_sacct, run_of
 from wass_chat.learn.learner import learn_finished
 from wass_chat.learn.run_cases import finished_run, run_ended
-from wass_chat.runlog import RunLog, RunRecord
+from wass_chat.runlog import NOT_SUBMITTED, RunLog, RunRecord
 from wass_chat.sacct.cache import SacctCache
 from wass_chat.sacct.parse import parse_sacct_text
 from wass_chat.slurm.job_stamps import read_stamps, stamped_command
@@ -133,6 +133,34 @@ def test_a_failed_run_is_logged_failed_and_kept_apart(tmp_path: Path) -> None:
         learned = learn_finished(record, statuses(record, "FAILED"), kb, runlog)
         assert learned.kept_apart and "kept apart" in learned.line()
         assert runlog.get(RUN).state == "failed" and kb.count() == 0
+    finally:
+        kb.close()
+
+
+def test_a_partly_submitted_run_whose_pending_jobs_were_cancelled_is_learned(
+    tmp_path: Path,
+) -> None:
+    """sacct gives a job cancelled while pending a Start (its cancellation) and no node: it did
+    not run. Learning such a run raised KeyError (its task had a time but no placement), and
+    with it every `wass-chat runs`."""
+    runlog = RunLog(tmp_path / "runs")
+    record = submitted(runlog, tmp_path / "out")
+    never = {"work_b": "CANCELLED", "merge": NOT_SUBMITTED}
+    decisions = tuple(replace(d, job_id=None, state=NOT_SUBMITTED) if d.task == "merge" else d
+                      for d in record.decisions)  # fmt: skip
+    record = runlog.update(RUN, state="partly submitted", decisions=decisions)
+    seen = [replace(s, state="CANCELLED", node="", end=s.start) if s.task == "work_b" else s
+            for s in statuses(record) if s.task != "merge"]  # fmt: skip
+    seen.append(TaskStatus("merge", None, "n1", NOT_SUBMITTED, "", "", "", ""))
+    assert run_ended(record, seen)
+    kb = KnowledgeBase(tmp_path / "kb")
+    try:
+        learned = learn_finished(record, seen, kb, runlog)
+        (case,) = failed_runs(kb)
+        assert learned.kept_apart and set(case.timeline) == {"prep", "work_a"}
+        assert case.real is not None
+        assert {t: case.real.task_states[t] for t in never} == never
+        assert runlog.get(RUN).state == "failed"
     finally:
         kb.close()
 

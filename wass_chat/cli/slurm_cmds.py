@@ -304,30 +304,42 @@ def runs(
 ) -> None:
     """Runs in the decision log, oldest first; runs that ended since are learned into the
     knowledge base first (Slurm away: listed as logged, saying so). The demo's runs are not the
-    site's and are never listed."""
-    from wass_chat.demo_home import site_runs
-    from wass_chat.learn.learner import learn_ended_runs
+    site's and are never listed; a record that cannot be read is one warning line."""
+    from wass_chat.demo_home import is_demo_record
+    from wass_chat.learn.learner import learn_ended_runs, waits_for_learning
     from wass_chat.slurm.commands import SlurmCommands
+    from wass_chat.slurm.recovery import needs_reconciling, reconcile_unsettled
 
     runlog = _runlog()
-    if learn and any(r.job_ids and r.learned is None for r in site_runs(runlog)):
-        found, note = learn_ended_runs(runlog, SlurmCommands(timeout=10), kb_opener())
+    commands = SlurmCommands(timeout=10)
+    unsettled = any(needs_reconciling(r) for r in runlog.scan()[0])  # interrupted submissions
+    if unsettled and (note := reconcile_unsettled(runlog, commands)):
+        err_console.print(note, markup=False, soft_wrap=True)
+    if learn and any(waits_for_learning(r) and not is_demo_record(r) for r in runlog.scan()[0]):
+        found, note = learn_ended_runs(runlog, commands, kb_opener())
         for learned in found:
             err_console.print(learned.line(), markup=False)
         if note:
             err_console.print(note, markup=False)
+    records, broken = runlog.scan()
+    records = [r for r in records if not is_demo_record(r)]
+    for line in broken:
+        err_console.print(f"warning: {line}", markup=False, soft_wrap=True)
     rows = [
         {"run_id": r.run_id, "created": r.created, "workflow": r.workflow_name,
          "scheduler": r.scheduler, "state": r.state, "jobs": len(r.job_ids),
-         "planned_makespan": r.planned_makespan, "learned": r.learned}
-        for r in site_runs(runlog)
+         "tasks": len(r.decisions), "planned_makespan": r.planned_makespan,
+         "learned": r.learned, "error": r.error}
+        for r in records
     ]  # fmt: skip
 
     def render(data: list[dict[str, Any]]) -> None:
-        for r in data:
+        for r, record in zip(data, records, strict=True):
             learned = f", learned {r['learned']}" if r["learned"] else ""
             console.print(f"{r['run_id']}  {r['state']:<10} {r['workflow']} "
-                          f"({r['scheduler']}, {r['jobs']} jobs{learned})")  # fmt: skip
+                          f"({r['scheduler']}, {record.jobs_line}{learned})", markup=False)
+            if r["state"] in ("partly submitted", "interrupted") and r["error"]:
+                console.print(f"    {r['error']}", markup=False)
 
     emit(rows, as_json, render)
 

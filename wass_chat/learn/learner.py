@@ -24,6 +24,7 @@ from sim.errors import InputError, ServiceUnavailable, UserFacingError
 from wass_chat.learn.run_cases import finished_run, run_ended
 from wass_chat.runlog import RunLog, RunRecord
 from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.slurm.recovery import needs_reconciling
 from wass_chat.slurm.runs import TaskStatus, run_status
 
 if TYPE_CHECKING:
@@ -123,13 +124,14 @@ def refresh_and_learn(
     once it has ended and unless it was learned before (or ``open_kb`` is None), the run
     learned into the knowledge base ``open_kb`` opens."""
     statuses = run_status(record, commands, runlog)
+    record = runlog.get(record.run_id)  # reconciled with Slurm if its record was not settled
     if open_kb is None or record.learned is not None or not run_ended(record, statuses):
         return Refreshed(statuses)
     try:
         with open_kb() as kb:
-            learned = learn_finished(runlog.get(record.run_id), statuses, kb, runlog)
-    except UserFacingError as exc:
-        return Refreshed(statuses, learn_error=exc.one_line())
+            learned = learn_finished(record, statuses, kb, runlog)
+    except LEARN_ERRORS as exc:
+        return Refreshed(statuses, learn_error=_learn_error(exc))
     return Refreshed(statuses, learned)
 
 
@@ -154,20 +156,38 @@ def learn_ended_runs(
     that ended are learned (the knowledge base opened once, only if one has). Returns what was
     learned and a note when Slurm did not answer or the learning failed (the runs are then
     listed as logged)."""
-    waiting = [r for r in runlog.list_runs() if r.job_ids and r.learned is None]
+    waiting = [r for r in runlog.list_runs() if waits_for_learning(r)]
     found: list[Learned] = []
+    notes: list[str] = []
     with ExitStack() as stack:
         kb: KnowledgeBase | None = None
         for record in waiting:
             try:
                 statuses = run_status(record, commands, runlog)
             except ServiceUnavailable as exc:
-                return found, f"states as last logged: {exc.one_line()}"
+                return found, "; ".join([*notes, f"states as last logged: {exc.one_line()}"])
+            record = runlog.get(record.run_id)
             if not run_ended(record, statuses):
                 continue
             try:
                 kb = kb or stack.enter_context(open_kb())
-                found.append(learn_finished(runlog.get(record.run_id), statuses, kb, runlog))
-            except UserFacingError as exc:
-                return found, f"not learned into the knowledge base: {exc.one_line()}"
-    return found, ""
+                found.append(learn_finished(record, statuses, kb, runlog))
+            except LEARN_ERRORS as exc:  # one run that cannot be learned hides no other
+                notes.append(f"run {record.run_id} not learned into the knowledge base: "
+                             f"{_learn_error(exc)}")  # fmt: skip
+    return found, "; ".join(notes)
+
+
+LEARN_ERRORS = (UserFacingError, KeyError, ValueError, TypeError)
+"""What learning one run may raise on a record that does not hold together (a field missing, a
+task the workflow lacks): reported for that run, the others still learned and listed."""
+
+
+def _learn_error(exc: Exception) -> str:
+    return exc.one_line() if isinstance(exc, UserFacingError) else f"{type(exc).__name__}: {exc}"
+
+
+def waits_for_learning(record: RunRecord) -> bool:
+    """Whether ``runs`` looks the run up in Slurm: not learned yet, and with jobs, or with jobs
+    Slurm may have that its record does not list."""
+    return record.learned is None and (bool(record.job_ids) or needs_reconciling(record))

@@ -17,22 +17,21 @@ from kb.real_runs import FinishedRun, TaskExecution
 from kb.records import RealExecution
 from sim.occupancy import Hold, Occupancy
 from sim.platforms import platform_from_dict
-from wass_chat.runlog import RunRecord
+from wass_chat.runlog import NOT_SUBMITTED, RunRecord
 from wass_chat.slurm.job_stamps import read_stamps
+from wass_chat.slurm.recovery import needs_reconciling
 from wass_chat.slurm.runs import FINISHED_STATES, TaskStatus
 from wass_chat.slurm.sim_to_real import run_workflow, sacct_seconds
 
 UNSET = ("", "Unknown", "None")
-NOT_SUBMITTED = "NOT_SUBMITTED"
-"""The state of a task whose job was never submitted (an sbatch failed before it)."""
 
 
 def run_ended(record: RunRecord, statuses: Sequence[TaskStatus]) -> bool:
     """Whether every job of the run has ended and sacct has its End (it lags squeue by about a
     second); a run with no job submitted never ends."""
     submitted = [s for s in statuses if s.job_id]
-    if not submitted or not record.job_ids:
-        return False
+    if not submitted or not record.job_ids or needs_reconciling(record):
+        return False  # a run whose record may not list all its jobs has not ended for sure
     return all(s.state in FINISHED_STATES and s.end not in UNSET for s in submitted)
 
 
@@ -76,8 +75,9 @@ def finished_run(record: RunRecord, statuses: Sequence[TaskStatus]) -> FinishedR
 
 
 def _sacct_interval(status: TaskStatus) -> tuple[float, float] | None:
-    """(start, end) epoch seconds from sacct, None for a job that never started."""
-    if status.start in UNSET or status.end in UNSET:
+    """(start, end) epoch seconds from sacct, None for a job that never started: sacct gives a
+    job cancelled while pending its cancellation time as Start, but no node."""
+    if status.start in UNSET or status.end in UNSET or not status.node:
         return None
     start, end = sacct_seconds(status.start), sacct_seconds(status.end)
     if start is None or end is None:

@@ -4,5 +4,6 @@ Modules: ``commands`` (sbatch/scontrol/squeue/sacct/scancel as argv lists), ``li
 says about one job now), ``reasons`` (the pending-reason table), ``advice`` (changes checked
 with ``sbatch --test-only``), ``explain`` (why a job waits, runs or ended as it did; the queue),
 ``nodes`` (``platform_from_slurm``), ``submission`` (workflow + scheduler -> sbatch argv),
-``runs`` (submit all-or-nothing, status, cancel), ``plugin`` (job_submit.lua, policy head export).
+``runs`` (journaled submit, status, cancel), ``recovery`` (a run's jobs found by name),
+``plugin`` (job_submit.lua, policy head export).
 """

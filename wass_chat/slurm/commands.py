@@ -47,6 +47,19 @@ class QueueEntry:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class NamedJob:
+    """A job found by its name (:meth:`SlurmCommands.jobs_named`)."""
+
+    job_id: str
+    name: str
+    state: str
+    comment: str
+    """Its ``--comment`` (sacct has it only with ``AccountingStoreFlags=job_comment``)."""
+    live: bool
+    """squeue shows it (pending, running, or ended less than ``MinJobAge`` ago)."""
+
+
 class SlurmCommands:
     """Runs sbatch, scontrol, squeue, sacct and scancel; each method returns parsed output."""
 
@@ -130,6 +143,32 @@ class SlurmCommands:
             return {}
         out = self.run(["sacct", "-P", "-n", "-X", "-j", ",".join(job_ids), "-o", ",".join(fields)])
         return {row["JobID"]: row for row in parse_parsable(out, fields)}
+
+    def jobs_named(self, names: Sequence[str], since: str) -> list[NamedJob]:
+        """Every job called one of ``names``: those the controller holds (squeue) and those
+        accounting has since ``since`` (sacct ``-S``; finished jobs squeue no longer shows),
+        each job once, squeue's state first. Finds a run's jobs when its record may not list
+        them all (:mod:`wass_chat.slurm.recovery`)."""
+        if not names:
+            return []
+        wanted = ",".join(names)
+        out = self.run(["squeue", "-h", "--states=all", f"--name={wanted}", "-o", "%i|%T|%k|%j"])
+        found: dict[str, NamedJob] = {}
+        for line in out.splitlines():
+            parts = line.split("|", 2)  # the comment may hold "|"; a name of ours does not
+            if len(parts) == 3 and "|" in parts[2]:
+                comment, name = parts[2].rsplit("|", 1)
+                found[parts[0]] = NamedJob(parts[0], name, parts[1], comment, live=True)
+        fields = ("JobID", "State", "JobName", "Comment")
+        rows = self.run(["sacct", "-P", "-n", "-X", "-a", f"--name={wanted}", "-S", since,
+                         "-o", ",".join(fields)])  # fmt: skip
+        for row in parse_parsable(rows, fields):
+            if row["JobID"] not in found and row["JobID"].isdigit():
+                state = row["State"].split()[0] if row["State"] else ""
+                found[row["JobID"]] = NamedJob(
+                    row["JobID"], row["JobName"], state, row["Comment"], live=False
+                )
+        return sorted(found.values(), key=lambda j: int(j.job_id))
 
     # --- actions ----------------------------------------------------------------------------
     def sbatch(self, argv: Sequence[str]) -> str:

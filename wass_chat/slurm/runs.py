@@ -1,20 +1,44 @@
 """Submitting a planned run, following it, cancelling it: Slurm plus the decision log.
 
-Submission is all-or-nothing: the run is logged before the first sbatch; if any sbatch fails,
-every job already submitted is cancelled and the run is logged as ``failed`` with the reason.
+Submission is journaled: the run's record is on disk before the first sbatch, and each job id
+the moment sbatch returns it (:mod:`wass_chat.run_journal`). If an sbatch is refused (a submit
+limit, a bad request) or does not answer, the submission stops there and the jobs already
+submitted are kept, not cancelled: cancelling is an action on the cluster the person did not
+ask for, and they may want the jobs. The run is logged ``partly submitted: K of N jobs`` and
+the error says so and names ``wass-chat cancel RUN``. An sbatch that did not answer may still
+have been accepted (a frozen slurmctld takes the request in when it resumes): Slurm is asked for
+the job by its name before the run is logged, and ``status``/``runs``/``cancel`` ask again
+(:mod:`wass_chat.slurm.recovery`) while the record is not settled.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sim.errors import UserFacingError
+from sim.errors import ServiceUnavailable, UserFacingError
 from sim.platforms import platform_to_dict
 from sim.wfformat import workflow_to_dict
-from wass_chat.runlog import RunLog, RunRecord
-from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.atomic_files import OutputError
+from wass_chat.run_journal import SubmissionJournal
+from wass_chat.runlog import (
+    NOT_SUBMITTED,
+    RunLog,
+    RunRecord,
+    begin_submission,
+    settle_submission,
+)
+from wass_chat.slurm.availability import SlurmAway
+from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
+from wass_chat.slurm.recovery import (
+    jobs_of_run,
+    journal_left_over,
+    needs_reconciling,
+    reconcile,
+    sacct_since,
+)
 from wass_chat.slurm.submission import JobSpec, SubmissionPlan
 
 FINISHED_STATES = frozenset(
@@ -23,61 +47,140 @@ FINISHED_STATES = frozenset(
 )  # fmt: skip
 
 
+class PartlySubmitted(UserFacingError):
+    """The submission stopped before its last job; the jobs submitted are kept and logged."""
+
+    def __init__(self, record: RunRecord) -> None:
+        self.record = record
+        kept = len(record.job_ids)
+        then = (f" The {kept} submitted jobs are kept: `wass-chat cancel {record.run_id}` "
+                "cancels them." if kept else " No job was submitted.")  # fmt: skip
+        super().__init__(f"run {record.run_id} partly submitted: {record.jobs_line}; "
+                         f"{record.error}.{then}")  # fmt: skip
+
+
+class RecordNotRewritten(UserFacingError):
+    """Every job went in and is journaled, but the run record could not be rewritten."""
+
+    def __init__(self, run_id: str, jobs: int, cause: OutputError) -> None:
+        super().__init__(f"run {run_id}: {jobs} jobs submitted and journaled in "
+                         f"{run_id}.jobs, but the run record could not be rewritten "
+                         f"({cause}); status, runs and cancel read the journal")  # fmt: skip
+
+
 def platform_summary(plan: SubmissionPlan) -> dict[str, Any]:
     """The planning platform as plain data for the run log (complete: it can be re-simulated)."""
     return platform_to_dict(plan.platform)
 
 
-def output_path(job: JobSpec, job_id: str) -> str:
-    """The job's stdout file: Slurm's ``%x`` (job name) and ``%j`` (job id) filled in."""
-    return job.output.replace("%x", job.name).replace("%j", job_id)
-
-
-def submit_plan(plan: SubmissionPlan, commands: SlurmCommands, runlog: RunLog) -> RunRecord:
-    """Submit every job of ``plan`` in dependency order and log the run."""
-    record = runlog.create(
+def planned_record(plan: SubmissionPlan) -> RunRecord:
+    """The record of ``plan`` before anything is submitted; each decision's output file with
+    Slurm's ``%x`` (job name) filled in, ``%j`` (job id) once sbatch returns it
+    (:func:`wass_chat.runlog.with_journal`)."""
+    job_of = {job.task: job for job in plan.jobs}
+    decisions = tuple(replace(d, output=job_of[d.task].output.replace("%x", job_of[d.task].name))
+                      for d in plan.decisions)  # fmt: skip
+    return RunRecord(
+        run_id=plan.run_id,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
         workflow_name=plan.workflow.name,
         workflow=workflow_to_dict(plan.workflow),
         platform=platform_summary(plan),
         scheduler=plan.scheduler,
         planned_makespan=plan.planned_makespan,
-        decisions=plan.decisions,
+        decisions=decisions,
         scale=plan.scale,
-        run_id=plan.run_id,
         occupancy=plan.occupancy.to_dict(),
         estimates=plan.estimates,
         planned_on=plan.planned_on,
     )
+
+
+def submit_plan(plan: SubmissionPlan, commands: SlurmCommands, runlog: RunLog) -> RunRecord:
+    """Submit every job of ``plan`` in dependency order, journaling each job id as sbatch
+    returns it; returns the run as logged (``submitted``).
+
+    Raises :class:`PartlySubmitted` when an sbatch was refused or did not answer (the jobs
+    before it kept, logged), :class:`~wass_chat.atomic_files.OutputError` when the journal
+    could not be written (nothing is submitted without it, so the record names every job
+    sbatch may have made), :class:`RecordNotRewritten` when only the final rewrite failed.
+    """
+    record = planned_record(plan)
     for directory in {Path(job.output).parent for job in plan.jobs}:
-        directory.mkdir(parents=True, exist_ok=True)  # Slurm fails a job whose log dir is missing
-    job_ids: dict[str, str] = {}
-    try:
-        for job in plan.jobs:
-            job_ids[job.task] = commands.sbatch(job.argv(job_ids))
-    except UserFacingError as exc:
-        submitted = list(job_ids.values())
-        cancel_error = ""
+        try:  # Slurm fails a job whose log dir is missing
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(directory, exc) from exc
+    with begin_submission(runlog, record) as journal:
         try:
-            commands.cancel(submitted)
-        except UserFacingError as cancel_exc:
-            cancel_error = f"; cancelling {len(submitted)} submitted jobs failed too: " + (
-                cancel_exc.one_line()
-            )
-        decisions = tuple(replace(d, job_id=job_ids.get(d.task)) for d in record.decisions)
-        runlog.update(
-            record.run_id,
-            state="failed",
-            decisions=decisions,
-            error=f"sbatch failed after {len(submitted)} jobs: {exc.one_line()}{cancel_error}",
-        )
+            stop = _submit_jobs(plan, commands, journal, record)
+            if stop is None:
+                journal.done()
+            else:
+                journal.stopped(stop)
+        except OutputError as exc:  # only where the reserved room was not enough (copy-on-write)
+            raise UserFacingError(
+                f"run {plan.run_id}: submission stopped, its journal could not be written "
+                f"({exc}); `wass-chat status {plan.run_id}` finds its jobs in Slurm"
+            ) from exc
+    try:
+        logged = settle_submission(runlog, plan.run_id, **_final(runlog.get(plan.run_id)))
+    except OutputError as exc:
+        if stop is None:
+            raise RecordNotRewritten(plan.run_id, len(plan.jobs), exc) from exc
         raise
-    job_of = {job.task: job for job in plan.jobs}
-    decisions = tuple(
-        replace(d, job_id=job_ids[d.task], state="SUBMITTED",
-                output=output_path(job_of[d.task], job_ids[d.task]))
-        for d in record.decisions
-    )  # fmt: skip
-    return runlog.update(record.run_id, state="submitted", decisions=decisions)
+    if stop is not None:
+        raise PartlySubmitted(logged)
+    return logged
+
+
+def _final(record: RunRecord) -> dict[str, Any]:
+    """The settled state and task states of a journaled run."""
+    decisions = tuple(d if d.job_id or d.state != "PLANNED" else replace(d, state=NOT_SUBMITTED)
+                      for d in record.decisions)  # fmt: skip
+    return {"decisions": decisions, "state": record.state}
+
+
+def _submit_jobs(
+    plan: SubmissionPlan, commands: SlurmCommands, journal: SubmissionJournal, record: RunRecord
+) -> str | None:
+    """The sbatch loop: each task journaled before its sbatch and its job id the moment sbatch
+    returns it. Returns None when every job went in, else why the loop stopped. A journal line
+    that cannot be written raises :class:`OutputError` (the loop stops: nothing unrecorded)."""
+    job_ids: dict[str, str] = {}
+    total = len(plan.jobs)
+    for number, job in enumerate(plan.jobs, 1):
+        journal.attempting(job.task)
+        try:
+            job_id = commands.sbatch(job.argv(job_ids))
+        except (SlurmCommandError, SlurmAway) as exc:  # refused, or never started: no job
+            journal.refused(job.task)
+            return f"sbatch of job {number} of {total} ({job.task}) failed: {exc.one_line()}"
+        except ServiceUnavailable as exc:  # no answer: Slurm may have taken it in
+            return _unanswered(job, number, total, exc, commands, journal, record)
+        journal.submitted(job.task, job_id)
+        job_ids[job.task] = job_id
+    return None
+
+
+def _unanswered(
+    job: JobSpec, number: int, total: int, exc: ServiceUnavailable, commands: SlurmCommands,
+    journal: SubmissionJournal, record: RunRecord,
+) -> str:  # fmt: skip
+    """Why the loop stopped at an sbatch that did not answer, after asking Slurm (once) for a
+    job of that name; a job found is journaled."""
+    said = f"sbatch of job {number} of {total} ({job.task}) did not answer ({exc.one_line()})"
+    try:
+        found = [j for j in commands.jobs_named([job.name], sacct_since(record))
+                 if j.name == job.name]  # fmt: skip
+    except UserFacingError as again:
+        return (f"{said}; Slurm did not answer when asked for it either ({again.one_line()}): "
+                "whether it took the job in is not known yet, `wass-chat status "
+                f"{record.run_id}` asks again")  # fmt: skip
+    if not found:
+        return f"{said}; Slurm, asked by job name, has no such job"
+    journal.submitted(job.task, found[0].job_id)
+    return f"{said}; Slurm had taken it in as job {found[0].job_id}"
 
 
 @dataclass(frozen=True)
@@ -97,7 +200,12 @@ class TaskStatus:
 def run_status(
     record: RunRecord, commands: SlurmCommands, runlog: RunLog | None = None
 ) -> list[TaskStatus]:
-    """Per-task state from squeue (live jobs) and sacct (finished ones); logged if ``runlog``."""
+    """Per-task state from squeue (live jobs) and sacct (finished ones); logged if ``runlog``
+    (a run whose record may not list every job it has in Slurm is reconciled first)."""
+    if runlog is not None and needs_reconciling(record):
+        record = reconcile(record, commands, runlog)
+    elif runlog is not None and journal_left_over(record, runlog):
+        record = settle_submission(runlog, record.run_id)
     ids = list(record.job_ids)
     live = commands.queue(ids)
     accounted = commands.accounting(ids)
@@ -137,9 +245,22 @@ def run_status(
 
 
 def cancel_run(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> list[str]:
-    """Cancel every job of the run that has not finished; returns the job ids cancelled."""
-    live = commands.queue(list(record.job_ids))
-    pending = [j for j, q in live.items() if q.state not in FINISHED_STATES]
+    """Cancel every job of the run that has not finished: those its record lists and those
+    Slurm has under its job names (an interrupted submission's); returns the job ids cancelled.
+    Refuses while a process is still submitting the run (its next jobs would be missed)."""
+    if record.state == "submitting":
+        raise UserFacingError(f"run {record.run_id} is still being submitted; cancel it once "
+                              "the submission has ended")  # fmt: skip
+    if needs_reconciling(record):
+        record = reconcile(record, commands, runlog)
+    named = jobs_of_run(record, commands)
+    live = commands.queue([j for j, found in named.items() if found is None])
+    pending = sorted(
+        {j for j, q in live.items() if q.state not in FINISHED_STATES}
+        | {j for j, found in named.items()
+           if found is not None and found.live and found.state not in FINISHED_STATES},
+        key=int,
+    )  # fmt: skip
     commands.cancel(pending)
     runlog.update(record.run_id, state="cancelled")
     return pending

@@ -51,9 +51,20 @@ def token_value(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]", "_", text)
 
 
+def job_name(run_id: str, task: str) -> str:
+    """The job name of ``task`` in run ``run_id``: how a run's jobs are found in Slurm when its
+    record may not list them all (:mod:`wass_chat.slurm.recovery`)."""
+    return f"wass-{run_id}-{token_value(task)}"
+
+
+def run_token(run_id: str) -> str:
+    """The part of every comment token of run ``run_id``'s jobs that names the run."""
+    return f"{TOKEN_PREFIX}run={token_value(run_id)};"
+
+
 def decision_token(run_id: str, task: str, node: str) -> str:
     """The decision-mode comment: the plugin pins the job to ``node`` if it may."""
-    return f"{TOKEN_PREFIX}run={token_value(run_id)};task={token_value(task)};node={node}"
+    return f"{run_token(run_id)}task={token_value(task)};node={node}"
 
 
 @dataclass(frozen=True)
@@ -180,7 +191,7 @@ def plan_submission(
                 cores=task.cores,
                 memory_mb=max(MIN_MEMORY_MB, math.ceil(task.memory / 2**20)),
                 gpus=task.gpus,
-                name=f"wass-{run_id}-{token_value(task_id)}",
+                name=job_name(run_id, task_id),
                 comment=decision_token(run_id, task_id, record.node),
                 script=script,
                 parents=workflow.parents[task_id],

@@ -1,0 +1,243 @@
+"""A submission hit by a fault half-way, on the real cluster: nothing orphaned, lost or doubled.
+
+Each test submits a 12-task workflow with ``wass-chat submit --yes`` in its own process, the real
+``sbatch`` wrapped by a script that injects the fault at the 5th call (kill -9 of the CLI right
+after sbatch returned a job id, a disk filled up, slurmctld frozen with SIGSTOP), or with a submit
+limit set in Slurm's accounting. Afterwards ``runs``, ``status`` and ``cancel`` must answer, the
+run's record must list exactly the jobs Slurm has under the run's job names, ``cancel`` must
+report that count and leave none of them pending or running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sim.wfformat import write_workflow
+from tests.slurm.conftest import Cluster, layered_workflow, wait_for_final
+from wass_chat.runlog import SUBMITTING, RunLog
+from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.slurm.recovery import slurm_jobs_of_run
+from wass_chat.slurm.submission import job_name
+
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
+
+TASKS = 12
+FAULT_AT = 5
+"""The sbatch call the fault lands on."""
+ALIVE = ("PENDING", "RUNNING", "CONFIGURING", "SUSPENDED", "REQUEUED")
+"""States of a job still to run or running (a cancelled job may stay COMPLETING a moment after
+sacct says CANCELLED: its epilog, 26.05)."""
+
+
+def fault_wrapper(folder: Path, fault: str) -> Path:
+    """A folder whose ``sbatch`` runs the real one (``$real``) and, at call :data:`FAULT_AT`,
+    the shell text ``fault`` instead."""
+    real = subprocess.run(["sh", "-c", "command -v sbatch"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "sbatch"
+    script.write_text(f"""#!/bin/sh
+real={real}
+count={folder}/calls
+n=$(( $(cat "$count" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$count"
+if [ "$n" -ne {FAULT_AT} ]; then exec "$real" "$@"; fi
+{fault}
+""")
+    script.chmod(0o755)
+    return folder
+
+
+def submit(workflow: Path, home: Path, wrapper: Path | None) -> subprocess.CompletedProcess[str]:
+    """``wass-chat submit WORKFLOW --yes`` in its own process (this tree's code)."""
+    env = {**os.environ, "WASS_HOME": str(home)}
+    if wrapper is not None:
+        env["PATH"] = f"{wrapper}:{env['PATH']}"
+    return subprocess.run([sys.executable, "-m", "wass_chat.cli", "submit", str(workflow),
+                           "--yes"], env=env, capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+
+
+def cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "WASS_HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "wass_chat.cli", *argv], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+
+
+def the_run(home: Path) -> str:
+    runs = sorted((home / "runs").glob("*.json"))
+    assert len(runs) == 1, runs
+    return runs[0].stem
+
+
+def slurm_jobs(home: Path, run_id: str) -> dict[str, list[str]]:
+    """Task -> the job ids Slurm has under the run's job names (every state)."""
+    record = RunLog(home / "runs").get(run_id)
+    found = slurm_jobs_of_run(record, SlurmCommands())
+    return {task: [j.job_id for j in jobs] for task, jobs in found.items()}
+
+
+def alive(job_ids: list[str]) -> list[str]:
+    queue = SlurmCommands().queue(job_ids)
+    return [j for j, q in queue.items() if q.state in ALIVE]
+
+
+def check_recovered(home: Path, run_id: str, expected: int) -> None:
+    """``runs``, ``status`` and ``cancel`` after the fault: each answers with the true jobs."""
+    in_slurm = slurm_jobs(home, run_id)
+    assert all(len(ids) == 1 for ids in in_slurm.values()), in_slurm  # nothing doubled
+    assert len(in_slurm) == expected, in_slurm
+    done = cli(home, "runs", "--no-learn", "--json")
+    assert done.returncode == 0, done.stderr
+    (row,) = [r for r in json.loads(done.stdout) if r["run_id"] == run_id]
+    assert (row["jobs"], row["tasks"]) == (expected, TASKS), row
+    assert row["state"] == ("submitted" if expected == TASKS else "partly submitted"), row
+    done = cli(home, "status", run_id, "--no-learn", "--json")
+    assert done.returncode == 0, done.stderr
+    listed = {t["task"]: t["job_id"] for t in json.loads(done.stdout)["tasks"] if t["job_id"]}
+    assert listed == {task: ids[0] for task, ids in in_slurm.items()}  # nothing orphaned
+    done = cli(home, "cancel", run_id, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert f"cancelled {expected} jobs of run {run_id}" in done.stdout
+    every = [ids[0] for ids in in_slurm.values()]
+    wait_for_final(every, timeout=60)
+    assert alive(every) == []
+
+
+@pytest.fixture
+def workflow(tmp_path: Path) -> Path:
+    path = tmp_path / "faults.json"
+    write_workflow(layered_workflow("faults", (4, 4, 4), (200.0, 300.0), seed=4), path)
+    return path
+
+
+def test_kill_9_right_after_an_sbatch_loses_no_job(
+    cluster: Cluster, tmp_path: Path, workflow: Path
+) -> None:
+    home = tmp_path / "home"
+    wrapper = fault_wrapper(
+        tmp_path / "bin",
+        """out=$("$real" "$@"); rc=$?
+kill -9 $PPID
+printf '%s\\n' "$out"; exit $rc""",
+    )
+    done = submit(workflow, home, wrapper)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    run_id = the_run(home)
+    # As the killed process left it: four jobs journaled, the fifth's sbatch begun
+    logged = RunLog(home / "runs").get(run_id)
+    assert logged.state == "interrupted" and len(logged.job_ids) == FAULT_AT - 1
+    assert [d.state for d in logged.decisions].count(SUBMITTING) == 1
+    check_recovered(home, run_id, FAULT_AT)
+
+
+def test_a_disk_filling_up_mid_submission_loses_no_job(
+    cluster: Cluster, tmp_path: Path, workflow: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(home)], check=True)
+    try:
+        filler = home / "filler"
+        wrapper = fault_wrapper(
+            tmp_path / "bin",
+            f"""dd if=/dev/zero of={filler} bs=64k \
+2>/dev/null
+exec "$real" "$@\"""",
+        )
+        done = submit(workflow, home, wrapper)
+        assert done.returncode == 2, done.stderr
+        assert "No space left on device" in done.stderr and "12 jobs submitted" in done.stderr
+        run_id = the_run(home)
+        # With the disk still full, the record (and its journal) already says every job
+        done = cli(home, "runs", "--no-learn", "--json")
+        assert done.returncode == 0, done.stderr
+        (row,) = json.loads(done.stdout)
+        assert (row["state"], row["jobs"]) == ("submitted", TASKS), row
+        filler.unlink()  # the person frees the disk
+        check_recovered(home, run_id, TASKS)
+        # A disk already full: nothing is submitted at all
+        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], capture_output=True)
+        before = len(list((home / "runs").glob("*.json")))
+        done = submit(workflow, home, None)
+        assert done.returncode == 2 and "No space left on device" in done.stderr, done.stderr
+        assert len(list((home / "runs").glob("*.json"))) == before
+        queued = SlurmCommands().run(["squeue", "-h", "-o", "%j"]).split()
+        assert not [n for n in queued if n.startswith("wass-") and n not in _names(home)]
+    finally:
+        subprocess.run(["umount", "-l", str(home)], check=False)
+
+
+def test_a_frozen_slurmctld_job_accepted_after_the_timeout_is_found(
+    cluster: Cluster, tmp_path: Path, workflow: Path
+) -> None:
+    home = tmp_path / "home"
+    pid = int((cluster.directory / "run" / "slurmctld.pid").read_text())
+    wrapper = fault_wrapper(
+        tmp_path / "bin",
+        f"""kill -STOP {pid}
+exec "$real" "$@\"""",
+    )
+    try:
+        done = submit(workflow, home, wrapper)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert done.returncode == 2, done.stderr
+    assert f"partly submitted: {FAULT_AT - 1} of {TASKS} jobs" in done.stderr, done.stderr
+    assert "did not answer" in done.stderr and "\n" not in done.stderr.strip()
+    run_id = the_run(home)
+    check_recovered(home, run_id, FAULT_AT)  # Slurm took the timed-out sbatch in on resuming
+    assert "job after all" in (RunLog(home / "runs").get(run_id).error or "")
+
+
+def test_a_submit_limit_keeps_the_jobs_before_it_and_every_command_answers(
+    cluster: Cluster, tmp_path: Path, workflow: Path
+) -> None:
+    home = tmp_path / "home"
+    queued = SlurmCommands().run(["squeue", "-h", "-u", "root", "-o", "%i"]).split()
+    limit = len(queued) + FAULT_AT - 1
+    sacctmgr = ["sacctmgr", "-i", "modify", "user", "root", "set"]
+    subprocess.run([*sacctmgr, f"MaxSubmitJobs={limit}"], check=True, capture_output=True)
+    try:
+        done = submit(workflow, home, None)
+    finally:
+        subprocess.run([*sacctmgr, "MaxSubmitJobs=-1"], check=True, capture_output=True)
+    assert done.returncode == 2, done.stderr
+    message = done.stderr.strip()
+    assert f"partly submitted: {FAULT_AT - 1} of {TASKS} jobs" in message and "\n" not in message
+    assert "job submit limit" in message and "are kept" in message
+    run_id = the_run(home)
+    check_recovered(home, run_id, FAULT_AT - 1)
+    # Once its jobs ended, the run is learned (kept apart) and every command still answers,
+    # beside a record that cannot be read
+    (home / "runs" / "20261202-000000-dead.json").write_text('{"run_id": "20261202-')
+    done = cli(home, "runs", "--json")
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    assert row["state"] == "cancelled" and row["learned"], (row, done.stderr)
+    assert "warning: run 20261202-000000-dead not listed: unreadable run record" in done.stderr
+    assert cli(home, "status", run_id, "--json").returncode == 0
+
+
+def _names(home: Path) -> set[str]:
+    """The job names of every readable run in ``home``."""
+    records, _ = RunLog(home / "runs").scan()
+    return {job_name(r.run_id, d.task) for r in records for d in r.decisions}
+
+
+@pytest.fixture(autouse=True)
+def _no_leftovers(tmp_path: Path) -> Iterator[None]:
+    """Whatever a failed assertion left in Slurm is cancelled (by the runs' job names)."""
+    yield
+    home = tmp_path / "home"
+    if (home / "runs").is_dir():
+        names = sorted(_names(home))
+        if names:
+            subprocess.run(["scancel", f"--name={','.join(names)}"], check=False)
