@@ -10,7 +10,8 @@ empty result.
 Where the known names come from (:data:`NAME_KINDS`), the cheapest source first; a source the
 site lacks (``sacctmgr`` without slurmdbd, ``sacct`` without accounting) is skipped:
 
-- partitions and nodes: ``scontrol show partitions`` / ``scontrol show nodes``;
+- partitions and nodes: ``scontrol --all show partitions`` / ``show nodes`` (``--all``: a
+  hidden partition is still a real name, one a plain user's scontrol leaves out);
 - users: ``squeue`` (who has jobs now), ``sacctmgr show users`` (associations), ``sacct -a``
   over the last :data:`ACCOUNTING_DAYS` days; a login the system knows (``getpwnam``) with none
   of these is real too: it simply has no jobs, which is a true answer;
@@ -59,7 +60,7 @@ class NameKind:
 
 def _scontrol(what: str, key: str) -> NameSource:
     def names(commands: SlurmCommands) -> list[str]:
-        out = commands.run(["scontrol", "--oneliner", "show", what])
+        out = commands.run(["scontrol", "--all", "--oneliner", "show", what])  # hidden too
         return [r[key] for r in scontrol_records(out) if r.get(key)]
 
     return NameSource(names)
