@@ -172,6 +172,10 @@ def test_cli_refuses_in_one_line_with_exit_2(pending: list[str], wass_home: Path
     asked = cli("ask", "--offline", "/queue debgu")
     assert asked.returncode == 2, asked.stdout + asked.stderr
     assert "Did you mean debug?" in _one_line(asked.stdout)
+    platform = cli("platform", "from-slurm", "--partition", "debgu")
+    assert platform.returncode == 2 and platform.stderr.strip() == (
+        "error: No partition 'debgu' on this cluster; did you mean debug? Partitions: debug, small"
+    )
     status = cli("status", "foo")
     assert status.returncode == 2 and "Traceback" not in status.stderr
     assert status.stderr.strip().startswith("error: No run 'foo' in ")
