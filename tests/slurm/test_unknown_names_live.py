@@ -182,14 +182,16 @@ def test_cli_refuses_in_one_line_with_exit_2(pending: list[str], wass_home: Path
     assert len(status.stderr.strip().splitlines()) == 1
 
 
-def test_without_sacctmgr_and_sacct_users_and_accounts_come_from_the_queue(
-    pending: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("present", [("scontrol", "squeue"), ("scontrol", "squeue", "sacct")])
+def test_without_sacctmgr_users_and_accounts_come_from_the_queue_and_sacct(
+    pending: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, present: tuple[str, ...]
 ) -> None:
-    """A site without slurmdbd has no sacctmgr and no sacct: the queue still names its users
-    and accounts, and a typo is still refused (not an error about the missing commands)."""
+    """A site without slurmdbd has no sacctmgr (and maybe no sacct): the queue, then sacct,
+    still name its users and accounts, and a typo is still refused (not an error about the
+    missing commands)."""
     only = tmp_path / "bin"
     only.mkdir()
-    for command in ("scontrol", "squeue"):
+    for command in present:
         found = shutil.which(command)
         assert found is not None
         (only / command).symlink_to(found)

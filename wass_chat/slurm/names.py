@@ -12,17 +12,17 @@ site lacks (``sacctmgr`` without slurmdbd, ``sacct`` without accounting) is skip
 
 - partitions and nodes: ``scontrol --all show partitions`` / ``show nodes`` (``--all``: a
   hidden partition is still a real name, one a plain user's scontrol leaves out);
-- users: ``squeue`` (who has jobs now), ``sacctmgr show users`` (associations), ``sacct -a``
-  over the last :data:`ACCOUNTING_DAYS` days; a login the system knows (``getpwnam``) with none
-  of these is real too: it simply has no jobs, which is a true answer;
-- accounts and QOS: ``squeue``, ``sacctmgr show accounts`` / ``show qos``, ``sacct -a``;
+- users: ``squeue`` (who has jobs now), ``sacctmgr show users`` (associations), and only
+  without sacctmgr, ``sacct -a`` over the last :data:`ACCOUNTING_DAYS` days; a login the system
+  knows (``getpwnam``) with none of these is real too: it simply has no jobs, a true answer;
+- accounts and QOS: ``squeue``, ``sacctmgr show accounts`` / ``show qos``, else ``sacct -a``;
 - reservations: ``scontrol show reservations``.
 """
 
 from __future__ import annotations
 
 import pwd
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -44,6 +44,9 @@ class NameSource:
     optional: bool = False
     """A command some sites lack (``sacctmgr`` without slurmdbd, ``sacct`` without
     accounting): its refusal means "no names from here", not an error."""
+    fallback: bool = False
+    """Asked only when no optional source before it listed any name: ``sacct`` reads a month
+    of a site's jobs to learn what ``sacctmgr`` lists at once."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ def _sacct(field: str) -> NameSource:
         out = commands.run(["sacct", "-a", "-X", "-n", "-P", "-S", since, "-o", field])
         return [line for line in out.splitlines() if line.strip()]
 
-    return NameSource(names, optional=True)
+    return NameSource(names, optional=True, fallback=True)
 
 
 NAME_KINDS: dict[str, NameKind] = {
@@ -110,10 +113,7 @@ NAME_KINDS: dict[str, NameKind] = {
 
 def known_names(commands: SlurmCommands, kind: str) -> list[str]:
     """Every ``kind`` name the cluster reports, from all its sources, sorted."""
-    found: set[str] = set()
-    for source in NAME_KINDS[kind.lower()].sources:
-        found.update(_asked(commands, source))
-    return sorted(found)
+    return sorted({n for names in _each_source(commands, NAME_KINDS[kind.lower()]) for n in names})
 
 
 def check_name(commands: SlurmCommands, kind: str, name: str | None) -> None:
@@ -128,8 +128,8 @@ def check_name(commands: SlurmCommands, kind: str, name: str | None) -> None:
     wanted = [part.strip() for part in name.split(",") if part.strip()]
     missing = set(wanted)
     known: set[str] = set()
-    for source in spec.sources:
-        known.update(_asked(commands, source))
+    for names in _each_source(commands, spec):  # lazily: the cheap sources usually suffice
+        known.update(names)
         missing -= known
         if not missing:
             return
@@ -138,6 +138,17 @@ def check_name(commands: SlurmCommands, kind: str, name: str | None) -> None:
     for part in wanted:  # the first unknown one, in the order given
         if part in missing:
             raise NoSuchName(spec.kind, part, known, "on this cluster")
+
+
+def _each_source(commands: SlurmCommands, spec: NameKind) -> Iterator[list[str]]:
+    """Each source's names in order; a fallback only while no optional source listed any."""
+    listed = False
+    for source in spec.sources:
+        if source.fallback and listed:
+            continue
+        names = _asked(commands, source)
+        listed = listed or (source.optional and bool(names))
+        yield names
 
 
 def _asked(commands: SlurmCommands, source: NameSource) -> list[str]:
