@@ -144,3 +144,22 @@ async def test_online_all_clear_about_an_unknown_run_is_replaced(settings: Setti
     assert "completed" not in answer.text
     assert answer.facts["kind"] == "error"  # `ask` exits 2 on it
     assert not ignored_refusals(answer.text, [answer.facts])
+
+
+async def test_online_answer_about_another_name_says_the_refusal_first(settings: Settings) -> None:
+    """The model, refused, asks again with a real run and answers about it: the person still
+    reads that the name they typed names nothing, before the answer about the other one."""
+    real = "demo-genomics-49-heft"
+    script = [
+        Reply(tool_calls=[("run_status", {"run": "foo"})]),
+        Reply(tool_calls=[("run_status", {"run": real})]),
+        Reply(f"Run {real} was only simulated."),
+    ]
+    with FakeOllama(script) as server:
+        session = _online(settings, server)
+        events = [event async for event in session.send("status of run foo")]
+    answer = events[-1]
+    assert isinstance(answer, Final) and answer.facts["run_id"] == real
+    first, _, rest = answer.text.partition("\n\n")
+    assert first.startswith("There is no run `foo`, so I did not answer.")
+    assert rest.startswith(f"Run {real} was only simulated.")

@@ -22,6 +22,7 @@ import pytest
 from sim.errors import NoSuchName
 from tests.slurm.conftest import Cluster
 from tests.slurm.why_cases import ask_offline, ensure_unix_user, reset_cluster, run, sbatch
+from wass_chat.agent.answers.answer_check import problems
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.names import check_name, known_names
 
@@ -121,6 +122,7 @@ def test_queue_with_a_misspelt_partition_is_refused_and_the_real_one_answers(
     assert typo["facts"]["unknown"]["nearest"] == ["debug"]
     assert typo["text"].startswith("There is no partition `debgu`, so I did not answer.")
     assert "Did you mean `debug`?" in typo["text"] and "nothing blocks" not in typo["text"]
+    assert problems(typo["text"], typo["facts"]) == []  # the answer checks pass the refusal
     real = ask_offline("/queue debug")["facts"]
     assert real["pending"] == _pending_in_squeue("-p", "debug") == 5
     model = _tool("queue_overview", {"partition": "debgu"})  # what the model is given
@@ -159,6 +161,17 @@ def test_a_misspelt_node_and_run_are_refused(pending: list[str], wass_home: Path
     status = ask_offline("status of run foo")
     assert status["facts"]["kind"] == "error" and status["facts"]["unknown"]["name"] == "foo"
     assert status["text"].startswith("There is no run `foo`, so I did not answer.")
+
+
+def test_an_unknown_job_names_the_nearest_queued_ids(pending: list[str], wass_home: Path):
+    last = max(pending, key=int)
+    answer = ask_offline(f"why is job {last}9 pending?")
+    assert answer["facts"]["kind"] == "error"
+    said = _one_line(answer["text"])
+    assert f"Slurm knows no job {last}9: it is neither queued nor in accounting" in said
+    assert f"the nearest queued: {last}" in said
+    far = _one_line(ask_offline("why is job 987654321 pending?")["text"])
+    assert far.endswith("neither queued nor in accounting")  # nothing near: none offered
 
 
 def test_cli_refuses_in_one_line_with_exit_2(pending: list[str], wass_home: Path) -> None:
