@@ -86,6 +86,34 @@ class UnknownName(InputError):
         return "; ".join(self.problems[:limit])
 
 
+class NoSuchName(UnknownName):
+    """A name a person typed that a live system (the cluster, the decision log) does not hold,
+    refused in one line that says what there is, since the person cannot see it:
+    ``No partition 'debgu' on this cluster; did you mean debug? Partitions: debug, small``."""
+
+    shown = 12
+    """Known names listed; past this they are counted."""
+
+    def __init__(self, what: str, name: str, known: Iterable[str], where: str) -> None:
+        super().__init__(what, name, sorted(set(known)), where)
+        self.problems = (self._refusal(where),)
+        self.args = (self.one_line(),)
+
+    def _refusal(self, where: str) -> str:
+        text = f"No {self.what} {self.name!r} {where}"
+        if self.nearest:
+            text += f"; did you mean {' or '.join(self.nearest)}?"
+        else:
+            text += "."
+        plural = self.what if self.what.isupper() else self.what + "s"  # QOS
+        if not self.known:
+            return text.removesuffix(".") + f" (there are no {plural})"
+        listed = ", ".join(self.known[: self.shown])
+        if len(self.known) > self.shown:
+            listed += f" and {len(self.known) - self.shown} more"
+        return f"{text} {plural[0].upper()}{plural[1:]}: {listed}"
+
+
 class WorkflowError(InputError):
     """A workflow that cannot be read or is inconsistent (cycle, dangling reference, ...)."""
 

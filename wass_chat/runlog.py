@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sim.errors import InputError
+from sim.errors import InputError, NoSuchName
 from wass_chat.atomic_files import write_atomic
 from wass_chat.run_journal import JournalState, SubmissionJournal, journal_path, read_journal
 
@@ -38,10 +38,12 @@ UNSETTLED_STATES = frozenset({"submitting", "interrupted", "partly submitted"})
 (:mod:`wass_chat.slurm.recovery`) before they are shown or cancelled."""
 
 
-class UnknownRunError(InputError):
-    """A run id with no record in the decision log."""
+class UnknownRunError(NoSuchName):
+    """A run id with no record in the decision log, refused with the nearest logged ones."""
 
-    kind = "run"
+    def __init__(self, run_id: str, runs_dir: Path) -> None:
+        known = [path.stem for path in runs_dir.glob("*.json")] if runs_dir.is_dir() else []
+        super().__init__("run", run_id, known, f"in {runs_dir}")
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,7 @@ class RunLog:
     def get(self, run_id: str) -> RunRecord:
         path = self.path(run_id)
         if not path.is_file():
-            raise UnknownRunError(run_id, [f"no run {run_id!r} in {self.runs_dir}"])
+            raise UnknownRunError(run_id, self.runs_dir)
         try:
             record = RunRecord.from_dict(json.loads(path.read_text()))
         except (OSError, ValueError, TypeError, AttributeError, KeyError) as exc:

@@ -123,3 +123,21 @@ def test_an_export_with_nothing_importable_exits_2_and_keeps_the_cache(home, cap
     assert "nothing imported" in capsys.readouterr().err
     assert {p: p.read_bytes() for p in cache.rglob("*") if p.is_file()} == before
     assert good["rows_written"] == 11
+
+
+def test_filters_naming_nothing_in_the_cache_are_refused(home, capsys):
+    """A misspelt --user/--account/--partition is one line with the nearest name and exit 2,
+    not a quiet period; nothing is written."""
+    run_json(capsys, "sacct", "import", "--from-file", str(FIXTURES / "sacct_22_05.txt"))
+    users = run_json(capsys, "sacct", "summary", "--user", "alice")
+    assert users["summary"]["jobs"] > 0
+    for argv, line in (
+        (["sacct", "summary", "--user", "alcie"], "did you mean alice?"),
+        (["sacct", "summary", "--partition", "bacth"], "did you mean batch?"),
+        (["sacct", "efficiency", "--account", "physcis"], "did you mean physics?"),
+        (["report", "--user", "alcie", "-o", str(home / "audit.html")], "did you mean alice?"),
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and line in err, err
+    assert not (home / "audit.html").exists()

@@ -249,7 +249,7 @@ def test_kb_learn_bad_input_is_one_line_and_exit_2(
         assert main(["kb", "learn"]) == 2
         assert "give a run id, or --from-sacct" in capsys.readouterr().err
         assert main(["kb", "learn", "20260101-000000-0000"]) == 2
-        assert "no run '20260101-000000-0000'" in capsys.readouterr().err
+        assert "No run '20260101-000000-0000'" in capsys.readouterr().err
         assert main(["submit", "demo:fork-join-20", "--estimates", "guess", "--yes"]) == 2
         assert "choose workflow or kb" in capsys.readouterr().err
         assert not (tmp_path / "home" / "runs").exists()  # nothing half-written

@@ -21,7 +21,7 @@ from typing import Any
 
 from wass_chat.agent.answers.prompt import SYSTEM_PROMPT
 from wass_chat.agent.answers.render import render
-from wass_chat.agent.answers.verify import verify_answer
+from wass_chat.agent.answers.verify import ignored_refusals, verify_answer
 from wass_chat.agent.events import (
     ApprovalRequest,
     ChatEvent,
@@ -207,6 +207,8 @@ class OllamaSession(SessionBase):
         events: list[ChatEvent] = [
             ToolResult(message.tool_call_id, message.name or "?", render(facts), facts, error)
         ]
+        if error is not None and facts.get("unknown"):
+            turn.refusals.append(facts)
         if error is None:
             turn.facts.append(facts)
             run_id = facts.get("run_id")
@@ -226,7 +228,22 @@ class OllamaSession(SessionBase):
         text = turn.final_text.strip()
         verdict = verify_answer(text, facts, question)
         answer = Final(render(facts), facts, tuple(turn.citable()))
-        if not turn.facts:
+        ignored = ignored_refusals(text, turn.refusals)
+        if turn.refusals and not turn.facts:
+            # Only refusals: the answer is one, in the model's words if it says so, never an
+            # answer about a name that names nothing ("nothing blocks the queue" in debgu).
+            refused = (
+                turn.refusals[0]
+                if len(turn.refusals) == 1
+                else {"kind": "results", "results": turn.refusals}
+            )
+            if text and not ignored and verify_answer(text, refused, question).ok:
+                answer = Final(text, refused, verified=True)
+            else:
+                if text:
+                    self.log_rejection(question, text, verdict)
+                answer = Final(render(refused), refused, verified=not text)
+        elif not turn.facts:
             if verdict.ok and text:
                 answer = Final(text, verified=True)
             else:
@@ -250,6 +267,10 @@ class OllamaSession(SessionBase):
             if text:
                 self.log_rejection(question, text, verdict)
             answer = Final(render(facts), facts, tuple(turn.citable()), verified=not text)
+        if turn.facts and ignored:  # answered for another name: the refusal is said first
+            said = "\n\n".join(render(refusal) for refusal in turn.refusals)
+            answer = Final(f"{said}\n\n{answer.text}", answer.facts, answer.cited_ids,
+                           verified=answer.verified)  # fmt: skip
         self.history += [HumanMessage(content=question), AIMessage(content=answer.text)]
         yield answer
 
@@ -262,6 +283,8 @@ class _Turn:
         self.shown: dict[str, int] = {}
         self.final_text = ""
         self.facts: list[dict[str, Any]] = []
+        self.refusals: list[dict[str, Any]] = []
+        """Error facts of tools that refused a name naming nothing (``unknown``)."""
         self.approvals: list[ApprovalRequest] = []
 
     def stream_piece(self, chunk: Any) -> str:

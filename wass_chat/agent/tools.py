@@ -125,6 +125,7 @@ class QueueOverviewArgs(BaseModel):
 
     partition: str | None = Field(None, description="Only this partition.")
     user: str | None = Field(None, description="Only this user's jobs.")
+    account: str | None = Field(None, description="Only this account's jobs.")
 
 
 class TopWaitersArgs(BaseModel):
@@ -242,6 +243,8 @@ GATED_TOOLS = frozenset({"submit_workflow"})
 """Tools whose facts become an approval request instead of an action."""
 MODEL_LIST_LIMIT = 12
 """Longest list the model is shown in a tool result (the verifier still sees everything)."""
+KNOWN_SHOWN = 12
+"""Known names an unknown-name refusal lists (the rest are counted)."""
 
 
 @dataclass(frozen=True)
@@ -316,7 +319,13 @@ class Toolbox:
             owner = owners[spec.owner]
             facts = with_verdict(getattr(owner, spec.method)(**parsed.model_dump()))
         except UnknownName as exc:  # refused, with the nearest real names to choose from
-            unknown = {"what": exc.what, "name": exc.name, "nearest": list(exc.nearest)}
+            unknown = {
+                "what": exc.what,
+                "name": exc.name,
+                "nearest": list(exc.nearest),
+                "known": list(exc.known[:KNOWN_SHOWN]),
+                "known_count": len(exc.known),
+            }
             return _error(call_id, name, exc.one_line(), unknown)
         except UserFacingError as exc:
             return _error(call_id, name, exc.one_line())

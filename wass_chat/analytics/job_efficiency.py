@@ -312,12 +312,16 @@ def find_jobs(
     """:func:`jobs_efficiency` on the accounting cache; ids it lacks are asked of ``sacct``.
 
     Raises :class:`~sim.errors.InputError` naming the ids found nowhere (a one-line error, exit
-    2), and :class:`~sim.errors.ServiceUnavailable` when they had to be asked and Slurm did not
-    answer.
+    2), :class:`~sim.errors.NoSuchName` for a user or account the cache never saw, and
+    :class:`~sim.errors.ServiceUnavailable` when they had to be asked and Slurm did not answer.
     """
     from wass_chat.sacct.cache import SacctCache
+    from wass_chat.sacct.cache_names import check_filter_names
 
-    found = jobs_efficiency(SacctCache(sacct_dir).scan(), job_ids, user, account, start, end)
+    cached = SacctCache(sacct_dir).scan()
+    if not job_ids:  # named ids may be asked of sacct: their users need not be cached
+        check_filter_names(cached, user=user, account=account)
+    found = jobs_efficiency(cached, job_ids, user, account, start, end)
     missing = [j for j in job_ids if not any(_matches(job, j) for job in found)]
     if missing and live:
         from wass_chat.sacct.fetch import fetch_jobs

@@ -79,6 +79,8 @@ def report_command(
     from wass_chat.atomic_files import require_folder
     from wass_chat.report.energy_whatifs import WhatIfOptions
     from wass_chat.report.write import write_report
+    from wass_chat.sacct.cache import SacctCache
+    from wass_chat.sacct.cache_names import check_filter_names
 
     if ctx.invoked_subcommand is not None:
         return
@@ -93,6 +95,9 @@ def report_command(
     require_folder(output)  # before asking the model or reading the cache
     begin, finish = parse_period(start, end)
     cfg = settings()
+    check_filter_names(  # before anything is written
+        SacctCache(cfg.sacct_dir).scan(), user=user, account=account, partition=partition
+    )
     began = time.perf_counter()
     writer, unavailable = (None, "--offline was given") if offline else local_model_writer(cfg)
     files = write_report(

@@ -211,10 +211,13 @@ def summary_command(
     """Headline statistics and per-chart insights of a period, from the cache."""
     from wass_chat.analytics.analysis import analyze
     from wass_chat.sacct.cache import SacctCache
+    from wass_chat.sacct.cache_names import check_filter_names
 
     begin, finish = parse_period(start, end)
+    cache = SacctCache(settings().sacct_dir)
+    check_filter_names(cache.scan(), user=user, account=account, partition=partition)
     analysis = analyze(
-        SacctCache(settings().sacct_dir).scan(until=finish),
+        cache.scan(until=finish),
         begin,
         finish,
         user,

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sim.errors import InputError
+from sim.errors import InputError, nearest_names
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, scontrol_records
 from wass_chat.slurm.formats import is_set, memory_mb, set_or_empty, slurm_time, tres
 
@@ -223,9 +223,10 @@ def snapshot(commands: SlurmCommands, job_id: str, now: datetime | None = None) 
     if not snap.job or snap.state not in {"PENDING", "RUNNING", "SUSPENDED", "CONFIGURING"}:
         snap.accounting, snap.steps = _accounting(run, job_id)
     if not snap.job and not snap.accounting:
-        raise UnknownJob(
-            job_id, [f"Slurm knows no job {job_id}: it is neither queued nor in accounting"]
-        )
+        problem = f"Slurm knows no job {job_id}: it is neither queued nor in accounting"
+        if near := nearest_names(job_id, commands.run(["squeue", "-h", "-o", "%i"]).split()):
+            problem += f"; the nearest queued: {', '.join(near)}"
+        raise UnknownJob(job_id, [problem])
     snap.nodes = _records(run.text(["scontrol", "--oneliner", "show", "nodes"]))
     snap.partitions = _records(run.text(["scontrol", "--oneliner", "show", "partitions"]))
     if snap.state in {"PENDING", "RUNNING", "SUSPENDED", "CONFIGURING"}:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sim.errors import PlatformError
 from sim.model import Node, Platform
 from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.slurm.names import check_name
 
 UNUSABLE_STATES = frozenset(
     {"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING", "INVAL", "FUTURE",
@@ -112,7 +113,11 @@ def platform_from_records(
 def platform_from_slurm(
     commands: SlurmCommands | None = None, partition: str | None = None
 ) -> SlurmPlatform:
-    """The cluster as a platform: ``partition`` (default: Slurm's default partition)."""
+    """The cluster as a platform: ``partition`` (default: Slurm's default partition).
+
+    A partition the cluster does not have is refused with the nearest names
+    (:class:`~sim.errors.NoSuchName`), not reported as one without usable nodes."""
     commands = commands or SlurmCommands()
+    check_name(commands, "partition", partition)
     part = partition or default_partition(commands.show_partitions())
     return platform_from_records(commands.show_nodes(), part)

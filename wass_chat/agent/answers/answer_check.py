@@ -11,7 +11,9 @@ explainer declares it computed (a median wait, a CPU share, a place in line). An
 * **one start time**: every clock time an answer gives for the job's own start (the expected
   start, "instead of about", "its current estimate of", "until about") is the same one;
 * **counts that add up**: "N jobs are pending" equals the jobs listed by reason, "K of the N"
-  never has K above N, and "X of the Y CPUs" never X above Y.
+  never has K above N, and "X of the Y CPUs" never X above Y;
+* **no answer for a name that names nothing**: a partition, user or run a tool refused as
+  unknown is refused by the answer too, never answered as an empty result.
 
 Used by the test suites (``tests/agent/test_answer_consistency.py``, and live in tests/slurm)
 over real answers; :func:`problems` returns what is wrong, one line each.
@@ -23,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from wass_chat.agent.answers.verify import COMPUTED_TEXT, verify_answer
+from wass_chat.agent.answers.verify import COMPUTED_TEXT, ignored_refusals, verify_answer
 
 _DAY = r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?"
 _CLOCK = re.compile(r"(?<![\d:.])" + _DAY + r"(\d{2}):(\d{2})(?![\d:]|\.\d)")
@@ -148,5 +150,8 @@ def contradictions(text: str) -> list[str]:
 
 
 def problems(text: str, facts: Mapping[str, Any]) -> list[str]:
-    """Everything wrong with a rendered answer: ungrounded numbers and contradictions."""
-    return ungrounded(text, facts) + contradictions(text)
+    """Everything wrong with a rendered answer: ungrounded numbers, contradictions, and a name
+    a tool refused as unknown that the answer treats as real."""
+    parts = facts.get("results", [facts]) if facts.get("kind") == "results" else [facts]
+    refusals = [part for part in parts if part.get("unknown")]
+    return ungrounded(text, facts) + contradictions(text) + ignored_refusals(text, refusals)

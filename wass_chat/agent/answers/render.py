@@ -232,18 +232,24 @@ def render_help(f: Facts) -> str:
 
 def render_error(f: Facts) -> str:
     """The error in one line; a name that names nothing is refused with the nearest real ones
-    (which the person picks from: nothing was silently replaced)."""
+    and the names there are (the person picks: nothing was silently replaced)."""
     unknown = f.get("unknown")
     if not unknown:
         return f"I could not answer that: {f['error']}"
     text = f"There is no {unknown['what']} {lit(unknown['name'])}, so I did not answer."
     nearest = unknown.get("nearest") or []
+    known = unknown.get("known") or []
     if nearest:
-        listed = " or ".join(lit(n) for n in nearest)
-        text += f" Did you mean {listed}? Ask again with that name."
-    else:
+        text += f" Did you mean {' or '.join(lit(n) for n in nearest)}?"
+    if known:
+        what = str(unknown["what"])
+        plural = what if what.isupper() else what + "s"  # QOS
+        more = unknown.get("known_count", len(known)) - len(known)
+        text += f" {plural[0].upper()}{plural[1:]}: {', '.join(lit(k) for k in known)}"
+        text += f" and {more} more." if more > 0 else "."
+    elif not nearest:
         text += f" ({f['error']}.)"
-    return text
+    return text + (" Ask again with the right name." if nearest or known else "")
 
 
 RENDERERS: dict[str, Callable[[Facts], str]] = {

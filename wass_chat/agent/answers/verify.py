@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,6 +155,32 @@ def verify_answer(text: str, facts: Mapping[str, Any], question: str = "") -> Ve
         unknown_ids=tuple(unknown),
         cited_ids=cited,
     )
+
+
+def ignored_refusals(text: str, refusals: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Names a tool refused as unknown that ``text`` does not refuse too, one line each.
+
+    An answer must say so in a sentence naming the name ("there is no partition debgu", "debgu
+    is unknown", "did you mean debug?"); one that goes on as if the name were real ("no job is
+    pending in debgu: nothing blocks the queue") is the confident wrong answer the refusal
+    exists to prevent."""
+    problems = []
+    for facts in refusals:
+        unknown = facts.get("unknown") or {}
+        name, what = str(unknown.get("name", "")), str(unknown.get("what", "name"))
+        said = re.compile(
+            rf"\b(?:no|not? an?|isn't an?|unknown|no such|not (?:a )?known)\s+{re.escape(what)}\b|"
+            r"\b(?:not|never)\s+(?:exist|known|found)|\bdoes(?:n't| not) exist|\bunknown\b|"
+            r"\bdid you mean\b",
+            re.I,
+        )
+        sentences = [s for s in _SENTENCE.split(text) if name.lower() in s.lower()]
+        if not any(said.search(s) for s in sentences):
+            problems.append(f"the answer does not say there is no {what} {name!r}")
+    return problems
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 COMPUTED_TEXT = frozenset({"verdict", "outcome", "expected_start_note", "text", "meaning"})

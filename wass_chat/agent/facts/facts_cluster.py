@@ -258,13 +258,14 @@ class ClusterFacts:
         return dict(explain_cached(rows[-1], imported, why))
 
     def queue_overview(
-        self, partition: str | None = None, user: str | None = None
+        self, partition: str | None = None, user: str | None = None, account: str | None = None
     ) -> dict[str, Any]:
-        """What blocks the pending queue, which partition is congested, who waits longest now."""
+        """What blocks the pending queue, which partition is congested, who waits longest now;
+        an unknown partition, user or account is refused with the nearest names."""
         from wass_chat.slurm.commands import SlurmCommands
         from wass_chat.slurm.explain.queue import queue_overview as overview
 
-        return dict(overview(SlurmCommands(timeout=15), partition, user))
+        return dict(overview(SlurmCommands(timeout=15), partition, user, account=account))
 
     def top_waiters(self, period: str = "7d", count: int = 5) -> dict[str, Any]:
         """Users who waited longest over a period, from the cache brought up to date first."""
@@ -291,6 +292,7 @@ class ClusterFacts:
         """One job's efficiency (asked of sacct when the cache lacks it), or a period's."""
         from wass_chat.analytics import efficiency_questions as questions
         from wass_chat.sacct.cache import SacctCache
+        from wass_chat.sacct.cache_names import check_filter_names
 
         cache = SacctCache(self.settings.sacct_dir)
         if jobid is not None:
@@ -301,6 +303,7 @@ class ClusterFacts:
             return dict(questions.job_facts(jobs, [jobid], note))
         start, end = parse_period(period)
         note = refresh_cache(cache, start, end)
+        check_filter_names(cache.scan(), user=user)
         words, scanned = period_in_words(period), cache.scan(until=end)
         facts = questions.period_facts(scanned, start, end, words, user, count, note, cache.scan())
         return dict(facts)
@@ -309,10 +312,12 @@ class ClusterFacts:
         """Accounting statistics of a period from the local sacct cache (analytics area)."""
         from wass_chat.analytics import analysis as analysis_module
         from wass_chat.sacct import cache as cache_module
+        from wass_chat.sacct.cache_names import check_filter_names
 
         start, end = parse_period(period)
         cache = cache_module.SacctCache(self.settings.sacct_dir)
         note = refresh_cache(cache, start, end)
+        check_filter_names(cache.scan(), user=user)
         analysis = analysis_module.analyze(cache.scan(until=end), start, end, user)
         summary = analysis.summary.to_dict()
         statistics = {

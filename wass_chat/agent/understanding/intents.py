@@ -150,7 +150,8 @@ def _why(pos: list[str], opt: dict[str, str]) -> Intent:
 
 
 def _queue(pos: list[str], opt: dict[str, str]) -> Intent:
-    return Intent("queue_overview", {"partition": _first(pos), **_pick(opt, "partition", "user")})
+    args = {"partition": _first(pos), **_pick(opt, "partition", "user", "account")}
+    return Intent("queue_overview", args)
 
 
 def _waiters(pos: list[str], opt: dict[str, str]) -> Intent:
@@ -293,7 +294,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         "a run's tasks and their states (the cluster without RUN)",
         ("status of run demo-genomics-49-heft", "is my run finished?"),
         (Command("/status", "/status [RUN]", _status),),
-        lambda s: {"run": s.run} if s.run else {},
+        lambda s: {"run": s.run or s.named_run} if s.run or s.named_run else {},
     ),
     IntentSpec(
         "cluster_status",
@@ -316,7 +317,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         "queue_overview",
         "what is blocking the queue now, by partition and user",
         ("what is blocking the queue?", "which partition is congested"),
-        (Command("/queue", "/queue [PARTITION] [user=U]", _queue),),
+        (Command("/queue", "/queue [PARTITION] [user=U] [account=A]", _queue),),
         lambda s: {"partition": s.partition, "user": s.user},
     ),
     IntentSpec(

@@ -41,6 +41,9 @@ class Slots:
 
     jobid: str | None = None
     run: str | None = None
+    named_run: str | None = None
+    """A word after "run" that is no run id (``status of run foo``): a run the person named,
+    checked against the decision log, never dropped for the latest run."""
     task: str | None = None
     node: str | None = None
     """A node of the demo platform (placements and what-ifs are about simulated runs)."""
@@ -102,6 +105,31 @@ def find_run(text: str) -> str | None:
         if workflow and scheduler:
             return f"demo-{workflow}-{scheduler}"
     return run
+
+
+_NAMED_RUN = re.compile(r"\brun\s+(?:named\s+|called\s+|id\s+)?[`'\"]?([a-z0-9][\w.-]*[\w])", re.I)
+_NOT_RUN_NAMES = frozenset((
+    "is", "was", "are", "has", "have", "had", "did", "does", "the", "a", "an", "my", "this",
+    "that", "it", "its", "of", "on", "in", "at", "to", "for", "with", "from", "by", "and", "or",
+    "finished", "done", "over", "complete", "completed", "ended", "failed", "running", "still",
+    "status", "state", "progress", "now", "yet", "so", "going", "doing", "ok", "okay", "went",
+    "go", "look", "looks", "there", "here", "again", "last", "latest", "first", "before",
+))  # fmt: skip
+"""Words after "run" that name no run ("is my run finished", "run status")."""
+
+
+def find_named_run(text: str) -> str | None:
+    """The name after "run" when it is no run id, workflow or scheduler (``run foo``)."""
+    if find_run(text):
+        return None
+    for match in _NAMED_RUN.finditer(text):
+        word = match.group(1)
+        lowered = word.lower()
+        if lowered in _NOT_RUN_NAMES or lowered.isdigit():
+            continue
+        if find_workflow(word) is None and not find_schedulers(word):
+            return word
+    return None
 
 
 def _fuzzy(word: str, choices: Any, cutoff: float = 0.8) -> str | None:
@@ -343,6 +371,7 @@ def parse_slots(text: str, today: date | None = None) -> Slots:
     return Slots(
         jobid=find_jobid(text),
         run=find_run(text),
+        named_run=find_named_run(text),
         task=find_task(text),
         node=find_node(text),
         host=find_host(text),

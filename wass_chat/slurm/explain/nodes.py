@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TypedDict
 
-from sim.errors import InputError
+from sim.errors import NoSuchName
 from wass_chat.slurm.availability import ensure_slurm
 from wass_chat.slurm.backend import choose_backend
 from wass_chat.slurm.commands import SlurmCommands
@@ -161,7 +161,8 @@ def cluster_status(
 ) -> ClusterFacts:
     """Every node's facts and a verdict (about ``node`` when one is named).
 
-    Raises :class:`~sim.errors.InputError` for a node the cluster does not have, and
+    Raises :class:`~sim.errors.NoSuchName` for a node the cluster does not have (with the
+    nearest names), and
     :class:`~sim.errors.ServiceUnavailable` when Slurm does not answer.
     """
     now = now or datetime.now()
@@ -172,7 +173,7 @@ def cluster_status(
     nodes = [node_facts(r, running, now, cpus_on) for r in commands.show_nodes()]
     by_name = {n["name"]: n for n in nodes}
     if node is not None and node not in by_name:
-        raise InputError(node, [f"the cluster has no node {node!r} (nodes: {', '.join(by_name)})"])
+        raise NoSuchName("node", node, by_name, "on this cluster")
     facts = ClusterFacts(
         kind="cluster",
         source="slurm",

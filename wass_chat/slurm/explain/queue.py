@@ -1,5 +1,9 @@
 """The queue as a whole: what blocks the most pending jobs, which partition is congested, who
 waits longest right now (live), and who waited longest over a period (accounting).
+
+A partition, user or account the cluster does not know is refused with the nearest names
+(:func:`~wass_chat.slurm.names.check_name`): ``squeue -p debgu`` answers an empty queue, which
+would read as "nothing blocks the queue" while jobs pend.
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ import polars as pl
 
 from wass_chat.slurm.commands import SlurmCommands, parse_parsable, scontrol_records
 from wass_chat.slurm.explain.ended import duration
-from wass_chat.slurm.explain.queue_headline import attention, queue_verdict
+from wass_chat.slurm.explain.queue_headline import attention, queue_verdict, scope_words
 from wass_chat.slurm.formats import slurm_time
 from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.names import check_name
 from wass_chat.slurm.reasons import classify
 
 
@@ -25,6 +30,7 @@ class QueueFacts(TypedDict):
     verdict: str
     partition: str | None
     user: str | None
+    account: str | None
     pending: int
     running: int
     reasons: list[dict[str, Any]]
@@ -41,15 +47,23 @@ def queue_overview(
     partition: str | None = None,
     user: str | None = None,
     now: datetime | None = None,
+    account: str | None = None,
 ) -> QueueFacts:
-    """The pending queue grouped by reason and partition, with its longest waiters."""
+    """The pending queue grouped by reason and partition, with its longest waiters; only of
+    ``partition``, ``user`` and ``account`` when given (each may be a comma-separated list).
+
+    Raises :class:`~sim.errors.NoSuchName` for a name the cluster lacks."""
     now = now or datetime.now()
+    for kind, name in (("partition", partition), ("user", user), ("account", account)):
+        check_name(commands, kind, name)
     fields = ("id", "partition", "state", "reason", "submit", "cpus", "user", "name")
     argv = ["squeue", "-h", "-t", "PD,R", "-o", "%i|%P|%T|%r|%V|%C|%u|%j"]
     if partition:
         argv += ["-p", partition]
     if user:
         argv += ["-u", user]
+    if account:
+        argv += ["-A", account]
     jobs = parse_parsable(commands.run(argv), fields)
     pending = [j for j in jobs if j["state"] == "PENDING"]
     running = [j for j in jobs if j["state"] == "RUNNING"]
@@ -67,7 +81,7 @@ def queue_overview(
     ]
     parts = _partitions(commands, pending)
     if partition:
-        parts = [p for p in parts if p["partition"] == partition]
+        parts = [p for p in parts if p["partition"] in partition.split(",")]
 
     def age(job: dict[str, str]) -> float:
         submitted = slurm_time(job["submit"])
@@ -86,10 +100,13 @@ def queue_overview(
     ]
     return QueueFacts(
         kind="queue",
-        verdict=queue_verdict(pending, reasons, parts, longest),
+        verdict=queue_verdict(
+            pending, reasons, parts, longest, scope_words(partition, user, account)
+        ),
         attention=attention(pending),
         partition=partition,
         user=user,
+        account=account,
         pending=len(pending),
         running=len(running),
         reasons=reasons,

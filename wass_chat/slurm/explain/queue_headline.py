@@ -73,15 +73,35 @@ def attention_sentence(counts: dict[str, int], pending: int) -> str:
     return f"{who[0].upper()}{who[1:]} {verb} a person to act: {'; '.join(parts)}."
 
 
+def scope_words(partition: str | None, user: str | None, account: str | None) -> str:
+    """`` of user alice in partition debug``: the filters a queue answer was asked with."""
+    words = [
+        f" {prep} {kind} {name}"
+        for prep, kind, name in (
+            ("of", "user", user),
+            ("of", "account", account),
+            ("in", "partition", partition),
+        )
+        if name
+    ]
+    return "".join(words)
+
+
 def queue_verdict(
     pending: list[dict[str, Any]],
     reasons: list[dict[str, Any]],
     parts: list[dict[str, Any]],
     longest: list[dict[str, Any]],
+    scope: str = "",
 ) -> str:
-    """The queue's headline from its own counts (see the module docstring)."""
+    """The queue's headline from its own counts (see the module docstring); ``scope`` says
+    which part of the queue was asked about (:func:`scope_words`)."""
     if not pending:
-        return "No job is pending: nothing blocks the queue."
+        return (
+            f"No job{scope} is pending."
+            if scope
+            else "No job is pending: nothing blocks the queue."
+        )
     verdict = (
         f"{_jobs(len(pending))} {'are' if len(pending) != 1 else 'is'} pending; "
         f"{reasons_sentence(reasons)}. {attention_sentence(attention(pending), len(pending))}"
