@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sim.errors import InputError
-from wass_chat.runlog import RunLog, RunRecord, UnknownRunError
+from sim.errors import InputError, NoSuchName
+from wass_chat.runlog import RunLog, RunRecord
 
 DEMO_RUN_PREFIX = "demo-"
 DEMO_EVIDENCE_SOURCE = "demo simulation"
@@ -43,11 +43,14 @@ def site_runs(log: RunLog) -> list[RunRecord]:
 
 def site_record(log: RunLog, run_id: str) -> RunRecord:
     """The site's run ``run_id``; a demo run left in the site's log by an earlier version is
-    not one (:class:`~wass_chat.runlog.UnknownRunError`, as for any id the log lacks)."""
+    not one (:class:`~sim.errors.NoSuchName`, as for any id the log lacks)."""
     record = log.get(run_id)
     if is_demo_record(record):
-        raise UnknownRunError(
-            run_id, [f"{run_id!r} is a demo run, not a run of this site ({log.runs_dir})"]
+        raise NoSuchName(
+            "run",
+            run_id,
+            [r.run_id for r in site_runs(log)],
+            f"in {log.runs_dir} (it is a demo run, not a run of this site)",
         )
     return record
 

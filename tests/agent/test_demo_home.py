@@ -111,7 +111,7 @@ def test_the_demo_opened_on_a_site_leaves_its_runs_out_of_everything(site: Setti
     assert listed.returncode == 0, listed.stderr
     assert [r["run_id"] for r in json.loads(listed.stdout)] == [own.run_id]
     status = cli(site.home, "status", "demo-genomics-49-heft", "--json", "--no-learn")
-    assert status.returncode == 2 and "no run 'demo-genomics-49-heft'" in status.stderr
+    assert status.returncode == 2 and "no run 'demo-genomics-49-heft'" in status.stderr.lower()
 
     report = report_of(site)
     assert_only_site_runs(report, {own.run_id})
