@@ -4,8 +4,10 @@ same window), every number of the answer in its facts, the mean wait's CI and th
 model's assumptions stated; told apart from the workflow what-if, and asked back when unclear.
 
 The site: 6,000 synthetic jobs over the last 20 days, with a partition named ``long`` (the
-synthesizer's ``extended``, 7-day limits), in the accounting cache; Slurm is away (no sacct on
-PATH), so the cluster is the one the jobs ran on, as the command's ``--cluster jobs``.
+synthesizer's ``extended``, 7-day limits), their starts those of their replay (so the
+baseline matches the record: tests/batch/replayed_record.py), in the accounting cache; Slurm
+is away (no sacct on PATH), so the cluster is the one the jobs ran on, as the command's
+``--cluster jobs``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import polars as pl
 import pytest
 
 from tests.agent.conftest import UNREACHABLE
+from tests.batch.replayed_record import with_replayed_starts
 from wass_chat.agent.answers.answer_check import problems
 from wass_chat.cli import main
 from wass_chat.config import settings
@@ -33,8 +36,10 @@ pytestmark = pytest.mark.xdist_group("agent-home")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("cluster-whatif-home")
     start = datetime.now().replace(microsecond=0) - timedelta(days=21)
-    jobs = synthesize(6000, seed=3, days=20, start=start).with_columns(
-        pl.col("partition").replace("extended", "long")
+    jobs = with_replayed_starts(
+        synthesize(6000, seed=3, days=20, start=start).with_columns(
+            pl.col("partition").replace("extended", "long")
+        )
     )
     SacctCache(home / "sacct").write(jobs.with_columns(pl.lit("synthetic").alias("source")))
     return home

@@ -31,7 +31,7 @@ START, END = datetime(2024, 1, 1), datetime(2030, 1, 1)
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return make_home(tmp_path_factory.mktemp("report-energy"), with_run=False)
+    return make_home(tmp_path_factory.mktemp("report-energy"), with_run=False, replayed=True)
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +113,7 @@ def test_the_flags_skip_or_cap_the_replays(home: tuple[Path, Path]) -> None:
 
 
 def test_without_node_lists_both_sections_are_one_line(tmp_path):
-    sacct_dir, runs_dir = make_home(tmp_path, with_run=False)
+    sacct_dir, runs_dir = make_home(tmp_path, with_run=False, replayed=True)
     cache = SacctCache(sacct_dir)
     jobs = cache.scan().collect().with_columns(pl.lit(None, pl.String).alias("node_list"))
     cache.write(jobs)  # the newest row of each job wins: every job now without its nodes

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from wass_chat.analytics.insights import amount, human_duration
+from wass_chat.batch.baseline_match import unmatched_words
 
 
 def signed(seconds: float) -> str:
@@ -28,8 +29,12 @@ def whatif_verdict(f: dict[str, Any]) -> str:
     whether its confidence interval excludes no change), to energy when power saving is asked
     or energy moves, and to what the change is about (kills at a new limit, backfill with
     predictions, the partition concerned)."""
-    a, b, d = f["before"], f["after"], f["difference"]
     change = ", ".join(f["change_words"])
+    if "difference" not in f:  # the unchanged replay is not the site: no difference to state
+        return f"With {change}, over {f['window']['words']}: " + " ".join(
+            unmatched_words(f["baseline_check"], [])
+        )
+    a, b, d = f["before"], f["after"], f["difference"]
     low, high = d["wait_mean_ci95_s"]
     moves = low > 0 or high < 0
     unchanged = not d["jobs_waiting_less"] and not d["jobs_waiting_more"]

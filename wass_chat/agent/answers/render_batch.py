@@ -27,8 +27,8 @@ def _row(label: str, before: str, after: str, change: str = "") -> str:
 
 
 def render_cluster_whatif(f: Facts) -> str:
-    """The change's effect on waits, backfill, kills, utilisation and energy."""
-    a, b, d = f["before"], f["after"], f["difference"]
+    """The change's effect on waits, backfill, kills, utilisation and energy; or, when the
+    unchanged replay is not the site (no ``difference``), why no effect is given."""
     w = f["window"]
     lines = [f"**{plain(f['verdict'])}**", ""]
     lines.append(
@@ -40,6 +40,9 @@ def render_cluster_whatif(f: Facts) -> str:
     left = f["left_out"]
     if left["fit_nowhere"]:
         lines.append(f"{left['fit_nowhere']:,} jobs fit on no node of the cluster: left out.")
+    if "difference" not in f:
+        return "\n".join(lines + _unmatched_tail(f))
+    a, b, d = f["before"], f["after"], f["difference"]
     lines += ["", "**Before -> after:**"]
     pct = f"; {d['wait_mean_pct']:+.1f}%" if d["wait_mean_pct"] is not None else ""
     lines += [
@@ -121,6 +124,28 @@ def render_cluster_whatif(f: Facts) -> str:
         lines += ["", f"_{lit(f['note'], MAX_NOTE)}_"]
     lines += ["", "The same replay: `wass-chat whatif cluster` (docs/cluster-whatif.md)."]
     return "\n".join(lines)
+
+
+def _unmatched_tail(f: Facts) -> list[str]:
+    """An answer without a difference: the unchanged replay against the record (the verdict
+    says why no difference is given), and how to get a replay that matches."""
+    rec = f.get("recorded_check") or {}
+    lines = []
+    if rec:
+        lines += [
+            "",
+            f"**The unchanged replay against the record**: {rec['within_tolerance_pct']:.1f}% "
+            f"of {rec['jobs']:,} starts within {human_duration(rec['tolerance_s'])} of the "
+            "recorded ones.",
+        ]
+    if f.get("note"):
+        lines += ["", f"_{lit(f['note'], MAX_NOTE)}_"]
+    lines += [
+        "",
+        "The same check: `wass-chat whatif cluster` (docs/cluster-whatif.md, \"Is the baseline "
+        "the site?\").",
+    ]
+    return lines
 
 
 def _power_model(model: Facts) -> list[str]:
