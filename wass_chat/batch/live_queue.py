@@ -70,6 +70,8 @@ class LiveJob:
     gpus_per_node: int
     parents: tuple[str, ...] = ()
     reason: str = ""
+    expected_start_s: int | None = None
+    """Pending jobs: Slurm's own expected start (``StartTime``), when it has planned one."""
 
 
 @dataclass(frozen=True)
@@ -277,6 +279,7 @@ def _job(r: Mapping[str, str], state: str, job_id: str) -> LiveJob:
         gpus_per_node=gpus,
         parents=parents,
         reason=r.get("Reason", ""),
+        expected_start_s=_epoch(r.get("StartTime")) if state == "pending" else None,
     )
 
 

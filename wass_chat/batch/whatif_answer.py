@@ -26,6 +26,8 @@ from sim.batch.energy import profiles_in_use
 from sim.batch.model import BatchCluster
 from sim.errors import InputError, UnknownName
 from wass_chat.batch.baseline_match import checked_compare
+from wass_chat.batch.live_queue import LiveQueue
+from wass_chat.batch.queue_drain import queue_drain
 from wass_chat.batch.scenario import (
     DEFAULT_DAYS,
     DEFAULT_MAX_JOBS,
@@ -57,6 +59,9 @@ class WhatIfFacts(TypedDict, total=False):
     partition: dict[str, Any] | None
     recorded_check: dict[str, Any]
     baseline_check: dict[str, Any]
+    queue_now: dict[str, Any]
+    """The jobs running and pending on the live cluster now, the pending ones' starts from
+    now before and after the change (only when the replayed cluster is the live one)."""
     """The unchanged replay's mean wait against the record's
     (:func:`~wass_chat.batch.baseline_match.baseline_gap`); when it does not match there is no
     ``after``, ``difference`` or ``partition``: the answer says why instead."""
@@ -216,8 +221,11 @@ def whatif_facts(
     end: datetime | None = None,
     cluster: str = "auto",
     note: str = "",
+    queue: LiveQueue | None = None,
 ) -> dict[str, Any]:
-    """Replay the period (default: the last days of ``jobs``) before and after ``request``."""
+    """Replay the period (default: the last days of ``jobs``) before and after ``request``;
+    with ``queue`` (the live queue, when the cluster is the live one) also the jobs pending
+    now, from now (``queue_now``, :func:`~wass_chat.batch.queue_drain.queue_drain`)."""
     if request.is_empty():
         raise InputError(
             "what-if",
@@ -272,6 +280,9 @@ def whatif_facts(
         facts["after"] = _figures(after)
         facts["difference"] = _difference(before, after, d)
         facts["partition"] = _partition(concerned, before, after)
+    if queue is not None and str(loaded.source["cluster"]).startswith("live"):
+        scenario = loaded.scenario
+        facts["queue_now"] = queue_drain(queue, scenario.cluster, scenario.scheduler, changes)
     if "prediction_accuracy" in report:
         facts["prediction_accuracy"] = report["prediction_accuracy"]
     if request.weights:
