@@ -280,3 +280,41 @@ def test_predictions_said_otherwise_give_their_accuracy(
     assert f"The predictions' median error is {median:.0f}%" in out["answer"]
     assert "**Walltime predictions**" in out["answer"]
     grounded(out)
+
+
+@pytest.fixture(scope="module")
+def far_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthesiser's own record (its waits drawn, not scheduled): no replay reproduces it."""
+    home = tmp_path_factory.mktemp("cluster-whatif-far-home")
+    start = datetime.now().replace(microsecond=0) - timedelta(days=11)
+    jobs = synthesize(3000, seed=7, days=10, start=start)
+    SacctCache(home / "sacct").write(jobs.with_columns(pl.lit("synthetic").alias("source")))
+    return home
+
+
+def test_a_baseline_that_is_not_the_site_gives_no_difference(
+    far_site: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("WASS_HOME", str(far_site))
+    monkeypatch.setenv("WASS_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("WASS_OLLAMA_HOST", UNREACHABLE)
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    settings.cache_clear()
+    try:
+        out = ask("what if we add 8 nodes to the batch partition?", capsys)
+    finally:
+        settings.cache_clear()
+    facts = out["facts"]
+    check = facts["baseline_check"]
+    assert not check["matches"] and "after" not in facts and "difference" not in facts
+    report = command(capsys, facts, "--add-nodes", "batch:8")
+    assert "difference" not in report  # the command refuses the same
+    assert report["baseline_check"]["replayed_wait_mean_s"] == check["replayed_wait_mean_s"]
+    answer = out["answer"]
+    assert "no difference is given" in answer and "Before -> after" not in answer
+    assert "What is missing: the cluster's real description" in answer
+    assert problems(answer, facts) == []

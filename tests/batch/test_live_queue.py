@@ -12,7 +12,10 @@ import numpy as np
 from sim.batch.config import scheduler_preset
 from sim.batch.engine import simulate_batch
 from sim.batch.model import BatchCluster, BatchNode, Partition
+from wass_chat.batch.cluster_source import add_nodes
 from wass_chat.batch.live_queue import queue_from_records
+from wass_chat.batch.queue_drain import queue_drain
+from wass_chat.batch.whatif import Changes
 from wass_chat.slurm.commands import scontrol_records
 
 DATA = Path(__file__).parent / "data" / "scontrol-show-job-22.05.txt"
@@ -59,3 +62,20 @@ def test_replay_keeps_running_jobs_and_starts_pending_ones_after_now() -> None:
     # the running array task took 8 CPUs over nodes of 2, 2 and 4: cut to 2 per node to fit
     assert qw.clipped == 4 and w.cpus_per_node[qw.rows["5_2"]] == 2
     assert np.all(w.dep_parent == [qw.rows["1"]])
+
+
+def test_the_queue_drain_holds_the_running_jobs_where_they_are() -> None:
+    """No change changes nothing, and every running job starts at its real start on both
+    clusters; a second node like n4 starts job 2 (8 CPUs, waiting for n4) at once."""
+    q = queue()
+    easy = scheduler_preset("easy")
+    same = queue_drain(q, CLUSTER, easy, Changes(add_nodes=(("debug", 0),)))
+    assert (same["running"], same["pending"], same["held"]) == (2, 7, 1)
+    assert same["starting_sooner"] == same["starting_later"] == 0
+    assert same["running_not_at_their_start"] == 0
+    assert same["slurm_estimates"]["jobs"] == 6  # job 6 waits for a dependency: no estimate
+    bigger = queue_drain(q, add_nodes(CLUSTER, "debug", 1, like="n4"), easy, Changes())
+    assert bigger["running_not_at_their_start"] == 0
+    # jobs 2 and 3 (8 CPUs, one node) waited for n4 one after the other: with a second node
+    # like it, job 2 starts now, job 3 when job 1 ends
+    assert same["before"]["starting_now"] == 0 and bigger["before"]["starting_now"] == 1

@@ -36,6 +36,7 @@ import numpy as np
 from sim.batch.model import UNLIMITED, BatchCluster, Workload
 from wass_chat.slurm.commands import SlurmCommands, scontrol_records
 from wass_chat.slurm.formats import is_set, memory_mb, slurm_duration, slurm_time, tres
+from wass_chat.slurm.hostlist import expand
 
 NO_LIMIT_RUN_S = 7 * 86400
 """How long a job without a time limit (and a partition without MaxTime) is assumed to run."""
@@ -72,6 +73,8 @@ class LiveJob:
     reason: str = ""
     expected_start_s: int | None = None
     """Pending jobs: Slurm's own expected start (``StartTime``), when it has planned one."""
+    nodes: tuple[str, ...] = ()
+    """Running jobs: the nodes Slurm gave them (``NodeList``)."""
 
 
 @dataclass(frozen=True)
@@ -167,24 +170,32 @@ class LiveQueue:
             dep_ptr=np.asarray(ptr, np.int64) if parents else np.zeros(1, np.int64),
             dep_parent=np.asarray(parents, np.int64),
         )
-        w, clipped = _fitted(w, cluster)
+        w, clipped = _fitted(w, cluster, [j.nodes for j in jobs])
         states = np.asarray([j.state == "running" for j in jobs], bool)
         return QueueWorkload(
             w, self.now_s, rows, np.flatnonzero(states), np.flatnonzero(~states), no_limit, clipped
         )
 
 
-def _fitted(w: Workload, cluster: BatchCluster) -> tuple[Workload, int]:
-    """``w`` with each per-node request cut to what ``nnodes`` nodes of its partition can all
-    host (the ``nnodes``-th largest node's CPUs, memory, GPUs); and how many jobs were cut.
-    Jobs of partitions the cluster lacks are left as they are."""
+def _fitted(
+    w: Workload, cluster: BatchCluster, held: Sequence[tuple[str, ...]]
+) -> tuple[Workload, int]:
+    """``w`` with each per-node request cut to what its nodes can all host, and how many jobs
+    were cut. A running job's nodes are those it ``held`` (the smallest of them bounds the
+    even request, so it fits where Slurm put it); a pending job's, any ``nnodes`` of its
+    partition (the ``nnodes``-th largest CPUs, memory and GPUs). Jobs of partitions the
+    cluster lacks are left as they are."""
     index = cluster.node_index()
     members = {p.name: [cluster.nodes[index[n]] for n in p.nodes] for p in cluster.partitions}
     cpus, mem, gpus = w.cpus_per_node.copy(), w.mem_per_node.copy(), w.gpus_per_node.copy()
     cut = 0
     for i in range(len(w)):
-        nodes = members.get(w.partitions[w.partition[i]], [])
+        own = [cluster.nodes[index[n]] for n in held[i] if n in index]
         k = int(w.nnodes[i])
+        if own and len(own) == len(held[i]):
+            nodes, k = own, len(own)
+        else:
+            nodes = members.get(w.partitions[w.partition[i]], [])
         if len(nodes) < k:
             continue
         caps = [sorted((getattr(n, f) for n in nodes), reverse=True)[k - 1]
@@ -280,6 +291,7 @@ def _job(r: Mapping[str, str], state: str, job_id: str) -> LiveJob:
         parents=parents,
         reason=r.get("Reason", ""),
         expected_start_s=_epoch(r.get("StartTime")) if state == "pending" else None,
+        nodes=tuple(expand(r.get("NodeList", ""))) if state == "running" else (),
     )
 
 

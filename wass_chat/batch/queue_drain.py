@@ -6,7 +6,9 @@ the queue drain now?". :func:`queue_drain` replays the live queue
 (:mod:`wass_chat.batch.live_queue`: the running jobs to their time limits, the pending ones from
 now) on the live cluster under its scheduler, before and after the same changes, and gives for
 the pending jobs how long until each starts (the mean, and the last start: when the queue has
-drained) and how many start sooner or later. Run times are the time limits, as Slurm's own
+drained) and how many start sooner or later; and how many running jobs the replay could not
+place at their real start (``running_not_at_their_start``: 0 when it holds the cluster as it
+is now). Run times are the time limits, as Slurm's own
 start estimates assume, so both are upper bounds; Slurm's estimate (``StartTime`` of a pending
 job the backfill pass has planned) is given beside the replay's where it has one.
 """
@@ -52,8 +54,13 @@ def queue_drain(
         variant = Scenario(variant.cluster, variant.workload.take(kept), variant.scheduler)
         out["too_big_after_change"] = len(later)
     pending = np.isin(keep, qw.pending_rows)
-    before = simulate_batch(base.cluster, base.workload, base.scheduler).start_s[pending]
-    after = simulate_batch(variant.cluster, variant.workload, variant.scheduler).start_s[pending]
+    before_all = simulate_batch(base.cluster, base.workload, base.scheduler).start_s
+    after_all = simulate_batch(variant.cluster, variant.workload, variant.scheduler).start_s
+    running = base.workload.recorded_start_s >= 0
+    out["running_not_at_their_start"] = int(
+        (before_all[running] != base.workload.recorded_start_s[running]).sum()
+    )
+    before, after = before_all[pending], after_all[pending]
     ids = [w.job_ids[i] for i in keep[pending]]
     out["replayed_pending"] = len(ids)
     out["before"] = _from_now(before, qw.now_s)

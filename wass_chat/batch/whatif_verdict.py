@@ -56,7 +56,11 @@ def whatif_verdict(f: dict[str, Any]) -> str:
         if d["facility_pct"] is not None
         else ""
     )
-    energy = f"{'save' if saved >= 0 else 'cost'} {amount(abs(saved))} kWh at the facility{share}"
+    verb = "save" if saved >= 0 else "cost"
+    energy = f"{verb} {amount(abs(saved))} kWh at the facility{share}"
+    if 0 < abs(saved) < 0.01 and d["facility_pct"] is not None:  # "< 0.01 kWh" states no fact
+        energy = f"{verb} {abs(d['facility_pct']):.1f}% of the {amount(a['facility_kwh'])} kWh"
+        energy += " at the facility"
     words = queue_words(f.get("queue_now"), change)
     if f["asked"].get("power_off_after_min") is not None:  # the question is about energy
         words += f"With {change}, over {f['window']['words']}, it would {energy}, and {waits}."
