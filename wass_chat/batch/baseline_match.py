@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from sim.batch.energy import PowerModel
+from sim.batch.model import Workload
 from wass_chat.analytics.insights import human_duration
 from wass_chat.batch.scenario import INFERRED, LoadedScenario
 from wass_chat.batch.whatif import Baseline, Changes, Scenario, compare, replay_baseline
@@ -110,7 +111,7 @@ def calibrate(loaded: LoadedScenario, jobs: pl.DataFrame | None) -> tuple[Scenar
 
     scenario, steps = loaded.scenario, []
     if jobs is not None and loaded.source.get("cluster") == INFERRED:
-        cluster, grown = with_peak_use(scenario.cluster, jobs)
+        cluster, grown = with_peak_use(scenario.cluster, _overlapping(jobs, scenario.workload))
         if grown:
             scenario = replace(scenario, cluster=cluster)
             steps.append(
@@ -130,6 +131,16 @@ def calibrate(loaded: LoadedScenario, jobs: pl.DataFrame | None) -> tuple[Scenar
                 "recorded"
             )
     return scenario, steps
+
+
+def _overlapping(jobs: pl.DataFrame, w: Workload) -> pl.DataFrame:
+    """The rows of ``jobs`` that ran while the replayed jobs were submitted or ran: the peak
+    use is read from them only (a year of accounting would take 20 s; a window, a fraction)."""
+    first = int(w.submit_s.min())
+    last = int(max(w.recorded_start_s.max(), w.submit_s.max()))
+    start = pl.col("start").dt.epoch("s")  # naive times as epochs, as the workload reads them
+    ran_until = pl.coalesce(pl.col("end").dt.epoch("s"), start + pl.col("elapsed_s").fill_null(0))
+    return jobs.filter((start <= last) & (ran_until >= first))
 
 
 def missing_words(cluster: str) -> str:
