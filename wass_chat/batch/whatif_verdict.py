@@ -31,10 +31,12 @@ def whatif_verdict(f: dict[str, Any]) -> str:
     predictions, the partition concerned)."""
     change = ", ".join(f["change_words"])
     if "difference" not in f:  # the unchanged replay is not the site: no difference to state
+        why = " ".join(unmatched_words(f["baseline_check"], []))
         return (
             queue_words(f.get("queue_now"), change)
-            + f"With {change}, over {f['window']['words']}: "
-            + " ".join(unmatched_words(f["baseline_check"], []))
+            + f"With {change}, over {f['window']['words']}, the replay cannot tell: "
+            + why[0].lower()
+            + why[1:]
         )
     a, b, d = f["before"], f["after"], f["difference"]
     low, high = d["wait_mean_ci95_s"]

@@ -31,11 +31,16 @@ def render_cluster_whatif(f: Facts) -> str:
     unchanged replay is not the site (no ``difference``), why no effect is given."""
     w = f["window"]
     lines = [f"**{plain(f['verdict'])}**", ""]
+    changes = "; ".join(lit(c) for c in f["changes"])
     lines.append(
         f"**Replayed**: {plain(w['words'])}, of which {f['jobs_replayed']:,} ran and are "
-        f"replayed on {f['nodes']:,} nodes (cluster: {plain(f['cluster'])}), before and after: "
-        + "; ".join(lit(c) for c in f["changes"])
-        + "."
+        f"replayed on {f['nodes']:,} nodes (cluster: {plain(f['cluster'])}), "
+        + (
+            f"before and after: {changes}."
+            if "difference" in f
+            else f"without the change only ({changes} was not replayed: its baseline is not "
+            "the site)."
+        )
     )
     left = f["left_out"]
     if left["fit_nowhere"]:
