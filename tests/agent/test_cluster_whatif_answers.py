@@ -4,8 +4,10 @@ same window), every number of the answer in its facts, the mean wait's CI and th
 model's assumptions stated; told apart from the workflow what-if, and asked back when unclear.
 
 The site: 6,000 synthetic jobs over the last 20 days, with a partition named ``long`` (the
-synthesizer's ``extended``, 7-day limits), in the accounting cache; Slurm is away (no sacct on
-PATH), so the cluster is the one the jobs ran on, as the command's ``--cluster jobs``.
+synthesizer's ``extended``, 7-day limits), their starts those of their replay (so the
+baseline matches the record: tests/batch/replayed_record.py), in the accounting cache; Slurm
+is away (no sacct on PATH), so the cluster is the one the jobs ran on, as the command's
+``--cluster jobs``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import polars as pl
 import pytest
 
 from tests.agent.conftest import UNREACHABLE
+from tests.batch.replayed_record import with_replayed_starts
 from tests.support import no_settings_file
 from wass_chat.agent.answers.answer_check import problems
 from wass_chat.cli import main
@@ -34,8 +37,10 @@ pytestmark = pytest.mark.xdist_group("agent-home")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("cluster-whatif-home")
     start = datetime.now().replace(microsecond=0) - timedelta(days=21)
-    jobs = synthesize(6000, seed=3, days=20, start=start).with_columns(
-        pl.col("partition").replace("extended", "long")
+    jobs = with_replayed_starts(
+        synthesize(6000, seed=3, days=20, start=start).with_columns(
+            pl.col("partition").replace("extended", "long")
+        )
     )
     SacctCache(home / "sacct").write(jobs.with_columns(pl.lit("synthetic").alias("source")))
     return home
@@ -276,3 +281,41 @@ def test_predictions_said_otherwise_give_their_accuracy(
     assert f"The predictions' median error is {median:.0f}%" in out["answer"]
     assert "**Walltime predictions**" in out["answer"]
     grounded(out)
+
+
+@pytest.fixture(scope="module")
+def far_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthesiser's own record (its waits drawn, not scheduled): no replay reproduces it."""
+    home = tmp_path_factory.mktemp("cluster-whatif-far-home")
+    start = datetime.now().replace(microsecond=0) - timedelta(days=11)
+    jobs = synthesize(3000, seed=7, days=10, start=start)
+    SacctCache(home / "sacct").write(jobs.with_columns(pl.lit("synthetic").alias("source")))
+    return home
+
+
+def test_a_baseline_that_is_not_the_site_gives_no_difference(
+    far_site: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("WASS_HOME", str(far_site))
+    monkeypatch.setenv("WASS_CONFIG", no_settings_file(tmp_path))
+    monkeypatch.setenv("WASS_OLLAMA_HOST", UNREACHABLE)
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    settings.cache_clear()
+    try:
+        out = ask("what if we add 8 nodes to the batch partition?", capsys)
+    finally:
+        settings.cache_clear()
+    facts = out["facts"]
+    check = facts["baseline_check"]
+    assert not check["matches"] and "after" not in facts and "difference" not in facts
+    report = command(capsys, facts, "--add-nodes", "batch:8")
+    assert "difference" not in report  # the command refuses the same
+    assert report["baseline_check"]["replayed_wait_mean_s"] == check["replayed_wait_mean_s"]
+    answer = out["answer"]
+    assert "no difference is given" in answer and "Before -> after" not in answer
+    assert "What is missing: the cluster's real description" in answer
+    assert problems(answer, facts) == []

@@ -11,6 +11,7 @@ import pytest
 from sim.demo import demo_platform, demo_workflow
 from sim.platforms import platform_to_dict
 from sim.wfformat import workflow_to_dict
+from tests.batch.replayed_record import with_replayed_starts
 from wass_chat.report.build import build_report_from_cache
 from wass_chat.report.html import SECTIONS, render_html, shown_sections
 from wass_chat.report.markdown import render_markdown
@@ -37,11 +38,14 @@ CHART_IDS = (
 )
 
 
-def make_home(root: Path, with_run: bool = True) -> tuple[Path, Path]:
-    """A sacct cache imported from a synthetic export with two damaged lines, and a decision log."""
+def make_home(root: Path, with_run: bool = True, replayed: bool = False) -> tuple[Path, Path]:
+    """A sacct cache imported from a synthetic export with two damaged lines, and a decision log.
+    ``replayed``: the jobs' starts those of their replay, so what-ifs have a baseline that
+    matches the record (tests/batch/replayed_record.py)."""
     sacct_dir, runs_dir = root / "sacct", root / "runs"
     export = root / "export.txt"
-    write_sacct_file(synthesize(3000, seed=7, start=datetime(2024, 1, 1), days=10), export)
+    jobs = synthesize(3000, seed=7, start=datetime(2024, 1, 1), days=10)
+    write_sacct_file(with_replayed_starts(jobs) if replayed else jobs, export)
     with export.open("a") as out:
         out.write("999|truncated|line\n|no|job|id\n")
     ingest_file(SacctCache(sacct_dir), export)

@@ -32,7 +32,7 @@ START, END = datetime(2024, 1, 1), datetime(2030, 1, 1)
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return make_home(tmp_path_factory.mktemp("report-energy"), with_run=False)
+    return make_home(tmp_path_factory.mktemp("report-energy"), with_run=False, replayed=True)
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +114,7 @@ def test_the_flags_skip_or_cap_the_replays(home: tuple[Path, Path]) -> None:
 
 
 def test_without_node_lists_both_sections_are_one_line(tmp_path):
-    sacct_dir, runs_dir = make_home(tmp_path, with_run=False)
+    sacct_dir, runs_dir = make_home(tmp_path, with_run=False, replayed=True)
     cache = SacctCache(sacct_dir)
     jobs = cache.scan().collect().with_columns(pl.lit(None, pl.String).alias("node_list"))
     cache.write(jobs)  # the newest row of each job wins: every job now without its nodes
@@ -131,3 +131,18 @@ def test_the_cli_default_cap_is_the_chats():
 
     options = report_cmds.report_command.__defaults__ or ()
     assert any(getattr(o, "default", None) == DEFAULT_MAX_JOBS for o in options)
+
+
+def test_a_baseline_that_is_not_the_site_gives_no_what_if_table(tmp_path):
+    """The synthesiser's own record (waits drawn, not scheduled): the unchanged replay misses
+    it, so the section says why and shows no table, in HTML and Markdown alike."""
+    sacct_dir, runs_dir = make_home(tmp_path, with_run=False)
+    report = build_report_from_cache(sacct_dir, runs_dir, START, END)
+    cluster = report.cluster
+    assert cluster.energy is not None and cluster.whatifs is None
+    assert cluster.whatif_absent.startswith("No what-ifs: The unchanged replay waits ")
+    assert "no difference is given for the report's what-ifs" in cluster.whatif_absent
+    assert "What is missing: the cluster's real description" in cluster.whatif_absent
+    page = section(render_html(report), "whatifs")
+    assert "<table" not in page and escape(cluster.whatif_absent) in page
+    assert cluster.whatif_absent in render_markdown(report, None)[0]

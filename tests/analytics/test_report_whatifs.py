@@ -5,8 +5,8 @@ figures that would be wrong if the replay were (a cap that kills jobs costs CPU-
 reaches no job changes nothing), and one line with a reason for each what-if the period cannot
 make meaningful.
 
-The site: the 3,000 synthetic jobs of ``make_home`` (seed 7, ten days), replayed on the nodes
-they ran on as the report does.
+The site: the 3,000 synthetic jobs of ``make_home`` (seed 7, ten days, their record the replay's
+so the baseline matches it), replayed on the nodes they ran on as the report does.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ START, END = datetime(2024, 1, 1), datetime(2030, 1, 1)
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return make_home(tmp_path_factory.mktemp("report-whatifs"), with_run=False)
+    return make_home(tmp_path_factory.mktemp("report-whatifs"), with_run=False, replayed=True)
 
 
 @pytest.fixture(scope="module")

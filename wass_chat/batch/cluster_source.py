@@ -208,6 +208,82 @@ def cluster_from_jobs(jobs: pl.DataFrame) -> BatchCluster:
     return BatchCluster(batch_nodes, parts)
 
 
+def with_peak_use(cluster: BatchCluster, jobs: pl.DataFrame) -> tuple[BatchCluster, int]:
+    """``cluster`` with each node's CPUs, memory and GPUs raised to the most the record shows
+    it holding at once (the jobs' per-node requests summed over every instant), and how many
+    nodes grew. A node that ran several jobs side by side is at least as large as their sum:
+    still a lower bound, a tighter one than the largest single request
+    (:func:`cluster_from_jobs`)."""
+    ran = jobs.filter(
+        ~pl.col("is_step")
+        & pl.col("node_list").is_not_null()
+        & ~pl.col("node_list").str.strip_chars().is_in(list(EMPTY))
+        & pl.col("start").is_not_null()
+    )
+    if ran.is_empty():
+        return cluster, 0
+    start = pl.col("start").dt.epoch("s")
+    end = pl.coalesce(pl.col("end").dt.epoch("s"), start + pl.col("elapsed_s").fill_null(0))
+    per_job = ran.select(
+        pl.col("node_list").str.strip_chars(),
+        start.alias("t0"),
+        end.alias("t1"),
+        (pl.col("ncpus") / pl.col("nnodes")).ceil().cast(pl.Int64).alias("cpus"),
+        (pl.col("req_mem_bytes").fill_null(0) / pl.col("nnodes")).cast(pl.Int64).alias("mem"),
+        (pl.coalesce(gpus("alloc_tres"), gpus("req_tres"), pl.lit(0)) / pl.col("nnodes"))
+        .ceil()
+        .cast(pl.Int64)
+        .alias("gpus"),
+    ).filter(pl.col("t1") > pl.col("t0"))
+    numbered = (pl.col("width") > 0) & (pl.col("lo") >= 0)
+    rows = (
+        host_ranges(per_job)
+        .with_columns(
+            pl.when(numbered)
+            .then(pl.int_ranges("lo", pl.col("hi") + 1))
+            .otherwise(pl.lit([-1], dtype=pl.List(pl.Int64)))
+            .alias("index")
+        )
+        .explode("index")
+        .with_columns(
+            pl.when(pl.col("index") >= 0)
+            .then(
+                pl.concat_str("prefix", pl.col("index").cast(pl.String).str.zfill(pl.col("width")))
+            )
+            .otherwise("prefix")
+            .alias("name")
+        )
+    )
+    amounts = ("cpus", "mem", "gpus")
+    events = pl.concat(
+        [
+            rows.select("name", pl.col("t0").alias("t"), *amounts),
+            rows.select("name", pl.col("t1").alias("t"), *(-pl.col(a) for a in amounts)),
+        ]
+    )
+    # At one instant, ends before starts (a node freed and refilled is not held twice).
+    peaks = (
+        events.sort("name", "t", "cpus")
+        .with_columns(pl.col(a).cum_sum().over("name") for a in amounts)
+        .group_by("name")
+        .agg(pl.col(a).max() for a in amounts)
+    )
+    peak_of = {name: (c, m, g) for name, c, m, g in peaks.iter_rows()}
+    grown = 0
+    nodes = []
+    for node in cluster.nodes:
+        cpus, mem, gpu = peak_of.get(node.name, (0, 0, 0))
+        bigger = replace(
+            node,
+            cpus=max(node.cpus, cpus),
+            memory=max(node.memory, mem),
+            gpus=max(node.gpus, gpu),
+        )
+        grown += bigger != node
+        nodes.append(bigger)
+    return BatchCluster(tuple(nodes), cluster.partitions), grown
+
+
 def _natural(name: str) -> tuple[object, ...]:
     return tuple(int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name))
 

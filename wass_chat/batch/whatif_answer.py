@@ -25,13 +25,16 @@ from sim.batch.config import PriorityWeights, scheduler_preset
 from sim.batch.energy import profiles_in_use
 from sim.batch.model import BatchCluster
 from sim.errors import InputError, UnknownName
+from wass_chat.batch.baseline_match import checked_compare
+from wass_chat.batch.live_queue import LiveQueue
+from wass_chat.batch.queue_drain import queue_drain
 from wass_chat.batch.scenario import (
     DEFAULT_DAYS,
     DEFAULT_MAX_JOBS,
     load_scenario,
     replay_window,
 )
-from wass_chat.batch.whatif import AGE_ONLY_WEIGHTS, Changes, compare, parse_weights
+from wass_chat.batch.whatif import AGE_ONLY_WEIGHTS, Changes, parse_weights
 from wass_chat.batch.whatif_verdict import whatif_verdict
 
 
@@ -55,6 +58,13 @@ class WhatIfFacts(TypedDict, total=False):
     difference: dict[str, Any]
     partition: dict[str, Any] | None
     recorded_check: dict[str, Any]
+    baseline_check: dict[str, Any]
+    queue_now: dict[str, Any]
+    """The jobs running and pending on the live cluster now, the pending ones' starts from
+    now before and after the change (only when the replayed cluster is the live one)."""
+    """The unchanged replay's mean wait against the record's
+    (:func:`~wass_chat.batch.baseline_match.baseline_gap`); when it does not match there is no
+    ``after``, ``difference`` or ``partition``: the answer says why instead."""
     power_model: dict[str, Any]
     prediction_accuracy: dict[str, Any]
     weights: dict[str, dict[str, int]]
@@ -211,8 +221,11 @@ def whatif_facts(
     end: datetime | None = None,
     cluster: str = "auto",
     note: str = "",
+    queue: LiveQueue | None = None,
 ) -> dict[str, Any]:
-    """Replay the period (default: the last days of ``jobs``) before and after ``request``."""
+    """Replay the period (default: the last days of ``jobs``) before and after ``request``;
+    with ``queue`` (the live queue, when the cluster is the live one) also the jobs pending
+    now, from now (``queue_now``, :func:`~wass_chat.batch.queue_drain.queue_drain`)."""
     if request.is_empty():
         raise InputError(
             "what-if",
@@ -227,8 +240,8 @@ def whatif_facts(
         raise InputError("period", ["no job was submitted in the period asked for"])
     loaded = load_scenario(jobs, None, window.start, window.end, cluster)
     changes, concerned = resolve(request, loaded.scenario.cluster)
-    report = compare(loaded.scenario, changes, loaded.power_model)
-    before, after, d = report["baseline"], report["variant"], report["difference"]
+    report = checked_compare(loaded, changes, jobs)
+    before = report["baseline"]
     facts: WhatIfFacts = {
         "kind": "cluster_whatif",
         "asked": {k: v for k, v in vars(request).items() if v not in (None, 0, False)},
@@ -254,16 +267,22 @@ def whatif_facts(
             "too_big_after_change": report.get("left_out_unfit_after_change", 0),
         },
         "before": _figures(before),
-        "after": _figures(after),
-        "difference": _difference(before, after, d),
-        "partition": _partition(concerned, before, after),
         "recorded_check": _recorded_check(report.get("baseline_vs_recorded", {})),
+        "baseline_check": _baseline_check(report["baseline_check"]),
         "power_model": {
             "pue": loaded.power_model.pue,
             "profiles": profiles_in_use(loaded.scenario.cluster, loaded.power_model),
         },
         "note": note,
     }
+    if "variant" in report:
+        after, d = report["variant"], report["difference"]
+        facts["after"] = _figures(after)
+        facts["difference"] = _difference(before, after, d)
+        facts["partition"] = _partition(concerned, before, after)
+    if queue is not None and str(loaded.source["cluster"]).startswith("live"):
+        scenario = loaded.scenario
+        facts["queue_now"] = queue_drain(queue, scenario.cluster, scenario.scheduler, changes)
     if "prediction_accuracy" in report:
         facts["prediction_accuracy"] = report["prediction_accuracy"]
     if request.weights:
@@ -326,6 +345,14 @@ def _partition(name: str | None, a: dict[str, Any], b: dict[str, Any]) -> dict[s
         "wait_mean_before_s": a["waits_by_partition"][name]["mean_s"],
         "wait_mean_after_s": b["waits_by_partition"].get(name, {}).get("mean_s", 0.0),
     }
+
+
+def _baseline_check(check: dict[str, Any]) -> dict[str, Any]:
+    """The check as the answer states it (seconds, a ratio to one decimal)."""
+    out = dict(check)
+    if check.get("ratio") is not None:
+        out["ratio"] = round(check["ratio"], 1)
+    return out
 
 
 def _recorded_check(rec: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from wass_chat.analytics.insights import amount, human_duration
+from wass_chat.batch.baseline_match import unmatched_words
 
 
 def signed(seconds: float) -> str:
@@ -28,8 +29,16 @@ def whatif_verdict(f: dict[str, Any]) -> str:
     whether its confidence interval excludes no change), to energy when power saving is asked
     or energy moves, and to what the change is about (kills at a new limit, backfill with
     predictions, the partition concerned)."""
-    a, b, d = f["before"], f["after"], f["difference"]
     change = ", ".join(f["change_words"])
+    if "difference" not in f:  # the unchanged replay is not the site: no difference to state
+        why = " ".join(unmatched_words(f["baseline_check"], []))
+        return (
+            queue_words(f.get("queue_now"), change)
+            + f"With {change}, over {f['window']['words']}, the replay cannot tell: "
+            + why[0].lower()
+            + why[1:]
+        )
+    a, b, d = f["before"], f["after"], f["difference"]
     low, high = d["wait_mean_ci95_s"]
     moves = low > 0 or high < 0
     unchanged = not d["jobs_waiting_less"] and not d["jobs_waiting_more"]
@@ -49,11 +58,16 @@ def whatif_verdict(f: dict[str, Any]) -> str:
         if d["facility_pct"] is not None
         else ""
     )
-    energy = f"{'save' if saved >= 0 else 'cost'} {amount(abs(saved))} kWh at the facility{share}"
+    verb = "save" if saved >= 0 else "cost"
+    energy = f"{verb} {amount(abs(saved))} kWh at the facility{share}"
+    if 0 < abs(saved) < 0.01 and d["facility_pct"] is not None:  # "< 0.01 kWh" states no fact
+        energy = f"{verb} {abs(d['facility_pct']):.1f}% of the {amount(a['facility_kwh'])} kWh"
+        energy += " at the facility"
+    words = queue_words(f.get("queue_now"), change)
     if f["asked"].get("power_off_after_min") is not None:  # the question is about energy
-        words = f"With {change}, over {f['window']['words']}, it would {energy}, and {waits}."
+        words += f"With {change}, over {f['window']['words']}, it would {energy}, and {waits}."
     else:
-        words = f"With {change}, over {f['window']['words']}, {waits}."
+        words += f"With {change}, over {f['window']['words']}, {waits}."
         if d["facility_pct"]:
             words += f" It would {energy}."
     part = f.get("partition")
@@ -86,6 +100,31 @@ def whatif_verdict(f: dict[str, Any]) -> str:
     if left:
         words += f" {left:,} jobs too big for the changed cluster are left out of both replays."
     return words
+
+
+def queue_words(q: dict[str, Any] | None, change: str) -> str:
+    """The queue now, first: how the jobs pending on the live cluster would drain with the
+    change (a sentence ending with a space), or '' when there is no live queue to replay."""
+    if not q or "before" not in q:
+        if q is not None and q["pending"] == 0:
+            return f"No job is pending now ({q['running']:,} running). "
+        return ""
+    a, b = q["before"], q["after"]
+    n = q["replayed_pending"]
+    if q["starting_sooner"] == 0 and q["starting_later"] == 0:
+        return (
+            f"The {n:,} jobs pending now would start as they will without it (the last in "
+            f"{human_duration(a['last_start_from_now_s'])}, by our replay of the queue to the "
+            "jobs' time limits). "
+        )
+    return (
+        f"With {change}, the {n:,} jobs pending now would all have started within "
+        f"{human_duration(b['last_start_from_now_s'])} instead of "
+        f"{human_duration(a['last_start_from_now_s'])} (on average in "
+        f"{human_duration(b['mean_start_from_now_s'])} instead of "
+        f"{human_duration(a['mean_start_from_now_s'])}; {q['starting_sooner']:,} sooner, "
+        f"{q['starting_later']:,} later), by our replay of the queue to the jobs' time limits. "
+    )
 
 
 WEIGHT_WORDS = {"age": "age", "fairshare": "fair share", "job_size": "job size",

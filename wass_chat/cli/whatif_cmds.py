@@ -80,8 +80,13 @@ def cluster_command(
     boot: int = typer.Option(300, "--boot-time", min=0, help="Seconds a node takes to come back."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Replay the workload, then again with the changes; waits, utilisation, makespan, energy."""
-    from wass_chat.batch.whatif import Changes, compare, parse_pairs, parse_weights
+    """Replay the workload, then again with the changes; waits, utilisation, makespan, energy.
+
+    The changes are replayed only when the unchanged replay's mean wait is within 25% of the
+    recorded one (docs/cluster-whatif.md, "Is the baseline the site?"); otherwise the baseline
+    is compared with the record, no difference is printed, and the exit code is still 0."""
+    from wass_chat.batch.baseline_match import checked_compare
+    from wass_chat.batch.whatif import Changes, parse_pairs, parse_weights
 
     changes = Changes(
         add_nodes=parse_pairs(add_nodes, "--add-nodes"),
@@ -98,12 +103,10 @@ def cluster_command(
 
         scheduler_preset(compare_scheduler)  # unknown names fail here, before any replay
     began = time.process_time()
-    scenario, power_model, source = _scenario(
-        swf, sacct_file, start, end, cluster, scheduler, bf_depth
-    )
-    with _progress(len(scenario.workload), as_json) as bar:
-        report = compare(scenario, changes, power_model, bar)
-    report["source"] = source
+    loaded, jobs = _scenario(swf, sacct_file, start, end, cluster, scheduler, bf_depth)
+    with _progress(len(loaded.scenario.workload), as_json) as bar:
+        report = checked_compare(loaded, changes, jobs, progress=bar)
+    report["source"] = loaded.source
     report["cpu_s"] = time.process_time() - began
     emit(report, as_json, _render)
 
@@ -116,14 +119,16 @@ def _scenario(
     cluster: str,
     scheduler: str | None,
     bf_depth: int | None,
-) -> tuple[Any, Any, dict[str, Any]]:
+) -> tuple[Any, Any]:
+    """The loaded scenario, and the sacct table it came from (None for an SWF trace)."""
     from sim.errors import InputError
     from wass_chat.batch.scenario import load_scenario
 
     if swf is not None and sacct_file is not None:
         raise InputError("options", ["--swf and --sacct are two workloads: give one"])
+    jobs = None if swf is not None else jobs_table(sacct_file)
     loaded = load_scenario(
-        None if swf is not None else jobs_table(sacct_file),
+        jobs,
         swf,
         parse_when(start, "--start"),
         parse_when(end, "--end"),
@@ -132,7 +137,7 @@ def _scenario(
         bf_depth,
         str(sacct_file or "sacct cache"),
     )
-    return loaded.scenario, loaded.power_model, loaded.source
+    return loaded, jobs
 
 
 def _progress(jobs: int, as_json: bool) -> AbstractContextManager[Any]:
@@ -196,6 +201,10 @@ def _render(report: dict[str, Any]) -> None:
     if report.get("left_out_unfit_after_change"):
         n = report["left_out_unfit_after_change"]
         console.print(f"  left out of both runs, too big for the changed cluster: {n:,}")
+    check = report.get("baseline_check") or {}
+    if not check.get("matches", True):
+        _render_unmatched(report, check)
+        return
     runs = [("baseline", report["baseline"])] + (
         [("variant", report["variant"])] if "variant" in report else []
     )
@@ -254,6 +263,10 @@ def _render(report: dict[str, Any]) -> None:
             f"{duration(rec['recorded_wait_mean_s'])}, "
             f"replayed {duration(rec['simulated_wait_mean_s'])}"
         )
+    if check:
+        from wass_chat.batch.baseline_match import matched_words
+
+        console.print(matched_words(check))
     energy = report.get("recorded_energy") or {}
     if energy:
         parts = ", ".join(f"{p} {v:,.0f}" for p, v in energy["by_partition_kwh"].items())
@@ -266,6 +279,21 @@ def _render(report: dict[str, Any]) -> None:
         console.print(
             f"walltime predictions for {acc['predicted']:,} of {acc['jobs']:,} jobs: "
             f"prediction {acc['prediction']}, requested limits {acc['requested_limit']}"
+        )
+    console.print(f"[dim]{report['cpu_s']:.1f} s CPU[/]")
+
+
+def _render_unmatched(report: dict[str, Any], check: dict[str, Any]) -> None:
+    from wass_chat.batch.baseline_match import unmatched_words
+
+    for line in unmatched_words(check, report["changes"]):
+        console.print(line)
+    rec = report.get("baseline_vs_recorded", {})
+    if rec.get("jobs"):
+        console.print(
+            f"Starts within {rec['tolerance_s']:.0f} s of the recorded ones: "
+            f"{100 * rec['within_tolerance']:.1f}%; start-order rank correlation "
+            f"{rec['start_rank_correlation']:.3f}."
         )
     console.print(f"[dim]{report['cpu_s']:.1f} s CPU[/]")
 

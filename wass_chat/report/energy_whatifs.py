@@ -22,7 +22,7 @@ when the accounting has no node lists both are omitted with one line.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -30,6 +30,7 @@ import polars as pl
 from sim.batch.energy import PowerModel
 from sim.errors import PlatformError
 from wass_chat.analytics.period import Period
+from wass_chat.batch.baseline_match import checked_baseline, matched_words, unmatched_words
 from wass_chat.batch.period_energy import PeriodEnergy, period_energy
 from wass_chat.batch.scenario import (
     DEFAULT_MAX_JOBS,
@@ -38,7 +39,7 @@ from wass_chat.batch.scenario import (
     load_scenario,
     replay_window,
 )
-from wass_chat.batch.whatif import Baseline, compare, replay_baseline
+from wass_chat.batch.whatif import Baseline, compare
 from wass_chat.batch.whatif_answer import ChangeRequest, resolve
 from wass_chat.batch.whatif_verdict import signed
 from wass_chat.report.whatif_choices import FIXED_WHATIFS, site_whatifs
@@ -136,14 +137,25 @@ def build_cluster_section(
     loaded = load_scenario(
         table, None, window.start, window.end, "jobs", known_cluster=(cluster, INFERRED)
     )
-    baseline = replay_baseline(loaded.scenario, loaded.power_model)
+    checked = checked_baseline(loaded, table)
+    if not checked.matches:
+        return ClusterSection(
+            energy,
+            window=window.words(options.max_jobs or 0, "the report's period"),
+            whatif_absent="No what-ifs: "
+            + " ".join(unmatched_words(checked.check, ["the report's what-ifs"])),
+            notes=notes,
+            cpu_s=time.process_time() - began,
+        )
+    loaded = replace(loaded, scenario=checked.scenario)
+    baseline = checked.baseline
     site = site_whatifs(loaded.scenario, baseline.figures["baseline"])
     rows, explained = whatif_rows(loaded, baseline, FIXED_WHATIFS + site.chosen)
     return ClusterSection(
         energy,
         rows,
         window.words(options.max_jobs or 0, "the report's period"),
-        _baseline_check(baseline.figures["baseline_vs_recorded"]),
+        _baseline_check(baseline.figures["baseline_vs_recorded"], checked.check),
         whatif_lines=explained + site.left_out,
         notes=notes,
         cpu_s=time.process_time() - began,
@@ -224,10 +236,10 @@ def _row(label: str, report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _baseline_check(rec: dict[str, Any]) -> str:
+def _baseline_check(rec: dict[str, Any], check: dict[str, Any]) -> str:
     if not rec.get("jobs"):
         return ""
-    return (
+    return matched_words(check) + " " + (
         f"The replay without any change against the record: "
         f"{100 * rec['within_tolerance']:.1f}% of {rec['jobs']:,} starts within "
         f"{rec['tolerance_s']:.0f} s of the recorded ones, start-order rank correlation "

@@ -27,19 +27,28 @@ def _row(label: str, before: str, after: str, change: str = "") -> str:
 
 
 def render_cluster_whatif(f: Facts) -> str:
-    """The change's effect on waits, backfill, kills, utilisation and energy."""
-    a, b, d = f["before"], f["after"], f["difference"]
+    """The change's effect on waits, backfill, kills, utilisation and energy; or, when the
+    unchanged replay is not the site (no ``difference``), why no effect is given."""
     w = f["window"]
     lines = [f"**{plain(f['verdict'])}**", ""]
+    changes = "; ".join(lit(c) for c in f["changes"])
     lines.append(
         f"**Replayed**: {plain(w['words'])}, of which {f['jobs_replayed']:,} ran and are "
-        f"replayed on {f['nodes']:,} nodes (cluster: {plain(f['cluster'])}), before and after: "
-        + "; ".join(lit(c) for c in f["changes"])
-        + "."
+        f"replayed on {f['nodes']:,} nodes (cluster: {plain(f['cluster'])}), "
+        + (
+            f"before and after: {changes}."
+            if "difference" in f
+            else f"without the change only ({changes} was not replayed: its baseline is not "
+            "the site)."
+        )
     )
     left = f["left_out"]
     if left["fit_nowhere"]:
         lines.append(f"{left['fit_nowhere']:,} jobs fit on no node of the cluster: left out.")
+    lines += _queue_lines(f.get("queue_now"))
+    if "difference" not in f:
+        return "\n".join(lines + _unmatched_tail(f))
+    a, b, d = f["before"], f["after"], f["difference"]
     lines += ["", "**Before -> after:**"]
     pct = f"; {d['wait_mean_pct']:+.1f}%" if d["wait_mean_pct"] is not None else ""
     lines += [
@@ -121,6 +130,69 @@ def render_cluster_whatif(f: Facts) -> str:
         lines += ["", f"_{lit(f['note'], MAX_NOTE)}_"]
     lines += ["", "The same replay: `wass-chat whatif cluster` (docs/cluster-whatif.md)."]
     return "\n".join(lines)
+
+
+def _queue_lines(q: Facts | None) -> list[str]:
+    """The live queue replayed from now: what it holds, before -> after for its pending jobs."""
+    if not q:
+        return []
+    lines = [
+        "",
+        f"**The queue now** (live): {q['running']:,} jobs running, {q['pending']:,} pending"
+        + (f", {q['held']:,} held (not replayed)" if q["held"] else "")
+        + ".",
+    ]
+    if "before" not in q:
+        return lines
+    a, b = q["before"], q["after"]
+    lines += [
+        _row(
+            "pending jobs all started within",
+            human_duration(a["last_start_from_now_s"]),
+            human_duration(b["last_start_from_now_s"]),
+        ),
+        _row(
+            "mean time until a pending job starts",
+            human_duration(a["mean_start_from_now_s"]),
+            human_duration(b["mean_start_from_now_s"]),
+        ),
+        f"- pending jobs that start sooner: {q['starting_sooner']:,}; later: "
+        f"{q['starting_later']:,}",
+    ]
+    if est := q.get("slurm_estimates"):
+        lines.append(
+            f"- Slurm's own estimate for the {est['jobs']:,} pending jobs it has planned: the "
+            f"last starts in {human_duration(est['last_start_from_now_s'])} (the replay without "
+            f"the change: {human_duration(est['replayed_last_start_from_now_s'])})"
+        )
+    lines.append(
+        "- run times are the jobs' time limits (their real ends are not known yet), so these "
+        "are upper bounds"
+        + (f"; {q['no_limit']:,} jobs without a limit are given one" if q["no_limit"] else "")
+    )
+    return lines
+
+
+def _unmatched_tail(f: Facts) -> list[str]:
+    """An answer without a difference: the unchanged replay against the record (the verdict
+    says why no difference is given), and how to get a replay that matches."""
+    rec = f.get("recorded_check") or {}
+    lines = []
+    if rec:
+        lines += [
+            "",
+            f"**The unchanged replay against the record**: {rec['within_tolerance_pct']:.1f}% "
+            f"of {rec['jobs']:,} starts within {human_duration(rec['tolerance_s'])} of the "
+            "recorded ones.",
+        ]
+    if f.get("note"):
+        lines += ["", f"_{lit(f['note'], MAX_NOTE)}_"]
+    lines += [
+        "",
+        'The same check: `wass-chat whatif cluster` (docs/cluster-whatif.md, "Is the baseline '
+        'the site?").',
+    ]
+    return lines
 
 
 def _power_model(model: Facts) -> list[str]:

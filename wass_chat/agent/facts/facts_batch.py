@@ -36,13 +36,28 @@ class BatchFacts:
         return cache.scan().collect(), note
 
     def cluster_whatif(self, period: str | None = None, **request: Any) -> dict[str, Any]:
-        """The recent workload replayed before and after the change asked for."""
+        """The recent workload replayed before and after the change asked for, and the live
+        queue drained from now before and after it (when Slurm answers)."""
         from wass_chat.batch.scenario import DEFAULT_DAYS
         from wass_chat.batch.whatif_answer import ChangeRequest, whatif_facts
 
         start, end = parse_period(period) if period else (None, None)
         jobs, note = self._jobs(start or datetime.now() - timedelta(days=DEFAULT_DAYS), end)
-        return whatif_facts(jobs, ChangeRequest(**request), start, end, self.cluster, note)
+        queue = self._live_queue()
+        return whatif_facts(jobs, ChangeRequest(**request), start, end, self.cluster, note, queue)
+
+    def _live_queue(self) -> Any:
+        """The jobs running and pending now, when Slurm answers (else None: the answer then
+        covers the accounting's past only)."""
+        from sim.errors import ServiceUnavailable
+        from wass_chat.batch.live_queue import read_live_queue
+
+        if self.cluster not in ("auto", "live"):
+            return None
+        try:
+            return read_live_queue()
+        except ServiceUnavailable:
+            return None
 
     def energy_usage(
         self, period: str = "30d", partition: str | None = None, user: str | None = None
