@@ -166,6 +166,32 @@ class SessionBase:
             }
             self.current = {k: str(v) for k, v in subject.items() if v}
 
+    def cluster_live(self) -> bool:
+        """Whether a Slurm controller answers here (the cached check every Slurm command
+        makes first, :func:`~wass_chat.slurm.availability.ensure_slurm`)."""
+        from wass_chat.slurm.availability import SlurmAway, ensure_slurm
+
+        try:
+            ensure_slurm("sinfo", needs_controller=True)
+        except SlurmAway:
+            return False
+        return True
+
+    def route(self, text: str) -> tuple[Intent, bool]:
+        """The router's intent for ``text``, and whether the router settles it in either mode:
+        a question no tool answers (refused), or a what-if naming no run in a conversation
+        without a subject while a live cluster answers (the cluster's what-if, never a
+        simulation of whatever run was recorded last)."""
+        live: list[bool] = []
+
+        def unqualified_whatif_is_the_clusters() -> bool:
+            live.append(not self.current and self.cluster_live())
+            return live[-1]
+
+        intent = route(text, cluster_live=unqualified_whatif_is_the_clusters)
+        by_live_cluster = any(live) and intent.tool == "cluster_whatif"
+        return intent, intent.refused or by_live_cluster
+
     def _with_context(self, intent: Intent) -> Intent:
         """The intent's arguments, completed with the current subject when it names none."""
         args = {k: v for k, v in intent.arguments.items() if v is not None}
@@ -207,7 +233,7 @@ class SessionBase:
 
     async def answer_offline(self, text: str) -> AsyncIterator[ChatEvent]:
         """The deterministic answer: route, run one tool, render its facts."""
-        intent = self._with_context(route(text))
+        intent = self._with_context(self.route(text)[0])
         if not intent.tool:
             for piece in _pieces(intent.reply):
                 yield Token(piece)

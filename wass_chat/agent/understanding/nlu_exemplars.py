@@ -325,5 +325,11 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "how much disk space do I have",
         "what is the live power draw of the node",
         "what is the carbon footprint",
+        "summarise the news",
+        "what is 12 times 7",
+        "who wrote this book",
+        "write a python script",
+        "explain quantum physics",
+        "what year is it",
     ),
 }

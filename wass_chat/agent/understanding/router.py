@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import getpass
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 
@@ -47,7 +48,7 @@ from wass_chat.agent.understanding.intents import (
 )
 from wass_chat.agent.understanding.nlu import IntentClassifier, Reading, shared_classifier
 from wass_chat.agent.understanding.parse import is_small_talk
-from wass_chat.agent.understanding.scope import outside_topic
+from wass_chat.agent.understanding.scope import outside_topic, refusal
 from wass_chat.agent.understanding.slots import Slots, delexicalise, find_jobid, parse_slots
 from wass_chat.agent.understanding.submit_wording import (
     asks_to_submit,
@@ -122,9 +123,17 @@ _PRESENT = re.compile(r"\b(?:is|are)\b|\w's\b", re.I)
 
 
 def route(
-    text: str, today: date | None = None, classifier: IntentClassifier | None = None
+    text: str,
+    today: date | None = None,
+    classifier: IntentClassifier | None = None,
+    cluster_live: Callable[[], bool] | None = None,
 ) -> Intent:
-    """The intent of one user message (slash command, refusal, small talk, or classified text)."""
+    """The intent of one user message (slash command, refusal, small talk, or classified text).
+
+    ``cluster_live`` says whether a live Slurm cluster is there (asked only for a what-if that
+    names neither a run nor the cluster): then "what if I add 2 nodes?" is the cluster's
+    what-if, not a simulation of whatever run was last recorded.
+    """
     stripped = text.strip()
     if not stripped or stripped in {"?", "??"}:
         return Intent(reply=HELP, name="help")
@@ -152,10 +161,20 @@ def route(
         and _bare_job(stripped, slots)
     ):
         slots = replace(slots, jobid=find_jobid(stripped, bare=True))
-    readings = _with_cues(stripped, fixed, slots, classifier.rank(fixed))
-    if (topic := outside_topic(stripped)) and not _in_scope(stripped, slots):
-        return _not_understood(readings, f"I have no data on {topic}")
-    return decide(stripped, fixed, readings, slots)
+    topic = outside_topic(stripped)
+    if (
+        topic
+        and not _cluster_hypothetical(stripped)
+        and not (topic.qualifiable and _in_scope(stripped, slots))
+    ):  # "what if we raised the long partition's limit to 48 h?" is a what-if, not an order
+        return Intent(reply=refusal(topic.reason), name="none", refused=True)
+    unqualified: Subject = "workflow"
+    if cluster_live is not None and _whatif_subject(stripped, slots, "cluster") != (
+        _whatif_subject(stripped, slots)
+    ):
+        unqualified = "cluster" if cluster_live() else "workflow"
+    readings = _with_cues(stripped, fixed, slots, classifier.rank(fixed), unqualified)
+    return decide(stripped, fixed, readings, slots, unqualified)
 
 
 def _cluster_hypothetical(text: str) -> bool:
@@ -164,9 +183,9 @@ def _cluster_hypothetical(text: str) -> bool:
     return bool(HYPOTHETICAL.search(text)) and bool(cluster_changes(text))
 
 
-def _whatif_subject(text: str, slots: Slots) -> Subject | None:
+def _whatif_subject(text: str, slots: Slots, unqualified: Subject = "workflow") -> Subject | None:
     named = slots.workflow or slots.run or slots.task or slots.schedulers
-    return whatif_subject(text, slots.cluster_changes, bool(named))
+    return whatif_subject(text, slots.cluster_changes, bool(named), unqualified)
 
 
 def _in_scope(text: str, slots: Slots) -> bool:
@@ -176,7 +195,13 @@ def _in_scope(text: str, slots: Slots) -> bool:
     return bool(named or slots.cluster_changes) or bool(_EFFICIENCY.search(text))
 
 
-def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> list[Reading]:
+def _with_cues(
+    text: str,
+    fixed: str,
+    slots: Slots,
+    readings: list[Reading],
+    unqualified: Subject = "workflow",
+) -> list[Reading]:
     """Unambiguous wording that overrides the embedding's order (documented, deterministic)."""
     boost: dict[str, float] = {}
     lowered = f"{fixed} \n {text}".lower()  # a cue counts as typed or as corrected
@@ -200,13 +225,15 @@ def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> 
         boost["submit_workflow"] = 0.15
     if re.search(r"\breport\b", lowered):
         boost["generate_report"] = 0.15
-    subject = _whatif_subject(text, slots)
+    subject = _whatif_subject(text, slots, unqualified)
     if re.search(r"\b(simulat\w*|what\s*if)\b", lowered):
         boost["simulate"] = 0.1
     if slots.changes and subject != "cluster":  # a node failing, the network scaled: a what-if
         boost["simulate"] = boost.get("simulate", 0.0) + 0.15
     if subject == "cluster":  # the queue, waits, energy, a limit, power saving, predictions
         boost["cluster_whatif"] = 0.3
+        if unqualified == "cluster":  # a live cluster's what-if: no run was named to simulate
+            boost["simulate"] = boost.get("simulate", 0.0) - 0.5
     elif not slots.cluster_changes and not HYPOTHETICAL.search(text):
         boost["cluster_whatif"] = -0.15  # "queue status for partition gpu" asks about now
     energy = asks_recorded_energy(text, slots.cluster_changes) and not slots.jobid
@@ -257,10 +284,18 @@ def _bare_job(text: str, slots: Slots) -> bool:
     return not named and bool(_JOB_STATE.search(text)) and bool(find_jobid(text, bare=True))
 
 
-def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Intent:
+def decide(
+    text: str,
+    fixed: str,
+    readings: list[Reading],
+    slots: Slots,
+    unqualified: Subject = "workflow",
+) -> Intent:
     """Act on the best reading, or ask back when it is weak, tied, or would act unasked."""
     top = readings[0]
-    if top.intent == "none" or top.score < MIN_SCORE:
+    if top.intent == "none":  # nearest to what no tool answers ("tell me a joke")
+        return Intent(reply=refusal(), name="none", refused=True)
+    if top.score < MIN_SCORE:
         return _not_understood(readings)
     if top.intent == "help":
         return Intent(reply=HELP, name="help")
@@ -274,8 +309,8 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
         if top.intent == "submit_workflow" and not refused(text, fixed) and not hypothetical(text):
             offer = [top] if may_mean_submit(text, fixed) else []  # offered, never planned
             return _ask_back([*offer, *rest], text, slots)
-        return decide(text, fixed, rest, slots)  # "how would it run on the cluster?": simulate
-    if top.intent in WHATIFS and _whatif_subject(text, slots) in ("both", "unclear"):
+        return decide(text, fixed, rest, slots, unqualified)  # "how would it run...": simulate
+    if top.intent in WHATIFS and _whatif_subject(text, slots, unqualified) in ("both", "unclear"):
         return _ask_back(_whatif_readings(readings), text, slots)  # the run's, or the cluster's?
     spec = SPEC_BY_NAME[top.intent]
     readings = [r for r in readings if r.intent not in gated]

@@ -1,61 +1,179 @@
-"""Questions about things the assistant has no data on, near enough to its own to be misread.
+"""Questions the assistant's tools cannot answer, near enough to its own to be misread.
 
-"What's the temperature of gpu02?", "how much did the cluster cost us?", "install pytorch on
-the nodes", "how much disk quota do I have?" share words with questions it answers (a node, a
-period, "how much"), so the classifier alone would send them to the node list or the
-accounting summary: a confident wrong answer. The assistant reads Slurm's queue, nodes and
-accounting and simulates workflows; it has no sensors, prices, accounts, storage or software
-installs. Such a question gets said so, with the closest things it can do as choices.
+"What's the temperature of gpu02?", "how do I add a user to an account?", "which version of
+slurm?", "is the gpu on n4 being used?" share words with questions it answers (a node, an
+account, Slurm, "used"), so the classifier alone would send them to the node list, the
+accounting summary or a placement: a confident answer about something else. The assistant reads
+Slurm's queue, nodes and accounting and simulates workflows; it has no sensors, prices, logins,
+storage, software installs, Slurm administration, Slurm's version or GPU utilisation. Such a
+question gets "I can't answer that here", why, and what it can answer (:func:`refusal`).
 Energy over a period is in scope (modelled from the recorded schedule, `energy_usage`); a
 live power reading or a carbon figure is not.
 
-A message that names a job, run or task, or speaks of efficiency, is never caught here: the
-topic words then qualify a question the assistant does answer.
+A *qualifiable* topic's words next to a job, run or task, or efficiency wording, qualify a
+question the assistant does answer ("what did job 42's idle cores cost us?"); the others are
+refused whatever they name ("notify me when job 42 ends" is no question about job 42's fate).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "temperatures, fans, live power readings or carbon",
+from wass_chat.agent.understanding.intents import INTENTS
+
+
+@dataclass(frozen=True)
+class Topic:
+    """Something the tools have no data on: why not, in words, and the wording that asks it."""
+
+    reason: str
+    words: re.Pattern[str]
+    qualifiable: bool = True
+    """Named jobs, runs, tasks or efficiency wording make the question an answerable one."""
+
+
+_HOW = r"(?:how\s+(?:do|can|could|should|would)\s+(?:i|we|you|one|an?\s+admin)|how\s+to|can\s+you|could\s+you|please|help\s+me)"  # noqa: E501
+_ADMIN_VERB = r"(?:add|create|make|register|remove|delete|modify|change|edit|configure|set\s*up|enable|disable|grant|give|restrict|raise|lower|increase|decrease)"  # noqa: E501
+_ADMIN_OBJECT = (
+    r"(?:users?|accounts?|associations?|qos|coordinators?|fairshare\s+shares?|shares|"
+    r"reservations?|(?:a|new)\s+partitions?|partition\s+limits?|config\w*|slurm\.conf|"
+    r"gres\.conf|cgroup\.conf|limits?\s+for|permissions?|access|max\w*\s+(?:wall)?time|"
+    r"(?:wall)?time\s+limits?)"
+)
+
+TOPICS: tuple[Topic, ...] = (
+    Topic(
+        "I have no data on temperatures, fans, live power readings or carbon",
         re.compile(
             r"\b(temperatures?|thermal|overheat\w*|fans?|fan\s+speed|power\s+draw|watts?|"
             r"carbon|co2)\b",
             re.I,
         ),
     ),
-    (
-        "prices, costs or billing",
+    Topic(
+        "I have no data on prices, costs or billing",
         re.compile(
             r"\b(price|pricing|billing|bill|invoice|budget|money|dollars?|euros?|cost\s+(?:us|per)|"
             r"how\s+much\s+(?:does|did|do|would|will)\b.{0,40}\bcost)\b",
             re.I,
         ),
     ),
-    (
-        "accounts, passwords or logins",
+    Topic(
+        "I have no data on accounts, passwords or logins",
         re.compile(r"\b(passwords?|passwd|ssh|log\s*in|login|sudo|vpn|api\s+key)\b", re.I),
     ),
-    (
-        "disk quotas or storage",
+    Topic(
+        "I have no data on disk quotas or storage",
         re.compile(
             r"\b(quotas?|disk\s+space|storage|file\s*systems?|scratch\s+space|inodes?)\b", re.I
         ),
     ),
-    (
-        "installing or upgrading software",
+    Topic(
+        "I do not install or upgrade software",
         re.compile(
             r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?(install|upgrade|update|compile|"
             r"uninstall|module\s+load)\b",
             re.I,
         ),
     ),
+    Topic(
+        "I do not administer Slurm (users, accounts, QOS, limits, its configuration): an "
+        "administrator does that with `sacctmgr` and `slurm.conf`",
+        re.compile(
+            rf"\b{_ADMIN_VERB}\b.{{0,40}}\b{_ADMIN_OBJECT}|\bsacctmgr\b|\bslurm(?:dbd)?\.conf\b|"
+            r"\bscontrol\s+(?:update|create|delete|reconfigure)\b|"
+            rf"^\s*{_HOW}\b.{{0,30}}\b(?:admin\w*|manage|reconfigure)\b",
+            re.I,
+        ),
+        qualifiable=False,
+    ),
+    Topic(
+        "none of my tools reads Slurm's version (`scontrol --version` prints it)",
+        re.compile(
+            r"\bversions?\b.{0,30}\b(?:slurm|sinfo|squeue|sbatch|sacct|scontrol|slurmctld|"
+            r"slurmd|slurmdbd)\b|\b(?:slurm|slurmctld|slurmd|slurmdbd)(?:'s)?\s+(?:versions?|"
+            r"release)\b|\b(?:which|what)\s+(?:slurm\s+)?(?:version|release)\b",
+            re.I,
+        ),
+        qualifiable=False,
+    ),
+    Topic(
+        "the cluster does not record GPU utilisation: its accounting has CPU, memory and time "
+        "use, and the node list says which nodes are allocated",
+        re.compile(
+            r"\bgpus?[\s-]*(?:utili[sz]ation|util|usage|load|memory|occupancy|activity)\b|"
+            r"\b(?:utili[sz]ation|usage|load|occupancy)\s+(?:of|on)\s+(?:the\s+|a\s+|my\s+)?gpus?\b|"
+            r"\bgpus?\b(?!\s+(?:nodes?|partition|queue|jobs?|hours?))(?:\s+[\w'-]+){0,4}?\s+"
+            r"(?:being\s+used|in\s+use|used|utili[sz]ed|working|doing\s+anything)\b|"
+            r"\bhow\s+(?:much|hard|busy)\b.{0,20}\bgpus?\b(?!\s+(?:nodes?|partition|queue))"
+            r".{0,20}\b(?:used|working|loaded)\b|"
+            r"\bhow\s+(?:busy|loaded|hard)\s+(?:is|are)\s+(?:the\s+|its\s+|my\s+)?gpus?\b"
+            r"(?!\s+(?:nodes?|partition|queue))",
+            re.I,
+        ),
+        qualifiable=False,
+    ),
+    Topic(
+        "I have no live readings of nodes' memory or CPU load (the node list gives their "
+        "states, a job's efficiency its CPU and memory use)",
+        re.compile(
+            r"\b(?:free|available|used)\s+(?:memory|ram)\b|\b(?:memory|ram)\s+(?:is\s+)?"
+            r"(?:free|available|left|usage|use|used)\b|\bload\s+average\b|"
+            r"\bcpu\s+(?:load|usage|utili[sz]ation)\s+(?:on|of)\s+(?:node\s+)?[a-z]+\d",
+            re.I,
+        ),
+    ),
+    Topic(
+        "I cannot send emails, messages or notifications",
+        re.compile(
+            r"\b(?:e-?mail|notify|notification|alert|remind|ping|text|message|slack)\s+(?:me|us|"
+            r"the\s+team|when)\b",
+            re.I,
+        ),
+        qualifiable=False,
+    ),
+    Topic(
+        "I cannot read jobs' output or log files",
+        re.compile(
+            r"\b(?:show|read|tail|cat|print|open|see|what(?:'s|\s+is|\s+was))\b.{0,30}"
+            r"(?:\b(?:stdout|stderr|log\s+files?|logs?)\b|\.(?:out|err)\b|\b(?:job'?s?|its)\s+"
+            r"output\b|\boutput\s+(?:of|from)\s+(?:the\s+|my\s+|a\s+)?job\b)",
+            re.I,
+        ),
+        qualifiable=False,
+    ),
+    Topic(
+        "I do not teach Slurm's commands or job scripts (Slurm's documentation does); I can "
+        "plan a workflow's submission for your approval (`/submit WORKFLOW`)",
+        re.compile(
+            rf"^\s*{_HOW}\b.{{0,30}}\b(?:write|use|run|make|request|ask\s+for|set|pass|start|"
+            r"submit|cancel|kill|stop|hold|requeue|check|see|list)\b.{0,30}"
+            r"\b(?:sbatch|srun|salloc|scancel|squeue|sinfo|sacct|scontrol|sstat|job\s+scripts?|"
+            r"batch\s+scripts?|#sbatch|array\s+jobs?|job\s+arrays?|interactive\s+(?:jobs?|"
+            r"sessions?)|gres|--\w+)(?:\b|$)",
+            re.I,
+        ),
+        qualifiable=False,
+    ),
 )
-"""What the assistant has no data on, and the words that ask about it."""
+"""What the tools have no data on, and the words that ask about it."""
 
 
-def outside_topic(text: str) -> str | None:
-    """The topic ``text`` asks about that the assistant has no data on, if any."""
-    return next((topic for topic, words in TOPICS if words.search(text)), None)
+def outside_topic(text: str) -> Topic | None:
+    """The topic ``text`` asks about that the tools have no data on, if any."""
+    return next((topic for topic in TOPICS if topic.words.search(text)), None)
+
+
+def capabilities() -> str:
+    """What the assistant can answer, one short phrase per tool of the intent table."""
+    return "; ".join(spec.topic for spec in INTENTS if spec.tool and spec.topic)
+
+
+def refusal(reason: str = "") -> str:
+    """ "I can't answer that here", why (when known), and what it can answer instead."""
+    why = f": {reason}" if reason else ""
+    return (
+        f"I can't answer that here{why}.\n\nWhat I can answer: {capabilities()}. "
+        "Type `/help` for the commands."
+    )

@@ -132,14 +132,26 @@ def _fuzzy_workflow(word: str) -> str | None:
     return hit
 
 
+_NAMED_WORKFLOW = re.compile(
+    r"\b(?:workflows?|simulat\w*|compar\w*|submit|cases|runs?\s+like|on|for|of)\s+(?:the\s+)?"
+    r"([a-z][a-z_]{3,}-\d+)(?![\w.-])",
+    re.I,
+)
+"""A workflow-shaped name (``blast-12``) where a workflow goes: kept as typed, so that the tool
+refuses it with the nearest real names instead of answering about the current run."""
+
+
 def find_workflow(text: str) -> str | None:
-    """A workflow file (``*.json``/``*.yaml``) as typed, or a demo workflow (fuzzy)."""
+    """A workflow file (``*.json``/``*.yaml``) as typed, or a demo workflow (fuzzy), or an
+    unknown workflow-shaped name where a workflow goes (as typed)."""
     if match := _FILE.search(text):
         return match.group(1)
     without_runs = _RUN.sub(" ", text)
     for word in _words(without_runs):
         if found := _fuzzy_workflow(word):
             return found
+    if match := _NAMED_WORKFLOW.search(without_runs):
+        return match.group(1).lower()
     return None
 
 
