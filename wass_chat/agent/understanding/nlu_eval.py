@@ -187,7 +187,14 @@ def refused_or_asked_back(question: Question, intent: Intent) -> bool:
     if intent.name in ("none", "clarify") and not intent.tool:
         return True
     unknown = question.unknown
-    return bool(unknown) and intent.tool == question.intent and unknown in intent.arguments.values()
+    if not unknown or intent.tool != question.intent:
+        return False
+    passed = [
+        v
+        for value in intent.arguments.values()
+        for v in (value if isinstance(value, list) else [value])
+    ]
+    return unknown in passed  # a node to remove comes in a list
 
 
 def format_report(report: Report) -> str:
