@@ -39,7 +39,11 @@ _ADMIN_OBJECT = (
     r"(?:users?|accounts?|associations?|qos|coordinators?|fairshare\s+shares?|shares|"
     r"reservations?|(?:a|new)\s+partitions?|partition\s+limits?|config\w*|slurm\.conf|"
     r"gres\.conf|cgroup\.conf|limits?\s+for|permissions?|access|max\w*\s+(?:wall)?time|"
-    r"(?:wall)?time\s+limits?)"
+    r"(?:wall)?time\s+limits?|default\s+\w+|priority|priorities)"
+)
+_SLURM_COMMANDS = (
+    r"(?:sbatch|srun|salloc|scancel|squeue|sinfo|sacct|sacctmgr|scontrol|sstat|sprio|sshare|"
+    r"sreport|sattach|strigger)"
 )
 
 TOPICS: tuple[Topic, ...] = (
@@ -89,11 +93,15 @@ TOPICS: tuple[Topic, ...] = (
         qualifiable=False,
     ),
     Topic(
-        "none of my tools reads Slurm's version (`scontrol --version` prints it)",
+        "none of my tools reads Slurm's version or its daemons' uptime (`scontrol --version` "
+        "prints the version)",
         re.compile(
             r"\bversions?\b.{0,30}\b(?:slurm|sinfo|squeue|sbatch|sacct|scontrol|slurmctld|"
             r"slurmd|slurmdbd)\b|\b(?:slurm|slurmctld|slurmd|slurmdbd)(?:'s)?\s+(?:versions?|"
-            r"release)\b|\b(?:which|what)\s+(?:slurm\s+)?(?:version|release)\b",
+            r"release)\b|\b(?:which|what)\s+(?:slurm\s+)?(?:version|release)\b|"
+            r"\bslurm\b.{0,30}\b(?:versions?|release|up\s+to\s+date|outdated|latest|uptime)\b|"
+            r"\bslurm\b.{0,40}(?<![\w.])\d{2}\.\d{2}(?:\.\d+)?\b|"
+            r"\bwhat\s+slurm\s+(?:are|is|do)\b|\buptime\b",
             re.I,
         ),
         qualifiable=False,
@@ -105,7 +113,8 @@ TOPICS: tuple[Topic, ...] = (
             r"\bgpus?[\s-]*(?:utili[sz]ation|util|usage|load|memory|occupancy|activity)\b|"
             r"\b(?:utili[sz]ation|usage|load|occupancy)\s+(?:of|on)\s+(?:the\s+|a\s+|my\s+)?gpus?\b|"
             r"\bgpus?\b(?!\s+(?:nodes?|partition|queue|jobs?|hours?))(?:\s+[\w'-]+){0,4}?\s+"
-            r"(?:being\s+used|in\s+use|used|utili[sz]ed|working|doing\s+anything)\b|"
+            r"(?:being\s+used|in\s+use|used|utili[sz]ed|working|doing\s+anything|busy|idle|"
+            r"free|occupied|loaded)\b|\b(?:nvidia-smi|nvtop|dcgm\w*|rocm-smi|nvml)\b|"
             r"\bhow\s+(?:much|hard|busy)\b.{0,20}\bgpus?\b(?!\s+(?:nodes?|partition|queue))"
             r".{0,20}\b(?:used|working|loaded)\b|"
             r"\bhow\s+(?:busy|loaded|hard)\s+(?:is|are)\s+(?:the\s+|its\s+|my\s+)?gpus?\b"
@@ -123,6 +132,25 @@ TOPICS: tuple[Topic, ...] = (
             r"\bcpu\s+(?:load|usage|utili[sz]ation)\s+(?:on|of)\s+(?:node\s+)?[a-z]+\d",
             re.I,
         ),
+    ),
+    Topic(
+        "I do not read Slurm's accounts, associations or who belongs to them",
+        re.compile(
+            r"\b(?:belong\w*|members?|membership)\b.{0,30}\baccounts?\b|\baccounts?\b.{0,30}"
+            r"\b(?:members?|membership)\b|\b(?:which|what)\s+accounts?\b|\bassociations?\b",
+            re.I,
+        ),
+        qualifiable=False,
+    ),
+    Topic(
+        "I do not write poems, stories or jokes",
+        re.compile(
+            r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:write|compose|make\s+up|tell)\s+"
+            r"(?:me\s+|us\s+)?(?:a|an|some)\s+(?:\w+\s+)?(?:poems?|haikus?|songs?|story|stories|"
+            r"limericks?|jokes?|raps?|sonnets?|essays?|riddles?)\b",
+            re.I,
+        ),
+        qualifiable=False,
     ),
     Topic(
         "I cannot send emails, messages or notifications",
@@ -147,6 +175,8 @@ TOPICS: tuple[Topic, ...] = (
         "I do not teach Slurm's commands or job scripts (Slurm's documentation does); I can "
         "plan a workflow's submission for your approval (`/submit WORKFLOW`)",
         re.compile(
+            rf"\b{_SLURM_COMMANDS}\s+-{{1,2}}[a-z]|\b(?:flags?|options?|switch\w*)\b.{{0,20}}"
+            rf"\b{_SLURM_COMMANDS}\b|\bwhat\s+does\s+(?:the\s+)?{_SLURM_COMMANDS}\b|"
             rf"^\s*{_HOW}\b.{{0,30}}\b(?:write|use|run|make|request|ask\s+for|set|pass|start|"
             r"submit|cancel|kill|stop|hold|requeue|check|see|list)\b.{0,30}"
             r"\b(?:sbatch|srun|salloc|scancel|squeue|sinfo|sacct|scontrol|sstat|job\s+scripts?|"
