@@ -34,10 +34,11 @@ async def ask(session: Any, text: str) -> list[ChatEvent]:
 def test_every_out_of_scope_question_is_refused_or_asked_back(split: str) -> None:
     report = evaluate(split)
     questions, _ = load_questions(split)
-    assert report.out_of_scope == len(questions) and all(q.out_of_scope for q in questions)
+    out_of_scope = [q for q in questions if q.out_of_scope]
+    assert len(out_of_scope) >= len(questions) - 1  # the tuning set keeps one neighbour
     answered = [e["text"] for e in report.errors if e["got"][0] not in ("none", "clarify")]
     assert report.out_of_scope_answered == 0, answered
-    assert report.out_of_scope_refused == len(questions)
+    assert report.out_of_scope_refused == report.out_of_scope == len(out_of_scope)
     assert report.wrong_actions == 0 and report.side_effecting_misroutes == 0
 
 

@@ -166,6 +166,7 @@ def route(
         topic
         and not _cluster_hypothetical(stripped)
         and not (topic.qualifiable and _in_scope(stripped, slots))
+        and not (topic.order and _simulated_or_submitted(stripped, slots))
     ):  # "what if we raised the long partition's limit to 48 h?" is a what-if, not an order
         return Intent(reply=refusal(topic.reason), name="none", refused=True)
     unqualified: Subject = "workflow"
@@ -186,6 +187,13 @@ def _cluster_hypothetical(text: str) -> bool:
 def _whatif_subject(text: str, slots: Slots, unqualified: Subject = "workflow") -> Subject | None:
     named = slots.workflow or slots.run or slots.task or slots.schedulers
     return whatif_subject(text, slots.cluster_changes, bool(named), unqualified)
+
+
+def _simulated_or_submitted(text: str, slots: Slots) -> bool:
+    """An imperative about a workflow, a scheduler or a simulated change ("bump the bandwidth
+    2x for montage-60"), or a submission asked for: not an order to change the cluster."""
+    named = slots.workflow or slots.run or slots.schedulers or slots.changes
+    return bool(named or slots.cluster_changes) or asks_to_submit(text)
 
 
 def _in_scope(text: str, slots: Slots) -> bool:

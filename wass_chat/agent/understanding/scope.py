@@ -31,6 +31,9 @@ class Topic:
     words: re.Pattern[str]
     qualifiable: bool = True
     """Named jobs, runs, tasks or efficiency wording make the question an answerable one."""
+    order: bool = False
+    """An order to change the cluster: not one when it names a workflow, a scheduler or a
+    change the simulators replay (then it is a what-if or a submission, decided elsewhere)."""
 
 
 _HOW = r"(?:how\s+(?:do|can|could|should|would)\s+(?:i|we|you|one|an?\s+admin)|how\s+to|can\s+you|could\s+you|please|help\s+me)"  # noqa: E501
@@ -41,6 +44,8 @@ _ADMIN_OBJECT = (
     r"gres\.conf|cgroup\.conf|limits?\s+for|permissions?|access|max\w*\s+(?:wall)?time|"
     r"(?:wall)?time\s+limits?|default\s+\w+|priority|priorities)"
 )
+_GPU = r"(?:gpus?|[ahv]100s?|h200s?|a40s?|l40s?|mi\d{3}x?s?|rtx\s*\w+)"
+"""A GPU, or a GPU model named as one ("the A100s on gpu03")."""
 _SLURM_COMMANDS = (
     r"(?:sbatch|srun|salloc|scancel|squeue|sinfo|sacct|sacctmgr|scontrol|sstat|sprio|sshare|"
     r"sreport|sattach|strigger)"
@@ -112,8 +117,8 @@ TOPICS: tuple[Topic, ...] = (
         re.compile(
             r"\bgpus?[\s-]*(?:utili[sz]ation|util|usage|load|memory|occupancy|activity)\b|"
             r"\b(?:utili[sz]ation|usage|load|occupancy)\s+(?:of|on)\s+(?:the\s+|a\s+|my\s+)?gpus?\b|"
-            r"\bgpus?\b(?!\s+(?:nodes?|partition|queue|jobs?|hours?))(?:\s+[\w'-]+){0,4}?\s+"
-            r"(?:being\s+used|in\s+use|used|utili[sz]ed|working|doing\s+anything|busy|idle|"
+            rf"\b{_GPU}\b(?!\s+(?:nodes?|partition|queue|jobs?|hours?))(?:\s+[\w'-]+){{0,4}}?\s+"
+            r"(?:being\s+used|in\s+use|used|utili[sz]ed|working|doing\s+(?:any\s+)?\w+|busy|idle|"
             r"free|occupied|loaded)\b|\b(?:nvidia-smi|nvtop|dcgm\w*|rocm-smi|nvml)\b|"
             r"\bhow\s+(?:much|hard|busy)\b.{0,20}\bgpus?\b(?!\s+(?:nodes?|partition|queue))"
             r".{0,20}\b(?:used|working|loaded)\b|"
@@ -132,6 +137,39 @@ TOPICS: tuple[Topic, ...] = (
             r"\bcpu\s+(?:load|usage|utili[sz]ation)\s+(?:on|of)\s+(?:node\s+)?[a-z]+\d",
             re.I,
         ),
+    ),
+    Topic(
+        "I have no live network readings (a simulation's network is a model: `/whatif "
+        "bandwidth F` scales it)",
+        re.compile(
+            r"\b(?:network|interconnect|infiniband|ethernet|bandwidth|links?|switch(?:es)?)\b.{0,30}"
+            r"\b(?:utili[sz]ation|usage|traffic|throughput|congest\w*|saturat\w*|errors?|"
+            r"right\s+now|currently|at\s+the\s+moment)\b",
+            re.I,
+        ),
+    ),
+    Topic(
+        "I do not change the cluster (nodes, partitions, priorities or settings): I read it, "
+        "simulate, and prepare submissions for your approval",
+        re.compile(
+            r"^\s*(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?:(?:turn|switch)\s+(?:on|off)|"
+            r"(?:turn|switch)\s+\S+\s+(?:on|off)|enable|disable|put|mark|bring|take|allow|deny|"
+            r"block|ban|grant|revoke|raise|lower|increase|decrease|boost|bump|reset|reserve|"
+            r"pause|unpause|preempt)\b",
+            re.I,
+        ),
+        qualifiable=False,
+        order=True,
+    ),
+    Topic(
+        "I do not recommend books, courses or other reading",
+        re.compile(
+            r"\b(?:recommend|suggest)\w*\b.{0,30}\b(?:books?|papers?|courses?|tutorials?|"
+            r"articles?|videos?|websites?|blogs?|reading)\b|\b(?:good|best)\s+(?:books?|"
+            r"courses?|tutorials?)\b",
+            re.I,
+        ),
+        qualifiable=False,
     ),
     Topic(
         "I do not read Slurm's accounts, associations or who belongs to them",

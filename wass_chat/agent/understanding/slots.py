@@ -133,7 +133,7 @@ def _fuzzy_workflow(word: str) -> str | None:
 
 
 _NAMED_WORKFLOW = re.compile(
-    r"\b(?:workflows?|simulat\w*|compar\w*|submit|cases|runs?\s+like|on|for|of)\s+(?:the\s+)?"
+    r"\b(?:workflows?|simulat\w*|compar\w*|submit|cases|like|on|for|of|to|about)\s+(?:the\s+)?"
     r"([a-z][a-z_]{3,}-\d+)(?![\w.-])",
     re.I,
 )
