@@ -56,7 +56,8 @@ TOPICS: tuple[Topic, ...] = (
         "I have no data on temperatures, fans, live power readings or carbon",
         re.compile(
             r"\b(temperatures?|thermal|overheat\w*|fans?|fan\s+speed|power\s+draw|watts?|"
-            r"carbon|co2)\b",
+            r"carbon|co2|cooling|how\s+hot)\b|\bpower\s+(?:usage|use|consumption|draw)\b.{0,40}"
+            r"\b(?:now|at\s+(?:this|the)\s+moment|currently|live|real[\s-]?time)\b",
             re.I,
         ),
     ),
@@ -98,15 +99,16 @@ TOPICS: tuple[Topic, ...] = (
         qualifiable=False,
     ),
     Topic(
-        "none of my tools reads Slurm's version or its daemons' uptime (`scontrol --version` "
-        "prints the version)",
+        "none of my tools reads software versions (Slurm's: `scontrol --version`; the nodes' "
+        "kernel or packages) or the daemons' uptime",
         re.compile(
             r"\bversions?\b.{0,30}\b(?:slurm|sinfo|squeue|sbatch|sacct|scontrol|slurmctld|"
             r"slurmd|slurmdbd)\b|\b(?:slurm|slurmctld|slurmd|slurmdbd)(?:'s)?\s+(?:versions?|"
             r"release)\b|\b(?:which|what)\s+(?:slurm\s+)?(?:version|release)\b|"
             r"\bslurm\b.{0,30}\b(?:versions?|release|up\s+to\s+date|outdated|latest|uptime)\b|"
             r"\bslurm\b.{0,40}(?<![\w.])\d{2}\.\d{2}(?:\.\d+)?\b|"
-            r"\bwhat\s+slurm\s+(?:are|is|do)\b|\buptime\b",
+            r"\bwhat\s+slurm\s+(?:are|is|do)\b|\buptime\b|\b(?:which|what)\b.{0,30}\bversions?\b|"
+            r"\bversions?\s+(?:of|is|are|do|does)\b|\blast\s+restart\w*\b",
             re.I,
         ),
         qualifiable=False,
@@ -117,6 +119,8 @@ TOPICS: tuple[Topic, ...] = (
         re.compile(
             r"\bgpus?[\s-]*(?:utili[sz]ation|util|usage|load|memory|occupancy|activity)\b|"
             r"\b(?:utili[sz]ation|usage|load|occupancy)\s+(?:of|on)\s+(?:the\s+|a\s+|my\s+)?gpus?\b|"
+            rf"\b(?:running|used|busy|working)\s+on\s+(?:the\s+)?{_GPU}\b(?!\s+(?:nodes?|"
+            r"partition|queue))|"
             rf"\b{_GPU}\b(?!\s+(?:nodes?|partition|queue|jobs?|hours?))(?:\s+[\w'-]+){{0,4}}?\s+"
             r"(?:being\s+used|in\s+use|used|utili[sz]ed|working|doing\s+(?:any\s+)?\w+|busy|idle|"
             r"free|occupied|loaded)\b|\b(?:nvidia-smi|nvtop|dcgm\w*|rocm-smi|nvml)\b|"
@@ -175,17 +179,22 @@ TOPICS: tuple[Topic, ...] = (
         "I do not read Slurm's accounts, associations or who belongs to them",
         re.compile(
             r"\b(?:belong\w*|members?|membership)\b.{0,30}\baccounts?\b|\baccounts?\b.{0,30}"
-            r"\b(?:members?|membership)\b|\b(?:which|what)\s+accounts?\b|\bassociations?\b",
+            r"\b(?:members?|membership)\b|\b(?:which|what)\s+accounts?\b|\bassociations?\b|"
+            r"\b(?:max|grp)(?:submit|jobs|tres|wall|cpus|nodes)\w*\b|\blimits?\s+(?:for|of|on)\s+"
+            r"(?:my|our|the|this)\s+(?:\w+\s+)?(?:account|group|project)\b",
             re.I,
         ),
         qualifiable=False,
     ),
     Topic(
-        "I do not write poems, stories or jokes",
+        "I do not write poems, stories or jokes, draw or translate",
         re.compile(
             r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:write|compose|make\s+up|tell)\s+"
             r"(?:me\s+|us\s+)?(?:a|an|some)\s+(?:\w+\s+)?(?:poems?|haikus?|songs?|story|stories|"
-            r"limericks?|jokes?|raps?|sonnets?|essays?|riddles?)\b",
+            r"limericks?|jokes?|raps?|sonnets?|essays?|riddles?)\b|"
+            r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:sing|recite|draw|paint|translate)\b|"
+            r"\btranslat\w*\b.{0,40}\b(?:into|to)\s+(?:english|spanish|french|german|italian|"
+            r"chinese|japanese|\w+ish|\w+ese|\w+an)\b",
             re.I,
         ),
         qualifiable=False,

@@ -134,7 +134,7 @@ def _fuzzy_workflow(word: str) -> str | None:
 
 _NAMED_WORKFLOW = re.compile(
     r"\b(?:workflows?|simulat\w*|compar\w*|submit|cases|like|on|for|of|to|about)\s+(?:the\s+)?"
-    r"([a-z][a-z_]{3,}-\d+)(?![\w.-])",
+    r"((?=[a-z0-9_]*[a-z])[a-z0-9][a-z0-9_]{3,}-\d+)(?![\w.-])",
     re.I,
 )
 """A workflow-shaped name (``blast-12``) where a workflow goes: kept as typed, so that the tool
