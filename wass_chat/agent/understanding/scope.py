@@ -53,10 +53,10 @@ _SLURM_COMMANDS = (
 
 TOPICS: tuple[Topic, ...] = (
     Topic(
-        "I have no data on temperatures, fans, live power readings or carbon",
+        "I have no data on temperatures, fans, hardware health, live power readings or carbon",
         re.compile(
             r"\b(temperatures?|thermal|overheat\w*|fans?|fan\s+speed|power\s+draw|watts?|"
-            r"carbon|co2|cooling|how\s+hot)\b|\bpower\s+(?:usage|use|consumption|draw)\b.{0,40}"
+            r"carbon|co2|cooling|how\s+hot|humid\w*|throttl\w*|ecc\s+errors?|xid)\b|\bpower\s+(?:usage|use|consumption|draw)\b.{0,40}"
             r"\b(?:now|at\s+(?:this|the)\s+moment|currently|live|real[\s-]?time)\b",
             re.I,
         ),
@@ -99,8 +99,8 @@ TOPICS: tuple[Topic, ...] = (
         qualifiable=False,
     ),
     Topic(
-        "none of my tools reads software versions (Slurm's: `scontrol --version`; the nodes' "
-        "kernel or packages) or the daemons' uptime",
+        "none of my tools reads software or its versions (Slurm's: `scontrol --version`; the "
+        "nodes' system or packages) or the daemons' uptime",
         re.compile(
             r"\bversions?\b.{0,30}\b(?:slurm|sinfo|squeue|sbatch|sacct|scontrol|slurmctld|"
             r"slurmd|slurmdbd)\b|\b(?:slurm|slurmctld|slurmd|slurmdbd)(?:'s)?\s+(?:versions?|"
@@ -108,7 +108,9 @@ TOPICS: tuple[Topic, ...] = (
             r"\bslurm\b.{0,30}\b(?:versions?|release|up\s+to\s+date|outdated|latest|uptime)\b|"
             r"\bslurm\b.{0,40}(?<![\w.])\d{2}\.\d{2}(?:\.\d+)?\b|"
             r"\bwhat\s+slurm\s+(?:are|is|do)\b|\buptime\b|\b(?:which|what)\b.{0,30}\bversions?\b|"
-            r"\bversions?\s+(?:of|is|are|do|does)\b|\blast\s+restart\w*\b",
+            r"\bversions?\s+(?:of|is|are|do|does)\b|\blast\s+restart\w*\b|"
+            r"\b(?:which|what)\s+(?:os|operating\s+systems?|distro\w*|kernel|gcc|compilers?|python|"
+            r"cuda|drivers?|mpi|software|packages?|modules?|libraries)\b|\binstalled\b",
             re.I,
         ),
         qualifiable=False,
@@ -136,7 +138,8 @@ TOPICS: tuple[Topic, ...] = (
         "I have no live readings of nodes' memory or CPU load (the node list gives their "
         "states, a job's efficiency its CPU and memory use)",
         re.compile(
-            r"\b(?:free|available|used)\s+(?:memory|ram)\b|\b(?:memory|ram)\s+(?:is\s+)?"
+            r"\b(?:free|available|used)\s+(?:memory|ram)\b|\b(?:memory|ram|swap)\b.{0,20}\busing\b|"
+            r"\bhow\s+much\s+(?:memory|ram|swap)\b|\b(?:memory|ram)\s+(?:is\s+)?"
             r"(?:free|available|left|usage|use|used)\b|\bload\s+average\b|"
             r"\bcpu\s+(?:load|usage|utili[sz]ation)\s+(?:on|of)\s+(?:node\s+)?[a-z]+\d",
             re.I,
@@ -170,10 +173,20 @@ TOPICS: tuple[Topic, ...] = (
         re.compile(
             r"\b(?:recommend|suggest)\w*\b.{0,30}\b(?:books?|papers?|courses?|tutorials?|"
             r"articles?|videos?|websites?|blogs?|reading)\b|\b(?:good|best)\s+(?:books?|"
-            r"courses?|tutorials?)\b",
+            r"courses?|tutorials?)\b|\b(?:conferences?|journals?|papers?|publications?|"
+            r"textbooks?)\b",
             re.I,
         ),
         qualifiable=False,
+    ),
+    Topic(
+        "I do not read QOS or partition limit settings (a job's pending reason names the "
+        "limit that holds it: `/why JOBID`)",
+        re.compile(
+            r"\bqos\b.{0,20}\blimits?\b|\blimits?\b.{0,20}\bqos\b|\b(?:partition|qos)\s+"
+            r"(?:limits?|settings|config\w*)\b",
+            re.I,
+        ),
     ),
     Topic(
         "I do not read Slurm's accounts, associations or who belongs to them",
@@ -213,7 +226,8 @@ TOPICS: tuple[Topic, ...] = (
         re.compile(
             r"\b(?:show|read|tail|cat|print|open|see|what(?:'s|\s+is|\s+was))\b.{0,30}"
             r"(?:\b(?:stdout|stderr|log\s+files?|logs?)\b|\.(?:out|err)\b|\b(?:job'?s?|its)\s+"
-            r"output\b|\boutput\s+(?:of|from)\s+(?:the\s+|my\s+|a\s+)?job\b)",
+            r"output\b|\boutput\s+(?:of|from)\s+(?:the\s+|my\s+|a\s+)?job\b|"
+            r"\b(?:error|output|log)\s+files?\b)",
             re.I,
         ),
         qualifiable=False,
