@@ -331,5 +331,8 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "write a python script",
         "explain quantum physics",
         "what year is it",
+        "explain how neural networks work",
+        "how does the internet work",
+        "teach me some physics",
     ),
 }

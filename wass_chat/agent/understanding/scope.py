@@ -162,7 +162,7 @@ TOPICS: tuple[Topic, ...] = (
             r"^\s*(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?:(?:turn|switch)\s+(?:on|off)|"
             r"(?:turn|switch)\s+\S+\s+(?:on|off)|enable|disable|put|mark|bring|take|allow|deny|"
             r"block|ban|grant|revoke|raise|lower|increase|decrease|boost|bump|reset|reserve|"
-            r"pause|unpause|preempt)\b",
+            r"pause|unpause|preempt)\b|^\s*(?:please\s+)?set\s+(?:node\s+)?\S+\s+(?:to|as|into)\b",
             re.I,
         ),
         qualifiable=False,
@@ -187,6 +187,17 @@ TOPICS: tuple[Topic, ...] = (
             r"(?:limits?|settings|config\w*)\b",
             re.I,
         ),
+    ),
+    Topic(
+        "I do not read allocations, balances or service units (`sshare` and your site's "
+        "allocation tool do)",
+        re.compile(
+            r"\b(?:remaining|left|balance)\b.{0,20}\b(?:allocation|allowance|service\s+units?|"
+            r"credits?)\b|\b(?:allocation|allowance)\b.{0,20}\b(?:remaining|left|balance)\b|"
+            r"\bservice\s+units?\b|\bsu\s+balance\b",
+            re.I,
+        ),
+        qualifiable=False,
     ),
     Topic(
         "I do not read Slurm's accounts, associations or who belongs to them",
@@ -236,6 +247,7 @@ TOPICS: tuple[Topic, ...] = (
         "I do not teach Slurm's commands or job scripts (Slurm's documentation does); I can "
         "plan a workflow's submission for your approval (`/submit WORKFLOW`)",
         re.compile(
+            rf"\b{_SLURM_COMMANDS}\b.{{0,20}}\b(?:flags?|options?|switch\w*|arguments?|syntax)\b|"
             rf"\b{_SLURM_COMMANDS}\s+-{{1,2}}[a-z]|\b(?:flags?|options?|switch\w*)\b.{{0,20}}"
             rf"\b{_SLURM_COMMANDS}\b|\bwhat\s+does\s+(?:the\s+)?{_SLURM_COMMANDS}\b|"
             rf"^\s*{_HOW}\b.{{0,30}}\b(?:write|use|run|make|request|ask\s+for|set|pass|start|"

@@ -134,7 +134,8 @@ def _fuzzy_workflow(word: str) -> str | None:
 
 _NAMED_WORKFLOW = re.compile(
     r"\b(?:workflows?|simulat\w*|compar\w*|submit|cases|like|on|for|of|to|about)\s+(?:the\s+)?"
-    r"((?=[a-z0-9_]*[a-z])[a-z0-9][a-z0-9_]{3,}-\d+)(?![\w.-])",
+    r"((?!(?:gpu|cpu|node|top|last|past|next)-)(?=[a-z0-9_]*[a-z])[a-z0-9][a-z0-9_]{2,}-\d+)"
+    r"(?![\w.-])",
     re.I,
 )
 """A workflow-shaped name (``blast-12``) where a workflow goes: kept as typed, so that the tool
