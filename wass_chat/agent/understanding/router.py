@@ -181,7 +181,17 @@ def route(
 def _cluster_hypothetical(text: str) -> bool:
     """ "Power off idle nodes after 30 min: how much would we save?" asks a what-if, it does
     not order an action (which is refused)."""
-    return bool(HYPOTHETICAL.search(text)) and bool(cluster_changes(text))
+    asked = _POLITE.sub("", text)  # "could you update the weight to 5000" is a request
+    return bool(HYPOTHETICAL.search(asked)) and bool(cluster_changes(text))
+
+
+_POLITE = re.compile(r"^\s*(?:please\s+)?(?:could|can|would|will)\s+you\s+(?:please\s+)?", re.I)
+_WHATIF_CUE = re.compile(
+    r"\b(?:what\s+happens|replay\w*|simulat\w*|effect|impact|how\s+(?:would|much|many|long))\b",
+    re.I,
+)
+"""Wording that makes an imperative change a what-if ("cap the long partition at 24 h, what
+happens to waits?")."""
 
 
 def _whatif_subject(text: str, slots: Slots, unqualified: Subject = "workflow") -> Subject | None:
@@ -193,7 +203,8 @@ def _simulated_or_submitted(text: str, slots: Slots) -> bool:
     """An imperative about a workflow, a scheduler or a simulated change ("bump the bandwidth
     2x for montage-60"), or a submission asked for: not an order to change the cluster."""
     named = slots.workflow or slots.run or slots.schedulers or slots.changes
-    return bool(named or slots.cluster_changes) or asks_to_submit(text)
+    whatif = slots.cluster_changes and (_cluster_hypothetical(text) or _WHATIF_CUE.search(text))
+    return bool(named or whatif) or asks_to_submit(text)
 
 
 def _in_scope(text: str, slots: Slots) -> bool:

@@ -82,7 +82,7 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         "I do not install or upgrade software",
         re.compile(
-            r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?(install|upgrade|update|compile|"
+            r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?(install|upgrade|compile|"
             r"uninstall|module\s+load)\b",
             re.I,
         ),
@@ -119,7 +119,10 @@ TOPICS: tuple[Topic, ...] = (
         "the cluster does not record GPU utilisation: its accounting has CPU, memory and time "
         "use, and the node list says which nodes are allocated",
         re.compile(
-            r"\bgpus?[\s-]*(?:utili[sz]ation|util|usage|load|memory|occupancy|activity)\b|"
+            r"\bgpus?[\s-]*(?:utili[sz]ation|util|usage|load|memory|occupancy|activity|duty\s+cycle|"
+            r"clocks?|power)\b|"
+            rf"\b(?:using|use|used|utili[sz]ing)\s+(?:the\s+|their\s+|its\s+|my\s+|all\s+)?{_GPU}\b"
+            r"(?!\s+(?:nodes?|partition|queue))|"
             r"\b(?:utili[sz]ation|usage|load|occupancy)\s+(?:of|on)\s+(?:the\s+|a\s+|my\s+)?gpus?\b|"
             rf"\b(?:running|used|busy|working)\s+on\s+(?:the\s+)?{_GPU}\b(?!\s+(?:nodes?|"
             r"partition|queue))|"
@@ -162,7 +165,7 @@ TOPICS: tuple[Topic, ...] = (
             r"^\s*(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?:(?:turn|switch)\s+(?:on|off)|"
             r"(?:turn|switch)\s+\S+\s+(?:on|off)|enable|disable|put|mark|bring|take|allow|deny|"
             r"block|ban|grant|revoke|raise|lower|increase|decrease|boost|bump|reset|reserve|"
-            r"pause|unpause|preempt)\b|^\s*(?:please\s+)?set\s+(?:node\s+)?\S+\s+(?:to|as|into)\b",
+            r"pause|unpause|preempt|update|modify|adjust|tweak)\b|^\s*(?:please\s+)?set\s+(?:node\s+)?\S+\s+(?:to|as|into)\b",
             re.I,
         ),
         qualifiable=False,
@@ -215,7 +218,7 @@ TOPICS: tuple[Topic, ...] = (
         re.compile(
             r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:write|compose|make\s+up|tell)\s+"
             r"(?:me\s+|us\s+)?(?:a|an|some)\s+(?:\w+\s+)?(?:poems?|haikus?|songs?|story|stories|"
-            r"limericks?|jokes?|raps?|sonnets?|essays?|riddles?)\b|"
+            r"limericks?|jokes?|raps?|sonnets?|essays?|riddles?)\b|\b(?:puns?|jokes?|riddles?)\b|"
             r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:sing|recite|draw|paint|translate)\b|"
             r"\btranslat\w*\b.{0,40}\b(?:into|to)\s+(?:english|spanish|french|german|italian|"
             r"chinese|japanese|\w+ish|\w+ese|\w+an)\b",
@@ -227,7 +230,9 @@ TOPICS: tuple[Topic, ...] = (
         "I cannot send emails, messages or notifications",
         re.compile(
             r"\b(?:e-?mail|notify|notification|alert|remind|ping|text|message|slack)\s+(?:me|us|"
-            r"the\s+team|when)\b",
+            r"the\s+team|when)\b|^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:send|write|"
+            r"forward|post)\s+(?:an?\s+)?(?:e-?mail|message|note|ticket|slack|text)\b|"
+            r"\bopen\s+a\s+ticket\b",
             re.I,
         ),
         qualifiable=False,
@@ -248,6 +253,8 @@ TOPICS: tuple[Topic, ...] = (
         "plan a workflow's submission for your approval (`/submit WORKFLOW`)",
         re.compile(
             rf"\b{_SLURM_COMMANDS}\b.{{0,20}}\b(?:flags?|options?|switch\w*|arguments?|syntax)\b|"
+            r"\b(?:what|which)\s+(?:slurm\s+)?command\b|\b(?:with|using|in)\s+(?:one|a|which|what)\s+"
+            r"(?:single\s+)?commands?\b|"
             rf"\b{_SLURM_COMMANDS}\s+-{{1,2}}[a-z]|\b(?:flags?|options?|switch\w*)\b.{{0,20}}"
             rf"\b{_SLURM_COMMANDS}\b|\bwhat\s+does\s+(?:the\s+)?{_SLURM_COMMANDS}\b|"
             rf"^\s*{_HOW}\b.{{0,30}}\b(?:write|use|run|make|request|ask\s+for|set|pass|start|"
