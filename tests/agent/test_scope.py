@@ -30,7 +30,7 @@ async def ask(session: Any, text: str) -> list[ChatEvent]:
     return [event async for event in session.send(text)]
 
 
-@pytest.mark.parametrize("split", ["scope-tuning"])
+@pytest.mark.parametrize("split", ["scope-tuning", "scope-heldout"])
 def test_every_out_of_scope_question_is_refused_or_asked_back(split: str) -> None:
     report = evaluate(split)
     questions, _ = load_questions(split)

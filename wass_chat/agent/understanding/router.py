@@ -73,8 +73,8 @@ MARGIN = 0.03
 
 _REFUSE = re.compile(
     r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?"
-    r"(cancel|scancel|kill|delete|remove\s+job|rm|reboot|restart|drain|resume|requeue|hold|"
-    r"release|suspend|shutdown|shut\s+down|power\s+off)\b",
+    r"(cancel|scancel|kill|delete|remove\s+job|rm|reboot|restart|(?:un-?)?drain|resume|requeue|"
+    r"(?:un-?)?hold|release|(?:un-?)?suspend|shutdown|shut\s+down|power\s+off)\b",
     re.I,
 )
 REPORT_CUE = re.compile(r"\b(report\w*|audit|export|write[\s-]?up)\b", re.I)

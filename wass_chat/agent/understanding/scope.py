@@ -80,6 +80,10 @@ TOPICS: tuple[Topic, ...] = (
         ),
     ),
     Topic(
+        "I have no data on the site's plans (upgrades, maintenance, downtime)",
+        re.compile(r"\b(?:upgrad(?:e|ed|es|ing)|maintenance|downtime|scheduled\s+outage)\b", re.I),
+    ),
+    Topic(
         "I do not install or upgrade software",
         re.compile(
             r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?(install|upgrade|compile|"
