@@ -181,12 +181,10 @@ def test_a_question_about_running_on_the_cluster_is_a_simulation_never_a_plan() 
         "how much disk quota do I have left",
     ],
 )
-def test_questions_about_what_the_assistant_has_no_data_on_are_asked_back(text: str) -> None:
+def test_questions_about_what_the_assistant_has_no_data_on_are_refused(text: str) -> None:
     intent = route(text)
-    assert intent.tool == "" and intent.name == "none"
-    assert intent.reply.startswith("I have no data on ")
-    assert "Did you mean one of these?" in intent.reply and len(intent.readings) == 2
-    assert "submit_workflow" not in intent.readings
+    assert intent.tool == "" and intent.name == "none" and intent.refused
+    assert intent.reply.startswith("I can't answer that here: I ")
 
 
 def test_topic_words_next_to_a_job_or_efficiency_stay_in_scope() -> None:

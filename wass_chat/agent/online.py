@@ -147,7 +147,7 @@ class OllamaSession(SessionBase):
         self.toolbox.cancelled.clear()
         for event in self._announce():
             yield event
-        if self.mode == "offline":
+        if self.mode == "offline" or self.route(text)[1]:  # no model decides these
             async for event in self.answer_offline(text):
                 yield event
             return

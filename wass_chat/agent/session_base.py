@@ -169,14 +169,41 @@ class SessionBase:
             }
             self.current = {k: str(v) for k, v in subject.items() if v}
 
+    def cluster_live(self) -> bool:
+        """Whether a Slurm controller answers here (the cached check every Slurm command
+        makes first, :func:`~wass_chat.slurm.availability.ensure_slurm`)."""
+        from wass_chat.slurm.availability import SlurmAway, ensure_slurm
+
+        try:
+            ensure_slurm("sinfo", needs_controller=True)
+        except SlurmAway:
+            return False
+        return True
+
+    def route(self, text: str) -> tuple[Intent, bool]:
+        """The router's intent for ``text``, and whether the router settles it in either mode:
+        a question no tool answers (refused), or a what-if naming no run in a conversation
+        without a subject while a live cluster answers (the cluster's what-if, never a
+        simulation of whatever run was recorded last)."""
+        live: list[bool] = []
+
+        def unqualified_whatif_is_the_clusters() -> bool:
+            live.append(not self.current and self.cluster_live())
+            return live[-1]
+
+        intent = route(text, cluster_live=unqualified_whatif_is_the_clusters)
+        by_live_cluster = any(live) and intent.tool == "cluster_whatif"
+        return intent, intent.refused or by_live_cluster
+
     def _routed(self, text: str) -> Intent:
-        """The message's intent; a bare number picks that choice of the last asking back."""
+        """The message's intent with the conversation's context; a bare number picks that
+        choice of the last asking back."""
         number = chosen_number(text)
         if number is not None and self.offered and number <= len(self.offered[1]):
             question, choices = self.offered
             self.offered = None
             return self._with_context(route_choice(question, choices[number - 1]))
-        intent = route(text)
+        intent = self.route(text)[0]
         self.offered = (text, intent.readings) if intent.readings else None
         return self._with_context(intent)
 

@@ -16,7 +16,9 @@ def register(app: typer.Typer) -> None:
 
 @agent_app.command("eval")
 def eval_router(
-    split: str = typer.Option("dev", "--split", help="dev, heldout or all."),
+    split: str = typer.Option(
+        "dev", "--split", help="dev, heldout, scope-tuning, scope-heldout or all."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     errors: bool = typer.Option(False, "--errors", help="List the questions answered wrongly."),
     model: str = typer.Option(
@@ -37,7 +39,7 @@ def eval_router(
     from wass_chat.agent.understanding.nlu_eval import SPLITS, evaluate, format_report
 
     if split not in (*SPLITS, "all"):
-        raise InputError(split, [f"unknown split {split!r}; use dev, heldout or all"])
+        raise InputError(split, [f"unknown split {split!r}; use {', '.join(SPLITS)} or all"])
     if model is not None:
         from pathlib import Path
 

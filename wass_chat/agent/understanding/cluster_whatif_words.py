@@ -277,9 +277,14 @@ HYPOTHETICAL = re.compile(r"\b(would|could|if|save[sd]?|saving|savings|what\s*if
 Subject = Literal["cluster", "workflow", "both", "unclear"]
 
 
-def whatif_subject(text: str, changes: dict[str, Any], workflow_named: bool) -> Subject | None:
+def whatif_subject(
+    text: str, changes: dict[str, Any], workflow_named: bool, unqualified: Subject = "workflow"
+) -> Subject | None:
     """Whose what-if ``text`` is, given the cluster changes it states and whether it names a
-    workflow, run, task or workflow scheduler (None: no cluster change at all)."""
+    workflow, run, task or workflow scheduler (None: no cluster change at all).
+
+    ``unqualified`` is whose a what-if naming neither is: the current run's offline, the
+    cluster's when a live cluster is there to replay (see the router's ``cluster_live``)."""
     if not changes:
         return None
     workflow = workflow_named or bool(WORKFLOW_WORDS.search(text))
@@ -290,6 +295,8 @@ def whatif_subject(text: str, changes: dict[str, Any], workflow_named: bool) -> 
         return "cluster"
     if workflow:
         return "workflow"
+    if unqualified == "cluster":
+        return "cluster"  # a live cluster: "what if we add 4 nodes?" replays its workload
     if "node_type" in changes or re.search(r"\b(?:the|our|this)\s+cluster\b", text, re.I):
         return "unclear"
     return "workflow"  # "what if we add 4 nodes?": the current run, as it always was

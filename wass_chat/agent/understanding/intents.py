@@ -32,6 +32,8 @@ class Intent:
     reply: str = ""
     name: str = ""
     readings: tuple[str, ...] = ()
+    refused: bool = False
+    """A question no tool answers: refused in both modes, whatever a model would say."""
 
 
 SlashParser = Callable[[list[str], dict[str, str]], Intent]
@@ -60,6 +62,8 @@ class IntentSpec:
     arguments: SlotBuilder = lambda slots: {}
     side_effecting: bool = False
     """Acts on the cluster: routed to only when the text clearly asks for it."""
+    topic: str = ""
+    """What it answers in a few words, for the list a refusal offers instead."""
 
 
 # --- slash parsers ------------------------------------------------------------------------------
@@ -249,6 +253,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ),
         (Command("/explain", "/explain [RUN] TASK [NODE]", _explain),),
         lambda s: {**({"run": s.run} if s.run else {}), "task": s.task, "node": s.node},
+        topic="why a task ran on its node",
     ),
     IntentSpec(
         "similar_cases",
@@ -257,6 +262,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("similar past cases for montage-60", "top 3 runs like genomics-49"),
         (Command("/cases", "/cases [RUN|WORKFLOW] [K]", _cases),),
         lambda s: {**_subject_slots(s), **({"k": s.count} if s.count else {})},
+        topic="similar past runs",
     ),
     IntentSpec(
         "simulate",
@@ -270,6 +276,7 @@ INTENTS: tuple[IntentSpec, ...] = (
             ),
         ),
         _simulate_slots,
+        topic="workflow simulations and their what-ifs",
     ),
     IntentSpec(
         "compare_schedulers",
@@ -278,6 +285,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("compare schedulers on montage-60", "is montage faster with cpop?"),
         (Command("/compare", "/compare [WORKFLOW|RUN] [S1,S2,...]", _compare),),
         _compare_slots,
+        topic="scheduler comparisons",
     ),
     IntentSpec(
         "submit_workflow",
@@ -287,6 +295,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         (Command("/submit", "/submit WORKFLOW [SCHEDULER]", _submit),),
         _submit_slots,
         side_effecting=True,
+        topic="workflow submissions (after your approval)",
     ),
     IntentSpec(
         "run_status",
@@ -295,6 +304,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("status of run demo-genomics-49-heft", "is my run finished?"),
         (Command("/status", "/status [RUN]", _status),),
         lambda s: {"run": s.run or s.named_run} if s.run or s.named_run else {},
+        topic="a run's progress",
     ),
     IntentSpec(
         "cluster_status",
@@ -303,6 +313,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("cluster status", "are any nodes down?", "why is n2 drained?"),
         (Command("/cluster", "/cluster [NODE]", _cluster, ("/nodes", "/node")),),
         lambda s: {"node": s.host} if s.host else {},
+        topic="node states",
     ),
     IntentSpec(
         "job_why",
@@ -311,6 +322,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("why is job 42 pending?", "what happened to job 7"),
         (Command("/why", "/why JOBID", _why),),
         lambda s: {"jobid": s.jobid},
+        topic="why a job waited, failed or was slow",
     ),
     IntentSpec(
         "queue_overview",
@@ -319,6 +331,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("what is blocking the queue?", "which partition is congested"),
         (Command("/queue", "/queue [PARTITION] [user=U] [account=A]", _queue),),
         lambda s: {"partition": s.partition, "user": s.user},
+        topic="what blocks the queue now",
     ),
     IntentSpec(
         "top_waiters",
@@ -327,6 +340,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("which users waited the longest last week?", "top 3 waiters in may"),
         (Command("/waiters", "/waiters [PERIOD] [COUNT]", _waiters),),
         lambda s: {"period": s.period or "7d", "count": s.count or 5},
+        topic="who waited longest",
     ),
     IntentSpec(
         "efficiency",
@@ -343,6 +357,7 @@ INTENTS: tuple[IntentSpec, ...] = (
             if s.jobid
             else {"period": s.period or "30d", "user": s.user, "count": s.count or 5}
         ),
+        topic="job and user efficiency",
     ),
     IntentSpec(
         "sacct_summary",
@@ -351,6 +366,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("how busy was the cluster last week?", "accounting for alice in may"),
         (Command("/sacct", "/sacct [PERIOD] [USER]", _sacct),),
         lambda s: {"period": s.period or "7d", "user": s.user},
+        topic="accounting summaries",
     ),
     IntentSpec(
         "cluster_whatif",
@@ -365,6 +381,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ),
         (Command("/whatif-cluster", COMMAND_USAGE, _whatif_cluster),),
         _cluster_whatif_slots,
+        topic="cluster what-ifs (nodes, limits, power saving)",
     ),
     IntentSpec(
         "energy_usage",
@@ -373,6 +390,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("how much energy did the gpu partition use last month?", "energy used by alice in may"),
         (Command("/energy", "/energy [PERIOD] [partition=P] [user=U]", _energy),),
         lambda s: {"period": s.period or "30d", "partition": s.partition, "user": s.user},
+        topic="modelled energy use",
     ),
     IntentSpec(
         "generate_report",
@@ -381,6 +399,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         ("generate a report for last week", "audit report for may as markdown"),
         (Command("/report", "/report [PERIOD] [html|md]", _report),),
         lambda s: {"period": s.period or "7d", "format": s.format or "html"},
+        topic="audit reports",
     ),
     IntentSpec(
         "help",

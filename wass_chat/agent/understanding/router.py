@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import getpass
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 
@@ -47,7 +48,7 @@ from wass_chat.agent.understanding.intents import (
 )
 from wass_chat.agent.understanding.nlu import IntentClassifier, Reading, shared_classifier
 from wass_chat.agent.understanding.parse import is_small_talk
-from wass_chat.agent.understanding.scope import outside_topic
+from wass_chat.agent.understanding.scope import outside_topic, refusal
 from wass_chat.agent.understanding.slots import Slots, delexicalise, find_jobid, parse_slots
 from wass_chat.agent.understanding.submit_wording import (
     asks_to_submit,
@@ -72,8 +73,8 @@ MARGIN = 0.03
 
 _REFUSE = re.compile(
     r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?"
-    r"(cancel|scancel|kill|delete|remove\s+job|rm|reboot|restart|drain|resume|requeue|hold|"
-    r"release|suspend|shutdown|shut\s+down|power\s+off)\b",
+    r"(cancel|scancel|kill|delete|remove\s+job|rm|reboot|restart|(?:un-?)?drain|resume|requeue|"
+    r"(?:un-?)?hold|release|(?:un-?)?suspend|shutdown|shut\s+down|power\s+off)\b",
     re.I,
 )
 REPORT_CUE = re.compile(r"\b(report\w*|audit|export|write[\s-]?up)\b", re.I)
@@ -122,9 +123,17 @@ _PRESENT = re.compile(r"\b(?:is|are)\b|\w's\b", re.I)
 
 
 def route(
-    text: str, today: date | None = None, classifier: IntentClassifier | None = None
+    text: str,
+    today: date | None = None,
+    classifier: IntentClassifier | None = None,
+    cluster_live: Callable[[], bool] | None = None,
 ) -> Intent:
-    """The intent of one user message (slash command, refusal, small talk, or classified text)."""
+    """The intent of one user message (slash command, refusal, small talk, or classified text).
+
+    ``cluster_live`` says whether a live Slurm cluster is there (asked only for a what-if that
+    names neither a run nor the cluster): then "what if I add 2 nodes?" is the cluster's
+    what-if, not a simulation of whatever run was last recorded.
+    """
     stripped = text.strip()
     if not stripped or stripped in {"?", "??"}:
         return Intent(reply=HELP, name="help")
@@ -152,21 +161,50 @@ def route(
         and _bare_job(stripped, slots)
     ):
         slots = replace(slots, jobid=find_jobid(stripped, bare=True))
-    readings = _with_cues(stripped, fixed, slots, classifier.rank(fixed))
-    if (topic := outside_topic(stripped)) and not _in_scope(stripped, slots):
-        return _not_understood(readings, f"I have no data on {topic}")
-    return decide(stripped, fixed, readings, slots)
+    topic = outside_topic(stripped)
+    if (
+        topic
+        and not _cluster_hypothetical(stripped)
+        and not (topic.qualifiable and _in_scope(stripped, slots))
+        and not (topic.order and _simulated_or_submitted(stripped, slots))
+    ):  # "what if we raised the long partition's limit to 48 h?" is a what-if, not an order
+        return Intent(reply=refusal(topic.reason), name="none", refused=True)
+    unqualified: Subject = "workflow"
+    if cluster_live is not None and _whatif_subject(stripped, slots, "cluster") != (
+        _whatif_subject(stripped, slots)
+    ):
+        unqualified = "cluster" if cluster_live() else "workflow"
+    readings = _with_cues(stripped, fixed, slots, classifier.rank(fixed), unqualified)
+    return decide(stripped, fixed, readings, slots, unqualified)
 
 
 def _cluster_hypothetical(text: str) -> bool:
     """ "Power off idle nodes after 30 min: how much would we save?" asks a what-if, it does
     not order an action (which is refused)."""
-    return bool(HYPOTHETICAL.search(text)) and bool(cluster_changes(text))
+    asked = _POLITE.sub("", text)  # "could you update the weight to 5000" is a request
+    return bool(HYPOTHETICAL.search(asked)) and bool(cluster_changes(text))
 
 
-def _whatif_subject(text: str, slots: Slots) -> Subject | None:
+_POLITE = re.compile(r"^\s*(?:please\s+)?(?:could|can|would|will)\s+you\s+(?:please\s+)?", re.I)
+_WHATIF_CUE = re.compile(
+    r"\b(?:what\s+happens|replay\w*|simulat\w*|effect|impact|how\s+(?:would|much|many|long))\b",
+    re.I,
+)
+"""Wording that makes an imperative change a what-if ("cap the long partition at 24 h, what
+happens to waits?")."""
+
+
+def _whatif_subject(text: str, slots: Slots, unqualified: Subject = "workflow") -> Subject | None:
     named = slots.workflow or slots.run or slots.task or slots.schedulers
-    return whatif_subject(text, slots.cluster_changes, bool(named))
+    return whatif_subject(text, slots.cluster_changes, bool(named), unqualified)
+
+
+def _simulated_or_submitted(text: str, slots: Slots) -> bool:
+    """An imperative about a workflow, a scheduler or a simulated change ("bump the bandwidth
+    2x for montage-60"), or a submission asked for: not an order to change the cluster."""
+    named = slots.workflow or slots.run or slots.schedulers or slots.changes
+    whatif = slots.cluster_changes and (_cluster_hypothetical(text) or _WHATIF_CUE.search(text))
+    return bool(named or whatif) or asks_to_submit(text)
 
 
 def _in_scope(text: str, slots: Slots) -> bool:
@@ -176,7 +214,13 @@ def _in_scope(text: str, slots: Slots) -> bool:
     return bool(named or slots.cluster_changes) or bool(_EFFICIENCY.search(text))
 
 
-def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> list[Reading]:
+def _with_cues(
+    text: str,
+    fixed: str,
+    slots: Slots,
+    readings: list[Reading],
+    unqualified: Subject = "workflow",
+) -> list[Reading]:
     """Unambiguous wording that overrides the embedding's order (documented, deterministic)."""
     boost: dict[str, float] = {}
     lowered = f"{fixed} \n {text}".lower()  # a cue counts as typed or as corrected
@@ -200,13 +244,15 @@ def _with_cues(text: str, fixed: str, slots: Slots, readings: list[Reading]) -> 
         boost["submit_workflow"] = 0.15
     if re.search(r"\breport\b", lowered):
         boost["generate_report"] = 0.15
-    subject = _whatif_subject(text, slots)
+    subject = _whatif_subject(text, slots, unqualified)
     if re.search(r"\b(simulat\w*|what\s*if)\b", lowered):
         boost["simulate"] = 0.1
     if slots.changes and subject != "cluster":  # a node failing, the network scaled: a what-if
         boost["simulate"] = boost.get("simulate", 0.0) + 0.15
     if subject == "cluster":  # the queue, waits, energy, a limit, power saving, predictions
         boost["cluster_whatif"] = 0.3
+        if unqualified == "cluster":  # a live cluster's what-if: no run was named to simulate
+            boost["simulate"] = boost.get("simulate", 0.0) - 0.5
     elif not slots.cluster_changes and not HYPOTHETICAL.search(text):
         boost["cluster_whatif"] = -0.15  # "queue status for partition gpu" asks about now
     energy = asks_recorded_energy(text, slots.cluster_changes) and not slots.jobid
@@ -257,10 +303,18 @@ def _bare_job(text: str, slots: Slots) -> bool:
     return not named and bool(_JOB_STATE.search(text)) and bool(find_jobid(text, bare=True))
 
 
-def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Intent:
+def decide(
+    text: str,
+    fixed: str,
+    readings: list[Reading],
+    slots: Slots,
+    unqualified: Subject = "workflow",
+) -> Intent:
     """Act on the best reading, or ask back when it is weak, tied, or would act unasked."""
     top = readings[0]
-    if top.intent == "none" or top.score < MIN_SCORE:
+    if top.intent == "none":  # nearest to what no tool answers ("tell me a joke")
+        return Intent(reply=refusal(), name="none", refused=True)
+    if top.score < MIN_SCORE:
         return _not_understood(readings)
     if top.intent == "help":
         return Intent(reply=HELP, name="help")
@@ -274,8 +328,8 @@ def decide(text: str, fixed: str, readings: list[Reading], slots: Slots) -> Inte
         if top.intent == "submit_workflow" and not refused(text, fixed) and not hypothetical(text):
             offer = [top] if may_mean_submit(text, fixed) else []  # offered, never planned
             return _ask_back([*offer, *rest], text, slots)
-        return decide(text, fixed, rest, slots)  # "how would it run on the cluster?": simulate
-    if top.intent in WHATIFS and _whatif_subject(text, slots) in ("both", "unclear"):
+        return decide(text, fixed, rest, slots, unqualified)  # "how would it run...": simulate
+    if top.intent in WHATIFS and _whatif_subject(text, slots, unqualified) in ("both", "unclear"):
         return _ask_back(_whatif_readings(readings), text, slots)  # the run's, or the cluster's?
     spec = SPEC_BY_NAME[top.intent]
     readings = [r for r in readings if r.intent not in gated]

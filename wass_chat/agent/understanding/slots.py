@@ -160,14 +160,27 @@ def _fuzzy_workflow(word: str) -> str | None:
     return hit
 
 
+_NAMED_WORKFLOW = re.compile(
+    r"\b(?:workflows?|simulat\w*|compar\w*|submit|cases|like|on|for|of|to|about)\s+(?:the\s+)?"
+    r"((?!(?:gpu|cpu|node|top|last|past|next)-)(?=[a-z0-9_]*[a-z])[a-z0-9][a-z0-9_]{2,}-\d+)"
+    r"(?![\w.-])",
+    re.I,
+)
+"""A workflow-shaped name (``blast-12``) where a workflow goes: kept as typed, so that the tool
+refuses it with the nearest real names instead of answering about the current run."""
+
+
 def find_workflow(text: str) -> str | None:
-    """A workflow file (``*.json``/``*.yaml``) as typed, or a demo workflow (fuzzy)."""
+    """A workflow file (``*.json``/``*.yaml``) as typed, or a demo workflow (fuzzy), or an
+    unknown workflow-shaped name where a workflow goes (as typed)."""
     if match := _FILE.search(text):
         return match.group(1)
     without_runs = _RUN.sub(" ", text)
     for word in _words(without_runs):
         if found := _fuzzy_workflow(word):
             return found
+    if match := _NAMED_WORKFLOW.search(without_runs):
+        return match.group(1).lower()
     return None
 
 

@@ -1,0 +1,122 @@
+"""Questions no tool answers are refused, in both modes, and never answered as something else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.agent.fake_ollama import MODEL, FakeOllama, Reply
+from wass_chat.agent.events import ChatEvent, Final, ToolCall
+from wass_chat.agent.online import OllamaSession
+from wass_chat.agent.session import open_session
+from wass_chat.agent.understanding.intents import INTENTS
+from wass_chat.agent.understanding.nlu_eval import evaluate, load_questions, refused_or_asked_back
+from wass_chat.agent.understanding.router import route
+from wass_chat.agent.understanding.scope import capabilities
+from wass_chat.config import Settings
+
+pytestmark = pytest.mark.xdist_group("agent-home")
+
+REPORTED = (
+    "is the gpu on n4 being used?",
+    "how do I add a user to an account?",
+    "which version of slurm",
+)
+"""The questions of issue 41 that got a confident answer about something else."""
+
+
+async def ask(session: Any, text: str) -> list[ChatEvent]:
+    return [event async for event in session.send(text)]
+
+
+@pytest.mark.parametrize("split", ["scope-tuning", "scope-heldout"])
+def test_every_out_of_scope_question_is_refused_or_asked_back(split: str) -> None:
+    report = evaluate(split)
+    questions, _ = load_questions(split)
+    out_of_scope = [q for q in questions if q.out_of_scope]
+    assert len(out_of_scope) >= len(questions) - 1  # the tuning set keeps one neighbour
+    answered = [e["text"] for e in report.errors if e["got"][0] not in ("none", "clarify")]
+    assert report.out_of_scope_answered == 0, answered
+    assert report.out_of_scope_refused == report.out_of_scope == len(out_of_scope)
+    assert report.wrong_actions == 0 and report.side_effecting_misroutes == 0
+
+
+@pytest.mark.parametrize("text", REPORTED)
+def test_the_reported_questions_are_refused_with_what_can_be_answered(text: str) -> None:
+    intent = route(text)
+    assert intent.tool == "" and intent.refused
+    assert intent.reply.startswith("I can't answer that here")
+    offered = intent.reply.split("What I can answer: ", 1)[1]
+    tools = [spec for spec in INTENTS if spec.tool]
+    assert len(tools) >= 15  # the list comes from the intent table, one phrase per tool
+    for spec in tools:
+        assert spec.topic and spec.topic in offered, spec.name
+
+
+def test_gpu_utilisation_is_refused_saying_the_cluster_does_not_record_it() -> None:
+    reply = route("is the gpu on n4 being used?").reply
+    assert "does not record GPU utilisation" in reply
+    assert "scontrol --version" in route("which version of slurm").reply
+
+
+@pytest.mark.parametrize(
+    ("text", "tool"),
+    [
+        ("what if we raise the time limit of the long partition to 48 hours?", "cluster_whatif"),
+        ("are the gpu nodes busy right now?", "cluster_status"),
+        ("how much energy did the gpu partition use last month?", "energy_usage"),
+        ("accounting for alice in may", "sacct_summary"),
+        ("how efficient was job 42?", "efficiency"),
+    ],
+)
+def test_in_scope_neighbours_of_the_refused_topics_still_run_their_tool(
+    text: str, tool: str
+) -> None:
+    assert route(text).tool == tool
+
+
+def test_an_unknown_workflow_name_is_passed_as_typed_not_replaced_by_the_current_run() -> None:
+    questions, _ = load_questions("scope-tuning")
+    for q in questions:
+        if q.unknown:
+            assert refused_or_asked_back(q, route(q.text)), q.text
+    assert route("compare schedulers on blast-12").arguments["workflow"] == "blast-12"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "simulate montage-61",
+        "compare schedulers on blast-12",
+        "similar cases for sipht-30",
+        "status of run demo-montage-60-foo",
+    ],
+)
+async def test_an_unknown_name_ends_in_an_error_naming_the_real_ones(
+    settings: Settings, text: str
+) -> None:
+    session = open_session(settings, offline=True)
+    events = await ask(session, text)
+    answer = events[-1]
+    assert isinstance(answer, Final)
+    assert answer.facts["kind"] == "error", answer.text
+    assert "so I did not answer" in answer.text, answer.text
+    assert "Did you mean" in answer.text or "Workflows: `genomics-49`" in answer.text, answer.text
+
+
+async def test_online_a_refused_question_never_reaches_the_model_or_a_tool(
+    settings: Settings,
+) -> None:
+    script = [Reply(tool_calls=[("cluster_status", {})]), Reply("All 4 nodes are idle.")]
+    with FakeOllama(script) as server:
+        session = open_session(
+            settings.model_copy(update={"ollama_host": server.url, "ollama_model": MODEL})
+        )
+        assert isinstance(session, OllamaSession)
+        events = await ask(session, "which version of slurm")
+        assert server.chat_requests == []
+    assert not [e for e in events if isinstance(e, ToolCall)]
+    answer = events[-1]
+    assert isinstance(answer, Final) and answer.text.startswith("I can't answer that here")
+    assert capabilities() in answer.text
