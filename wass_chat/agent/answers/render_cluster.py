@@ -200,6 +200,7 @@ STATISTIC_WORDS = {
     "started": "started jobs",
     "pending": "pending at the period's end",
     "running": "running at the period's end",
+    "refused": "submissions Slurm refused (never ran)",
     "node_hours": "node-hours",
     "core_hours": "core-hours",
     "over_request_jobs": "completed jobs with a walltime request",
