@@ -196,7 +196,7 @@ def _people(key: str, value: float) -> str:
 
 
 STATISTIC_WORDS = {
-    "finished": "finished jobs",
+    "finished": "finished jobs (as last recorded, some after the period's end)",
     "started": "started jobs",
     "pending": "pending at the period's end",
     "running": "running at the period's end",
