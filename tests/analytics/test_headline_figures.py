@@ -13,7 +13,7 @@ from sim.batch.energy import PowerModel, PowerProfile
 from sim.batch.model import BatchCluster, BatchNode, Partition
 from tests.analytics.conftest import at, make_jobs
 from wass_chat.agent.answers.answer_check import contradictions
-from wass_chat.agent.answers.overview_check import overview_problems, recomputed_figures
+from wass_chat.agent.answers.overview_check import overview_problems
 from wass_chat.analytics.analysis import analyze
 from wass_chat.analytics.efficiency import efficiency_by
 from wass_chat.analytics.insights import top_insight, top_waster
@@ -23,6 +23,7 @@ from wass_chat.analytics.waits import pending_at_end, pending_reasons
 from wass_chat.batch.period_energy import assumptions, period_energy
 from wass_chat.report.energy_whatif_views import energy_totals
 from wass_chat.report.overview import deterministic_overview
+from wass_chat.report.overview_figures import recomputed_figures
 
 PERIOD = Period(at(0), at(24))
 

@@ -35,10 +35,11 @@ from tests.chromium import (
     run_chromium,
 )
 from tests.slurm.conftest import FINAL, Cluster, layered_workflow, wait_for_final
-from wass_chat.agent.answers.overview_check import overview_problems, recomputed_figures
+from wass_chat.agent.answers.overview_check import overview_problems
 from wass_chat.report import tables
 from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.report.html import render_html, shown_sections
+from wass_chat.report.overview_figures import recomputed_figures
 from wass_chat.slurm.commands import SlurmCommands
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]
