@@ -162,3 +162,18 @@ def test_the_summary_checker_passes_the_rules_text_and_catches_each_wrong_figure
     for sentence, problem in wrong.items():
         found = overview_problems(text + " " + sentence, figures)
         assert any(problem in p for p in found), (sentence, found)
+
+
+def test_users_tied_on_failure_rate_are_named_together():
+    # ann and ben fail 10 of 20 each, 60 others never: both at 50.0%, neither "the worst"
+    def job(user: str, state: str, i: int) -> dict[str, object]:
+        return dict(user=user, state=state, submit=at(i / 10), start=at(i / 10),
+                    end=at(i / 10 + 0.05), elapsed_s=180, node_list="n1")  # fmt: skip
+
+    rows = [
+        job(u, "FAILED" if i % 2 else "COMPLETED", i) for u in ("ben", "ann") for i in range(20)
+    ]
+    rows += [job("cat", "COMPLETED", i) for i in range(60)]
+    a = analyze(make_jobs(rows).lazy(), PERIOD.start, PERIOD.end, compare=False)
+    failures = next(f for f in a.findings if f.topic == "failures")
+    assert failures.text == "2 users had high failure rates; the worst, tied at 50.0%: ann and ben."
