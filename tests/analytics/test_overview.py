@@ -86,6 +86,24 @@ def test_a_number_not_in_the_tables_sets_the_model_text_aside(report, tmp_path):
     assert 'data-author="rules"' in page and "set aside" in page
 
 
+def test_a_wrong_leader_with_grounded_numbers_is_set_aside(report, tmp_path):
+    """Every number and name is in the facts, but the user named is not the one who left the
+    most core-hours idle: the figure check (not the verifier) sets the text aside."""
+    a = report.analysis
+    facts = overview_facts(a)
+    leader = a.tables["efficiency_by_user"]["user"][0]
+    failing = next(x for x in a.anomalies if x.kind == "failing_users").examples["user"][0]
+    assert failing != leader  # a name the facts hold, for another finding
+    wrong = f"{failing} left the most core-hours idle at {facts['cpu_efficiency_pct']}% overall."
+    assert verify_answer(wrong, facts).ok  # the verifier alone would have let it through
+    with FakeOllama([Reply(wrong)]) as fake:
+        writer, _ = local_model_writer(settings(tmp_path, fake.url))
+        assert writer is not None
+        o = build_overview(a, writer)
+    assert not o.by_model and o.text == report.overview.text
+    assert f"{failing} is said to leave the most core-hours idle" in o.note and leader in o.note
+
+
 def test_no_local_model_leaves_the_rules_text(report, tmp_path):
     writer, why = local_model_writer(settings(tmp_path, UNREACHABLE))
     assert writer is None and "no Ollama server" in why

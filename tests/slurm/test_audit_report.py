@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +38,12 @@ from tests.chromium import (
     run_chromium,
 )
 from tests.slurm.conftest import FINAL, Cluster, layered_workflow, wait_for_final
+from wass_chat.agent.answers.overview_check import overview_problems
+from wass_chat.analytics.period import FAILURE_STATES, REFUSED, load_period
+from wass_chat.report import tables
 from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.report.html import render_html, shown_sections
+from wass_chat.report.overview_figures import recomputed_figures
 from wass_chat.slurm.commands import SlurmCommands
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]
@@ -106,6 +112,9 @@ def audit(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     extra = ["-N1", "--mem=64M", f"--output={root}/%j.out"]
     failing = commands.sbatch(["--job-name", "audit-fails", *extra, "--wrap=sleep 1; exit 3"])
     odd = commands.sbatch(["--job-name", ODD_NAME, *extra, "--wrap=sleep 1"])
+    refused = subprocess.run(["sbatch", "--mem=64G", "--output=/dev/null", "--wrap=true"],
+                             capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert refused.returncode != 0, refused.stdout  # no node has 64G: sacct keeps it as FAILED
     job_ids = [*job_of.values(), failing, odd]
     controller, running_on = watch(commands, job_ids)
     wait_for_final(job_ids[:-1], timeout=30)  # sacct lags the controller; the odd line can't parse
@@ -183,12 +192,38 @@ def test_report_shows_the_run_decisions_and_the_malformed_line(
     assert audit.run_id in html and ODD_NAME in html.replace("&#x27;", "'")
 
 
+def test_report_summary_figures_are_the_recomputed_ones(audit: Audit, report: ReportData) -> None:
+    """Every figure of the summary paragraph equals one recomputed from the tables, and the
+    refused submission is a refusal, in no rate: the failed job is the one whose script exited
+    3. (Counts are not pinned: another module's jobs of the same seconds may be in the period.)"""
+    cache = pl.scan_parquet(audit.home / "sacct" / "month=*" / "jobs.parquet")
+    loaded = load_period(cache, report.analysis.period)
+    state_of = dict(loaded.select("job_id", "state").iter_rows())
+    refused = loaded.filter(pl.col("req_tres").str.contains("mem=64G"))
+    assert refused.height >= 1 and set(refused["state"]) == {REFUSED}, refused
+    assert state_of[audit.failing_job] == "FAILED"
+    summary = report.analysis.summary
+    states = summary.state_counts
+    assert summary.refused == states[REFUSED] >= 1
+    failed = sum(states.get(s, 0) for s in FAILURE_STATES)
+    assert summary.failure_rate == pytest.approx(failed / summary.finished)
+    figures = recomputed_figures(report.analysis)
+    assert overview_problems(report.overview.text, figures) == [], report.overview.text
+    table = dict(tables.summary_table(summary, report.analysis.nodes_seen, None).rows)
+    assert table["Refused by Slurm at submission (never ran)"] == f"{summary.refused:,}"
+
+
 def test_report_renders_in_headless_chromium(report: ReportData, tmp_path: Path) -> None:
     binary = require_chromium()
     page = tmp_path / "audit.html"
     page.write_text(render_html(report))
     done = run_chromium(binary, page, tmp_path / "profile-dom", "--dump-dom")
     assert console_messages(done.stderr) == []
+    shown = re.search(r'<div class="overview"[^>]*>(.*?)</div>', done.stdout, re.S)
+    assert shown is not None, "no summary in the rendered page"
+    text = unescape(re.sub(r"<[^>]+>", " ", shown.group(1)))
+    assert " ".join(text.split()) == " ".join(report.overview.text.split())
+    assert overview_problems(text, recomputed_figures(report.analysis)) == [], text
     drawable = [c.id for c in report.analysis.charts if c.points]  # empty ones say so instead
     assert_rendered(done.stdout, shown_sections(report), drawable)
     assert not [d for d in DEMO_IDS if d in done.stdout], "a demo run on the site's report"

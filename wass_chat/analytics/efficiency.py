@@ -235,7 +235,11 @@ def summarize_efficiency(per_job: pl.DataFrame) -> EfficiencySummary:
 
 def efficiency_by(per_job: pl.DataFrame, column: str, top: int | None = None) -> pl.DataFrame:
     """Per ``column`` value: jobs, allocated/used/wasted core-hours, CPU efficiency (weighted,
-    percent) and median memory efficiency (percent); most wasted core-hours first."""
+    percent) and median memory efficiency (percent); most wasted core-hours first.
+
+    Values stay exact (views format them): ranked on rounded values, 0.04 and 0.03 idle
+    core-hours both read 0.0 and the alphabetically first user "led"; ties on the exact value
+    are found by :func:`~wass_chat.analytics.insights.leaders`."""
     table = (
         per_job.group_by(column)
         .agg(
@@ -257,7 +261,6 @@ def efficiency_by(per_job: pl.DataFrame, column: str, top: int | None = None) ->
             "cpu_eff_pct",
             "median_mem_eff_pct",
         )
-        .with_columns(pl.col(pl.Float64).round(1))
         .sort(["wasted_core_hours", column], descending=[True, False])
     )
     return table.head(top) if top else table

@@ -6,7 +6,7 @@ import polars as pl
 
 from wass_chat.analytics.charts import MAIN_COLOUR, ChartSpec, Trace
 from wass_chat.analytics.efficiency import LOW_MEMORY_EFFICIENCY, EfficiencySummary
-from wass_chat.analytics.insights import amount, top_waster
+from wass_chat.analytics.insights import NEGLIGIBLE_CORE_HOURS, amount, leaders, top_waster
 
 MEMORY_COLOUR = "#9467bd"
 WASTE_COLOUR = "#d62728"
@@ -70,8 +70,8 @@ def efficiency_insight(s: EfficiencySummary) -> str:
         return NOT_MEASURED
     text = (
         f"Over {s.measured_jobs:,} measured jobs, {s.cpu_efficiency_pct:.1f}% of the "
-        f"{s.allocated_core_hours:,.0f} allocated core-hours were used (median job "
-        f"{s.median_cpu_efficiency_pct:.1f}%); {s.wasted_core_hours:,.0f} core-hours sat idle."
+        f"{amount(s.allocated_core_hours)} allocated core-hours were used (median job "
+        f"{s.median_cpu_efficiency_pct:.1f}%); {amount(s.wasted_core_hours)} core-hours sat idle."
     )
     if s.memory_jobs and s.median_memory_efficiency_pct is not None:
         text += (
@@ -85,10 +85,13 @@ def efficiency_insight(s: EfficiencySummary) -> str:
 def wasted_insight(by_user: pl.DataFrame, s: EfficiencySummary) -> str:
     if by_user.is_empty() or not s.wasted_core_hours:
         return NOT_MEASURED if not s.measured_jobs else "No measured job left cores idle."
-    top = by_user.row(0, named=True)
-    share = 100 * top["wasted_core_hours"] / s.wasted_core_hours
+    ranking = "Ranked by idle core-hours (allocated minus used CPU time), not by efficiency."
+    if by_user["wasted_core_hours"][0] < NEGLIGIBLE_CORE_HOURS:
+        return f"{ranking} {top_waster(by_user, s.cpu_efficiency_pct)}"
+    tied = leaders(by_user, "wasted_core_hours")
+    share = 100 * float(tied["wasted_core_hours"].sum()) / s.wasted_core_hours
+    them = "That is" if tied.height == 1 else "Together that is"
     return (
-        f"Ranked by idle core-hours (allocated minus used CPU time), not by efficiency. "
-        f"{top_waster(top, s.cpu_efficiency_pct)} That is {share:.1f}% of all "
+        f"{ranking} {top_waster(by_user, s.cpu_efficiency_pct)} {them} {share:.1f}% of all "
         f"{amount(s.wasted_core_hours)} idle core-hours."
     )

@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 import polars as pl
 
 from wass_chat.analytics import efficiency as eff
+from wass_chat.analytics.insights import NEGLIGIBLE_CORE_HOURS, amount
 from wass_chat.analytics.job_efficiency import JobEfficiency, describe_job, jobs_efficiency
 from wass_chat.analytics.period import load_period, period_of, submission_span
 
@@ -137,8 +138,8 @@ def period_facts(
         )
     for rank, row in enumerate(wasters, start=1):
         lines.append(
-            f"{rank}. {row['user']}: {row['wasted_core_hours']:,.1f} idle core-hours of "
-            f"{row['core_hours']:,.1f} ({row['cpu_eff_pct']:.1f}% CPU efficiency, "
+            f"{rank}. {row['user']}: {core_hours(row['wasted_core_hours'])} idle core-hours of "
+            f"{core_hours(row['core_hours'])} ({row['cpu_eff_pct']:.1f}% CPU efficiency, "
             f"{row['jobs']:,} job{'s' if row['jobs'] != 1 else ''})"
         )
     if wasters:
@@ -200,8 +201,22 @@ def _period_verdict(
     )
     if wasters and not user:
         top = wasters[0]
-        words += (
-            f" {top['user']} left the most idle: {top['wasted_core_hours']:,.1f} core-hours "
-            f"at {top['cpu_eff_pct']:.1f}% CPU efficiency."
-        )
+        tied = [w["user"] for w in wasters if w["wasted_core_hours"] == top["wasted_core_hours"]]
+        if top["wasted_core_hours"] < NEGLIGIBLE_CORE_HOURS:
+            words += f" No user left more than {NEGLIGIBLE_CORE_HOURS:g} core-hours idle."
+        elif len(tied) > 1:
+            words += (
+                f" {', '.join(tied[:-1])} and {tied[-1]} tied for the most idle: "
+                f"{core_hours(top['wasted_core_hours'])} core-hours each."
+            )
+        else:
+            words += (
+                f" {top['user']} left the most idle: {core_hours(top['wasted_core_hours'])} "
+                f"core-hours at {top['cpu_eff_pct']:.1f}% CPU efficiency."
+            )
     return words
+
+
+def core_hours(value: float) -> str:
+    """``12.3``, ``1,234.5``; under 0.05 the digits that make it non-zero (``0.03``)."""
+    return f"{value:,.1f}" if value >= 0.05 else amount(value)

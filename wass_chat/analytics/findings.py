@@ -29,8 +29,11 @@ from wass_chat.analytics.insights import (
     amount,
     human_duration,
     large_groups,
+    leaders,
+    named,
     percent,
     plural,
+    tied_names,
     top_waster,
 )
 from wass_chat.analytics.summary import PeriodSummary
@@ -163,11 +166,17 @@ def _failures(anomalies: tuple[Anomaly, ...]) -> Finding | None:
     failing = next((a for a in anomalies if a.kind == "failing_users"), None)
     if failing is None or not failing.count:
         return None
-    worst = failing.examples.row(0, named=True)
+    rated = failing.examples.with_columns((pl.col("failed") / pl.col("finished")).alias("rate"))
+    tied = leaders(rated, "rate")
+    worst = tied.row(0, named=True)
+    if tied.height == 1:
+        who = f"the worst, {named(worst['user'])}, {worst['failure_pct']:.1f}% of "
+        who += f"{worst['finished']:,} finished jobs"
+    else:
+        who = f"the worst, tied at {worst['failure_pct']:.1f}%: {tied_names(tied, 'user')}"
     return Finding(
         "failures",
-        f"{failing.count:,} users had high failure rates; the worst, {worst['user']}, "
-        f"{worst['failure_pct']:.1f}% of {worst['finished']:,} finished jobs.",
+        f"{plural(failing.count, 'user')} had high failure rates; {who}.",
         "Contact these users (wrong modules, paths or memory requests are the usual causes): "
         "failed jobs waste their allocation and everyone's queue time.",
     )
@@ -183,7 +192,7 @@ def _efficiency(s: EfficiencySummary | None, by_user: pl.DataFrame | None) -> Fi
     text = (
         f"Jobs used {s.cpu_efficiency_pct:.1f}% of their allocated core-hours "
         f"({amount(s.wasted_core_hours)} core-hours idle). "
-        + top_waster(by_user.row(0, named=True), s.cpu_efficiency_pct)
+        + top_waster(by_user, s.cpu_efficiency_pct)
     )
     if low_memory:
         text += (

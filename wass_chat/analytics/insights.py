@@ -6,8 +6,6 @@ from the data with the definitions in the methods section.
 
 from __future__ import annotations
 
-from typing import Any
-
 import polars as pl
 
 from wass_chat.analytics.capacity import Capacity
@@ -54,12 +52,53 @@ def named(value: object) -> str:
     return "(not recorded)" if value is None else str(value)
 
 
-def top_waster(top: dict[str, Any], average_pct: float | None) -> str:
+NEGLIGIBLE_CORE_HOURS = 0.01
+"""Idle core-hours below this (36 core-seconds) are no one's waste worth naming: the summary
+says the amounts are negligible rather than crown a "most" that prints as 0."""
+SHOWN_TIES = 3
+"""At most this many tied names in one sentence, then how many more."""
+
+
+def leaders(table: pl.DataFrame, column: str) -> pl.DataFrame:
+    """The rows of ``table`` that share its largest exact ``column`` value (a tie is a tie,
+    whatever the names' alphabetical order)."""
+    if table.is_empty():
+        return table
+    best = table[column].max()
+    return table.filter(pl.col(column) == best)
+
+
+def tied_names(table: pl.DataFrame, column: str) -> str:
+    """``alice``, ``alice and bob``, ``alice, bob, carol and 2 more``."""
+    shown = [named(v) for v in table[column].head(SHOWN_TIES).to_list()]
+    more = table.height - len(shown)
+    if more > 0:
+        return ", ".join(shown) + f" and {more:,} more"
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def top_waster(ranked: pl.DataFrame, average_pct: float | None) -> str:
     """The user who left most core-hours idle, and whether that is poor efficiency or volume.
 
-    The ranking counts idle core-hours, so a heavy user at a good efficiency can lead it; the
-    sentence says which side of the period's average the user is on.
+    ``ranked`` is :func:`~wass_chat.analytics.efficiency.efficiency_by`'s table over users (exact
+    values, most idle first). Users tied on the exact amount are named together; when even the
+    most is under :data:`NEGLIGIBLE_CORE_HOURS`, no one is named. The ranking counts idle
+    core-hours, so a heavy user at a good efficiency can lead it; the sentence says which side of
+    the period's average the user is on.
     """
+    top = ranked.row(0, named=True)
+    if top["wasted_core_hours"] < NEGLIGIBLE_CORE_HOURS:
+        return (
+            f"No user left a noticeable amount idle: each left under {NEGLIGIBLE_CORE_HOURS:g} "
+            "core-hours."
+        )
+    tied = leaders(ranked, "wasted_core_hours")
+    if tied.height > 1:
+        return (
+            f"{tied_names(tied, 'user')} tied for the most core-hours idle: "
+            f"{amount(top['wasted_core_hours'])} each, over "
+            f"{plural(int(tied['jobs'].sum()), 'job')} together."
+        )
     text = (
         f"{named(top['user'])} left the most core-hours idle: "
         f"{amount(top['wasted_core_hours'])} over {plural(top['jobs'], 'job')}, at "
@@ -79,12 +118,24 @@ def states_insight(table: pl.DataFrame, summary: PeriodSummary) -> str:
     if table.is_empty():
         return "No job was submitted in this period."
     per_user = table.group_by("user").agg(pl.col("jobs").sum()).filter(pl.col("user") != "(others)")
-    top = per_user.sort(["jobs", "user"], descending=[True, False]).row(0)
+    tied = leaders(per_user.sort("user"), "jobs")
+    count = int(tied["jobs"][0])
+    who = (
+        f"{named(tied['user'][0])} submitted the most jobs ({count:,}, "
+        if tied.height == 1
+        else f"{tied_names(tied, 'user')} tied for the most jobs ({count:,} each, "
+    )
+    refused = (
+        f" Slurm refused {plural(summary.refused, 'submission')} outright (no job ran; "
+        "not counted as failures)."
+        if summary.refused
+        else ""
+    )
     return (
-        f"{top[0]} submitted the most jobs ({top[1]:,}, {percent(top[1] / summary.jobs)} of "
+        f"{who}{percent(count / summary.jobs)} of "
         f"{summary.jobs:,}). Of finished jobs {percent(summary.failure_rate)} failed, "
         f"{percent(summary.timeout_rate)} timed out and {percent(summary.cancel_rate)} "
-        "were cancelled."
+        "were cancelled." + refused
     )
 
 
@@ -219,14 +270,21 @@ def utilisation_insight(series: pl.DataFrame, capacity: Capacity) -> str:
 
 
 def top_insight(table: pl.DataFrame, column: str, total_node_hours: float) -> str:
-    if table.is_empty():
+    """Who used the most node-hours (ties named together), and the top rows' share; amounts
+    at the precision that keeps them non-zero (``0.02 of 0.04``, never ``0, 59.5% of 0``)."""
+    if table.is_empty() or total_node_hours <= 0:
         return f"No {column} used any node-hours in this period."
-    name, hours = table.row(0)[:2]
-    share = hours / total_node_hours if total_node_hours else None
-    top_share = table["node_hours"].sum() / total_node_hours if total_node_hours else None
+    tied = leaders(table, "node_hours")
+    hours = float(tied["node_hours"][0])
+    share = hours / total_node_hours
+    top_share = float(table["node_hours"].sum()) / total_node_hours
+    who = (
+        f"{named(tied[column][0])} used the most node-hours ({amount(hours)}, "
+        if tied.height == 1
+        else f"{tied_names(tied, column)} tied for the most node-hours ({amount(hours)} each, "
+    )
     return (
-        f"{named(name)} used the most node-hours ({hours:,.0f}, {percent(share)} of "
-        f"{total_node_hours:,.0f}); "
+        f"{who}{percent(share)} of {amount(total_node_hours)}); "
         f"the top {table.height} together used {percent(top_share)}."
     )
 

@@ -17,6 +17,21 @@ ACTIVE_STATES = ("PENDING", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED")
 """States of jobs that have not finished; excluded from rate denominators."""
 FAILURE_STATES = ("FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL")
 """Ends counted as failures. TIMEOUT and CANCELLED have rates of their own."""
+REFUSED = "REFUSED"
+"""The state :func:`load_period` gives a submission Slurm refused (see :func:`refused_at_submit`):
+no job ran, so it is neither a failure nor a finished job."""
+
+
+def refused_at_submit() -> pl.Expr:
+    """Rows of submissions Slurm refused: sacct records them ``FAILED`` with exit ``1:0``, a
+    Start equal to the submission, 0 s elapsed and ``NodeList=None assigned`` (seen on Slurm
+    22.05 for ``sbatch --mem=64G`` on a cluster whose largest node has 8000 MB: sbatch said
+    "Requested node configuration is not available"). A job that ran has a node."""
+    return (
+        (pl.col("state") == "FAILED")
+        & pl.col("node_list").is_null()
+        & (pl.col("elapsed_s").fill_null(0) == 0)
+    )
 
 
 @dataclass(frozen=True)
@@ -117,10 +132,17 @@ def load_period(
     ``user`` and ``filters`` (``account=``, ``partition=``) keep only matching jobs. Derived
     columns: ``in_period`` (submitted in the period), ``finished`` (has an end and an
     end state), ``wait_s`` (start - eligible, for started jobs), ``run_start``/``run_end``
-    (the busy interval clipped to the period, as seconds from its start) and ``node_seconds``
-    (busy seconds inside the period x nodes).
+    (the busy interval clipped to the period, as seconds from its start), ``node_seconds``
+    (busy seconds inside the period x nodes), and ``pending_at_end`` / ``running_at_end``
+    (the one definition of the queue at the period's end, for the summary and the pending
+    table alike). A refused submission (:func:`refused_at_submit`) gets the state
+    :data:`REFUSED` and no start: it never ran, waited or failed.
     """
-    allocations = jobs.filter(~pl.col("is_step"))
+    refused = refused_at_submit()
+    allocations = jobs.filter(~pl.col("is_step")).with_columns(
+        pl.when(refused).then(pl.lit(REFUSED)).otherwise(pl.col("state")).alias("state"),
+        pl.when(refused).then(None).otherwise(pl.col("start")).alias("start"),
+    )
     for column, value in {"user": user, **filters}.items():
         if value is not None:
             allocations = allocations.filter(pl.col(column) == value)
@@ -138,7 +160,11 @@ def load_period(
     clip_end = pl.min_horizontal(run_end_time, pl.lit(period.end))
     loaded = allocations.filter(submitted | ran_during).with_columns(
         submitted.alias("in_period"),
-        (pl.col("end").is_not_null() & ~pl.col("state").is_in(ACTIVE_STATES)).alias("finished"),
+        (
+            pl.col("end").is_not_null()
+            & ~pl.col("state").is_in(ACTIVE_STATES)
+            & (pl.col("state") != REFUSED)
+        ).alias("finished"),
         (pl.col("start") - pl.coalesce("eligible", "submit"))
         .dt.total_seconds()
         .clip(lower_bound=0)
@@ -146,9 +172,20 @@ def load_period(
         pl.when(ran_during).then((clip_start - origin).dt.total_seconds()).alias("run_start"),
         pl.when(ran_during).then((clip_end - origin).dt.total_seconds()).alias("run_end"),
     )
+    end = pl.lit(period.end)
+    not_ended = pl.col("end").is_null() | (pl.col("end") >= end)
     loaded = loaded.with_columns(
         ((pl.col("run_end") - pl.col("run_start")) * pl.col("nnodes"))
         .fill_null(0)
-        .alias("node_seconds")
+        .alias("node_seconds"),
+        (
+            pl.col("in_period")
+            & (pl.col("state") != REFUSED)
+            & (pl.col("start").is_null() | (pl.col("start") >= end))
+            & not_ended
+        ).alias("pending_at_end"),
+        (pl.col("in_period") & (pl.col("start") < end) & not_ended)
+        .fill_null(False)
+        .alias("running_at_end"),
     )
     return loaded.collect()

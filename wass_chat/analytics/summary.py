@@ -11,7 +11,7 @@ from typing import Any
 
 import polars as pl
 
-from wass_chat.analytics.period import FAILURE_STATES
+from wass_chat.analytics.period import FAILURE_STATES, REFUSED
 
 WAIT_QUANTILE_METHOD = "linear"
 """Quantile interpolation (numpy's default), so every quantile is checkable with numpy."""
@@ -44,7 +44,12 @@ class PeriodSummary:
     partitions: int
     finished: int
     pending: int
+    """Jobs still waiting at the period's end (the pending table's count)."""
     running: int
+    """Jobs running at the period's end."""
+    refused: int
+    """Submissions Slurm refused (:func:`~wass_chat.analytics.period.refused_at_submit`): no
+    job ran, so they are in no rate."""
     started: int
     state_counts: dict[str, int]
     failure_rate: float | None
@@ -87,8 +92,9 @@ def summarize(loaded: pl.DataFrame) -> PeriodSummary:
         pl.col("account").n_unique().alias("accounts"),
         pl.col("partition").n_unique().alias("partitions"),
         finished.sum().alias("finished"),
-        (pl.col("state") == "PENDING").sum().alias("pending"),
-        (pl.col("state") == "RUNNING").sum().alias("running"),
+        pl.col("pending_at_end").sum().alias("pending"),
+        pl.col("running_at_end").sum().alias("running"),
+        (pl.col("state") == REFUSED).sum().alias("refused"),
         started.sum().alias("started"),
         rate(pl.col("state").is_in(FAILURE_STATES)).alias("failure_rate"),
         rate(pl.col("state") == "TIMEOUT").alias("timeout_rate"),
@@ -123,6 +129,7 @@ _INT_FIELDS = {
     "finished",
     "pending",
     "running",
+    "refused",
     "started",
     "over_request_jobs",
     "node_hours",

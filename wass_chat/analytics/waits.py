@@ -68,15 +68,12 @@ Priority and Resources, and ``PartitionConfig`` for one squeue showed as ``Parti
 def pending_at_end(loaded: pl.DataFrame, period: Period) -> pl.DataFrame:
     """Jobs submitted in the period and still waiting at its end, with their age in hours.
 
-    Waiting at ``end``: not started before it and not ended (cancelled) before it.
+    Waiting at ``end``: not started before it and not ended (cancelled) before it; the column
+    ``pending_at_end`` of :func:`~wass_chat.analytics.period.load_period`, which the summary's
+    pending count reads too.
     """
     end = pl.lit(period.end)
-    waiting = (
-        pl.col("in_period")
-        & (pl.col("start").is_null() | (pl.col("start") >= end))
-        & (pl.col("end").is_null() | (pl.col("end") >= end))
-    )
-    return loaded.filter(waiting).with_columns(
+    return loaded.filter(pl.col("pending_at_end")).with_columns(
         ((end - pl.col("submit")).dt.total_seconds() / 3600).alias("age_h"),
         pl.col("reason").fill_null(NO_REASON),
     )

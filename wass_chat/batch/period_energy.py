@@ -61,11 +61,15 @@ class PeriodEnergy:
     """Where the cluster came from (live, a platform file, or inferred from the jobs)."""
     clamped: bool = False
     """The period asked for reached beyond the records (or now): it was cut to them."""
+    overheld_intervals: int = 0
+    """Intervals of ``over_time`` in which the jobs held more nodes than the cluster has: their
+    nodes' idle power is counted instead of the cluster's, so the jobs never exceed the total."""
 
     @property
     def idle_kwh(self) -> float:
-        """IT energy no job held: idle nodes and the idle power of node shares left free."""
-        return self.it_kwh - self.jobs_kwh
+        """IT energy no job held: idle nodes and the idle power of node shares left free
+        (never below 0: float sums of equal parts can differ in the last bit)."""
+        return max(self.it_kwh - self.jobs_kwh, 0.0)
 
 
 def recorded_span(jobs: pl.DataFrame | pl.LazyFrame) -> tuple[datetime, datetime] | None:
@@ -149,7 +153,6 @@ def period_energy(
     seconds = np.where(priced, np.maximum(finish - begin, 0.0), 0.0)
     job_j = (idle_part + dynamic) * seconds
     idle_w = float(idle.sum())
-    it_j = idle_w * window_s + float((dynamic * seconds).sum())
     per_job = ran.select("partition", "user").with_columns(
         pl.Series("energy_kwh", job_j / J_PER_KWH), pl.Series("priced", priced)
     )
@@ -158,9 +161,17 @@ def period_energy(
     edges = np.append(np.arange(0, window_s, step, dtype=np.float64), float(window_s))
     held = np.where(priced, idle_part + dynamic, 0.0)
     drawn = np.where(priced, dynamic, 0.0)
-    before = energy_before_j(begin, finish, np.stack([held, drawn], axis=1), edges)
-    jobs_edges, dynamic_edges = before[:, 0], before[:, 1]
-    it_buckets = idle_w * np.diff(edges) + np.diff(dynamic_edges)
+    held_idle = np.where(priced, idle_part, 0.0)
+    before = energy_before_j(begin, finish, np.stack([held, drawn, held_idle], axis=1), edges)
+    jobs_edges, dynamic_edges, held_idle_edges = before[:, 0], before[:, 1], before[:, 2]
+    idle_buckets, held_idle_buckets = idle_w * np.diff(edges), np.diff(held_idle_edges)
+    # Accounting may run more at once than the modelled cluster holds (an inferred or smaller
+    # cluster): then the jobs held more idle power than its nodes have, and the nodes they held
+    # were on. Counting only the cluster's idle power would leave the jobs above 100% of the IT
+    # energy and the idle part negative; count the larger of the two in each interval instead.
+    overheld = held_idle_buckets > idle_buckets * (1 + 1e-9)
+    it_buckets = np.maximum(idle_buckets, held_idle_buckets) + np.diff(dynamic_edges)
+    it_j = float(it_buckets.sum())
     over_time = pl.DataFrame(
         {
             "from": [start + timedelta(seconds=float(t)) for t in edges[:-1]],
@@ -185,6 +196,7 @@ def period_energy(
         profiles=profiles_in_use(cluster, model),
         cluster=cluster_label,
         clamped=(start, end) != asked,
+        overheld_intervals=int(overheld.sum()),
     )
 
 
@@ -225,6 +237,12 @@ def assumptions(energy: PeriodEnergy) -> list[str]:
             f"{p['node_type']} nodes ({p['nodes']:,}): {p['idle_w']:g} W idle, "
             f"+{p['cpu_w']:g} W at full CPU load{gpu_text}; {p['off_w']:g} W off, "
             f"{p['boot_w']:g} W booting ({origin})."
+        )
+    if energy.overheld_intervals:
+        lines.append(
+            f"In {energy.overheld_intervals:,} intervals the accounting shows more nodes busy "
+            "than the cluster has: there the busy nodes' idle power is counted, so the jobs' "
+            "energy never exceeds the total."
         )
     if energy.unpriced_jobs:
         lines.append(

@@ -9,7 +9,7 @@ from html import escape
 
 import polars as pl
 
-from wass_chat.analytics.insights import amount
+from wass_chat.analytics.insights import amount, plural
 from wass_chat.batch.period_energy import PeriodEnergy, assumptions
 from wass_chat.report.energy_whatifs import ClusterSection
 from wass_chat.report.views import View, views_html
@@ -24,7 +24,7 @@ def energy_totals(e: PeriodEnergy) -> str:
         f"From {e.start:%Y-%m-%d %H:%M} to {e.end:%Y-%m-%d %H:%M}"
         + (" (the part of the period the accounting records)" if e.clamped else "")
         + f": {amount(e.it_kwh)} kWh of IT "
-        f"energy on {e.nodes:,} nodes, {amount(e.facility_kwh)} kWh at the facility (PUE "
+        f"energy on {plural(e.nodes, 'node')}, {amount(e.facility_kwh)} kWh at the facility (PUE "
         f"{e.pue:g}). The {e.jobs:,} jobs that ran drew {amount(e.jobs_kwh)} kWh of it "
         f"({share:.1f}%); the rest, {amount(e.idle_kwh)} kWh, is idle power no job held."
     )

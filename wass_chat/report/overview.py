@@ -4,7 +4,8 @@ The deterministic text is composed from the findings (:mod:`wass_chat.analytics.
 whose every number comes from the report's tables. When a local model answers, a
 :class:`SummaryWriter` may write the paragraph instead from :func:`overview_facts` (the same
 numbers, and nothing else); the writer checks every number of its text against those facts and
-the report keeps the model's text only when all pass, saying which wrote it and, when the model's
+against the figures recomputed from the tables (:mod:`.overview_figures`), and the report keeps
+the model's text only when all pass, saying which wrote it and, when the model's
 text was set aside, why. The report never imports the agent: the CLI hands the writer in
 (:func:`wass_chat.agent.answers.report_overview.local_model_writer`).
 """
@@ -17,6 +18,7 @@ from typing import Any, Protocol
 
 from wass_chat.analytics.analysis import Analysis
 from wass_chat.analytics.findings import Finding
+from wass_chat.report.overview_figures import LEADING, recomputed_figures
 
 TOPIC_PRIORITY = (
     "efficiency",
@@ -31,7 +33,6 @@ TOPIC_PRIORITY = (
 MINOR_PENDING_SHARE = 0.01
 """A pending queue under this share of the period's jobs (7 of 100,000) is no headline: its
 finding moves behind the others, before the trend."""
-LEADING = 3
 RULES_AUTHOR = "wass-chat's deterministic rules"
 
 
@@ -47,9 +48,12 @@ class Draft:
 
 
 class SummaryWriter(Protocol):
-    """Writes the summary from the facts, checking its own numbers (see :class:`Draft`)."""
+    """Writes the summary from the facts, checking its text against ``figures``
+    (:func:`~wass_chat.report.overview_figures.recomputed_figures`; see :class:`Draft`)."""
 
-    def __call__(self, facts: Mapping[str, Any], fallback: str) -> Draft: ...
+    def __call__(
+        self, facts: Mapping[str, Any], fallback: str, figures: Mapping[str, Any]
+    ) -> Draft: ...
 
 
 @dataclass(frozen=True)
@@ -128,7 +132,7 @@ def build_overview(
     if writer is None:
         note = f"No local model wrote it: {unavailable}." if unavailable else ""
         return Overview(fallback, RULES_AUTHOR, note=note)
-    draft = writer(overview_facts(a), fallback)
+    draft = writer(overview_facts(a), fallback, recomputed_figures(a))
     if draft.grounded and draft.text.strip():
         return Overview(
             draft.text.strip(),

@@ -45,10 +45,9 @@ _SUMMARY: tuple[tuple[str, Callable[[PeriodSummary], str]], ...] = (
         "Users / accounts / partitions",
         lambda s: f"{s.users:,} / {s.accounts:,} / {s.partitions:,}",
     ),
-    (
-        "Finished / running / pending",
-        lambda s: f"{s.finished:,} / {s.running:,} / {s.pending:,}",
-    ),
+    ("Finished (as last recorded)", lambda s: f"{s.finished:,}"),
+    ("Running / pending at the period's end", lambda s: f"{s.running:,} / {s.pending:,}"),
+    ("Refused by Slurm at submission (never ran)", lambda s: f"{s.refused:,}"),
     (
         "Failure / timeout / cancellation rate",
         lambda s: (

@@ -249,7 +249,18 @@ def candidates(snap: Snapshot, request: JobRequest, klass: str) -> list[tuple[st
             )
         max_nodes = part.get("MaxNodes", "UNLIMITED")
         has = len(_partition_nodes(snap, request.partition))
-        if max_nodes.isdigit() and request.nodes and _low(request.nodes) > int(max_nodes):
+        usable = len(free_cpus(snap, request.partition))
+        within = not max_nodes.isdigit() or usable <= int(max_nodes)
+        if 0 < usable < has and within and request.nodes and _low(request.nodes) > usable:
+            # --test-only refuses even --nodes=<all it has> while one is drained: offer the
+            # nodes that take jobs now, not a count sbatch cannot place
+            found.append(
+                (
+                    f"ask for --nodes={usable} (the partition's nodes that take jobs now)",
+                    replace(request, nodes=str(usable)),
+                )
+            )
+        elif max_nodes.isdigit() and request.nodes and _low(request.nodes) > int(max_nodes):
             found.append(
                 (
                     f"ask for --nodes={max_nodes} (the partition's MaxNodes)",

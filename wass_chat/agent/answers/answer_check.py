@@ -11,7 +11,8 @@ explainer declares it computed (a median wait, a CPU share, a place in line). An
 * **one start time**: every clock time an answer gives for the job's own start (the expected
   start, "instead of about", "its current estimate of", "until about") is the same one;
 * **counts that add up**: "N jobs are pending" equals the jobs listed by reason, "K of the N"
-  never has K above N, and "X of the Y CPUs" never X above Y;
+  never has K above N, "X of the Y CPUs" never X above Y, and one answer gives one pending
+  count for the whole queue (not the queue at the period's end beside its final states);
 * **no answer for a name that names nothing**: a partition, user or run a tool refused as
   unknown is refused by the answer too, never answered as an empty result.
 
@@ -112,9 +113,10 @@ def without_advice(text: str) -> str:
     return "\n".join(kept)
 
 
-def ungrounded(text: str, facts: Mapping[str, Any]) -> list[str]:
+def ungrounded(text: str, facts: Mapping[str, Any], strict: bool = False) -> list[str]:
     """Numbers, ids and clock times of ``text`` that no fact supports (our sentences excluded;
-    the advice section too, see :func:`without_advice`)."""
+    the advice section too, see :func:`without_advice`); ``strict`` as in
+    :func:`~.verify.verify_answer`."""
     text = without_advice(text)
     problems = [
         f"clock time {h}:{m} is no time in the facts"
@@ -123,7 +125,7 @@ def ungrounded(text: str, facts: Mapping[str, Any]) -> list[str]:
     ]
     body = _COMPOUND.sub(_in_seconds, _CLOCK.sub(" ", text))
     grounding = {"facts": _without_computed(facts), "parsed": source_numbers(facts)}
-    verdict = verify_answer(body, grounding)
+    verdict = verify_answer(body, grounding, strict=strict)
     problems += [f"number {n} is not in the facts" for n in verdict.unsupported_numbers]
     problems += [f"id {i} is not in the facts" for i in verdict.unknown_ids]
     return problems
@@ -146,7 +148,21 @@ def contradictions(text: str) -> list[str]:
             problems.append(
                 f"{pending.group(1)} jobs pending, but {sum(map(int, listed))} listed by reason"
             )
+    counts = {c.replace(",", "") for pattern in _PENDING_TOTALS for c in pattern.findall(text)}
+    if len(counts) > 1:
+        problems.append(
+            f"the answer gives {len(counts)} pending counts for one queue: "
+            + ", ".join(sorted(counts, key=int))
+        )
     return problems
+
+
+_PENDING_TOTALS = (
+    re.compile(r"\b(\d[\d,]*) jobs? (?:are|is|were|was) (?:still )?pending\b"),
+    re.compile(r"\bof the (\d[\d,]*) jobs? (?:still )?pending\b"),
+    re.compile(r"pending at the period's end: (\d[\d,]*)"),
+)
+"""Phrasings of the whole queue's pending count (a partition's "3 pending jobs" is a part)."""
 
 
 def problems(text: str, facts: Mapping[str, Any]) -> list[str]:

@@ -196,10 +196,11 @@ def _people(key: str, value: float) -> str:
 
 
 STATISTIC_WORDS = {
-    "finished": "finished jobs",
+    "finished": "finished jobs (as last recorded, some after the period's end)",
     "started": "started jobs",
     "pending": "pending at the period's end",
     "running": "running at the period's end",
+    "refused": "submissions Slurm refused (never ran)",
     "node_hours": "node-hours",
     "core_hours": "core-hours",
     "over_request_jobs": "completed jobs with a walltime request",

@@ -4,8 +4,10 @@
 (:func:`wass_chat.agent.session.probe_ollama`, within ``Settings.ollama_timeout``) and returns a
 writer for :func:`wass_chat.report.overview.build_overview`: it shows the model the report's facts
 (headline numbers and findings, nothing else), asks for a short summary with recommendations, and
-checks the answer with the agent's verifier (:func:`.verify.verify_answer`): a number or id not in
-the facts marks the draft ungrounded, and the report keeps its deterministic text.
+checks the answer with the agent's verifier (:func:`.verify.verify_answer`) and then against the
+figures recomputed from the tables (:func:`.overview_check.overview_problems`: a leader who is
+not the exact leader, a figure rounded away): either marks the draft ungrounded, and the report
+keeps its deterministic text.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from wass_chat.agent.answers.overview_check import overview_problems
 from wass_chat.agent.answers.verify import verify_answer
 from wass_chat.agent.session import probe_ollama
 from wass_chat.config import Settings
@@ -52,7 +55,9 @@ class OllamaSummaryWriter:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def __call__(self, facts: Mapping[str, Any], fallback: str) -> Draft:
+    def __call__(
+        self, facts: Mapping[str, Any], fallback: str, figures: Mapping[str, Any]
+    ) -> Draft:
         import httpx
         from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -67,4 +72,6 @@ class OllamaSummaryWriter:
             return Draft("", model, False, f"the model did not answer ({type(exc).__name__})")
         text = reply.content if isinstance(reply.content, str) else ""
         verdict = verify_answer(text, facts)
-        return Draft(text, model, verdict.ok and bool(text.strip()), verdict.reason())
+        wrong = overview_problems(text, figures) if verdict.ok else []
+        why = "; ".join(wrong) if wrong else verdict.reason()
+        return Draft(text, model, verdict.ok and not wrong and bool(text.strip()), why)

@@ -128,8 +128,14 @@ def citable_ids(facts: Mapping[str, Any]) -> list[str]:
     return list(found)
 
 
-def verify_answer(text: str, facts: Mapping[str, Any], question: str = "") -> Verdict:
-    """Check that every id and number in ``text`` is supported by ``facts`` or ``question``."""
+def verify_answer(
+    text: str, facts: Mapping[str, Any], question: str = "", strict: bool = False
+) -> Verdict:
+    """Check that every id and number in ``text`` is supported by ``facts`` or ``question``.
+
+    ``strict``: 0, 1 and 2 need support too (:data:`ALWAYS_ALLOWED` is waived), for text whose
+    every figure is a headline: a "0" there is a figure rounded away, not a generic count."""
+    allowed = frozenset() if strict else ALWAYS_ALLOWED
     grounding = Grounding.of(facts, question)
     unknown: dict[str, None] = {}
     body = _LIST_MARKER.sub(" ", text)
@@ -145,7 +151,7 @@ def verify_answer(text: str, facts: Mapping[str, Any], question: str = "") -> Ve
     unsupported = [
         raw
         for value, unit, raw in _numbers_in(body)
-        if not _supported(value, unit, raw, grounding.numbers)
+        if not _supported(value, unit, raw, grounding.numbers, allowed)
     ]
     lowered = text.lower()
     cited = tuple(i for i in grounding.citable if i.lower() in lowered)
@@ -228,9 +234,15 @@ def _numbers_in(text: str) -> list[tuple[float, str, str]]:
     return found
 
 
-def _supported(value: float, unit: str, raw: str, numbers: Iterable[float]) -> bool:
+def _supported(
+    value: float,
+    unit: str,
+    raw: str,
+    numbers: Iterable[float],
+    allowed: frozenset[float] = ALWAYS_ALLOWED,
+) -> bool:
     magnitude = abs(value)
-    if magnitude in ALWAYS_ALLOWED:
+    if magnitude in allowed:
         return True
     digits = _NUMBER.match(raw)
     number = digits.group(1) if digits else raw

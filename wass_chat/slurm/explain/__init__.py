@@ -27,6 +27,12 @@ from wass_chat.slurm.explain.aftermath import Aftermath, ended_aftermath
 from wass_chat.slurm.explain.ended import finished, running, scheduler_of, waited
 from wass_chat.slurm.explain.model import Explanation, JobWhyFacts
 from wass_chat.slurm.explain.pending import EXPLAINERS, generic
+from wass_chat.slurm.explain.refused import (
+    REFUSED_CLASS,
+    REFUSED_MEANING,
+    refusal_advice,
+    refused_at_submit,
+)
 from wass_chat.slurm.explain.replay_start import replayed_start
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
 from wass_chat.slurm.live import Quoted, Snapshot, snapshot
@@ -84,6 +90,9 @@ def explain_job(
     if killed_for_memory(snap):
         code = "OUT_OF_MEMORY"
     entry = classify(code)
+    klass, meaning = entry.klass, entry.meaning
+    if klass == "failed" and refused_at_submit(snap):
+        klass, meaning = REFUSED_CLASS, REFUSED_MEANING
     after: Aftermath | None = None
     if snap.state in PENDING_STATES:
         explain = EXPLAINERS.get(entry.klass)
@@ -93,16 +102,16 @@ def explain_job(
     elif snap.state in {"RUNNING", "SUSPENDED", "CONFIGURING", "COMPLETING"}:
         out = running(snap, commands)
     else:
-        out = finished(snap, commands, entry.klass)
-        out.advice = _ended_advice(commands, snap, entry.klass)
-        after = ended_aftermath(commands, snap, entry.klass)
+        out = finished(snap, commands, klass)
+        out.advice = _ended_advice(commands, snap, klass)
+        after = ended_aftermath(commands, snap, klass)
         out.verdict += after.sentence()
         out.advice += after.advice
     restarts = snap.get("Restarts")
     if restarts.isdigit() and int(restarts) > 0:
         out.verdict += f" Slurm has requeued it {restarts} time{'s' if restarts != '1' else ''}."
         out.quote(snap.quote("Restarts"))
-    facts = facts_of(snap, code, entry.klass, entry.meaning, out)
+    facts = facts_of(snap, code, klass, meaning, out)
     if after is not None:
         facts.update(after.facts())  # type: ignore[typeddict-item]
         facts["commands"] += after.commands
@@ -148,6 +157,8 @@ def _submit_line(commands: SlurmCommands, job_id: str) -> str:
 
 def _ended_advice(commands: SlurmCommands, snap: Snapshot, klass: str) -> list[Advice]:
     """For jobs killed for time or memory, or by a node: the change, checked with --test-only."""
+    if klass == REFUSED_CLASS:
+        return refusal_advice(commands, snap)
     if klass not in {"timeout", "out_of_memory", "node_fail"}:
         return []
     base = _ended_request(snap)

@@ -21,6 +21,7 @@ from sim.errors import UserFacingError
 from wass_chat.slurm.advice import Advice
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_parsable
 from wass_chat.slurm.explain.phrases import names
+from wass_chat.slurm.explain.refused import REFUSED_CLASS
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.job_files import JobFile, JobNames, job_files, last_lines
 from wass_chat.slurm.live import Snapshot
@@ -91,6 +92,9 @@ def ended_aftermath(
 ) -> Aftermath:
     """The aftermath of the ended job in ``snap`` (reason class ``klass``), asked of Slurm."""
     after = Aftermath()
+    if klass == REFUSED_CLASS:  # no script ran: no files, no failing command, only dependants
+        after.stranded = stranded(commands, snap, after)
+        return after
     after.files = _files(commands, snap, after)
     bad = klass != "completed"
     if bad and len(after.files) == 2:

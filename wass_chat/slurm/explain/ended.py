@@ -9,6 +9,7 @@ from datetime import timedelta
 from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.commands import SlurmCommands, parse_parsable
 from wass_chat.slurm.explain.model import Explanation
+from wass_chat.slurm.explain.refused import REFUSED_CLASS, never_started, refusal
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration, slurm_time
 from wass_chat.slurm.live import Quoted, Snapshot
 
@@ -27,14 +28,6 @@ def duration(seconds: float | None) -> str:
     if s < 86400:
         return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else "")
     return f"{s // 86400} d" + (f" {s % 86400 // 3600} h" if s % 86400 // 3600 else "")
-
-
-def never_started(snap: Snapshot) -> bool:
-    """Whether an ended job ended before it ever ran (cancelled while pending or held): Slurm
-    stamps its StartTime with its end, but it had no node (scontrol ``NodeList=(null)``, sacct
-    ``None assigned``) and sacct's Start is ``None``."""
-    nodes = snap.get("NodeList")
-    return not nodes or nodes == "None assigned" or snap.accounting.get("Start") == "None"
 
 
 def waited(snap: Snapshot) -> float | None:
@@ -133,6 +126,8 @@ def finished(snap: Snapshot, commands: SlurmCommands | None, klass: str) -> Expl
     """A job that ended: how, why, and how its wait compares with similar jobs (asked of
     sacct; without ``commands``, as from the cache, the comparison is left out)."""
     jid, state = snap.job_id, snap.state
+    if klass == REFUSED_CLASS:
+        return refusal(snap)
     elapsed = slurm_duration(snap.get("RunTime")) or slurm_duration(snap.accounting.get("Elapsed"))
     exit_code = snap.get("ExitCode") or "0:0"
     status, _, sig = exit_code.partition(":")

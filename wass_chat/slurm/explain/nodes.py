@@ -200,7 +200,7 @@ def user_loads(running: Sequence[RunningJob]) -> list[UserLoad]:
     return sorted(loads.values(), key=lambda u: (-u["cpus"], u["user"]))
 
 
-def _reason_words(n: NodeFacts) -> str:
+def reason_words(n: NodeFacts) -> str:
     """``: "disk swap" (set by root at 01:59)``, or nothing when no reason was given."""
     if not n["reason"]:
         return ""
@@ -223,23 +223,23 @@ def node_verdict(n: NodeFacts) -> str:
     state = n["condition"]
     if state == "drained":
         return (
-            f"{name} is drained{_reason_words(n)}. It takes no new jobs until an admin "
+            f"{name} is drained{reason_words(n)}. It takes no new jobs until an admin "
             f"resumes it (scontrol update nodename={name} state=resume); none of its {cores} "
             "CPUs is in use."
         )
     if state == "draining":
         return (
-            f"{name} is draining{_reason_words(n)}. Its running jobs finish ({_holders(n)}), "
+            f"{name} is draining{reason_words(n)}. Its running jobs finish ({_holders(n)}), "
             "but no new job starts there until an admin resumes it."
         )
     if state in {"down", "not responding"}:
         cause = " (slurmd is stopped or unreachable)" if state == "not responding" else ""
         return (
-            f"{name} is {state}{cause}{_reason_words(n)}. It takes no jobs until it is back "
+            f"{name} is {state}{cause}{reason_words(n)}. It takes no jobs until it is back "
             f"and resumed (scontrol update nodename={name} state=resume)."
         )
     if state in {"reserved", "powered down", "rebooting"}:
-        return f"{name} is {state}{_reason_words(n)}; jobs outside that state's rules wait."
+        return f"{name} is {state}{reason_words(n)}; jobs outside that state's rules wait."
     if state == "idle":
         return f"{name} is idle: all {cores} of its CPUs are free."
     holders = _holders(n) or "jobs"
@@ -275,5 +275,5 @@ def cluster_verdict(f: ClusterFacts) -> str:
     if not out:
         every = f"All {len(nodes)} nodes take" if len(nodes) > 1 else "The node takes"
         return f"{every} jobs; {usage}"
-    which = "; ".join(f"{n['name']} is {n['condition']}{_reason_words(n)}" for n in out)
+    which = "; ".join(f"{n['name']} is {n['condition']}{reason_words(n)}" for n in out)
     return f"{len(nodes) - len(out)} of {len(nodes)} nodes take jobs: {which}. {usage}"

@@ -21,6 +21,7 @@ from wass_chat.slurm.explain.blocked import (
 )
 from wass_chat.slurm.explain.limits import constraints, licenses, limit
 from wass_chat.slurm.explain.model import Explanation
+from wass_chat.slurm.explain.nodes import node_facts, reason_words
 from wass_chat.slurm.explain.phrases import minutes, names, running_line
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
 from wass_chat.slurm.hostlist import expand
@@ -266,6 +267,26 @@ def _node_limit(asked: str, part: dict[str, str]) -> str:
     )
 
 
+def out_of_service(snap: Snapshot, part: dict[str, str], out: Explanation) -> str:
+    """`` Only 3 of its 4 nodes take jobs now: n3 is drained: "disk swap" (set by root at
+    01:01).``: the partition's drained and down nodes with the admin's reason (quoted), or ''."""
+    listed = part.get("Nodes", "")
+    members = snap.nodes if listed == "ALL" else [snap.node(n) for n in expand(listed)]
+    facts = [node_facts(m, [], snap.now) for m in members if m]
+    down = [n for n in facts if not n["takes_jobs"]]
+    if not down:
+        return ""
+    for n in down:
+        out.quote(Quoted("scontrol show nodes", f"{n['name']} State", n["state"]))
+        if raw := snap.node(n["name"]).get("Reason", ""):  # with its [who@when] stamp
+            out.quote(Quoted("scontrol show nodes", f"{n['name']} Reason", raw))
+    usable = len(facts) - len(down)
+    out.figures.update(usable_nodes=usable, partition_nodes=len(facts))
+    which = "; ".join(f"{n['name']} is {n['condition']}{reason_words(n)}" for n in down)
+    take = "takes" if usable == 1 else "take"
+    return f" Only {usable} of its {len(facts)} nodes {take} jobs now: {which}."
+
+
 def partition_limit(snap: Snapshot, commands: SlurmCommands) -> Explanation:
     """A request the partition can never satisfy: time, node count, CPUs or memory."""
     code, part = snap.reason, snap.partition_record()
@@ -292,6 +313,7 @@ def partition_limit(snap: Snapshot, commands: SlurmCommands) -> Explanation:
             Quoted("scontrol show partitions", f"{name} MaxNodes", part.get("MaxNodes", "")),
             Quoted("scontrol show partitions", f"{name} TotalNodes", part.get("TotalNodes", "")),
         )
+        out.verdict += out_of_service(snap, part, out)
     else:
         total = int(part.get("TotalCPUs") or 0)
         largest = max(
