@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from sim.errors import InputError
-from wass_chat.atomic_files import write_atomic
+from wass_chat.atomic_files import write_output
 from wass_chat.cli.kb_cmds import kb_opener
 from wass_chat.cli.output import console, emit, err_console
 
@@ -343,7 +343,7 @@ def platform_from_slurm_cmd(
     found = platform_from_slurm(partition=partition or _settings().slurm_partition)
     doc = platform_to_dict(found.platform)
     if output is not None:
-        write_atomic(output, dumps_platform(found.platform, as_json=output.suffix == ".json"))
+        write_output(output, dumps_platform(found.platform, as_json=output.suffix == ".json"))
     data = {**doc, "partition": found.partition,
             "excluded": [asdict(e) for e in found.excluded]}  # fmt: skip
 
