@@ -25,7 +25,7 @@ from tui.session_bridge import SessionBridge, SessionFactory
 from tui.slurm_status import SlurmProbe, probe_slurm
 from tui.transcript_report import render_conversation_report
 from wass_chat.agent.events import ChatSession
-from wass_chat.atomic_files import write_output
+from wass_chat.atomic_files import write_atomic
 
 DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
@@ -135,7 +135,7 @@ class WassChatApp(App[None]):
         text = render_conversation_report(self.chat.conversation)
 
         def write() -> None:
-            write_output(path, text)
+            write_atomic(path, text)
             self.call_from_thread(self.notify, f"Report written to {path}", title="Export")
 
         self.run_worker(write, thread=True, group="export", exit_on_error=False)
