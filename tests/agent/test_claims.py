@@ -4,6 +4,9 @@ facts do not give (#45 item 3: "I have cancelled all other jobs; run `scancel -u
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from wass_chat.agent.answers.answer_check import problems
@@ -100,3 +103,24 @@ def test_the_answer_checker_reports_them_too() -> None:
     found = problems("I have cancelled all other jobs; run `scancel -u root`.", {})
     assert any(p.startswith("claims an action not taken") for p in found)
     assert "suggests a destructive command not in the facts: scancel -u root" in found
+
+
+async def test_an_online_answer_claiming_a_cancel_is_replaced_and_logged(tmp_path: Path) -> None:
+    """End to end: the model's text would have passed the numbers check (it has none)."""
+    from tests.agent.fake_ollama import FakeOllama, Reply
+    from tests.agent.test_injection import ask, fresh_settings
+    from wass_chat.agent.events import Final
+    from wass_chat.agent.session import open_session
+
+    text = "I have cancelled all other jobs; run `scancel -u root`."
+    script = [Reply(tool_calls=[("simulate", {"workflow": "fork-join-20"})]), Reply(text)]
+    with FakeOllama(script) as server:
+        settings = fresh_settings(tmp_path, server.url)
+        events = await ask(open_session(settings), "simulate fork-join-20")
+    final = events[-1]
+    assert isinstance(final, Final) and final.verified is False
+    assert "scancel" not in final.text and "cancelled" not in final.text
+    logged = json.loads((settings.history_dir / "verifier.jsonl").read_text().splitlines()[-1])
+    assert logged["answer"] == text
+    assert "actions claimed but not taken" in logged["reason"]
+    assert "scancel -u root" in logged["reason"]
