@@ -88,6 +88,28 @@ async def test_an_edit_submits_the_edited_plan_under_its_own_digest(
     assert "--nodelist=cpu02" in sbatch.calls()[0]
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"scheduler": "minmin"},  # a re-plan nobody saw
+        {"partition": "long"},
+        {"jobs": [{"task": "fork_000", "node": "cpu02", "command": ["sh", "-c", "id"]}]},
+        {"jobs": [{"task": "fork_000", "sbatch": ["--mem=1T"]}]},
+    ],
+    ids=["scheduler", "partition", "command", "options"],
+)
+async def test_an_edit_that_changes_more_than_nodes_is_refused(
+    tmp_path: Path, sbatch: SbatchRecorder, change: dict[str, object]
+) -> None:
+    settings = fresh_settings(tmp_path)
+    session = open_session(settings, offline=True)
+    request = await _request(session)
+    assert any(job["task"] == "fork_000" for job in request.plan["jobs"])
+    outcome = await session.resolve_approval(request.request_id, "edit", change)
+    assert outcome.error and "edit" in outcome.error
+    assert sbatch.calls() == [] and runs_created(settings) == []
+
+
 def test_submit_approved_refuses_a_plan_changed_after_approval(
     tmp_path: Path, sbatch: SbatchRecorder
 ) -> None:

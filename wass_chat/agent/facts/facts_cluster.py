@@ -142,22 +142,36 @@ class ClusterFacts:
     def validate_plan_edit(
         self, original: dict[str, Any], edited: dict[str, Any]
     ) -> dict[str, Any]:
-        """Accept an edited plan that changes the scheduler or moves jobs between existing nodes.
+        """Accept an edited plan that moves jobs between existing nodes, and nothing else.
 
-        The workflow cannot be swapped by an edit; a new scheduler re-plans; moved jobs must name a
-        node of the platform that can host the task. Every problem is reported at once.
+        The workflow cannot be swapped; any other change (the scheduler, the partition, a job's
+        command or options) would make a plan the person has not seen, so it is refused: reject
+        and ask for that plan instead. Moved jobs must name a node of the platform that can host
+        the task. Every problem is reported at once.
         """
         problems: list[str] = []
         if edited.get("workflow_ref", original["workflow_ref"]) != original["workflow_ref"]:
             problems.append("an edit cannot change the workflow; reject and submit the other one")
+        changed = sorted(
+            key
+            for key, value in edited.items()
+            if key not in ("jobs", "workflow_ref", "edited") and original.get(key) != value
+        )
+        if changed:
+            problems.append(
+                f"an edit can only move jobs between nodes, not change {', '.join(changed)}: "
+                "reject and ask for the plan you want (a plan nobody saw is never submitted)"
+            )
+        by_task = {j["task"]: j for j in original["jobs"]}
+        for job in edited.get("jobs", []):
+            known = by_task.get(str(job.get("task")), {})
+            other = sorted(k for k, v in job.items() if k not in ("task", "node")
+                           and known and known.get(k) != v)  # fmt: skip
+            if other:
+                problems.append(f"job {job.get('task')!r}: only its node can be edited, "
+                                f"not {', '.join(other)}")  # fmt: skip
         if problems:
             raise InputError("edited plan", problems)
-        scheduler = str(edited.get("scheduler") or original["scheduler"])
-        if scheduler != original["scheduler"]:
-            replanned = self.prepare_submission(
-                original["workflow_ref"], scheduler, original.get("platform_ref")
-            )
-            return {**replanned, "edited": True}
         wf = self.sources.workflow(original["workflow_ref"])
         pf = self.sources.platform(original.get("platform_ref"))
         moved = {str(j.get("task")): str(j.get("node")) for j in edited.get("jobs", [])}
