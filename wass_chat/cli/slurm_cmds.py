@@ -136,6 +136,7 @@ def submit(
         _confirm_or_refuse(f"Submit these {len(plan.jobs)} jobs to Slurm (plan {digest[:12]})?")
     record = submit_approved(plan, digest, commands, _runlog())  # the plan shown, exactly
     result = {"run_id": record.run_id, "state": record.state, "estimates": record.estimates,
+              "plan_digest": digest,
               "jobs": {d.task: d.job_id for d in record.decisions}}  # fmt: skip
     emit(result, as_json, lambda r: console.print(
         f"submitted run [bold]{r['run_id']}[/]: {len(r['jobs'])} jobs"))  # fmt: skip
