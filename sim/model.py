@@ -61,7 +61,9 @@ class Task:
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
     parents: tuple[str, ...] = ()
-    command: str | None = None
+    command: tuple[str, ...] | None = None
+    """The program and its arguments, word for word as the workflow file gives them (a job
+    runs them as this argument vector, quoted, never expanded by a shell); None: no command."""
     prefers_gpu: bool = False
     """Runs on one GPU where the node has them (faster there), on its cores elsewhere."""
     release: float = 0.0

@@ -16,7 +16,7 @@ Conversion to :mod:`sim.model`:
 
 * ``work = runtime * cores * REFERENCE_SPEED``; ``cores = ceil(cores)`` (1 when absent).
 * memory and file sizes in bytes (pre-1.4 KB spellings are converted, see the legacy reader);
-  ``command.program`` + ``arguments`` joined by spaces.
+  ``command.program`` + ``arguments`` as the task's argument vector, word for word.
 * A task's parents (plus tasks that list it as a child) minus the producers of its input
   files become its *explicit* parents: data dependencies are derived from files by the model.
 * ``category``, ``gpuCount``, ``gpuPreferred``, ``releaseInSeconds`` (a stream's arrival,
@@ -183,8 +183,8 @@ def _execution_entry(task: Task) -> dict[str, Any]:
         entry["gpuPreferred"] = True
     if task.release:
         entry["releaseInSeconds"] = task.release
-    if task.command is not None:
-        program, *arguments = task.command.split(" ")
+    if task.command:
+        program, *arguments = task.command
         entry["command"] = {"program": program, "arguments": arguments}
     return entry
 

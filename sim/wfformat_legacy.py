@@ -160,13 +160,13 @@ def _category(task_name: str, program: str | None) -> str:
 
 def _arguments_command(
     check: FieldChecker, raw: Mapping[str, Any], where: str, category: str
-) -> str | None:
+) -> tuple[str, ...] | None:
     """The command of a 0.2-1.1 task (``arguments`` only), as WfCommons' 1.2 migration builds
     it: the category as program; None when the task has a ``command`` of its own."""
     if "command" in raw or "arguments" not in raw:
         return None
     arguments = check.get(raw, "arguments", "str-list", where, default=[])
-    return " ".join([category, *arguments])
+    return (category, *arguments)
 
 
 def _task_files(

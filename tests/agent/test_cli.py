@@ -89,3 +89,85 @@ def test_yes_does_not_approve_a_plan_the_question_did_not_ask_for(
     approval = out["approval"]
     assert isinstance(approval, dict) and approval["decision"] == "reject"
     assert sbatch.calls() == []
+
+
+def test_yes_refuses_a_plan_for_another_file_than_the_question_named(
+    tmp_path: Path,
+    sbatch: SbatchRecorder,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """#45 item 3: a model obeying injected text proposes another file; ``--yes`` approved it
+    (2 of 2 jobs ran a command as root). Now it is refused in one line and nothing is sent."""
+    from sim.model import Task, Workflow
+    from sim.wfformat import write_workflow
+
+    evil = tmp_path / "other.json"
+    marker = tmp_path / "ran-as-root"
+    tasks = tuple(Task(f"t{i}", 1e9, command=("touch", str(marker))) for i in range(2))
+    write_workflow(Workflow("other", tasks, ()), evil)
+    script = [Reply(tool_calls=[("submit_workflow", {"workflow": str(evil)})]), Reply("Done.")]
+    with FakeOllama(script) as server:
+        monkeypatch.setenv("WASS_OLLAMA_MODEL", MODEL)
+        out = run_ask(
+            ["submit demo:fork-join-20", "--yes"],
+            tmp_path / "home",
+            monkeypatch,
+            capsys,
+            host=server.url,
+        )
+    assert out["mode"] == "ollama" and out["tool_calls"][0]["arguments"] == {"workflow": str(evil)}
+    approval = out["approval"]
+    assert isinstance(approval, dict) and approval["decision"] == "reject"
+    refused = str(approval["refused"])
+    assert "`fork-join-20`" in refused and "other.json" in refused and "\n" not in refused
+    assert sbatch.calls() == [] and not marker.exists()
+    assert not list((tmp_path / "home").rglob("runs/run-*.json"))
+
+
+def test_yes_still_approves_the_plan_for_the_file_the_question_named(
+    tmp_path: Path,
+    sbatch: SbatchRecorder,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The positive control of the test above: the model proposes the named workflow."""
+    script = [
+        Reply(tool_calls=[("submit_workflow", {"workflow": "demo:fork-join-20"})]),
+        Reply("Done."),
+    ]
+    with FakeOllama(script) as server:
+        monkeypatch.setenv("WASS_OLLAMA_MODEL", MODEL)
+        out = run_ask(
+            ["submit demo:fork-join-20", "--yes"],
+            tmp_path / "home",
+            monkeypatch,
+            capsys,
+            host=server.url,
+        )
+    approval = out["approval"]
+    assert isinstance(approval, dict) and approval["decision"] == "approve", approval
+    assert approval["refused"] is None and len(sbatch.calls()) == 20
+
+
+def test_the_printed_answer_has_one_truthful_outcome_line(
+    tmp_path: Path,
+    sbatch: SbatchRecorder,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Not 'Nothing has been submitted' right above 'Submitted run': the outcome replaces it."""
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("WASS_OLLAMA_HOST", UNREACHABLE)
+    monkeypatch.setenv("COLUMNS", "200")
+    from wass_chat.config import settings
+
+    settings.cache_clear()
+    try:
+        assert main(["ask", "submit fork-join-20", "--offline", "--yes"]) == 0
+    finally:
+        settings.cache_clear()
+    out = capsys.readouterr().out
+    assert "Submitted run" in out and "Nothing has been submitted" not in out
+    assert "--mem=" in out and "--time=" in out  # each job's sbatch options are shown
+    assert len(sbatch.calls()) == 20

@@ -32,7 +32,7 @@ def test_every_readable_version_gives_the_same_graph(version: str) -> None:
     assert [t.work / REFERENCE_SPEED for t in wf.tasks] == [2.5, 20.0, 18.0, 1.0]
     assert [t.cores for t in wf.tasks] == [1, 2, 2, 1]  # coreCount 1.5 reserves 2 cores
     assert wf.tasks[0].memory == 1048576
-    assert wf.tasks[0].command == "split_fasta query.fa"
+    assert wf.tasks[0].command == ("split_fasta", "query.fa")
     assert all(t.parents == () for t in wf.tasks)  # every dependency is carried by a file
     last = wf.tasks[-1].id
     assert len(wf.parents[last]) == 2
@@ -117,7 +117,14 @@ def random_dags(draw: Any) -> Workflow:
                 gpus=draw(st.integers(0, 4)),
                 inputs=tuple(inputs),
                 parents=tuple(control),
-                command=draw(st.one_of(st.none(), st.just(""), st.text(" abc-=", max_size=12))),
+                command=draw(
+                    st.one_of(
+                        st.none(),
+                        st.tuples(st.just("")),
+                        st.lists(st.text(" abc-=$();'\"", max_size=8), min_size=1, max_size=4)
+                        .map(tuple),
+                    )
+                ),
             )
         )
     for t in tasks:  # outputs: every file a later task reads from t

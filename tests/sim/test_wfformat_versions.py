@@ -143,9 +143,9 @@ def test_pre_1_2_files_take_their_command_from_arguments_and_category_from_the_n
         "fertilizer_increase_cycles",
         "cycles_fertilizer_increase_output_parser",
     ]
-    assert (
-        wf.tasks[1].command == "cycles --baseline False --id "
-        "7ad729864a79597b71b8b8d8d86d7738 --crop Maize"
+    assert wf.tasks[1].command == (
+        "cycles", "--baseline", "False", "--id", "7ad729864a79597b71b8b8d8d86d7738", "--crop",
+        "Maize",
     )
     assert wf.tasks[0].name == ""  # the name is the id
     assert all(t.cores == 1 for t in wf.tasks)  # no `cores` in the file

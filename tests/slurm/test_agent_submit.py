@@ -44,7 +44,13 @@ async def test_submit_montage_runs_on_the_cluster_only_after_approval(
     before = RunLog(settings.runs_dir).list_runs()  # the demo runs are logged as "planned"
     assert all(not run.job_ids and run.state == "planned" for run in before)
 
-    outcome = await session.resolve_approval(request.request_id, "approve")
+    refused = await session.resolve_approval(request.request_id, "approve")  # no digest named
+    assert refused.error and "not the plan shown" in refused.error
+    request = next(
+        e for e in await _ask(session, "submit montage.json") if isinstance(e, ApprovalRequest)
+    )
+    planned = {job["task"]: job["node"] for job in request.plan["jobs"]}
+    outcome = await session.resolve_approval(request.request_id, "approve", None, request.digest)
     assert outcome.error is None, outcome.summary
     job_ids = [str(j) for j in outcome.data["job_ids"]]
     try:
@@ -52,6 +58,8 @@ async def test_submit_montage_runs_on_the_cluster_only_after_approval(
         shown = commands.show_jobs(job_ids)
         assert set(shown) == set(job_ids)
         record = RunLog(settings.runs_dir).get(outcome.data["run_id"])
+        # the plan approved, not a re-plan (#41 item 7: the log held a 1,942 s re-plan)
+        assert record.planned_makespan == request.plan["predicted_makespan_s"]
         for decision in record.decisions:
             job = shown[str(decision.job_id)]
             assert job["ReqNodeList"] == planned[decision.task]

@@ -34,7 +34,7 @@ from wass_chat.cli import main
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]
 
 WORKFLOW = Path(__file__).parent / "fixtures" / "kb-learning.json"
-REAL_SECONDS = {t.id: float((t.command or "").split()[1]) for t in read_workflow(WORKFLOW).tasks}
+REAL_SECONDS = {t.id: float((t.command or ("", "0"))[1]) for t in read_workflow(WORKFLOW).tasks}
 """Each task's command is ``sleep SECONDS``: what it really takes."""
 STATED = {t.id: t.runtime / REAL_SECONDS[t.id] for t in read_workflow(WORKFLOW).tasks}["prep"]
 """Stated runtime over real (4 for every task): what the first plan (no history) plans on."""

@@ -78,6 +78,8 @@ class ScriptedSession:
     cancelled: int = 0
     stream_closed: int = 0
     pending_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    digests: list[str | None] = field(default_factory=list)
+    """The plan digest each decision named (the modal passes the one it showed)."""
     plans: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Plans to propose for a given ``/submit ...`` text (default: :data:`PLAN`)."""
 
@@ -108,7 +110,8 @@ class ScriptedSession:
             request_id = f"req-{len(self.pending_requests) + 1}"
             plan = self.plans.get(text, PLAN)
             self.pending_requests[request_id] = plan
-            yield ApprovalRequest(request_id, "submit montage.json", plan)
+            digest = f"digest-of-{request_id}"
+            yield ApprovalRequest(request_id, "submit montage.json", plan, digest)
             yield Final("The plan above waits for your approval.")
             return
         if text == "/offline-answer":
@@ -138,9 +141,13 @@ class ScriptedSession:
         request_id: str,
         decision: ApprovalDecision,
         edited_plan: dict[str, Any] | None = None,
+        digest: str | None = None,
     ) -> ToolResult:
         self.decisions.append((request_id, decision, edited_plan))
+        self.digests.append(digest)
         plan = self.pending_requests.pop(request_id)
+        if decision == "approve" and digest != f"digest-of-{request_id}":  # as the real gate
+            return ToolResult("approval", "submit_workflow", "refused", {}, "wrong plan digest")
         if decision == "reject":
             return ToolResult("approval", "submit_workflow", "rejected: nothing submitted")
         self.submitted.append(edited_plan if decision == "edit" and edited_plan else plan)

@@ -130,7 +130,8 @@ def test_only_the_approval_modal_builds_a_decision_that_acts() -> None:
     assert ast.unparse(call.func) == "self.bridge.resolve_approval"
     assert ast.unparse(call.args[1]) == "outcome.decision"
     (forward,) = _calls(package / "session_bridge.py", "resolve_approval")
-    assert [ast.unparse(a) for a in forward.args] == ["request_id", "decision", "edited_plan"]
+    forwarded = [ast.unparse(a) for a in forward.args]
+    assert forwarded == ["request_id", "decision", "edited_plan", "digest"]
     literals = {
         argument.value
         for path in package.rglob("*.py")
@@ -181,3 +182,83 @@ async def test_a_plan_on_the_demo_platform_can_only_be_closed(
         await pilot.press("escape")
         await settle(pilot)
         assert session.decisions == [("req-1", "reject", None)] and session.submitted == []
+
+
+def _big_plan(jobs: int) -> dict[str, object]:
+    """A live-cluster plan as ``submit_workflow`` returns it: commands and sbatch options."""
+    return {
+        "kind": "submission_plan",
+        "planned_run_id": "run-big",
+        "plan_digest": "digest-of-req-1",
+        "workflow": "big",
+        "platform_ref": "slurm",
+        "jobs": [
+            {
+                "task": f"align_{i:02d}",
+                "node": "n1",
+                "after": [f"align_{i - 1:02d}"] if i else [],
+                "command": ["bwa", "mem", "$(touch /tmp/pwned)", "ref file.fa"],
+                "sbatch": [
+                    "--job-name wass-run-big-align",
+                    "-N1",
+                    "--nodelist=n1",
+                    "--mem=700M",
+                    "--time=5:00",
+                    f"--dependency=afterok:{{job:{i}}}",
+                ],
+            }
+            for i in range(jobs)
+        ],
+    }
+
+
+async def test_the_modal_shows_every_job_s_command_and_sbatch_options(
+    make_app: Callable[..., WassChatApp], session: ScriptedSession
+) -> None:
+    """#45 item 4 / #41 item 7: the commands (quoted, as the job runs them) and --mem, --time,
+    --nodelist and the dependencies are on the screen, not only in the JSON."""
+    session.plans["/submit big"] = _big_plan(3)
+    async with make_app().run_test(size=(120, 40)) as pilot:
+        await ask(pilot, "/submit big")
+        modal = pilot.app.screen
+        assert isinstance(modal, ApprovalScreen)
+        blocks = [str(s.render()) for s in modal.query(".plan-command")]
+        assert len(blocks) == 3
+        assert "runs: bwa mem '$(touch /tmp/pwned)' 'ref file.fa'" in blocks[0]
+        for option in ("--mem=700M", "--time=5:00", "--nodelist=n1", "--dependency=afterok:"):
+            assert option in blocks[1]
+        assert "digest-of-re" in str(modal.query_one("#plan-digest").render())
+
+
+async def test_approve_names_the_digest_of_the_plan_shown(
+    make_app: Callable[..., WassChatApp], session: ScriptedSession
+) -> None:
+    async with make_app().run_test(size=(80, 24)) as pilot:
+        await ask(pilot, "/submit montage.json")
+        await pilot.click("#approve")
+        await settle(pilot)
+    assert session.digests == ["digest-of-req-1"] and session.submitted == [PLAN]
+
+
+async def test_a_long_plan_scrolls_to_its_last_job(
+    make_app: Callable[..., WassChatApp], session: ScriptedSession
+) -> None:
+    """#41 item 7: the approval screen did not scroll; the last of 40 jobs was out of reach."""
+    from textual.containers import VerticalScroll
+
+    session.plans["/submit big"] = _big_plan(40)
+    async with make_app().run_test(size=(100, 30)) as pilot:
+        await ask(pilot, "/submit big")
+        modal = pilot.app.screen
+        assert isinstance(modal, ApprovalScreen)
+        body = modal.query_one("#approval-body", VerticalScroll)
+        assert body.max_scroll_y > 0 and body.scroll_y == 0
+        last = list(modal.query(".plan-command"))[-1]
+        assert not body.region.contains_region(last.region)
+        body.focus()
+        await pilot.press("end")
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        assert body.scroll_y == body.max_scroll_y
+        assert body.region.contains_region(last.region)
+        assert modal.query_one("#approve").region.height > 0  # the buttons stay on screen

@@ -1,15 +1,18 @@
 """The approval modal: the only way a plan that acts on the cluster gets an ``approve``.
 
-It shows the exact plan (every job with its node and dependencies, plus the plan's other
-fields in people's units) and returns an :class:`ApprovalOutcome`. Reject is focused first and is
-what Escape does, so a stray Enter or Escape can never submit anything. A plan made on the demo
-platform (the cluster did not answer) names nodes Slurm does not have: the modal says so, shows
-the first line of the cluster's error, and offers only to close it.
+It shows the exact plan (every job with its node and dependencies, the command it runs word for
+word and every sbatch option it gets, plus the plan's other fields in people's units and the
+plan's digest) in a body that scrolls, and returns an :class:`ApprovalOutcome` that names the
+digest of the plan it showed: approving means "this plan", never "whatever is pending". Reject
+is focused first and is what Escape does, so a stray Enter or Escape can never submit anything.
+A plan made on the demo platform (the cluster did not answer) names nodes Slurm does not have:
+the modal says so, shows the first line of the cluster's error, and offers only to close it.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +32,8 @@ class ApprovalOutcome:
 
     decision: ApprovalDecision
     plan: dict[str, Any] | None = None
+    digest: str | None = None
+    """For ``approve``: the digest of the plan the modal showed (``request.digest``)."""
 
 
 def _first(job: Mapping[str, Any], *keys: str) -> Any:
@@ -59,7 +64,24 @@ def plan_jobs(plan: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
-_HIDDEN_FIELDS = ("jobs", "tasks", "kind", "note", "busy_jobs")
+def job_commands(plan: Mapping[str, Any]) -> list[str]:
+    """For each job that lists them: its task, the command it runs (quoted word by word, as the
+    job's shell receives it) and every sbatch option (``--mem``, ``--time``, ``--nodelist``,
+    dependencies...), one block of text per job."""
+    jobs = plan.get("jobs") or []
+    blocks = []
+    for job in jobs if isinstance(jobs, list) else []:
+        if not isinstance(job, Mapping) or "sbatch" not in job:
+            continue
+        command = job.get("command") or []
+        runs = shlex.join(str(w) for w in command) if command else "(sleeps its simulated time)"
+        options = " ".join(str(o) for o in job.get("sbatch") or [])
+        name = _first(job, "name", "job", "task", "id")
+        blocks.append(f"{name}\n  runs: {runs}\n  sbatch: {options}")
+    return blocks
+
+
+_HIDDEN_FIELDS = ("jobs", "tasks", "kind", "note", "busy_jobs", "plan_digest")
 """Shown otherwise (the jobs table, the warning, the running jobs' lines) or meaningless to
 people (the facts' kind)."""
 
@@ -147,6 +169,14 @@ class ApprovalScreen(ModalScreen[ApprovalOutcome]):
                 for row in plan_jobs(plan):
                     jobs.add_row(*row)
                 yield jobs
+                for block in job_commands(plan):
+                    yield Static(block, classes="plan-command", markup=False)
+                if self.request.digest:
+                    yield Static(
+                        f"plan digest: {self.request.digest[:12]} (approving names this plan)",
+                        id="plan-digest",
+                        markup=False,
+                    )
                 editor = TextArea(
                     json.dumps(plan, indent=2, default=str), language="json", id="plan-editor"
                 )
@@ -194,7 +224,7 @@ class ApprovalScreen(ModalScreen[ApprovalOutcome]):
             return
         editor = self.query_one("#plan-editor", TextArea)
         if not editor.display:
-            self.dismiss(ApprovalOutcome("approve"))
+            self.dismiss(ApprovalOutcome("approve", digest=self.request.digest))
             return
         try:
             edited = json.loads(editor.text)
@@ -205,6 +235,6 @@ class ApprovalScreen(ModalScreen[ApprovalOutcome]):
             self.query_one("#plan-error", Label).update("the plan must be a JSON object")
             return
         if edited == self.request.plan:
-            self.dismiss(ApprovalOutcome("approve"))
+            self.dismiss(ApprovalOutcome("approve", digest=self.request.digest))
         else:
             self.dismiss(ApprovalOutcome("edit", edited))

@@ -285,7 +285,7 @@ class ChatScreen(Screen[None]):
         self._notice(f"{verb[outcome.decision]}: {request.action}", "approval")
         try:
             result = await self.bridge.resolve_approval(
-                request.request_id, outcome.decision, outcome.plan
+                request.request_id, outcome.decision, outcome.plan, outcome.digest
             )
         except Exception as exc:  # shown in the chat: the decision's fate must be visible
             self._notice(f"The decision could not be applied: {exc}", "error")

@@ -64,6 +64,8 @@ class ApprovalRequest:
     request_id: str
     action: str
     plan: dict[str, Any]
+    digest: str = ""
+    """The plan's digest (:mod:`wass_chat.slurm.plan_digest`): what approving it names."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +100,10 @@ class ChatSession(Protocol):
         request_id: str,
         decision: ApprovalDecision,
         edited_plan: dict[str, Any] | None = None,
+        digest: str | None = None,
     ) -> ToolResult:
-        """A human's answer to an :class:`ApprovalRequest`; only ``approve``/``edit`` act."""
+        """A human's answer to an :class:`ApprovalRequest`; only ``approve``/``edit`` act, and
+        ``approve`` only with the digest of the plan shown (``request.digest``)."""
         ...
 
     def cancel(self) -> None:

@@ -122,11 +122,15 @@ class SessionBase:
         request_id: str,
         decision: ApprovalDecision,
         edited_plan: dict[str, Any] | None = None,
+        digest: str | None = None,
     ) -> ToolResult:
-        """A human's decision on a pending plan; only ``approve`` and ``edit`` execute it."""
+        """A human's decision on a pending plan; only ``approve`` (naming the digest of the plan
+        shown) and ``edit`` execute it."""
         action = self.gate.pending[request_id].action if request_id in self.gate.pending else ""
         try:
-            outcome = await asyncio.to_thread(self.gate.resolve, request_id, decision, edited_plan)
+            outcome = await asyncio.to_thread(
+                self.gate.resolve, request_id, decision, edited_plan, digest
+            )
         except UserFacingError as exc:
             facts = {"kind": "error", "error": exc.one_line()}
             return ToolResult(

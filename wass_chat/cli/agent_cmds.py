@@ -103,38 +103,69 @@ async def _decide(
 ) -> dict[str, Any]:
     """Approve only on ``--yes`` or a confirmation typed on a terminal; otherwise reject.
 
-    ``--yes`` covers only a submission the question itself asked for (as the deterministic
-    router reads it): a plan the model proposed for another question is never auto-approved.
+    ``--yes`` covers only the plan for the workflow the question itself named
+    (:func:`~wass_chat.agent.plan_binding.yes_refusal`, from the person's words, never the
+    model's tool arguments); a plan for anything else is refused in one line. Either way the
+    approval names the digest of the plan shown, so nothing else can be submitted.
     """
-    from wass_chat.agent.understanding.router import route
+    from wass_chat.agent.plan_binding import yes_refusal
 
-    asked = route(str(result["question"])).tool == "submit_workflow"
-    approved = yes and asked
-    if not approved and interactive and sys.stdin.isatty():
+    refusal = None
+    if yes:
+        refusal = yes_refusal(str(result["question"]), request.plan, _workflow_resolver(session))
+    approved = yes and refusal is None
+    if not yes and interactive and sys.stdin.isatty():
         _render(result)
         result["answer_shown"] = True
-        approved = typer.confirm(f"Submit {len(request.plan.get('jobs', []))} jobs to Slurm?")
+        approved = typer.confirm(
+            f"Submit these {len(request.plan.get('jobs', []))} jobs to Slurm "
+            f"(plan {request.digest[:12]})?"
+        )
     decision: ApprovalDecision = "approve" if approved else "reject"
-    outcome = await session.resolve_approval(request.request_id, decision)
+    outcome = await session.resolve_approval(
+        request.request_id, decision, None, request.digest if approved else None
+    )
     return {
         "request_id": request.request_id,
         "decision": decision,
+        "digest": request.digest,
+        "refused": refusal,
         "outcome": outcome.data,
         "summary": outcome.summary,
         "error": outcome.error,
     }
 
 
+def _workflow_resolver(session: ChatSession) -> Any:
+    """How the session resolves a workflow name (a file, a demo): the same meaning as its tools."""
+    facts = getattr(session, "facts", None)
+    if facts is None:  # a session without sources cannot have the plan checked: refuse
+        from sim.errors import InputError
+
+        def unresolvable(ref: str) -> Any:
+            raise InputError(ref, ["this session cannot resolve workflows"])
+
+        return unresolvable
+    return facts.sources.workflow
+
+
 def _render(result: dict[str, Any]) -> None:
     from rich.markdown import Markdown
 
+    from wass_chat.agent.answers.render import PENDING_PREFIX
     from wass_chat.cli.output import console, err_console
 
+    approval = result.get("approval")
     if not result.pop("answer_shown", False):
         err_console.print(f"[dim]mode: {result['mode']} ({result['detail']})[/]")
-        console.print(Markdown(result.get("answer", "")))
-    approval = result.get("approval")
+        answer = result.get("answer", "")
+        if approval:  # decided: the outcome line below replaces "nothing submitted yet"
+            lines = answer.splitlines()
+            answer = "\n".join(x for x in lines if not x.startswith(PENDING_PREFIX)).rstrip()
+        console.print(Markdown(answer))
     if approval:
+        if approval.get("refused"):
+            err_console.print(f"Refused: {approval['refused']}", markup=False, highlight=False)
         console.print(Markdown(approval["summary"]))
-        if approval["decision"] == "reject" and not approval["error"]:
+        if approval["decision"] == "reject" and not approval["error"] and not approval["refused"]:
             err_console.print("Not submitted: pass --yes, or answer the prompt on a terminal.")

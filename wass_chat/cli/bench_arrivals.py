@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from wass_chat.atomic_files import write_atomic
+from wass_chat.atomic_files import write_atomic, write_output
 from wass_chat.cli.output import console, emit
 
 DEFAULT_PLATFORMS = "gpu:16"
@@ -98,9 +98,9 @@ def bench_arrivals(
     }
     markdown = arrivals_markdown(summary, title)
     if json_path:
-        write_atomic(json_path, json.dumps(document, indent=2, default=str))
+        write_output(json_path, json.dumps(document, indent=2, default=str))
     if markdown_path:
-        write_atomic(markdown_path, markdown)
+        write_output(markdown_path, markdown)
     if plots:
         from policy.bench.plots import arrivals_plot
 

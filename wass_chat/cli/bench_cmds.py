@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from policy.bench.run import DEFAULT_RECIPES, DEFAULT_SCHEDULERS
-from wass_chat.atomic_files import write_atomic
+from wass_chat.atomic_files import write_atomic, write_output
 from wass_chat.cli.array_run import ARRAY_DIR_HELP, SLURM_ARRAY_HELP
 from wass_chat.cli.bench_arrivals import ARRIVALS_HELP, bench_arrivals
 from wass_chat.cli.output import console, emit
@@ -167,9 +167,9 @@ def bench(
             cfg, progress, plan=plan, predictions=predictions, run_instances=run_instances
         )
     if json_path:
-        write_atomic(json_path, json.dumps(result.document, indent=2, default=str))
+        write_output(json_path, json.dumps(result.document, indent=2, default=str))
     if markdown_path:
-        write_atomic(markdown_path, result.markdown)
+        write_output(markdown_path, result.markdown)
     if plots:
         from policy.bench.plots import family_box_plots, plot_file_name
 

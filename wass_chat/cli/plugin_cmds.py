@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from sim.errors import InputError
-from wass_chat.atomic_files import write_atomic
+from wass_chat.atomic_files import write_output
 from wass_chat.cli.output import console, emit
 
 plugin_app = typer.Typer(help="The job_submit.lua plugin.", no_args_is_help=True)
@@ -23,7 +23,7 @@ def plugin_export(
 ) -> None:
     """Write job_submit.lua with the policy head and the cluster's node table."""
     text = _render_plugin(weights, from_slurm)
-    write_atomic(output, text)
+    write_output(output, text)
     console.print(f"wrote {output}")
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from wass_chat.atomic_files import write_atomic
+from wass_chat.atomic_files import write_output
 from wass_chat.cli.output import console, emit, err_console
 
 if TYPE_CHECKING:
@@ -58,12 +58,12 @@ def simulate_command(
     result, extra = _run(wf, pf, scheduler, model, backend)
     report = summary(result, wf, pf) | extra
     if gantt is not None:
-        write_atomic(gantt, render_gantt(result, wf, pf, gantt))
+        write_output(gantt, render_gantt(result, wf, pf, gantt))
         report["gantt"] = str(gantt)
     if trace_file is not None:
         import json
 
-        write_atomic(trace_file, json.dumps(trace(result, wf, pf), indent=1))
+        write_output(trace_file, json.dumps(trace(result, wf, pf), indent=1))
         report["trace"] = str(trace_file)
     emit(report, as_json, _render_summary)
 

@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from sim.errors import InputError
-from wass_chat.atomic_files import write_atomic
+from wass_chat.atomic_files import write_output
 from wass_chat.cli.kb_cmds import kb_opener
 from wass_chat.cli.output import console, emit, err_console
 
@@ -96,7 +96,7 @@ def submit(
     """Plan WORKFLOW with a scheduler and submit one Slurm job per task."""
     from sim.demo import resolve_workflow
     from wass_chat.slurm.commands import SlurmCommands
-    from wass_chat.slurm.runs import submit_plan
+    from wass_chat.slurm.plan_digest import plan_digest, submit_approved
     from wass_chat.slurm.submission import plan_new_run
 
     cfg = _settings()
@@ -114,12 +114,13 @@ def submit(
         pin=not via_plugin, partition=cfg.slurm_partition, network_model=cfg.network_model,
         predictions=predictions, estimates=said,
     )  # fmt: skip
-    run_id, occupancy = plan.run_id, plan.occupancy
+    run_id, occupancy, digest = plan.run_id, plan.occupancy, plan_digest(plan)
     summary = {
         "run_id": run_id, "workflow": wf.name, "scheduler": plan.scheduler,
         "platform": pf.name, "planned_makespan": plan.planned_makespan, "scale": scale,
-        "estimates": plan.estimates,
-        "jobs": [{"task": j.task, "node": j.node, "argv": ["sbatch", "--parsable", *j.argv()]}
+        "estimates": plan.estimates, "plan_digest": digest,
+        "jobs": [{"task": j.task, "node": j.node, "command": list(j.command),
+                  "argv": ["sbatch", "--parsable", *j.argv()]}
                  for j in plan.jobs],
     }  # fmt: skip
     if live:  # the plan starts from what running jobs hold (demo and file platforms: idle)
@@ -132,9 +133,10 @@ def submit(
     if not as_json:
         _render_plan(summary)
     if not yes:
-        _confirm_or_refuse(f"Submit {len(plan.jobs)} jobs to Slurm?")
-    record = submit_plan(plan, commands, _runlog())
+        _confirm_or_refuse(f"Submit these {len(plan.jobs)} jobs to Slurm (plan {digest[:12]})?")
+    record = submit_approved(plan, digest, commands, _runlog())  # the plan shown, exactly
     result = {"run_id": record.run_id, "state": record.state, "estimates": record.estimates,
+              "plan_digest": digest,
               "jobs": {d.task: d.job_id for d in record.decisions}}  # fmt: skip
     emit(result, as_json, lambda r: console.print(
         f"submitted run [bold]{r['run_id']}[/]: {len(r['jobs'])} jobs"))  # fmt: skip
@@ -165,14 +167,23 @@ def _render_argv(summary: dict[str, Any]) -> None:
 
 
 def _render_plan(summary: dict[str, Any]) -> None:
+    import shlex
+
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=f"{summary['workflow']}: {summary['scheduler']} on {summary['platform']}")
     table.add_column("task")
     table.add_column("node")
+    table.add_column("runs")
+    table.add_column("sbatch options")
     for job in summary["jobs"]:
-        table.add_row(job["task"], job["node"])
+        options = [a for a in job["argv"][2:] if not a.startswith("--wrap=")]
+        runs = shlex.join(job["command"]) if job["command"] else "(sleeps)"
+        cells = (job["task"], job["node"], runs, shlex.join(options))
+        table.add_row(*(Text(cell) for cell in cells))
     console.print(table)
+    console.print(f"plan digest {summary['plan_digest'][:12]}", markup=False)
     console.print(f"planned makespan {summary['planned_makespan']:.1f} s")
     console.print(f"runtimes: {summary['estimates']}", markup=False)
     if "cluster" in summary:
@@ -358,7 +369,7 @@ def platform_from_slurm_cmd(
     found = platform_from_slurm(partition=partition or _settings().slurm_partition)
     doc = platform_to_dict(found.platform)
     if output is not None:
-        write_atomic(output, dumps_platform(found.platform, as_json=output.suffix == ".json"))
+        write_output(output, dumps_platform(found.platform, as_json=output.suffix == ".json"))
     data = {**doc, "partition": found.partition,
             "excluded": [asdict(e) for e in found.excluded]}  # fmt: skip
 

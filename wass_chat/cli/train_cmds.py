@@ -171,7 +171,7 @@ def train_predictor(
 
     from kb.store import KnowledgeBase
     from policy.learned.instances import sample_specs
-    from wass_chat.atomic_files import write_atomic
+    from wass_chat.atomic_files import write_output
     from wass_chat.config import settings
     from wass_chat.learning import build_teacher
 
@@ -184,7 +184,7 @@ def train_predictor(
 
         buffer = io.BytesIO()
         torch.save(built.teacher.predictor.state_dict(), buffer)
-        write_atomic(out, buffer.getvalue())
+        write_output(out, buffer.getvalue())
     data = {**asdict(built.fit), "episodes": built.episodes, "instances": instances,
             "saved": str(out) if out else None}  # fmt: skip
     emit(

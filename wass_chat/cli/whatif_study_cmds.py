@@ -48,7 +48,7 @@ def validate_command(
     The stream is submitted in real time, recorded, replayed from the cluster's own
     configuration, and each simulated start is compared with the real one.
     """
-    from wass_chat.atomic_files import write_atomic
+    from wass_chat.atomic_files import write_output
     from wass_chat.batch.validation import (
         load_recording,
         make_stream,
@@ -71,7 +71,7 @@ def validate_command(
             progress_done()
         recording["seed"] = seed
         if output is not None:
-            write_atomic(output, json.dumps(recording))
+            write_output(output, json.dumps(recording))
     base = replay_recording(recording)
     variants = {
         name: replay_recording(recording, cfg).agreement

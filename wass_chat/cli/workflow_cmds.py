@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from wass_chat.atomic_files import write_atomic
+from wass_chat.atomic_files import write_output
 from wass_chat.cli.output import console, emit, err_console
 
 workflow_app = typer.Typer(
@@ -90,7 +90,7 @@ def workflow_generate(
         )
     with err_console.status(f"generating {kind}...", spinner="dots"):
         wf = generate_workflow(kind, tasks, seed, ccr=ccr)
-    write_atomic(output, dumps_workflow(wf, schema_version))
+    write_output(output, dumps_workflow(wf, schema_version))
     result = {"file": str(output), "schemaVersion": schema_version, **summarize(wf).as_dict()}
     emit(
         result,
@@ -211,7 +211,7 @@ def platform_generate(
         name=name,
     )
     platform = generate_platform(spec, seed)
-    write_atomic(output, dumps_platform(platform, as_json=output.suffix.lower() == ".json"))
+    write_output(output, dumps_platform(platform, as_json=output.suffix.lower() == ".json"))
     result = {"file": str(output), **_platform_summary(platform)}
     emit(
         result,
@@ -244,7 +244,7 @@ def platform_export_simgrid(
     from sim.simgrid_xml import to_simgrid_xml
 
     target = resolve_platform(platform)
-    write_atomic(output, to_simgrid_xml(target))
+    write_output(output, to_simgrid_xml(target))
     result = {"file": str(output), "platform": target.name, "hosts": len(target.nodes) + 1}
     emit(
         result,

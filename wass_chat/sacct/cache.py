@@ -46,6 +46,7 @@ from pathlib import Path
 import polars as pl
 
 from sim.errors import InputError
+from wass_chat.atomic_files import fsync_folder, write_atomic
 from wass_chat.sacct.parse import empty_jobs, schema
 
 UNKNOWN_MONTH = "unknown"
@@ -165,7 +166,7 @@ class SacctCache:
             return
         manifest = self.root / _MANIFEST
         moves = [[str(tmp), str(path)] for path, tmp in staged.items()]
-        _durable_write(manifest, json.dumps(moves))
+        write_atomic(manifest, json.dumps(moves))  # fsync'd, folder too
         self._roll_forward()
 
     def _roll_forward(self) -> None:
@@ -180,9 +181,9 @@ class SacctCache:
             for tmp, path in moves:
                 if Path(tmp).exists():
                     os.replace(tmp, path)
-                    _fsync_folder(Path(path).parent)
+                    fsync_folder(Path(path).parent)
             manifest.unlink()
-            _fsync_folder(self.root)
+            fsync_folder(self.root)
         for stray in self._strays():
             stray.unlink(missing_ok=True)
 
@@ -309,20 +310,6 @@ def _staged(path: Path, write: Callable[[str], object]) -> Path:
         raise
     return Path(tmp)
 
-
-def _durable_write(path: Path, text: str) -> None:
-    """``text`` into ``path`` through a fsync'd temporary file and a rename, folder fsync'd."""
-    tmp = _staged(path, lambda t: Path(t).write_text(text))
-    os.replace(tmp, path)
-    _fsync_folder(path.parent)
-
-
-def _fsync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write_parquet(frame: pl.DataFrame, path: str) -> None:

@@ -67,6 +67,14 @@ class BusyJob:
     """The request as a flag (``--mem=200M``, ``--mem-per-cpu=100M``), '' when unknown."""
     cpus_by_node: tuple[tuple[str, int], ...]
     end: datetime | None
+    array_task: str = ""
+    """``ARRAYJOB_TASK`` (``100_3``) for an array task, as squeue and sbatch users name it;
+    ``job_id`` is then Slurm's internal id of that task (``103``), which nobody typed."""
+
+    @property
+    def shown_id(self) -> str:
+        """The id people know the job by: the array task's ``100_3``, else the job id."""
+        return self.array_task or self.job_id
 
     @property
     def cpus(self) -> int:
@@ -79,7 +87,7 @@ class BusyJob:
         until = f"until about {clock(self.end, now)}" if self.end else "no time limit"
         memory = f", {self.memory}" if self.memory else ""
         return (
-            f"job {self.job_id} ({self.user or '?'}): partition {self.partition or '?'}, "
+            f"job {self.shown_id} ({self.user or '?'}): partition {self.partition or '?'}, "
             f"--time={self.time_limit or '?'}{memory}; {where} CPUs, {until}"
         )
 
@@ -115,8 +123,19 @@ def detailed_jobs(text: str) -> list[BusyJob]:
             memory=_memory_flag(record),
             cpus_by_node=_scaled(counts, record.get("NumCPUs", "")),
             end=slurm_time(record.get("EndTime")),
+            array_task=_array_task(record.get("ArrayJobId"), record.get("ArrayTaskId")),
         ))  # fmt: skip
     return jobs
+
+
+def _array_task(array_job: object, task: object) -> str:
+    """``100_3`` from an array job id and task id (text or JSON numbers); '' for a plain job
+    (no array job id, or 0 as the JSON route gives one)."""
+    job = f"{array_job:g}" if isinstance(array_job, float) else str(array_job or "")
+    index = f"{task:g}" if isinstance(task, float) else str(task if task is not None else "")
+    if not job or job == "0" or not index or not index.isdigit():
+        return ""
+    return f"{job}_{index}"
 
 
 def _count_ids(ids: str) -> int:
@@ -178,6 +197,10 @@ def json_jobs(payload: Mapping[str, Any]) -> list[BusyJob] | None:
             memory=_json_memory(job),
             cpus_by_node=tuple(counts.items()),
             end=datetime.fromtimestamp(end) if end else None,
+            array_task=_array_task(
+                structured.number(job.get("array_job_id")),
+                structured.number(job.get("array_task_id")),
+            ),
         ))  # fmt: skip
     return jobs
 

@@ -86,6 +86,9 @@ class JobSpec:
     partition: str | None = None
     time_limit_s: int | None = None
     """``--time`` (Slurm rounds up to whole minutes); None: the partition's default."""
+    command: tuple[str, ...] = ()
+    """The workflow task's program and arguments the script runs, word for word (quoted in
+    ``script``); empty for a job that sleeps for its simulated time."""
 
     def argv(self, job_ids: Mapping[str, str] | None = None) -> list[str]:
         """The sbatch arguments; parents' job ids as ``{job:TASK}`` placeholders until known."""
@@ -141,6 +144,21 @@ class SubmissionPlan:
         return self.predicted.makespan
 
 
+def job_script(
+    command: tuple[str, ...] | None, duration: float, scale: float | None
+) -> tuple[str, int | None, tuple[str, ...]]:
+    """(script, ``--time`` in seconds or None, the command it runs) for one task's job.
+
+    With ``--scale`` or no command the job sleeps its simulated ``duration`` (times ``scale``)
+    under a finite time limit; otherwise it runs the task's argument vector exactly as the
+    workflow gives it (:func:`~wass_chat.slurm.job_stamps.stamped_command` quotes every word).
+    """
+    if scale is not None or not command:
+        seconds = duration * (scale if scale is not None else 1.0)
+        return stamped_sleep(seconds), sleep_time_limit(seconds), ()
+    return stamped_command(command), None, tuple(command)
+
+
 def plan_submission(
     workflow: Workflow,
     platform: Platform,
@@ -178,12 +196,7 @@ def plan_submission(
         task = workflow.task_by_id[task_id]
         record = records[task_id]
         duration = record.end - record.start
-        time_limit = None
-        if scale is not None or not task.command:
-            seconds = duration * (scale if scale is not None else 1.0)
-            script, time_limit = stamped_sleep(seconds), sleep_time_limit(seconds)
-        else:
-            script = stamped_command(task.command)
+        script, time_limit, command = job_script(task.command, duration, scale)
         jobs.append(
             JobSpec(
                 task=task_id,
@@ -199,6 +212,7 @@ def plan_submission(
                 pin=pin,
                 partition=partition,
                 time_limit_s=time_limit,
+                command=command,
             )
         )
         planned_task = planned_wf.task_by_id[task_id]

@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from wass_chat.agent.answers.claims import fact_strings, false_claims, unsafe_commands
 from wass_chat.agent.answers.verify import COMPUTED_TEXT, ignored_refusals, verify_answer
 
 _DAY = r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?"
@@ -128,6 +129,9 @@ def ungrounded(text: str, facts: Mapping[str, Any], strict: bool = False) -> lis
     verdict = verify_answer(body, grounding, strict=strict)
     problems += [f"number {n} is not in the facts" for n in verdict.unsupported_numbers]
     problems += [f"id {i} is not in the facts" for i in verdict.unknown_ids]
+    problems += [f"claims an action not taken: {c}" for c in false_claims(text, facts)]
+    problems += [f"suggests a destructive command not in the facts: {c}"
+                 for c in unsafe_commands(text, fact_strings(facts))]  # fmt: skip
     return problems
 
 

@@ -9,6 +9,7 @@ from outside (names of workflows, tasks, jobs, files, users, comments) is shown 
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -170,19 +171,28 @@ def render_comparison(f: Facts) -> str:
     return "\n".join(lines)
 
 
+PENDING_PREFIX = "Nothing has been submitted."
+"""How the plan's last line, true while it waits, begins; a front end that shows the decision's
+outcome drops that line (one truthful outcome line, not "nothing submitted" above "submitted")."""
+PENDING_PLAN_LINE = f"{PENDING_PREFIX} Approve, edit or reject this plan to continue."
+
+
 def render_submission_plan(f: Facts) -> str:
     lines = [
         f"**Plan to submit {lit(f['workflow'])}** with {lit(f['scheduler'])} on "
         f"{lit(f['platform'])}: {len(f['jobs'])} jobs, predicted makespan "
         f"{seconds(f['predicted_makespan_s'])}.",
     ]
-    for job in f["jobs"][:20]:
+    for job in f["jobs"]:  # every job: a person approves all of them, not the first twenty
         after = ", ".join(lit(a) for a in job["after"]) or "none"
         lines.append(
             f"- {lit(job['task'])} -> {lit(job['node'])} ({job['cores']} cores; after {after})"
         )
-    if len(f["jobs"]) > 20:
-        lines.append(f"- ... and {len(f['jobs']) - 20} more jobs")
+        if "command" in job:
+            runs = lit(shlex.join(job["command"]), 400) if job["command"] else "sleeps"
+            lines.append(f"  runs {runs}; sbatch {lit(' '.join(job['sbatch']), 600)}")
+    if f.get("plan_digest"):
+        lines.append(f"Plan digest {lit(str(f['plan_digest'])[:12])} (what approving names).")
     if f.get("cluster"):
         lines.append(f"Planned from now: {f['cluster']}.")
     for busy in f.get("busy_jobs", [])[:20]:
@@ -191,12 +201,12 @@ def render_submission_plan(f: Facts) -> str:
     if str(f.get("platform_ref") or "").lower() == "demo":
         note = (str(f.get("note") or "").strip().splitlines() or [""])[0]
         lines.append(
-            "Nothing has been submitted. This plan uses the demo platform's nodes"
+            f"{PENDING_PREFIX} This plan uses the demo platform's nodes"
             + (f" ({lit(note)})" if note else "")
             + ", which the cluster does not have: it cannot be submitted."
         )
     else:
-        lines.append("Nothing has been submitted. Approve, edit or reject this plan to continue.")
+        lines.append(PENDING_PLAN_LINE)
     return "\n".join(lines)
 
 

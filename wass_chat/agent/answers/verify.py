@@ -5,9 +5,11 @@ swap two nodes. Before an answer is shown, :func:`verify_answer` extracts the id
 numbers (with their units) from the text and looks each up in the facts the tools returned (and in
 the user's own question). Numbers match tolerantly: at the precision the text shows them (``12 s``
 matches 12.4), through units (``1.2 GB`` matches 1234567890 bytes, ``3 min`` matches 180 s, ``12%``
-matches 0.12), and regardless of sign (``12 s later`` for a delta of -12). Anything unmatched
-makes the answer unverified; the session then shows the deterministic rendering instead and logs
-what failed.
+matches 0.12), and regardless of sign (``12 s later`` for a delta of -12). A claimed action
+("I cancelled...") that no tool result shows done, and a destructive command the facts do not
+suggest (``scancel -u root``), fail it too (:mod:`wass_chat.agent.answers.claims`). Anything
+unmatched makes the answer unverified; the session then shows the deterministic rendering
+instead and logs what failed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from wass_chat.agent.answers.claims import false_claims, unsafe_commands
 
 _UNITS: dict[str, float] = {
     "ms": 1e-3,
@@ -77,6 +81,10 @@ class Verdict:
     unsupported_numbers: tuple[str, ...] = ()
     unknown_ids: tuple[str, ...] = ()
     cited_ids: tuple[str, ...] = ()
+    false_claims: tuple[str, ...] = ()
+    """Sentences claiming an action on the cluster that no tool result shows done."""
+    unsafe_commands: tuple[str, ...] = ()
+    """Destructive commands the answer suggests that are not ours (in the facts)."""
 
     def reason(self) -> str:
         """One line saying what was not grounded."""
@@ -85,6 +93,11 @@ class Verdict:
             parts.append("numbers not in the facts: " + ", ".join(self.unsupported_numbers))
         if self.unknown_ids:
             parts.append("ids not in the facts: " + ", ".join(self.unknown_ids))
+        if self.false_claims:
+            parts.append("actions claimed but not taken: " + " | ".join(self.false_claims))
+        if self.unsafe_commands:
+            commands = ", ".join(self.unsafe_commands)
+            parts.append(f"destructive commands not from the facts: {commands}")
         return "; ".join(parts) or "grounded"
 
 
@@ -95,6 +108,8 @@ class Grounding:
     numbers: tuple[float, ...]
     ids: frozenset[str]
     citable: tuple[str, ...]
+    strings: tuple[str, ...] = ()
+    """The facts' strings as given (commands they suggest are matched against these)."""
 
     @classmethod
     def of(cls, facts: Mapping[str, Any], question: str = "") -> Grounding:
@@ -106,7 +121,7 @@ class Grounding:
             ids.add(text.strip().lower())
             ids.update(tok.strip(".:").lower() for tok in _TOKEN_SPLIT.split(text) if tok)
         numbers += [value for value, _unit, _raw in _numbers_in(_ID.sub(" ", question))]
-        return cls(tuple(numbers), frozenset(ids), tuple(citable_ids(facts)))
+        return cls(tuple(numbers), frozenset(ids), tuple(citable_ids(facts)), tuple(strings))
 
 
 def citable_ids(facts: Mapping[str, Any]) -> list[str]:
@@ -155,11 +170,15 @@ def verify_answer(
     ]
     lowered = text.lower()
     cited = tuple(i for i in grounding.citable if i.lower() in lowered)
+    claims = tuple(false_claims(text, facts))
+    commands = tuple(unsafe_commands(text, grounding.strings))
     return Verdict(
-        ok=not unknown and not unsupported,
+        ok=not unknown and not unsupported and not claims and not commands,
         unsupported_numbers=tuple(dict.fromkeys(unsupported)),
         unknown_ids=tuple(unknown),
         cited_ids=cited,
+        false_claims=claims,
+        unsafe_commands=commands,
     )
 
 

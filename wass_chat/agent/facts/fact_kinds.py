@@ -45,6 +45,12 @@ class PlannedJob(TypedDict):
     """The tasks whose jobs must end first (``afterok``)."""
     planned_start_s: float
     """Seconds from now, as the simulator predicts."""
+    command: list[str]
+    """The workflow's program and arguments, word for word as the job runs them; [] when the
+    job sleeps for its simulated time."""
+    sbatch: list[str]
+    """Every sbatch option of the job (``--mem``, ``--time``, ``--nodelist``, dependencies...),
+    the script left out."""
 
 
 class SubmissionPlanFacts(TypedDict, total=False):
@@ -52,7 +58,11 @@ class SubmissionPlanFacts(TypedDict, total=False):
 
     kind: str
     planned_run_id: str
+    plan_digest: str
+    """SHA-256 of the exact plan (:mod:`wass_chat.slurm.plan_digest`): what approving names."""
     workflow: str
+    workflow_sha256: str
+    """SHA-256 of the workflow's content the plan was made from."""
     workflow_ref: str
     scheduler: str
     platform: str

@@ -5,8 +5,10 @@ commands (:mod:`wass_chat.slurm`), the decision log (:mod:`wass_chat.runlog`), s
 analytics, the report writer. A service that does not answer raises
 :class:`~sim.errors.ServiceUnavailable`, which the toolbox turns into an error the answer states.
 
-:func:`prepare_submission` has no side effect. :func:`execute_submission` is called only by the
-approval gate after a human approved (see :mod:`wass_chat.agent.approval`).
+:func:`prepare_submission` has no side effect on the cluster: it keeps the plan it made (every
+job's sbatch arguments) and returns it with its digest. :func:`execute_submission` is called only
+by the approval gate after a human approved that digest (see :mod:`wass_chat.agent.approval`),
+and submits that very plan, never a re-plan, so the run log records what the person saw.
 """
 
 from __future__ import annotations
@@ -33,6 +35,23 @@ from wass_chat.agent.facts.verdicts_cluster import run_verdict, sacct_verdict
 from wass_chat.config import Settings
 
 
+def sbatch_options(argv: list[str]) -> list[str]:
+    """A job's sbatch arguments as the approval screen lists them: every option, the script
+    (``--wrap``) left out since the job's command is shown on its own."""
+    options: list[str] = []
+    pending_value = False
+    for word in argv:
+        if pending_value:
+            options[-1] += f" {word}"
+            pending_value = False
+        elif word.startswith("--wrap="):
+            continue
+        else:
+            options.append(word)
+            pending_value = word in ("--job-name", "--comment", "--partition")
+    return options
+
+
 class ClusterFacts:
     """The assistant's knowledge of the cluster and its accounting, and the gated submission.
 
@@ -44,6 +63,9 @@ class ClusterFacts:
         self.settings = settings
         self.sources = sources
         self.network_model: NetworkModel = settings.network_model
+        self.prepared: dict[str, Any] = {}
+        """Planned run id -> the :class:`~wass_chat.slurm.submission.SubmissionPlan` shown for
+        approval: what an approval of its digest submits."""
 
     def _cluster_platform(self, ref: str | None) -> tuple[Any, str]:
         """The platform to plan on and a note: the cluster's nodes, else the demo platform."""
@@ -75,7 +97,20 @@ class ClusterFacts:
             live=SlurmCommands(timeout=10) if live else None,
             partition=self.settings.slurm_partition, network_model=self.network_model,
         )  # fmt: skip
-        run_id = plan.run_id
+        facts = self._plan_facts(plan, workflow, platform or ("demo" if note else "slurm"), note)
+        if live:
+            facts["cluster"] = plan.occupancy.summary(pf)
+            facts["busy_jobs"] = plan.busy_lines()
+        return dict(facts)
+
+    def _plan_facts(
+        self, plan: Any, workflow_ref: str, platform_ref: str, note: str
+    ) -> SubmissionPlanFacts:
+        """Keep ``plan`` for approval and describe it: every job's command and sbatch options,
+        and the digest an approval must name (:mod:`wass_chat.slurm.plan_digest`)."""
+        from wass_chat.slurm.plan_digest import plan_digest, workflow_hash
+
+        self.prepared[plan.run_id] = plan
         records = plan.predicted.record_by_task
         jobs = [
             PlannedJob(
@@ -85,45 +120,59 @@ class ClusterFacts:
                 memory_mb=job.memory_mb,
                 after=list(job.parents),
                 planned_start_s=records[job.task].start,
+                command=list(job.command),
+                sbatch=sbatch_options(job.argv()),
             )
             for job in plan.jobs
         ]
-        facts = SubmissionPlanFacts(
+        return SubmissionPlanFacts(
             kind="submission_plan",
-            planned_run_id=run_id,
-            workflow=wf.name,
-            workflow_ref=workflow,
+            planned_run_id=plan.run_id,
+            plan_digest=plan_digest(plan),
+            workflow=plan.workflow.name,
+            workflow_sha256=workflow_hash(plan),
+            workflow_ref=workflow_ref,
             scheduler=plan.scheduler,
-            platform=pf.name,
-            platform_ref=platform or ("demo" if note else "slurm"),
+            platform=plan.platform.name,
+            platform_ref=platform_ref,
             predicted_makespan_s=plan.planned_makespan,
             jobs=jobs,
             note=note,
         )
-        if live:
-            facts["cluster"] = plan.occupancy.summary(pf)
-            facts["busy_jobs"] = plan.busy_lines()
-        return dict(facts)
 
     def validate_plan_edit(
         self, original: dict[str, Any], edited: dict[str, Any]
     ) -> dict[str, Any]:
-        """Accept an edited plan that changes the scheduler or moves jobs between existing nodes.
+        """Accept an edited plan that moves jobs between existing nodes, and nothing else.
 
-        The workflow cannot be swapped by an edit; a new scheduler re-plans; moved jobs must name a
-        node of the platform that can host the task. Every problem is reported at once.
+        The workflow cannot be swapped; any other change (the scheduler, the partition, a job's
+        command or options) would make a plan the person has not seen, so it is refused: reject
+        and ask for that plan instead. Moved jobs must name a node of the platform that can host
+        the task. Every problem is reported at once.
         """
         problems: list[str] = []
         if edited.get("workflow_ref", original["workflow_ref"]) != original["workflow_ref"]:
             problems.append("an edit cannot change the workflow; reject and submit the other one")
+        changed = sorted(
+            key
+            for key, value in edited.items()
+            if key not in ("jobs", "workflow_ref", "edited") and original.get(key) != value
+        )
+        if changed:
+            problems.append(
+                f"an edit can only move jobs between nodes, not change {', '.join(changed)}: "
+                "reject and ask for the plan you want (a plan nobody saw is never submitted)"
+            )
+        by_task = {j["task"]: j for j in original["jobs"]}
+        for job in edited.get("jobs", []):
+            known = by_task.get(str(job.get("task")), {})
+            other = sorted(k for k, v in job.items() if k not in ("task", "node")
+                           and known and known.get(k) != v)  # fmt: skip
+            if other:
+                problems.append(f"job {job.get('task')!r}: only its node can be edited, "
+                                f"not {', '.join(other)}")  # fmt: skip
         if problems:
             raise InputError("edited plan", problems)
-        scheduler = str(edited.get("scheduler") or original["scheduler"])
-        if scheduler != original["scheduler"]:
-            replanned = self.prepare_submission(
-                original["workflow_ref"], scheduler, original.get("platform_ref")
-            )
-            return {**replanned, "planned_run_id": original["planned_run_id"], "edited": True}
         wf = self.sources.workflow(original["workflow_ref"])
         pf = self.sources.platform(original.get("platform_ref"))
         moved = {str(j.get("task")): str(j.get("node")) for j in edited.get("jobs", [])}
@@ -137,27 +186,33 @@ class ClusterFacts:
                 problems.append(f"task {task!r} does not fit on node {node!r}")
         if problems:
             raise InputError("edited plan", problems)
-        jobs = [{**job, "node": moved.get(job["task"], job["node"])} for job in original["jobs"]]
-        return {**original, "jobs": jobs, "edited": True}
+        kept = self.prepared.get(original["planned_run_id"])
+        if kept is None:
+            raise InputError("edited plan", ["this plan is no longer held: ask for it again"])
+        from wass_chat.slurm.submission import with_nodes
 
-    def execute_submission(self, plan: dict[str, Any]) -> dict[str, Any]:
-        """Submit an approved plan: exactly its placements, through the Slurm area's submitter."""
-        from wass_chat.runlog import RunLog
-        from wass_chat.slurm import commands, runs, submission
-
-        wf = self.sources.workflow(plan["workflow_ref"])
-        pf = self.sources.platform(plan["platform_ref"])
-        run_id = plan["planned_run_id"]
-        slurm_plan = submission.plan_submission(
-            wf, pf, plan["scheduler"], run_id, self.settings.runs_dir / run_id,
-            partition=self.settings.slurm_partition, network_model=self.network_model,
-        )  # fmt: skip
-        slurm_plan = submission.with_nodes(
-            slurm_plan, {job["task"]: job["node"] for job in plan["jobs"]}
+        edited_plan = with_nodes(kept, moved)
+        facts = self._plan_facts(
+            edited_plan,
+            original["workflow_ref"],
+            str(original.get("platform_ref") or ""),
+            str(original.get("note") or ""),
         )
-        (self.settings.runs_dir / run_id).mkdir(parents=True, exist_ok=True)
-        record = runs.submit_plan(
-            slurm_plan, commands.SlurmCommands(), RunLog(self.settings.runs_dir)
+        extra = {k: v for k, v in original.items() if k in ("cluster", "busy_jobs")}
+        return {**dict(facts), **extra, "edited": True}
+
+    def execute_submission(self, plan: dict[str, Any], digest: str) -> dict[str, Any]:
+        """Submit the approved plan: the very plan shown (kept by :meth:`prepare_submission`),
+        after checking that its digest is the one approved; nothing reaches Slurm otherwise."""
+        from wass_chat.runlog import RunLog
+        from wass_chat.slurm import commands
+        from wass_chat.slurm.plan_digest import submit_approved
+
+        slurm_plan = self.prepared.pop(str(plan.get("planned_run_id")), None)
+        if slurm_plan is None:
+            raise InputError("submission", ["this plan is no longer held: ask for it again"])
+        record = submit_approved(
+            slurm_plan, digest, commands.SlurmCommands(), RunLog(self.settings.runs_dir)
         )
         return {"run_id": record.run_id, "job_ids": list(record.job_ids), "state": record.state}
 
