@@ -108,6 +108,7 @@ def _render_validation(report: dict[str, Any]) -> None:
 def validate_start_command(
     jobs: int = typer.Option(20, "--jobs", min=1, help="Pending jobs whose copies are run."),
     seed: int = typer.Option(0, "--seed", help="Queue seed (same seed, same queue)."),
+    yes: bool = typer.Option(False, "--yes", help="Submit without asking (it asks otherwise)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Predict when changed copies of pending jobs start, then run them on the live cluster.
@@ -116,8 +117,19 @@ def validate_start_command(
     (shorter --time or fewer CPUs) is predicted by our replay of the whole queue, the
     originals are cancelled, the copies submitted, and their real starts compared (minutes).
     """
+    import sys
+
+    from sim.errors import InputError
     from wass_chat.slurm.start_validation import run_validation
 
+    if not yes:
+        if not sys.stdin or not sys.stdin.isatty():
+            raise InputError("validate-start", ["no terminal to confirm on: pass --yes"])
+        typer.confirm(
+            f"Submit about {jobs * 2 + 10} short jobs (sleep, 1-3 minutes) to the live cluster "
+            "and cancel the pending ones among them?",
+            abort=True,
+        )
     show = None if as_json else (lambda text: err_console.print(text, end="\r"))
     emit(run_validation(n_jobs=jobs, seed=seed, progress=show), as_json, _render_start)
 
