@@ -507,23 +507,36 @@ def queue_from_text(
     return queue, cluster, scheduler
 
 
+def queue_texts(commands: SlurmCommands) -> dict[str, str]:
+    """What :func:`live_queue` reads, as Slurm printed it (keys: :func:`queue_from_text`'s
+    argument names, and ``now``), so that a prediction can be replayed without Slurm."""
+    from wass_chat.slurm.commands import SlurmCommandError
+
+    texts = {"jobs_text": commands.run(JOBS_ARGV), "now": datetime.now().isoformat()}
+    texts["nodes_text"] = commands.run(["scontrol", "--oneliner", "show", "nodes"])
+    texts["partitions_text"] = commands.run(["scontrol", "--oneliner", "show", "partitions"])
+    texts["config_text"] = commands.run(["scontrol", "show", "config"])
+    for key, argv in (
+        ("reservations_text", RESERVATIONS_ARGV),
+        ("sprio_text", ["sprio", "-h", "-o", "%i|%A|%J"]),
+    ):
+        try:
+            texts[key] = commands.run(argv)
+        except SlurmCommandError:  # no reservations; no multifactor plugin
+            texts[key] = ""
+    return texts
+
+
+def queue_from_texts(
+    texts: Mapping[str, str], now: datetime | None = None
+) -> tuple[LiveQueue, BatchCluster, SchedulerConfig]:
+    """:func:`queue_from_text` on what :func:`queue_texts` read."""
+    args = {k: v for k, v in texts.items() if k != "now"}
+    return queue_from_text(now=now or datetime.fromisoformat(texts["now"]), **args)
+
+
 def live_queue(
     commands: SlurmCommands, now: datetime | None = None
 ) -> tuple[LiveQueue, BatchCluster, SchedulerConfig]:
     """Ask Slurm for the queue, the cluster, its configuration, reservations and priorities."""
-    from wass_chat.slurm.commands import SlurmCommandError
-
-    jobs = commands.run(JOBS_ARGV)
-    now = now or datetime.now()
-    nodes = commands.run(["scontrol", "--oneliner", "show", "nodes"])
-    partitions = commands.run(["scontrol", "--oneliner", "show", "partitions"])
-    config = commands.run(["scontrol", "show", "config"])
-    try:
-        reservations = commands.run(RESERVATIONS_ARGV)
-    except SlurmCommandError:
-        reservations = ""
-    try:
-        sprio = commands.run(["sprio", "-h", "-o", "%i|%A|%J"])
-    except SlurmCommandError:
-        sprio = ""
-    return queue_from_text(jobs, nodes, partitions, config, now, reservations, sprio)
+    return queue_from_texts(queue_texts(commands), now)

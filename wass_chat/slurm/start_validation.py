@@ -11,6 +11,9 @@ copies and waits until Slurm has started them all. A copy is within the bound wh
 start is within :func:`~wass_chat.slurm.queue_model.tolerance` of the prediction. What
 ``--test-only`` said for each copy, alone, is kept beside it for comparison.
 
+The JSON keeps what Slurm printed at the prediction (``inputs``, for
+:func:`~wass_chat.slurm.queue_model.queue_from_texts`), so a miss can be replayed without Slurm.
+
 The jobs sleep 3 s less than their limits, so they end, as the model assumes, at their limits
 (a job killed at its limit runs on for 3-16 s until Slurm notices).
 """
@@ -30,7 +33,14 @@ from sim.errors import InputError
 from wass_chat.slurm.advice import JobRequest, check
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_parsable
 from wass_chat.slurm.formats import slurm_time
-from wass_chat.slurm.queue_model import Waiting, fresh_copy, live_queue, predict, tolerance
+from wass_chat.slurm.queue_model import (
+    Waiting,
+    fresh_copy,
+    predict,
+    queue_from_texts,
+    queue_texts,
+    tolerance,
+)
 
 JOB_NAME = "wass-start-validate"
 SETTLE_S = 8.0
@@ -112,7 +122,8 @@ def run_validation(
         ids += pending_ids
         say(f"submitted {len(fill)} jobs that fill the cluster and {len(pending)} more")
         time.sleep(SETTLE_S)
-        queue, cluster, scheduler = live_queue(commands)
+        texts = queue_texts(commands)
+        queue, cluster, scheduler = queue_from_texts(texts)
         waiting = {w.job_id: w for w in queue.waiting}
         chosen = [
             (jid, job) for jid, job in zip(pending_ids, pending, strict=True) if jid in waiting
@@ -180,6 +191,9 @@ def run_validation(
         "caveats": list(found.caveats),
         "per_job": rows,
         "queue": [asdict(j) for j in pending],
+        "inputs": texts,
+        "copies": [[jid, asdict(copy)] for jid, _, copy, _ in copies],
+        "extra_after_s": extra_s,
     }
 
 
