@@ -61,6 +61,25 @@ class QueueView:
         unknown = self.queue.left_out or self.queue.future_reservations
         return " at the earliest" if unknown else ""
 
+    def why_hedged(self) -> str:
+        """Why the start is only 'at the earliest' ('' when it is not)."""
+        parts = []
+        if self.queue.left_out:
+            job, why = self.queue.left_out[0]
+            more = len(self.queue.left_out) - 1
+            others = f" and {more} more" if more else ""
+            parts.append(
+                f"the replay leaves out job {job} ({why}){others}, which would start first if it "
+                "became eligible with a higher priority"
+            )
+        if self.queue.future_reservations:
+            parts.append(
+                "reservations that begin later are not replayed ("
+                + ", ".join(self.queue.future_reservations[:3])
+                + ")"
+            )
+        return "; ".join(parts)
+
 
 def queue_view(
     commands: SlurmCommands, job_id: str, now: datetime | None = None

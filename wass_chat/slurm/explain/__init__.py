@@ -229,6 +229,8 @@ def _expected_start(
             f"about {clock(view.start, snap.now)}{view.hedge()} ({view.source_words()}; "
             f"{view.bound()}; Slurm has not estimated a start yet)"
         )
+        if view.why_hedged():
+            out.expected_start_note += f"; at the earliest because {view.why_hedged()}"
     elif entry.klass == "resources" and (replay := replayed_start(snap, commands=commands)):
         out.expected_start = replay.when
         out.expected_start_source = "replay"
