@@ -43,11 +43,21 @@ class QueueView:
         """Where the times come from, as an answer names it."""
         s = self.scheduler
         return (
-            f"our replay of the whole queue: {len({h.job_id for h in self.queue.held})} running "
+            f"our replay of the whole queue: {self.figures()['queue_running_jobs']} running "
             f"and {len(self.queue.waiting)} waiting jobs in Slurm's priority order (scontrol -d "
             f"show job), backfill every {s.bf_interval_s} s in {s.bf_resolution_s} s slots "
             "(scontrol show config)"
         )
+
+    def figures(self) -> dict[str, float]:
+        """The numbers :meth:`source_words` and :meth:`bound` state (facts an answer gives)."""
+        return {
+            "queue_running_jobs": len({h.job_id for h in self.queue.held}),
+            "queue_waiting_jobs": len(self.queue.waiting),
+            "bf_interval_s": self.scheduler.bf_interval_s,
+            "bf_resolution_s": self.scheduler.bf_resolution_s,
+            "start_bound_s": self.own.tolerance_s,
+        }
 
     def bound(self) -> str:
         """The stated bound, as an answer says it."""

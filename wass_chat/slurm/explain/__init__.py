@@ -231,6 +231,7 @@ def _expected_start(
         )
         if view.why_hedged():
             out.expected_start_note += f"; at the earliest because {view.why_hedged()}"
+        out.figures.update(view.figures())
     elif entry.klass == "resources" and (replay := replayed_start(snap, commands=commands)):
         out.expected_start = replay.when
         out.expected_start_source = "replay"
