@@ -149,7 +149,7 @@ class Advice:
     """When the changed job would start, by ``start_source`` (None: not known)."""
     start_source: str = ""
     """``queue model`` (our replay of the whole queue, :mod:`wass_chat.slurm.queue_advice`),
-    ``test-only`` (``sbatch --test-only``, which plans the job alone) or '' (no start)."""
+    or '' (no start: ``--test-only``'s own answer is in ``check``)."""
 
 
 def check(commands: SlurmCommands, request: JobRequest) -> Check:
@@ -339,8 +339,8 @@ def advise(
     answer can say what does not help, too).
 
     A job waiting its turn (:data:`QUEUE_CLASSES`) has each change judged by our replay of
-    the whole queue (:mod:`wass_chat.slurm.queue_advice`): ``--test-only`` plans a job alone,
-    ahead of every pending job that outranks it. Where that model cannot place the job, its
+    the whole queue (:mod:`wass_chat.slurm.queue_advice`): ``--test-only`` checks one request,
+    not the queue as it will unfold. Where that model cannot place the job, its
     advice is not judged (helps None). Other classes (a limit, a node, a reservation) are
     about whether Slurm would accept the job at all, which ``--test-only`` answers. ``view``
     is the queue model when the caller has it already."""
@@ -365,7 +365,8 @@ def _test_only(advice: Advice) -> datetime | None:
 
 def _unjudged(text: str, result: Check, now: datetime) -> Advice:
     """A change for a job the queue model cannot place: what ``--test-only`` says, not judged
-    (its start ignores the pending jobs ahead, so it cannot say whether the change helps)."""
+    (a check of one request, not a replay of the queue: it cannot say whether the change
+    helps)."""
     if result.start is None:
         return Advice(text, result, False, f"Slurm would refuse it: {result.refusal}")
     said = "now" if result.start <= now else f"at about {clock(result.start, now)}"
@@ -374,5 +375,6 @@ def _unjudged(text: str, result: Check, now: datetime) -> Advice:
         result,
         None,
         f"Slurm would accept it (on {result.nodes}); sbatch --test-only says {said}, but that "
-        "ignores the pending jobs ahead of it, and our queue model cannot place this job",
+        "is Slurm's check of this one request, not a replay of the queue, and our queue model "
+        "cannot place this job",
     )

@@ -1,12 +1,13 @@
 """Advice for a job waiting its turn, judged by a model of the whole queue, not --test-only alone.
 
 A resubmitted job queues where a fresh job's priority puts it, behind the pending jobs that
-outrank it; ``sbatch --test-only`` plans it as if they were not there, so its start is too
-early (issue #41: "would start at 00:22", placed at 01:23). Here each change is a fresh copy
-(:func:`~wass_chat.slurm.queue_model.fresh_copy`) replacing the job in the live queue, and the
-batch simulator replays that queue (:func:`~wass_chat.slurm.queue_model.predict`). The change
-helps only when the copy starts before the job as it stands, in the same model. ``--test-only``
-is still asked, for what it knows: whether Slurm would accept the request, and on which nodes.
+outrank it; ``sbatch --test-only`` checks the one request, not the queue as it will unfold,
+so its start can be far off (issue #41: "would start at 00:22", placed at 01:23). Here each
+change is a fresh copy (:func:`~wass_chat.slurm.queue_model.fresh_copy`) replacing the job in
+the live queue, and the batch simulator replays that queue
+(:func:`~wass_chat.slurm.queue_model.predict`). The change helps only when the copy starts
+more than the stated bound before the job as it stands, in the same model. ``--test-only`` is
+still asked, for what it knows: whether Slurm would accept the request, and on which nodes.
 """
 
 from __future__ import annotations
@@ -168,11 +169,11 @@ def judge_in_queue(
 
 
 def _alone(result: Check, now: datetime) -> str:
-    """What ``--test-only`` said, named as what it is: a start that ignores the jobs ahead."""
+    """What ``--test-only`` said, named as what it is: a check of one request."""
     if result.start is None:
         return ""
     said = "now" if result.start <= now else f"at about {clock(result.start, now)}"
     return (
-        f"; sbatch --test-only accepts it on {result.nodes} and, ignoring the jobs ahead, "
-        f"says {said}"
+        f"; sbatch --test-only accepts it on {result.nodes} and says {said} (Slurm's check of "
+        "this one request, not a replay of the queue)"
     )
