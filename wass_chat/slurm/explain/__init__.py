@@ -231,6 +231,8 @@ def _expected_start(
         )
         if view.why_hedged():
             out.expected_start_note += f"; at the earliest because {view.why_hedged()}"
+        for job, why in view.queue.left_out[:1]:  # the job the note names, as evidence
+            out.quote(Quoted("scontrol -d --oneliner show job", f"job {job} left out", why))
         out.figures.update(view.figures())
     elif entry.klass == "resources" and (replay := replayed_start(snap, commands=commands)):
         out.expected_start = replay.when
