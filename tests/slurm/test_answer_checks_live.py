@@ -118,7 +118,7 @@ def test_a_job_behind_a_16_cpu_job_gets_one_start_time_and_the_blockers_whole_si
     )
     assert "about" not in verdict  # the one start time is the expected start's
     source, note = facts["expected_start_source"], str(facts["expected_start_note"])
-    assert facts["expected_start"] and source in {"slurm", "replay"}
+    assert facts["expected_start"] and source in {"slurm", "queue model", "replay"}
     assert "Slurm's estimate" in note if source == "slurm" else "our replay" in note
 
 

@@ -22,8 +22,9 @@ PROGRESS_MIN_JOBS = 20_000
 
 
 def add_commands(group: typer.Typer) -> None:
-    """Attach the four study commands to the ``whatif`` group."""
+    """Attach the five study commands to the ``whatif`` group."""
     group.command("validate-slurm")(validate_command)
+    group.command("validate-start")(validate_start_command)
     group.command("validate-swf")(validate_swf_command)
     group.command("bench")(bench_command)
     group.command("learn")(learn_command)
@@ -104,6 +105,50 @@ def _render_validation(report: dict[str, Any]) -> None:
             f"  {name}: {100 * v['within_tolerance']:.1f}% within tolerance, "
             f"rank correlation {v['start_rank_correlation']:.3f}"
         )
+
+
+def validate_start_command(
+    jobs: int = typer.Option(20, "--jobs", min=1, help="Pending jobs whose copies are run."),
+    seed: int = typer.Option(0, "--seed", help="Queue seed (same seed, same queue)."),
+    yes: bool = typer.Option(False, "--yes", help="Submit without asking (it asks otherwise)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Predict when changed copies of pending jobs start, then run them on the live cluster.
+
+    A queue of short jobs is built; for each of ``--jobs`` pending jobs a changed copy
+    (shorter --time or fewer CPUs) is predicted by our replay of the whole queue, the
+    originals are cancelled, the copies submitted, and their real starts compared (minutes).
+    """
+    import sys
+
+    from sim.errors import InputError
+    from wass_chat.slurm.start_validation import run_validation
+
+    if not yes:
+        if not sys.stdin or not sys.stdin.isatty():
+            raise InputError("validate-start", ["no terminal to confirm on: pass --yes"])
+        typer.confirm(
+            f"Submit about {jobs * 2 + 10} short jobs (sleep, 1-3 minutes) to the live cluster "
+            "and cancel the pending ones among them?",
+            abort=True,
+        )
+    show = None if as_json else (lambda text: err_console.print(text, end="\r"))
+    emit(run_validation(n_jobs=jobs, seed=seed, progress=show), as_json, _render_start)
+
+
+def _render_start(report: dict[str, Any]) -> None:
+    console.print(
+        f"{report['within']} of {report['jobs']} changed copies started within "
+        f"{report['bound_s']} s ({report['bound']}) of the queue model's prediction "
+        f"(goal 18 of 20); sbatch --test-only alone: {report['test_only_within']} of "
+        f"{report['jobs']}"
+    )
+    errors = [abs(r["error_s"]) for r in report["per_job"] if r["error_s"] is not None]
+    if errors:
+        median = sorted(errors)[len(errors) // 2]
+        console.print(f"  |error| median {median:.0f} s, max {max(errors):.0f} s")
+    for note in report["caveats"]:
+        console.print(f"  {note}")
 
 
 def validate_swf_command(

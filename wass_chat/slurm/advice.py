@@ -19,6 +19,7 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.formats import (
@@ -31,6 +32,9 @@ from wass_chat.slurm.formats import (
 )
 from wass_chat.slurm.job_files import option
 from wass_chat.slurm.live import Snapshot
+
+if TYPE_CHECKING:
+    from wass_chat.slurm.queue_advice import QueueView
 
 # 22.05 and 24.11: "to start at T using 1 processors on nodes n1 in partition debug"; Debian's
 # 26.05 prints "to start at T a using ..." (its format string is "%s%s%s a using").
@@ -141,6 +145,11 @@ class Advice:
     helps: bool | None
     """True: Slurm would start it earlier (or at all); False: not sooner; None: not checkable."""
     outcome: str
+    start: datetime | None = None
+    """When the changed job would start, by ``start_source`` (None: not known)."""
+    start_source: str = ""
+    """``queue model`` (our replay of the whole queue, :mod:`wass_chat.slurm.queue_advice`),
+    or '' (no start: ``--test-only``'s own answer is in ``check``)."""
 
 
 def check(commands: SlurmCommands, request: JobRequest) -> Check:
@@ -326,17 +335,57 @@ def _low(count: str) -> int:
     return int(head) if head.isdigit() else 0
 
 
+QUEUE_CLASSES = frozenset({"resources", "priority"})
+"""Reason classes of jobs waiting their turn: their advice is judged by the queue model."""
+
+
 def advise(
-    commands: SlurmCommands, snap: Snapshot, request: JobRequest, klass: str
+    commands: SlurmCommands,
+    snap: Snapshot,
+    request: JobRequest,
+    klass: str,
+    view: QueueView | None = None,
 ) -> list[Advice]:
-    """Every candidate change for ``klass``, checked with ``sbatch --test-only``; those that
-    help first, then the rest (so an answer can say what does not help, too)."""
-    baseline = snap.start_estimate
-    advice = [
-        judge(text, check(commands, changed), baseline, snap.now)
-        for text, changed in candidates(snap, request, klass)
-    ]
-    return sorted(
-        advice,
-        key=lambda a: (not a.helps, a.check.start if a.check and a.check.start else datetime.max),
+    """Every candidate change for ``klass``; those that help first, then the rest (so an
+    answer can say what does not help, too).
+
+    A job waiting its turn (:data:`QUEUE_CLASSES`) has each change judged by our replay of
+    the whole queue (:mod:`wass_chat.slurm.queue_advice`): ``--test-only`` checks one request,
+    not the queue as it will unfold. Where that model cannot place the job, its
+    advice is not judged (helps None). Other classes (a limit, a node, a reservation) are
+    about whether Slurm would accept the job at all, which ``--test-only`` answers. ``view``
+    is the queue model when the caller has it already."""
+    from wass_chat.slurm.queue_advice import judge_in_queue, queue_view
+
+    found = candidates(snap, request, klass)
+    if klass in QUEUE_CLASSES and found:
+        view = view or queue_view(commands, snap.job_id, snap.now)
+        if view is not None:
+            advice = [judge_in_queue(commands, view, t, c, snap.now) for t, c in found]
+        else:
+            advice = [_unjudged(t, check(commands, c), snap.now) for t, c in found]
+    else:
+        baseline = snap.start_estimate
+        advice = [judge(t, check(commands, c), baseline, snap.now) for t, c in found]
+    return sorted(advice, key=lambda a: (not a.helps, a.start or _test_only(a) or datetime.max))
+
+
+def _test_only(advice: Advice) -> datetime | None:
+    return advice.check.start if advice.check else None
+
+
+def _unjudged(text: str, result: Check, now: datetime) -> Advice:
+    """A change for a job the queue model cannot place: what ``--test-only`` says, not judged
+    (a check of one request, not a replay of the queue: it cannot say whether the change
+    helps)."""
+    if result.start is None:
+        return Advice(text, result, False, f"Slurm would refuse it: {result.refusal}")
+    said = "now" if result.start <= now else f"at about {clock(result.start, now)}"
+    return Advice(
+        text,
+        result,
+        None,
+        f"Slurm would accept it (on {result.nodes}); sbatch --test-only says {said}, but that "
+        "is Slurm's check of this one request, not a replay of the queue, and our queue model "
+        "cannot place this job",
     )

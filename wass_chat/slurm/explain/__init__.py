@@ -21,7 +21,15 @@ from dataclasses import replace
 from datetime import datetime
 
 from sim.errors import InputError
-from wass_chat.slurm.advice import Advice, JobRequest, advise, check, judge, request_of
+from wass_chat.slurm.advice import (
+    QUEUE_CLASSES,
+    Advice,
+    JobRequest,
+    advise,
+    check,
+    judge,
+    request_of,
+)
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
 from wass_chat.slurm.explain.aftermath import Aftermath, ended_aftermath
 from wass_chat.slurm.explain.ended import finished, running, scheduler_of, waited
@@ -36,6 +44,7 @@ from wass_chat.slurm.explain.refused import (
 from wass_chat.slurm.explain.replay_start import replayed_start
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
 from wass_chat.slurm.live import Quoted, Snapshot, snapshot
+from wass_chat.slurm.queue_advice import QueueView, queue_view
 from wass_chat.slurm.reasons import NO_START, PENDING_STATES, Reason, classify
 
 __all__ = ["JobWhyFacts", "NotYourJob", "explain_job", "facts_of"]
@@ -97,8 +106,13 @@ def explain_job(
     if snap.state in PENDING_STATES:
         explain = EXPLAINERS.get(entry.klass)
         out = explain(snap, commands) if explain else generic(snap, commands, entry)
-        out.advice += _pending_advice(commands, snap, entry.klass)
-        _expected_start(out, snap, entry, commands)
+        view = (
+            queue_view(commands, snap.job_id, snap.now)
+            if entry.klass in QUEUE_CLASSES and snap.job
+            else None
+        )
+        out.advice += _pending_advice(commands, snap, entry.klass, view)
+        _expected_start(out, snap, entry, commands, view)
     elif snap.state in {"RUNNING", "SUSPENDED", "CONFIGURING", "COMPLETING"}:
         out = running(snap, commands)
     else:
@@ -130,11 +144,13 @@ def killed_for_memory(snap: Snapshot) -> bool:
     return asked > 0 and snap.peak_memory_mb()[0] > asked
 
 
-def _pending_advice(commands: SlurmCommands, snap: Snapshot, klass: str) -> list[Advice]:
+def _pending_advice(
+    commands: SlurmCommands, snap: Snapshot, klass: str, view: QueueView | None
+) -> list[Advice]:
     if not snap.job:
         return []
     request = request_of(snap, _submit_line(commands, snap.job_id))
-    found = advise(commands, snap, request, klass)
+    found = advise(commands, snap, request, klass, view)
     release = {
         "held_user": f"release it: scontrol release {snap.job_id}",
         "begin_time": f"move its begin time: scontrol update JobId={snap.job_id} StartTime=now",
@@ -193,10 +209,15 @@ def _ended_request(snap: Snapshot) -> JobRequest:
 
 
 def _expected_start(
-    out: Explanation, snap: Snapshot, entry: Reason, commands: SlurmCommands
+    out: Explanation,
+    snap: Snapshot,
+    entry: Reason,
+    commands: SlurmCommands,
+    view: QueueView | None = None,
 ) -> None:
     """The answer's one start time, with its source: Slurm's estimate, else (for a job waiting
-    for CPUs) our replay of the running jobs' time limits, else none yet."""
+    its turn) our replay of the whole queue, else (waiting for CPUs) our replay of the running
+    jobs' time limits, else none yet."""
     if out.expected_start_note:  # the explainer found it cannot start (a limit it passes alone)
         return
     if entry.outcome in NO_START:
@@ -212,6 +233,18 @@ def _expected_start(
         start = f"squeue --start -j {snap.job_id}"
         out.quote(Quoted(start, "START_TIME", snap.start_estimate.isoformat(timespec="seconds")))
         out.quote(Quoted(start, "SCHEDNODES", snap.planned_nodes))
+    elif view is not None and view.start is not None:
+        out.expected_start = view.start
+        out.expected_start_source = "queue model"
+        out.expected_start_note = (
+            f"about {clock(view.start, snap.now)}{view.hedge()} ({view.source_words()}; "
+            f"{view.bound()}; Slurm has not estimated a start yet)"
+        )
+        if view.why_hedged():
+            out.expected_start_note += f"; at the earliest because {view.why_hedged()}"
+        for job, why in view.queue.left_out[:1]:  # the job the note names, as evidence
+            out.quote(Quoted("scontrol -d --oneliner show job", f"job {job} left out", why))
+        out.figures.update(view.figures())
     elif entry.klass == "resources" and (replay := replayed_start(snap, commands=commands)):
         out.expected_start = replay.when
         out.expected_start_source = "replay"

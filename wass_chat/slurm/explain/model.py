@@ -25,6 +25,12 @@ class AdviceFacts(TypedDict):
     outcome: str
     helps: bool | None
     checked_with: str
+    start: str | None
+    """When the changed job would start (ISO), by ``start_source``."""
+    start_source: str
+    """``queue model`` (our replay of the whole queue) or '' (none given)."""
+    test_only_start: str | None
+    """What ``sbatch --test-only`` said (ISO): Slurm planning the changed job alone."""
 
 
 class JobFileFacts(TypedDict):
@@ -108,6 +114,13 @@ class Explanation:
                 outcome=a.outcome,
                 helps=a.helps,
                 checked_with=a.check.command if a.check else "",
+                start=a.start.isoformat(timespec="seconds") if a.start else None,
+                start_source=a.start_source,
+                test_only_start=(
+                    a.check.start.isoformat(timespec="seconds")
+                    if a.check and a.check.start
+                    else None
+                ),
             )
             for a in self.advice
         ]

@@ -1,0 +1,179 @@
+"""Advice for a job waiting its turn, judged by a model of the whole queue, not --test-only alone.
+
+A resubmitted job queues where a fresh job's priority puts it, behind the pending jobs that
+outrank it; ``sbatch --test-only`` checks the one request, not the queue as it will unfold,
+so its start can be far off (issue #41: "would start at 00:22", placed at 01:23). Here each
+change is a fresh copy (:func:`~wass_chat.slurm.queue_model.fresh_copy`) replacing the job in
+the live queue, and the batch simulator replays that queue
+(:func:`~wass_chat.slurm.queue_model.predict`). The change helps only when the copy starts
+more than the stated bound before the job as it stands, in the same model. ``--test-only`` is
+still asked, for what it knows: whether Slurm would accept the request, and on which nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from sim.batch.config import SchedulerConfig
+from sim.batch.model import BatchCluster
+from wass_chat.slurm.advice import Advice, Check, JobRequest, check
+from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
+from wass_chat.slurm.formats import clock
+from wass_chat.slurm.queue_model import LiveQueue, Prediction, Waiting, fresh_copy, predict
+
+SOURCE = "queue model"
+"""``Advice.start_source`` and the expected start's source for times from this model."""
+
+
+@dataclass(frozen=True)
+class QueueView:
+    """The live queue with the job in it, and the model's start for the job as it stands."""
+
+    queue: LiveQueue
+    cluster: BatchCluster
+    scheduler: SchedulerConfig
+    job: Waiting
+    own: Prediction
+
+    @property
+    def start(self) -> datetime | None:
+        return self.own.starts.get(self.job.job_id)
+
+    def source_words(self) -> str:
+        """Where the times come from, as an answer names it."""
+        s = self.scheduler
+        return (
+            f"our replay of the whole queue: {self.figures()['queue_running_jobs']} running "
+            f"and {len(self.queue.waiting)} waiting jobs in Slurm's priority order (scontrol -d "
+            f"show job), backfill every {s.bf_interval_s} s in {s.bf_resolution_s} s slots "
+            "(scontrol show config)"
+        )
+
+    def figures(self) -> dict[str, float]:
+        """The numbers :meth:`source_words` and :meth:`bound` state (facts an answer gives)."""
+        return {
+            "queue_running_jobs": len({h.job_id for h in self.queue.held}),
+            "queue_waiting_jobs": len(self.queue.waiting),
+            "bf_interval_s": self.scheduler.bf_interval_s,
+            "bf_resolution_s": self.scheduler.bf_resolution_s,
+            "start_bound_s": self.own.tolerance_s,
+        }
+
+    def bound(self) -> str:
+        """The stated bound, as an answer says it."""
+        return (
+            f"within about {self.own.tolerance_s} s of Slurm's own start if every job runs to "
+            "its time limit, sooner if some end earlier"
+        )
+
+    def hedge(self) -> str:
+        """' at the earliest' when a job the model leaves out may jump ahead, else ''."""
+        unknown = self.queue.left_out or self.queue.future_reservations
+        return " at the earliest" if unknown else ""
+
+    def why_hedged(self) -> str:
+        """Why the start is only 'at the earliest' ('' when it is not)."""
+        parts = []
+        if self.queue.left_out:
+            job, why = self.queue.left_out[0]
+            more = len(self.queue.left_out) - 1
+            others = f" and {more} more" if more else ""
+            parts.append(
+                f"the replay leaves out job {job} ({why}){others}, which would start first if it "
+                "became eligible with a higher priority"
+            )
+        if self.queue.future_reservations:
+            parts.append(
+                "reservations that begin later are not replayed ("
+                + ", ".join(self.queue.future_reservations[:3])
+                + ")"
+            )
+        return "; ".join(parts)
+
+
+def queue_view(
+    commands: SlurmCommands, job_id: str, now: datetime | None = None
+) -> QueueView | None:
+    """The live queue around ``job_id``; None when Slurm cannot be read or the model leaves
+    the job out (its reason, node list or dependency keep it from starting in its turn)."""
+    from wass_chat.slurm.queue_model import live_queue
+
+    try:
+        queue, cluster, scheduler = live_queue(commands, now)
+    except SlurmCommandError:
+        return None
+    job = queue.job(job_id)
+    if job is None:
+        return None
+    return QueueView(queue, cluster, scheduler, job, predict(queue, cluster, scheduler))
+
+
+def copy_of(view: QueueView, request: JobRequest) -> Waiting:
+    """The changed request as a fresh job (its nodes: the request's, else the job's)."""
+    low = request.nodes.split("-")[0]
+    nodes = int(low) if low.isdigit() and int(low) > 0 else view.job.nodes
+    limit = request.time_min * 60 if request.time_min is not None else view.job.limit_s
+    return fresh_copy(
+        view.job,
+        view.cluster,
+        job_id=f"{view.job.job_id}-changed",
+        cpus=request.cpus,
+        nodes=min(nodes, max(1, request.cpus)),
+        limit_s=limit,
+        partition=request.partition or view.job.partition,
+    )
+
+
+def copy_start(view: QueueView, copy: Waiting) -> tuple[datetime | None, Prediction]:
+    """When ``copy`` would start if it replaced the job now."""
+    others = tuple(w for w in view.queue.waiting if w.job_id != view.job.job_id)
+    queue = replace(view.queue, waiting=others)
+    found = predict(queue, view.cluster, view.scheduler, extra=(copy,))
+    return found.starts.get(copy.job_id), found
+
+
+def judge_in_queue(
+    commands: SlurmCommands, view: QueueView, text: str, request: JobRequest, now: datetime
+) -> Advice:
+    """One change: Slurm's acceptance (``--test-only``) and the queue model's start."""
+    result = check(commands, request)
+    if result.start is None:
+        return Advice(text, result, False, f"Slurm would refuse it: {result.refusal}")
+    copy = copy_of(view, request)
+    start, _ = copy_start(view, copy)
+    alone = _alone(result, now)
+    base = view.start
+    hedge = view.hedge()
+    if start is None:
+        outcome = f"our replay of the whole queue cannot place it on its partition{alone}"
+        return Advice(text, result, None, outcome, None, SOURCE)
+    bound = view.own.tolerance_s
+    when = "now" if start <= now else f"at about {clock(start, now)}{hedge}"
+    if base is None:
+        outcome = f"it would start {when} (our replay of the whole queue, {view.bound()}){alone}"
+        return Advice(text, result, True, outcome, start, SOURCE)
+    gain = (base - start).total_seconds()
+    helps: bool | None = gain > bound
+    compare = "instead of"
+    if 0 < gain <= bound:
+        helps, compare = None, f"only {gain:.0f} s sooner, within the model's {bound} s, than"
+    elif gain <= 0:
+        compare = "not before"
+    outcome = (
+        f"it would start {when}, {compare} about {clock(base, now)}{hedge} for the job as it "
+        f"stands (both by our replay of the whole queue, {view.bound()}; the copy queued at "
+        f"priority {copy.priority}, as a fresh job's){alone}"
+    )
+    return Advice(text, result, helps, outcome, start, SOURCE)
+
+
+def _alone(result: Check, now: datetime) -> str:
+    """What ``--test-only`` said, named as what it is: a check of one request."""
+    if result.start is None:
+        return ""
+    said = "now" if result.start <= now else f"at about {clock(result.start, now)}"
+    return (
+        f"; sbatch --test-only accepts it on {result.nodes} and says {said} (Slurm's check of "
+        "this one request, not a replay of the queue)"
+    )

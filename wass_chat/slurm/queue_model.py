@@ -1,0 +1,543 @@
+"""When a pending job (or a changed copy of it) would start, from a model of the whole queue.
+
+``sbatch --test-only`` checks one request, not the queue as it will unfold: the pending jobs
+Slurm starts first and the ends that move its plan (issue #41: a copy with ``--time=30``
+"would start at 00:22" and was placed at 01:23, later than the job itself; on the local
+cluster its start was within the bound for 2-6 of 20 changed copies). This module seeds the
+batch simulator (:mod:`sim.batch`) with the live queue and replays it forward from now:
+
+* every running job holds, node by node, the CPUs (and, where memory is consumable, the
+  memory) Slurm allocated it (``scontrol -d show job`` detail lines), until its start plus its
+  time limit: an upper bound, since a job may end sooner;
+* every pending job that can start in its turn (reasons Resources, Priority, None, or a begin
+  time that passes) queues in Slurm's order, partition PriorityTier first, then its
+  ``Priority``, then its job id (its age), and runs its whole time limit; jobs that cannot
+  start in their turn (dependencies, holds, limits, array records) are left out, and said so;
+* reservations active now hold their nodes until they end; one that begins later is not
+  modelled (the start is then "at the earliest");
+* the scheduler runs as ``scontrol show config`` says: backfill every ``bf_interval``, its plan
+  in ``bf_resolution`` slots, a reservation for every job it tests.
+
+A changed copy is a new job: it queues where a fresh job's priority puts it (the original's
+priority less its age factor, its job-size factor scaled to the new size: :func:`fresh_copy`).
+
+Everything here is pure (text in, starts out) so it is tested on each release's real output;
+:func:`live_queue` is the one function that asks Slurm.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+import numpy as np
+
+from sim.batch.config import SchedulerConfig
+from sim.batch.engine import simulate_batch
+from sim.batch.model import UNLIMITED, BatchCluster, Partition, Workload, make_workload
+from wass_chat.batch.cluster_source import (
+    cluster_from_records,
+    config_values,
+    records,
+    scheduler_from_config,
+)
+from wass_chat.slurm.commands import SlurmCommands, parse_scontrol_record, scontrol_lines
+from wass_chat.slurm.formats import memory_mb, slurm_duration, slurm_time
+from wass_chat.slurm.hostlist import expand
+
+COMPLETING_S = 1
+"""Seconds a node stays busy after a job on it ends (Slurm's COMPLETING; the what-if
+validation's measure on the local cluster)."""
+STARTABLE_REASONS = frozenset({"Resources", "Priority", "None", "BeginTime"})
+"""Pending reasons of jobs that start in their turn (a begin time passes on its own)."""
+HOLDING_STATES = frozenset({"RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING"})
+_DETAIL = re.compile(r"(?:^|\s)Nodes=(?P<nodes>\S+)\s+CPU_IDs=(?P<ids>\S+)(?:\s+Mem=(?P<mem>\d+))?")
+JOBS_ARGV = ["scontrol", "-d", "--oneliner", "show", "job"]
+RESERVATIONS_ARGV = ["scontrol", "--oneliner", "show", "reservations"]
+
+
+@dataclass(frozen=True)
+class Held:
+    """What one running job (or an active reservation) holds on one node, and until when."""
+
+    job_id: str
+    node: str
+    cpus: int
+    mem_mb: int
+    end: datetime | None
+    """Start plus time limit (an upper bound); None: no limit."""
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A pending job as the model queues it."""
+
+    job_id: str
+    partition: str
+    priority: int
+    nodes: int
+    """Fewest nodes it may run on (the model places it on exactly that many)."""
+    cpus: int
+    mem_mb_per_node: int
+    limit_s: int | None
+    """Its time limit (None: none), the time the model lets it run."""
+    eligible: datetime | None = None
+    """A begin time still ahead (--begin), else None."""
+    age_factor: int = 0
+    size_factor: int = 0
+    max_nodes: int = 0
+
+    @property
+    def cpus_per_node(self) -> int:
+        return -(-self.cpus // max(1, self.nodes))
+
+
+@dataclass(frozen=True)
+class LiveQueue:
+    """The live queue at ``now``: what runs, what waits (in Slurm's order), what was left out."""
+
+    now: datetime
+    held: tuple[Held, ...]
+    waiting: tuple[Waiting, ...]
+    left_out: tuple[tuple[str, str], ...]
+    """(job id, why the model leaves it out) for pending jobs that cannot start in their turn."""
+    future_reservations: tuple[str, ...] = ()
+    """Reservations that begin later (not modelled: the prediction is then at the earliest)."""
+    memory_counted: bool = False
+    """Whether Slurm treats memory as consumable (SelectTypeParameters ``CR_*_Memory``)."""
+
+    def job(self, job_id: str) -> Waiting | None:
+        return next((w for w in self.waiting if w.job_id == job_id), None)
+
+
+def parse_jobs(
+    text: str,
+    now: datetime,
+    partition_tiers: Mapping[str, int] | None = None,
+    largest_node: Mapping[str, int] | None = None,
+) -> tuple[list[Held], list[Waiting], list[tuple[str, str]]]:
+    """Running holdings, startable pending jobs (in Slurm's order) and the left-out pending
+    jobs, from ``scontrol -d --oneliner show job`` text (pure)."""
+    held: list[Held] = []
+    waiting: list[tuple[tuple[int, int, int], Waiting]] = []
+    left_out: list[tuple[str, str]] = []
+    tiers = partition_tiers or {}
+    for line in scontrol_lines(text):
+        record = parse_scontrol_record(_DETAIL.sub(" ", line))
+        state = (record.get("JobState") or "").split("+")[0]
+        job_id = record.get("JobId", "?")
+        if state in HOLDING_STATES:
+            held += _holdings(record, line, now)
+        elif state == "PENDING":
+            why = _why_left_out(record, now)
+            if why:
+                left_out.append((job_id, why))
+                continue
+            job = _waiting(record, now, (largest_node or {}).get(record.get("Partition", "")))
+            if job is None:
+                left_out.append((job_id, "its request could not be read"))
+                continue
+            tier = tiers.get(job.partition, 1)
+            waiting.append(((-tier, -job.priority, _numeric_id(job_id)), job))
+    waiting.sort(key=lambda pair: pair[0])
+    return held, [w for _, w in waiting], left_out
+
+
+def _numeric_id(job_id: str) -> int:
+    head = job_id.split("_")[0]
+    return int(head) if head.isdigit() else 0
+
+
+def _holdings(record: Mapping[str, str], line: str, now: datetime) -> list[Held]:
+    end = slurm_time(record.get("EndTime"))
+    if (record.get("TimeLimit") or "").upper() in {"UNLIMITED", "INFINITE"}:
+        end = None
+    if (record.get("JobState") or "").startswith("COMPLETING"):
+        end = now
+    counts: dict[str, list[int]] = {}
+    for found in _DETAIL.finditer(line):
+        cpus = _count_ids(found["ids"])
+        mem = int(found["mem"] or 0)
+        for name in expand(found["nodes"]):
+            counts.setdefault(name, [0, 0])
+            counts[name][0] += cpus
+            counts[name][1] += mem
+    if not counts:
+        nodes = expand(record.get("NodeList", ""))
+        total = int(record.get("NumCPUs") or 0) if (record.get("NumCPUs") or "").isdigit() else 0
+        share, extra = divmod(total, len(nodes)) if nodes else (0, 0)
+        counts = {n: [share + (k < extra), 0] for k, n in enumerate(nodes)}
+    total = sum(c for c, _ in counts.values())
+    num = record.get("NumCPUs", "")
+    factor = int(num) // total if num.isdigit() and total and int(num) % total == 0 else 1
+    job_id = record.get("JobId", "?")
+    return [Held(job_id, n, c * factor, m, end) for n, (c, m) in counts.items()]
+
+
+def _count_ids(ids: str) -> int:
+    """``0-1,4,6-7`` -> 5."""
+    total = 0
+    for part in ids.split(","):
+        low, _, high = part.partition("-")
+        if low.isdigit():
+            total += int(high) - int(low) + 1 if high.isdigit() else 1
+    return total
+
+
+def _why_left_out(record: Mapping[str, str], now: datetime) -> str:
+    """Why a pending job cannot be modelled as starting in its turn ('' when it can)."""
+    reason = (record.get("Reason") or "None").split(",")[0].strip()
+    task = (record.get("ArrayTaskId") or "").strip()
+    if task and not task.isdigit():
+        return "an array's pending tasks are not modelled"
+    if reason not in STARTABLE_REASONS:
+        return f"it waits for {reason}, not for its turn"
+    dependency = record.get("Dependency") or ""
+    if dependency and dependency != "(null)":
+        return f"it waits for its dependency {dependency}"
+    for key, what in (
+        ("ReqNodeList", "a node list"),
+        ("ExcNodeList", "excluded nodes"),
+        ("Features", "node features"),
+        ("Licenses", "licences"),
+        ("TresPerNode", "GRES"),
+        ("Reservation", "a reservation"),
+    ):
+        value = record.get(key) or ""
+        if value and value != "(null)":
+            return f"it asks for {what} ({value}), which the model does not place"
+    return ""
+
+
+def _waiting(record: Mapping[str, str], now: datetime, largest: int | None) -> Waiting | None:
+    cpus_text = record.get("NumCPUs") or ""
+    if not cpus_text.isdigit():
+        return None
+    cpus = int(cpus_text)
+    low, _, high = (record.get("NumNodes") or "1").partition("-")
+    fewest = int(low) if low.isdigit() and int(low) > 0 else 1
+    most = int(high) if high.isdigit() else fewest
+    nodes = fewest
+    if largest:  # a job that may spread goes on the fewest nodes that can hold its CPUs
+        while nodes < max(most, fewest) and -(-cpus // nodes) > largest:
+            nodes += 1
+    mem_node = memory_mb(record.get("MinMemoryNode")) or 0.0
+    mem_cpu = memory_mb(record.get("MinMemoryCPU")) or 0.0
+    per_node = mem_node or mem_cpu * -(-cpus // nodes)
+    limit = slurm_duration(record.get("TimeLimit"))
+    eligible = slurm_time(record.get("EligibleTime"))
+    prio = record.get("Priority") or "0"
+    return Waiting(
+        job_id=record.get("JobId", "?"),
+        partition=record.get("Partition", ""),
+        priority=int(prio) if prio.isdigit() else 0,
+        nodes=nodes,
+        cpus=cpus,
+        mem_mb_per_node=math.ceil(per_node),
+        limit_s=None if limit is None else int(limit),
+        eligible=eligible if eligible and eligible > now else None,
+        max_nodes=most,
+    )
+
+
+def parse_reservations(
+    text: str, now: datetime
+) -> tuple[list[tuple[str, list[str], datetime | None]], list[str]]:
+    """Active reservations (name, nodes, end) and the names of those that begin later."""
+    active, later = [], []
+    for record in records(text):
+        name = record.get("ReservationName", "")
+        if not name:
+            continue
+        start, end = slurm_time(record.get("StartTime")), slurm_time(record.get("EndTime"))
+        if end is not None and end <= now:
+            continue
+        if start is not None and start > now:
+            later.append(name)
+        else:
+            active.append((name, expand(record.get("Nodes", "")), end))
+    return active, later
+
+
+def with_priority_factors(waiting: Sequence[Waiting], sprio_text: str) -> list[Waiting]:
+    """The jobs with their age and job-size factors from ``sprio -h -o %i|%A|%J`` (pure)."""
+    factors: dict[str, tuple[int, int]] = {}
+    for line in sprio_text.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) == 3 and parts[0]:
+            age, size = (int(float(p)) if _number(p) else 0 for p in parts[1:])
+            factors[parts[0]] = (age, size)
+    return [
+        replace(w, age_factor=factors[w.job_id][0], size_factor=factors[w.job_id][1])
+        if w.job_id in factors
+        else w
+        for w in waiting
+    ]
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def fresh_copy(
+    job: Waiting, cluster: BatchCluster, job_id: str = "copy", **changes: object
+) -> Waiting:
+    """``job`` resubmitted with ``changes`` (cpus, nodes, limit_s, partition, mem_mb_per_node):
+    a fresh job's priority, estimated as the original's less its age factor, with its job-size
+    factor scaled by Slurm's size fraction (the mean of its node and CPU shares of the cluster,
+    as 22.05-26.05 compute it without PriorityFlags=SMALL_RELATIVE_TO_TIME) of the new size
+    over the old. Fair-share, partition and QOS factors are the user's and stay."""
+    new = replace(job, job_id=job_id, eligible=None, age_factor=0, **changes)  # type: ignore[arg-type]
+    nodes = max(1, len(cluster.nodes))
+    cpus = max(1, cluster.total_cpus)
+
+    def share(w: Waiting) -> float:
+        return (w.nodes / nodes + w.cpus / cpus) / 2
+
+    size = round(job.size_factor * share(new) / share(job)) if share(job) else job.size_factor
+    priority = job.priority - job.age_factor - job.size_factor + size
+    return replace(new, priority=max(0, priority), size_factor=size)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Predicted starts from the queue model, and what it could not know."""
+
+    starts: dict[str, datetime | None]
+    """Job id -> predicted start (None: not within the model's horizon)."""
+    caveats: tuple[str, ...]
+    tolerance_s: int
+    """How far Slurm's own start may fall from the prediction when every job runs to its
+    limit: one backfill interval (when it acts) plus one backfill slot (bf_resolution)."""
+
+
+def model_inputs(
+    queue: LiveQueue,
+    cluster: BatchCluster,
+    extra: Sequence[Waiting] = (),
+    extra_after_s: int = 0,
+    origin_s: int = 0,
+) -> tuple[BatchCluster, Workload]:
+    """The simulator's cluster and workload for ``queue`` plus ``extra`` jobs submitted
+    ``extra_after_s`` seconds after ``now`` (behind the queue, in their priority's place).
+
+    Each running job's share of a node is a job of its own on a one-node partition ``@N``,
+    queued first, so that it takes exactly the node Slurm gave it; the pending jobs follow in
+    Slurm's order (the simulator's FIFO order is that order: ``submit`` is the place in line).
+    ``now`` is simulated time ``origin_s``."""
+    partitions = list(cluster.partitions)
+    hold_parts = {}
+    for piece in queue.held:
+        if piece.node not in hold_parts and piece.node in cluster.node_index():
+            hold_parts[piece.node] = f"@{piece.node}"
+            partitions.append(Partition(f"@{piece.node}", (piece.node,)))
+    model = BatchCluster(cluster.nodes, tuple(partitions))
+    names = [p.name for p in partitions]
+    now = queue.now
+    jobs: list[dict[str, object]] = []
+    capacity = {n.name: n.cpus for n in cluster.nodes}
+    for k, piece in enumerate(queue.held):
+        if piece.node not in hold_parts or piece.cpus <= 0:
+            continue
+        cpus = min(piece.cpus, capacity[piece.node])
+        capacity[piece.node] -= cpus
+        if cpus <= 0:
+            continue
+        left = 10 * 365 * 86400 if piece.end is None else (piece.end - now).total_seconds()
+        jobs.append(
+            {
+                "id": f"@{piece.job_id}:{piece.node}:{k}",
+                "submit": -1,
+                "earliest": origin_s,
+                "runtime": max(1, math.ceil(left)),
+                "limit": max(1, math.ceil(left)),  # what backfill expects it to hold
+                "nodes": 1,
+                "cpus": cpus,
+                "mem": piece.mem_mb * 2**20 if queue.memory_counted else 0,
+                "partition": hold_parts[piece.node],
+            }
+        )
+    ranked = _in_line(queue.waiting, extra, cluster)
+    for place, w in enumerate(ranked):
+        arrive = origin_s + (extra_after_s if any(w is e for e in extra) else 0)
+        if w.eligible is not None:
+            arrive = max(arrive, origin_s + math.ceil((w.eligible - now).total_seconds()))
+        limit = w.limit_s if w.limit_s is not None else UNLIMITED
+        jobs.append(
+            {
+                "id": w.job_id,
+                "submit": place,
+                "earliest": arrive,
+                "runtime": limit if limit != UNLIMITED else 10 * 365 * 86400,
+                "limit": limit,
+                "nodes": w.nodes,
+                "cpus": w.cpus_per_node,
+                "mem": w.mem_mb_per_node * 2**20 if queue.memory_counted else 0,
+                "partition": w.partition,
+            }
+        )
+    return model, make_workload(jobs, names)
+
+
+def _in_line(
+    waiting: Sequence[Waiting], extra: Sequence[Waiting], cluster: BatchCluster
+) -> list[Waiting]:
+    """The queue in Slurm's order with ``extra`` placed by priority (behind equal ones: newer)."""
+    tiers = {p.name: p.priority_tier for p in cluster.partitions}
+    line = list(waiting)
+    for job in extra:
+        key = (tiers.get(job.partition, 1), job.priority)
+        place = next(
+            (
+                k
+                for k, other in enumerate(line)
+                if (tiers.get(other.partition, 1), other.priority) < key
+            ),
+            len(line),
+        )
+        line.insert(place, job)
+    return line
+
+
+def predict(
+    queue: LiveQueue,
+    cluster: BatchCluster,
+    scheduler: SchedulerConfig,
+    extra: Sequence[Waiting] = (),
+    extra_after_s: int = 0,
+) -> Prediction:
+    """Replay ``queue`` (and ``extra``) forward from ``now``; each waiting job's start.
+
+    Simulated time runs in phase with the epoch modulo ``bf_resolution``, because Slurm's
+    backfill slots are multiples of it in epoch seconds (a plan from a clock out of phase
+    rounds reservations to other minutes)."""
+    origin = int(queue.now.timestamp()) % max(1, scheduler.bf_resolution_s)
+    model, workload = model_inputs(queue, cluster, extra, extra_after_s, origin)
+    config = replace(scheduler, order="fifo", completing_s=COMPLETING_S, kill_grace_s=0)
+    wanted = {w.job_id for w in (*queue.waiting, *extra)}
+    fitting = _drop_unfit(model, workload)
+    result = simulate_batch(model, fitting, config)
+    starts: dict[str, datetime | None] = {job: None for job in wanted}
+    for i, job in enumerate(fitting.job_ids):
+        if job in wanted and result.start_s[i] >= 0:
+            starts[job] = queue.now + timedelta(seconds=int(result.start_s[i]) - origin)
+    return Prediction(starts, caveats_of(queue, fitting, workload), tolerance(scheduler))
+
+
+def _drop_unfit(cluster: BatchCluster, workload: Workload) -> Workload:
+    from sim.batch.engine import unfit_jobs
+
+    bad = set(unfit_jobs(cluster, workload).tolist())
+    if not bad:
+        return workload
+    return workload.take(np.asarray([i for i in range(len(workload)) if i not in bad]))
+
+
+def tolerance(scheduler: SchedulerConfig) -> int:
+    """The stated bound: one backfill interval plus one backfill slot."""
+    return scheduler.bf_interval_s + scheduler.bf_resolution_s
+
+
+def caveats_of(queue: LiveQueue, fitting: Workload, workload: Workload) -> tuple[str, ...]:
+    """What the model could not know, each as the answer says it."""
+    notes = [
+        "every running and waiting job is taken to run until its time limit; jobs that end "
+        "sooner bring starts forward"
+    ]
+    if queue.left_out:
+        shown = ", ".join(f"job {j} ({why})" for j, why in queue.left_out[:3])
+        more = f" and {len(queue.left_out) - 3} more" if len(queue.left_out) > 3 else ""
+        notes.append(
+            f"left out, as they cannot start in their turn: {shown}{more}; one that becomes "
+            "eligible with a higher priority would start first (the start is then at the earliest)"
+        )
+    if queue.future_reservations:
+        notes.append(
+            "reservations that begin later are not modelled ("
+            + ", ".join(queue.future_reservations)
+            + "): the start is at the earliest"
+        )
+    if len(fitting) < len(workload):
+        gone = sorted(set(workload.job_ids) - set(fitting.job_ids))
+        notes.append(f"jobs that fit no nodes of their partition are left out: {', '.join(gone)}")
+    if not queue.memory_counted:
+        notes.append("memory is not consumable on this cluster, so CPUs alone decide")
+    return tuple(notes)
+
+
+def queue_from_text(
+    jobs_text: str,
+    nodes_text: str,
+    partitions_text: str,
+    config_text: str,
+    now: datetime,
+    reservations_text: str = "",
+    sprio_text: str = "",
+) -> tuple[LiveQueue, BatchCluster, SchedulerConfig]:
+    """The live queue, cluster and scheduler from the commands' text (pure)."""
+    cluster = cluster_from_records(records(nodes_text), records(partitions_text))
+    scheduler = scheduler_from_config(config_text)
+    index = cluster.node_index()
+    tiers = {p.name: p.priority_tier for p in cluster.partitions}
+    largest = {
+        p.name: max((cluster.nodes[index[n]].cpus for n in p.nodes), default=0)
+        for p in cluster.partitions
+    }
+    held, waiting, left_out = parse_jobs(jobs_text, now, tiers, largest)
+    if sprio_text:
+        waiting = with_priority_factors(waiting, sprio_text)
+    active, later = parse_reservations(reservations_text, now)
+    used: dict[str, int] = {}
+    for piece in held:
+        used[piece.node] = used.get(piece.node, 0) + piece.cpus
+    for name, nodes, end in active:
+        for node in nodes:
+            if node in index:
+                free = cluster.nodes[index[node]].cpus - used.get(node, 0)
+                held.append(Held(f"reservation {name}", node, max(0, free), 0, end))
+                used[node] = cluster.nodes[index[node]].cpus
+    memory = "memory" in config_values(config_text).get("selecttypeparameters", "").lower()
+    queue = LiveQueue(now, tuple(held), tuple(waiting), tuple(left_out), tuple(later), memory)
+    return queue, cluster, scheduler
+
+
+def queue_texts(commands: SlurmCommands) -> dict[str, str]:
+    """What :func:`live_queue` reads, as Slurm printed it (keys: :func:`queue_from_text`'s
+    argument names, and ``now``), so that a prediction can be replayed without Slurm."""
+    from wass_chat.slurm.commands import SlurmCommandError
+
+    texts = {"jobs_text": commands.run(JOBS_ARGV), "now": datetime.now().isoformat()}
+    texts["nodes_text"] = commands.run(["scontrol", "--oneliner", "show", "nodes"])
+    texts["partitions_text"] = commands.run(["scontrol", "--oneliner", "show", "partitions"])
+    texts["config_text"] = commands.run(["scontrol", "show", "config"])
+    for key, argv in (
+        ("reservations_text", RESERVATIONS_ARGV),
+        ("sprio_text", ["sprio", "-h", "-o", "%i|%A|%J"]),
+    ):
+        try:
+            texts[key] = commands.run(argv)
+        except SlurmCommandError:  # no reservations; no multifactor plugin
+            texts[key] = ""
+    return texts
+
+
+def queue_from_texts(
+    texts: Mapping[str, str], now: datetime | None = None
+) -> tuple[LiveQueue, BatchCluster, SchedulerConfig]:
+    """:func:`queue_from_text` on what :func:`queue_texts` read."""
+    args = {k: v for k, v in texts.items() if k != "now"}
+    return queue_from_text(now=now or datetime.fromisoformat(texts["now"]), **args)
+
+
+def live_queue(
+    commands: SlurmCommands, now: datetime | None = None
+) -> tuple[LiveQueue, BatchCluster, SchedulerConfig]:
+    """Ask Slurm for the queue, the cluster, its configuration, reservations and priorities."""
+    return queue_from_texts(queue_texts(commands), now)
