@@ -132,8 +132,11 @@ def validate_start_command(
             "and cancel the pending ones among them?",
             abort=True,
         )
-    show = None if as_json else (lambda text: err_console.print(text, end="\r"))
-    emit(run_validation(n_jobs=jobs, seed=seed, progress=show), as_json, _render_start)
+    show = None if as_json else progress_line
+    result = run_validation(n_jobs=jobs, seed=seed, progress=show)
+    if show is not None:
+        progress_done()
+    emit(result, as_json, _render_start)
 
 
 def _render_start(report: dict[str, Any]) -> None:
