@@ -117,10 +117,18 @@ def queue_words(q: dict[str, Any] | None, change: str) -> str:
             f"{human_duration(a['last_start_from_now_s'])}, by our replay of the queue to the "
             "jobs' time limits). "
         )
+    who = f"the {n:,} jobs pending now"
+    if n != q["pending"]:  # some fit no node, or wait on what the replay does not model
+        who = f"the {n:,} of the {q['pending']:,} pending jobs it can replay"
+    last_before = human_duration(a["last_start_from_now_s"])
+    last_after = human_duration(b["last_start_from_now_s"])
+    drained = (
+        f"would still all have started within {last_after}"
+        if last_after == last_before
+        else f"would all have started within {last_after} instead of {last_before}"
+    )
     return (
-        f"With {change}, the {n:,} jobs pending now would all have started within "
-        f"{human_duration(b['last_start_from_now_s'])} instead of "
-        f"{human_duration(a['last_start_from_now_s'])} (on average in "
+        f"With {change}, {who} {drained} (on average in "
         f"{human_duration(b['mean_start_from_now_s'])} instead of "
         f"{human_duration(a['mean_start_from_now_s'])}; {q['starting_sooner']:,} sooner, "
         f"{q['starting_later']:,} later), by our replay of the queue to the jobs' time limits. "

@@ -374,13 +374,22 @@ def _test_only(advice: Advice) -> datetime | None:
     return advice.check.start if advice.check else None
 
 
+def test_only_said(start: datetime, now: datetime) -> str:
+    """When ``sbatch --test-only`` says a request would start, as an answer words it: its
+    start past :data:`UNFORESEEABLE` is Slurm's "not within its plan" (a date centuries away
+    when a job without a time limit is ahead), never printed as a date."""
+    if start - now > UNFORESEEABLE:
+        return f"no start it can foresee (more than {UNFORESEEABLE.days} days away)"
+    return "now" if start <= now else f"at about {clock(start, now)}"
+
+
 def _unjudged(text: str, result: Check, now: datetime) -> Advice:
     """A change for a job the queue model cannot place: what ``--test-only`` says, not judged
     (a check of one request, not a replay of the queue: it cannot say whether the change
     helps)."""
     if result.start is None:
         return Advice(text, result, False, f"Slurm would refuse it: {result.refusal}")
-    said = "now" if result.start <= now else f"at about {clock(result.start, now)}"
+    said = test_only_said(result.start, now)
     return Advice(
         text,
         result,

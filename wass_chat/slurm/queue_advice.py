@@ -17,7 +17,7 @@ from datetime import datetime
 
 from sim.batch.config import SchedulerConfig
 from sim.batch.model import BatchCluster
-from wass_chat.slurm.advice import Advice, Check, JobRequest, check
+from wass_chat.slurm.advice import Advice, Check, JobRequest, check, test_only_said
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
 from wass_chat.slurm.formats import clock
 from wass_chat.slurm.queue_model import LiveQueue, Prediction, Waiting, fresh_copy, predict
@@ -172,7 +172,7 @@ def _alone(result: Check, now: datetime) -> str:
     """What ``--test-only`` said, named as what it is: a check of one request."""
     if result.start is None:
         return ""
-    said = "now" if result.start <= now else f"at about {clock(result.start, now)}"
+    said = test_only_said(result.start, now)
     return (
         f"; sbatch --test-only accepts it on {result.nodes} and says {said} (Slurm's check of "
         "this one request, not a replay of the queue)"

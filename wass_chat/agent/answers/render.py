@@ -258,7 +258,8 @@ def render_error(f: Facts) -> str:
         text += f" {plural[0].upper()}{plural[1:]}: {', '.join(lit(k) for k in known)}"
         text += f" and {more} more." if more > 0 else "."
     elif not nearest:
-        text += f" ({f['error']}.)"
+        what = str(unknown["what"])
+        text += f" There are no {what if what.isupper() else what + 's'} to choose from."
     return text + (" Ask again with the right name." if nearest or known else "")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from wass_chat.agent.answers.render_cluster import plain
 from wass_chat.agent.safety import MAX_NOTE
 from wass_chat.agent.safety import literal as lit
-from wass_chat.analytics.insights import amount, human_duration
+from wass_chat.analytics.insights import amount, human_duration, plural
 from wass_chat.batch.whatif_verdict import ci_words, signed
 
 Facts = Mapping[str, Any]
@@ -20,6 +20,13 @@ Facts = Mapping[str, Any]
 
 def _kwh(value: float) -> str:
     return f"{amount(value)} kWh"
+
+
+def _signed_kwh(change: float) -> str:
+    """A change of energy with its sign and the digits that make it non-zero: ``+0.02 kWh``
+    beside ``+20.7%`` (``+0 kWh`` there read as no change)."""
+    sign = "+" if change >= 0.01 else ""
+    return f"{sign}{amount(change)} kWh"
 
 
 def _row(label: str, before: str, after: str, change: str = "") -> str:
@@ -44,7 +51,8 @@ def render_cluster_whatif(f: Facts) -> str:
     )
     left = f["left_out"]
     if left["fit_nowhere"]:
-        lines.append(f"{left['fit_nowhere']:,} jobs fit on no node of the cluster: left out.")
+        jobs = plural(left["fit_nowhere"], "job")
+        lines.append(f"{jobs} fit on no node of the cluster: left out.")
     lines += _queue_lines(f.get("queue_now"))
     if "difference" not in f:
         return "\n".join(lines + _unmatched_tail(f))
@@ -92,7 +100,7 @@ def render_cluster_whatif(f: Facts) -> str:
             "facility energy",
             _kwh(a["facility_kwh"]),
             _kwh(b["facility_kwh"]),
-            f"{d['facility_kwh']:+,.0f} kWh"
+            _signed_kwh(d["facility_kwh"])
             + (f", {d['facility_pct']:+.1f}%" if d["facility_pct"] is not None else ""),
         ),
     ]

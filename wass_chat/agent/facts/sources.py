@@ -134,7 +134,10 @@ class Sources:
         elif run_id.startswith(DEMO_RUN_PREFIX):
             run = self._demo_run(run_id)
         else:
-            raise UnknownName("run", run_id, self.known_run_ids(), f"in {self.settings.runs_dir}")
+            # A site's run mistyped is compared with the site's runs only: the demo's 70-odd
+            # runs are not the site's and would bury them ("Runs: demo-genomics-49-heft, ...").
+            site = [str(r.run_id) for r in site_runs(self.run_log)]
+            raise UnknownName("run", run_id, site, f"in {self.settings.runs_dir}")
         self._runs[run_id] = run
         return run
 
