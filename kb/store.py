@@ -63,6 +63,35 @@ Progress = Callable[[int], None]
 """Called with the number of records just processed."""
 
 
+CHROMA_INDEX = Path("chroma") / "chroma.sqlite3"
+"""Chroma's own database in an embedded store's directory (absent: the vectors are gone)."""
+
+
+class StoreMissing(InputError):
+    """The knowledge base is gone or emptied: an answer from it would be an empty one, which
+    reads as "no similar past runs" when the truth is "no store"."""
+
+
+def require_index(directory: Path) -> None:
+    """Refuse an embedded store whose sidecar holds cases but whose Chroma index is gone
+    (a deleted ``chroma/`` folder): opening it would create an empty index and every
+    retrieval would silently return nothing."""
+    sidecar = directory / SIDECAR_FILE
+    if not sidecar.is_file() or (directory / CHROMA_INDEX).is_file():
+        return
+    held = Sidecar(sidecar)
+    try:
+        cases = held.count("cases")
+    finally:
+        held.close()
+    if cases:
+        raise StoreMissing(str(directory), [
+            f"its Chroma index {CHROMA_INDEX.parent}/ is missing while the sidecar holds"
+            f" {cases} cases: restore it from a backup or rebuild it with"
+            " `wass-chat kb reembed --embedder structural-v0`"
+        ])  # fmt: skip
+
+
 class KnowledgeBase:
     """Past executions, searchable by similarity. Open with a directory or a
     :class:`~kb.chroma_client.ChromaTarget` (a Chroma server).
@@ -79,6 +108,11 @@ class KnowledgeBase:
         repair: bool = True,
     ) -> None:
         self.hnsw = hnsw or HnswSettings()
+        if isinstance(location, ChromaTarget):
+            if location.mode == "embedded":
+                require_index(location.directory)
+        else:
+            require_index(Path(location))
         self._client, directory = chroma_client(
             Path(location) if isinstance(location, str) else location
         )
@@ -154,6 +188,20 @@ class KnowledgeBase:
     def count(self) -> int:
         """Stored cases (the sidecar's count: the source of truth)."""
         return self.sidecar.count("cases")
+
+    def require_cases(self) -> None:
+        """Raise :class:`StoreMissing` when the store holds no case (a missing or emptied
+        store, or a server whose data folder was wiped)."""
+        if self.count() == 0:
+            where = self.directory if self.sidecar_path() else "the Chroma server"
+            raise StoreMissing(str(where), [
+                "the knowledge base holds no cases (missing, emptied, or not the store you"
+                " meant): seed it (`wass-chat kb seed`) or restore it from a backup"
+            ])  # fmt: skip
+
+    def sidecar_path(self) -> Path | None:
+        """The embedded sidecar's file (None for a served store)."""
+        return self.sidecar.path if isinstance(self.sidecar, Sidecar) else None
 
     def close(self) -> None:
         self.sidecar.close()
@@ -320,7 +368,11 @@ class KnowledgeBase:
 
     def query(self, workflow: Workflow, platform: Platform, k: int = 5) -> list[RetrievedCase]:
         """The ``k`` stored cases most similar to running ``workflow`` on ``platform`` (on
-        platforms of its family when the store has enough of them)."""
+        platforms of its family when the store has enough of them).
+
+        A store with no case at all raises :class:`StoreMissing`: "nothing similar" from a
+        missing, emptied or wrongly named store would be a confident wrong answer."""
+        self.require_cases()
         vector = self.embedder.embed_cases([(workflow, platform)])[0]
         return self.nearest_cases(vector, k, platform_family(platform))
 

@@ -1,0 +1,49 @@
+"""A knowledge base that is gone, emptied or poisoned fails loudly instead of answering."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kb.store import KnowledgeBase, StoreMissing
+from tests.kb.conftest import make_case, small_platform
+
+
+def test_a_deleted_chroma_folder_is_an_error_not_an_empty_retrieval(tmp_path: Path) -> None:
+    directory = tmp_path / "kb"
+    kb = KnowledgeBase(directory)
+    kb.add_cases([make_case(1), make_case(2)])
+    case = make_case(1)
+    assert kb.query(case.workflow, case.platform, k=1)  # a healthy store answers
+    kb.close()
+    shutil.rmtree(directory / "chroma")
+    with pytest.raises(StoreMissing, match=r"Chroma index chroma/ is missing .* 2 cases"):
+        KnowledgeBase(directory)
+    # Still refused on the next open: the failed open created no empty index to hide it.
+    with pytest.raises(StoreMissing):
+        KnowledgeBase(directory)
+
+
+def test_an_empty_store_refuses_to_retrieve(tmp_path: Path) -> None:
+    kb = KnowledgeBase(tmp_path / "kb")
+    case = make_case(3)
+    with pytest.raises(StoreMissing, match="holds no cases"):
+        kb.query(case.workflow, small_platform(), k=3)
+    kb.close()
+
+
+def test_cli_query_of_a_missing_store_exits_2_with_one_line(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    result = subprocess.run(
+        ["wass-chat", "kb", "query", "demo:montage-60", "--kb", str(tmp_path / "nowhere")],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, "WASS_HOME": str(tmp_path / "home")},
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "holds no cases" in result.stderr
