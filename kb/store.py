@@ -37,6 +37,7 @@ from kb.codec import (
 from kb.decisions import DecisionRecord, DecisionState
 from kb.embedders import embedder_by_name, registry_name
 from kb.embedding import Embedder, StructuralEmbedder
+from kb.provenance import check_plausible, signed, writer
 from kb.records import CaseRecord, platform_hash
 from kb.retrieve import RetrievedCase, RetrievedDecision, rank_cases, rank_decisions, tie_cut
 from kb.served_sidecar import ServedSidecar
@@ -220,7 +221,18 @@ class KnowledgeBase:
         ``embeddings`` (one row per case, from this base's embedder) and ``bodies`` (their
         encoded records) skip that work here, which lets seeding workers do it in parallel.
         Embeddings of another width (seeding workers embed with v0) are recomputed here.
+
+        Every case is signed with its writer (``user@host``); a case whose makespan beats its
+        critical-path bound is refused (:class:`~kb.provenance.ImplausibleCase`) before
+        anything is written. Pre-encoded ``bodies`` come from this process's own seeding
+        workers running the simulator: they are stored as encoded, unchecked (checking a
+        million seeded cases would add minutes).
         """
+        if bodies is None:
+            by = writer()
+            cases = [signed(c, by) for c in cases]
+            for c in cases:
+                check_plausible(c)
         if embeddings is not None and embeddings.shape[1] != self.embedder.dim:
             log.info("recomputing %d embeddings with %s", len(embeddings), self.embedder.name)
             embeddings = None
@@ -280,6 +292,7 @@ class KnowledgeBase:
         complete is kept apart (``failed_cases``: no vector, never retrieved or used as an
         estimate). The id is the run's, so learning a run twice stores it once.
         """
+        case = signed(case, writer())
         if case.real is None:
             raise ValueError(f"case {case.case_id} is not a real run's")
         if not case.real.completed:
@@ -299,6 +312,7 @@ class KnowledgeBase:
 
     def update_case(self, case: CaseRecord) -> None:
         """Rewrite a stored case's record and metadata (e.g. its weight after a merge)."""
+        check_plausible(case)
         self.sidecar.put_cases([case], [case_to_bytes(case)])
         self.cases.update(ids=[case.case_id], metadatas=[case_metadata(case)])
         self.sidecar.mark_chroma_synced(self.cases.name)

@@ -47,3 +47,37 @@ def test_cli_query_of_a_missing_store_exits_2_with_one_line(tmp_path: Path) -> N
     assert result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1
     assert "holds no cases" in result.stderr
+
+
+def test_a_forged_faster_case_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from kb.provenance import ImplausibleCase
+    from kb.records import CaseMetrics
+    from sim.metrics import critical_path_bound
+
+    honest, forged = make_case(4), make_case(5)
+    bound = critical_path_bound(forged.workflow, forged.platform)
+    forged = replace(forged, metrics=CaseMetrics(makespan=bound * 0.1))  # "90% faster"
+    kb = KnowledgeBase(tmp_path / "kb")
+    with pytest.raises(ImplausibleCase, match="below the critical-path bound"):
+        kb.add_cases([honest, forged])
+    assert kb.count() == 0  # refused whole: the honest case of the batch waits for a retry
+    assert kb.add_cases([honest]) == 1
+    with pytest.raises(ImplausibleCase):
+        kb.update_case(replace(honest, metrics=CaseMetrics(makespan=bound * 0.1)))
+    assert kb.get_cases([honest.case_id])[honest.case_id].metrics == honest.metrics
+    kb.close()
+
+
+def test_every_stored_case_names_who_wrote_it(tmp_path: Path) -> None:
+    import getpass
+    import socket
+
+    kb = KnowledgeBase(tmp_path / "kb")
+    case = make_case(6)
+    kb.add_cases([case])
+    stored = kb.get_cases([case.case_id])[case.case_id]
+    assert stored.written_by == f"{getpass.getuser()}@{socket.gethostname()}"
+    assert stored.source == "simulated"
+    kb.close()
