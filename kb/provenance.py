@@ -23,6 +23,12 @@ class ImplausibleCase(InputError):
     """A case whose makespan is below what its own workflow and platform allow."""
 
 
+def source_kind(source: str) -> str:
+    """What a case came from, without its details: ``slurm`` for ``slurm:<run id>``,
+    otherwise the source itself (``simulated``, ``realised``...)."""
+    return source.split(":", 1)[0]
+
+
 def writer() -> str:
     """``user@host`` of this process: who a case written now was written by."""
     try:

@@ -20,7 +20,7 @@ Chroma's (O(n)) counts.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from kb.codec import (
 from kb.decisions import DecisionRecord, DecisionState
 from kb.embedders import embedder_by_name, registry_name
 from kb.embedding import Embedder, StructuralEmbedder
-from kb.provenance import check_plausible, signed, writer
+from kb.provenance import check_plausible, signed, source_kind, writer
 from kb.records import CaseRecord, platform_hash
 from kb.retrieve import RetrievedCase, RetrievedDecision, rank_cases, rank_decisions, tie_cut
 from kb.served_sidecar import ServedSidecar
@@ -107,8 +107,11 @@ class KnowledgeBase:
         embedder: Embedder | None = None,
         hnsw: HnswSettings | None = None,
         repair: bool = True,
+        sources: Collection[str] | None = None,
     ) -> None:
         self.hnsw = hnsw or HnswSettings()
+        self.sources = frozenset(sources) if sources else None
+        """Source kinds (:func:`~kb.provenance.source_kind`) retrieval may return; None: all."""
         if isinstance(location, ChromaTarget):
             if location.mode == "embedded":
                 require_index(location.directory)
@@ -376,9 +379,15 @@ class KnowledgeBase:
         and those tied with the ``k``-th; records stay compressed until a caller reads them.
         """
         ids, distances = self.nearest(vector, k * TIE_OVERFETCH, family=family)
-        cut = tie_cut(distances, k)
-        rows = self.sidecar.hits(ids[:cut])
-        return rank_cases(ids[:cut], distances[:cut], rows)[:k]
+        if self.sources is None:
+            cut = tie_cut(distances, k)
+            rows = self.sidecar.hits(ids[:cut])
+            return rank_cases(ids[:cut], distances[:cut], rows)[:k]
+        rows = self.sidecar.hits(ids)  # limited to trusted sources: filter, then cut
+        kept = [(i, d) for i, d in zip(ids, distances, strict=True)
+                if i in rows and source_kind(rows[i].source) in self.sources]  # fmt: skip
+        cut = tie_cut([d for _, d in kept], k)
+        return rank_cases([i for i, _ in kept[:cut]], [d for _, d in kept[:cut]], rows)[:k]
 
     def query(self, workflow: Workflow, platform: Platform, k: int = 5) -> list[RetrievedCase]:
         """The ``k`` stored cases most similar to running ``workflow`` on ``platform`` (on

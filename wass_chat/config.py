@@ -70,6 +70,10 @@ class Settings(BaseSettings):
     """File (mode 0600) holding the bearer token sent to the Chroma server's proxy."""
     chroma_token_env: str | None = None
     """Name of an environment variable holding that token (when no ``chroma_token_file``)."""
+    kb_sources: list[str] | None = None
+    """Sources retrieval may return and explanations cite: any of ``simulated``, ``slurm``
+    (real runs), ``realised``; None: every source. A site sharing a store limits it to the
+    ones it trusts."""
     network_model: Literal["fair", "ideal"] = "fair"
     """Default network model of the simulator."""
     slurm_partition: str | None = None

@@ -81,3 +81,35 @@ def test_every_stored_case_names_who_wrote_it(tmp_path: Path) -> None:
     assert stored.written_by == f"{getpass.getuser()}@{socket.gethostname()}"
     assert stored.source == "simulated"
     kb.close()
+
+
+def test_retrieval_limited_to_trusted_sources_never_returns_a_forged_real_run(
+    tmp_path: Path,
+) -> None:
+    """A forged real-run case (its timeline inflated to steer ``--estimates kb``) is the most
+    similar hit of an open store, and never a hit of one limited to simulated cases."""
+    from dataclasses import replace
+
+    from kb.records import CaseMetrics, RealExecution
+
+    honest = make_case(8)
+    forged = replace(
+        make_case(8, scheduler="forged"),
+        source="slurm:run-forged",
+        metrics=CaseMetrics(makespan=8471.0),
+        timeline={t: (0.0, 0.0, 8471.0) for t in honest.placements},
+        real=RealExecution(run_id="run-forged", state="COMPLETED"),
+    )
+    directory = tmp_path / "kb"
+    kb = KnowledgeBase(directory)
+    kb.add_cases([honest])
+    assert kb.add_real_case(forged)
+    assert [h.source for h in kb.query(honest.workflow, honest.platform, k=2)] == [
+        "slurm:run-forged", "simulated",
+    ]  # fmt: skip
+    kb.close()
+    trusted = KnowledgeBase(directory, sources={"simulated"})
+    hits = trusted.query(honest.workflow, honest.platform, k=2)
+    assert [(h.case_id, h.source) for h in hits] == [(honest.case_id, "simulated")]
+    assert hits[0].to_dict()["written_by"]  # a cited case names who wrote it
+    trusted.close()

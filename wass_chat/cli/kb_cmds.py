@@ -35,8 +35,10 @@ def open_kb(location: Path | Settings | None, **kwargs: Any) -> KnowledgeBase:
     from wass_chat.config import Settings as SettingsType
     from wass_chat.config import settings
 
+    cfg = location if isinstance(location, SettingsType) else settings()
+    kwargs.setdefault("sources", cfg.kb_sources)
     if location is None or isinstance(location, SettingsType):
-        return KnowledgeBase((location or settings()).kb_target(), **kwargs)
+        return KnowledgeBase(cfg.kb_target(), **kwargs)
     return KnowledgeBase(location, **kwargs)
 
 
