@@ -143,3 +143,22 @@ def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
     assert "0123456789abcdef" not in str(refused.value)
     token.chmod(0o600)
     assert read_token(token, None) == "0123456789abcdef0123"
+
+
+def test_a_served_store_backs_up_through_the_proxy_while_it_runs(
+    proxied: Proxied, tmp_path: Path
+) -> None:
+    from kb.backup import backup, restore
+
+    served = KnowledgeBase(proxied.target(proxied.write, tmp_path))
+    served.add_cases([make_case(21), make_case(22)])
+    held = served.sidecar.ids("cases")
+    served.close()
+    reader = KnowledgeBase(proxied.target(proxied.read, tmp_path))  # a read token suffices
+    counts = backup(reader, tmp_path / "backup")
+    reader.close()
+    assert counts["cases"] == len(held) >= 2
+    local = KnowledgeBase(tmp_path / "local")
+    assert restore(local, tmp_path / "backup")["cases"] == len(held)
+    assert local.sidecar.ids("cases") == held
+    local.close()

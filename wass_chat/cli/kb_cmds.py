@@ -348,3 +348,51 @@ def bench_command(
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
     app.add_typer(kb_app, name="kb")
+
+
+@kb_app.command("backup")
+def backup_command(
+    directory: Path = typer.Argument(..., help="A new folder for the backup."),
+    kb_dir: Path | None = KB_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """Copy every case, decision and failed run to DIRECTORY (consistent while in use)."""
+    from kb.backup import backup
+
+    kb = open_kb(kb_dir, repair=False)
+    try:
+        counts = backup(kb, directory)
+    finally:
+        kb.close()
+    emit(counts, as_json, lambda d: console.print(
+        f"backed up {d['cases']} cases, {d['decisions']} decisions, {d['failed_cases']} failed"
+        f" runs to {directory}"
+    ))  # fmt: skip
+
+
+@kb_app.command("restore")
+def restore_command(
+    directory: Path = typer.Argument(..., help="A folder `kb backup` wrote."),
+    kb_dir: Path | None = KB_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """Add the backup's records the knowledge base lacks, embedding their vectors again."""
+    from kb.backup import BACKUP_FILE, restore
+    from kb.sidecar import Sidecar
+    from sim.errors import InputError
+
+    if not (directory / BACKUP_FILE).is_file():
+        raise InputError(str(directory), ["holds no backup (cases.sqlite)"])
+    held = Sidecar(directory / BACKUP_FILE)
+    total = held.count("cases")
+    held.close()
+    kb = open_kb(kb_dir)
+    try:
+        with progress_bar("restoring cases", total) as advance:
+            added = restore(kb, directory, advance)
+    finally:
+        kb.close()
+    emit(added, as_json, lambda d: console.print(
+        f"restored {d['cases']} cases, {d['decisions']} decisions, {d['failed_cases']} failed"
+        f" runs from {directory}"
+    ))  # fmt: skip
