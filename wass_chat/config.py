@@ -72,7 +72,7 @@ class Settings(BaseSettings):
     """Name of an environment variable holding that token (when no ``chroma_token_file``)."""
     kb_sources: list[str] | None = None
     """Sources retrieval may return and explanations cite: any of ``simulated``, ``slurm``
-    (real runs), ``realised``; None: every source. A site sharing a store limits it to the
+    (real runs), ``simulated-realised`` (``estimates seed`` histories); None: every source. A site sharing a store limits it to the
     ones it trusts."""
     network_model: Literal["fair", "ideal"] = "fair"
     """Default network model of the simulator."""

@@ -46,7 +46,14 @@ def test_cli_query_of_a_missing_store_exits_2_with_one_line(tmp_path: Path) -> N
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1
-    assert "holds no cases" in result.stderr
+    assert "holds no knowledge base" in result.stderr
+    assert not (tmp_path / "nowhere").exists()  # no empty store made where --kb pointed
+    stats = subprocess.run(
+        ["wass-chat", "kb", "stats", "--kb", str(tmp_path / "nowhere")],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, "WASS_HOME": str(tmp_path / "home")},
+    )  # fmt: skip
+    assert stats.returncode == 2 and "holds no knowledge base" in stats.stderr
 
 
 def test_a_forged_faster_case_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
@@ -113,3 +120,10 @@ def test_retrieval_limited_to_trusted_sources_never_returns_a_forged_real_run(
     assert [(h.case_id, h.source) for h in hits] == [(honest.case_id, "simulated")]
     assert hits[0].to_dict()["written_by"]  # a cited case names who wrote it
     trusted.close()
+
+
+def test_realised_histories_are_the_exempt_measured_source() -> None:
+    from kb.estimates import REALISED
+    from kb.provenance import MEASURED_SOURCES
+
+    assert MEASURED_SOURCES == (REALISED,)

@@ -28,15 +28,28 @@ def comma_list(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
-def open_kb(location: Path | Settings | None, **kwargs: Any) -> KnowledgeBase:
+def open_kb(
+    location: Path | Settings | None, existing: bool = False, **kwargs: Any
+) -> KnowledgeBase:
     """The knowledge base at ``location`` (a directory), or the given or process settings' one
-    (embedded, or on the Chroma server the settings name)."""
-    from kb.store import KnowledgeBase
+    (embedded, or on the Chroma server the settings name).
+
+    ``existing``: a directory that holds no knowledge base is an error (StoreMissing), not a
+    new empty store made where a mistyped ``--kb`` points (commands that only read or rewrite
+    a store pass it; seeding, merging, learning and restoring create one)."""
+    from kb.store import SIDECAR_FILE, KnowledgeBase, StoreMissing
     from wass_chat.config import Settings as SettingsType
     from wass_chat.config import settings
 
     cfg = location if isinstance(location, SettingsType) else settings()
     kwargs.setdefault("sources", cfg.kb_sources)
+    directory = location if isinstance(location, Path) else None
+    if directory is None and cfg.chroma_mode == "embedded":
+        directory = cfg.kb_dir
+    if existing and directory is not None and not (directory / SIDECAR_FILE).is_file():
+        raise StoreMissing(str(directory), [
+            "holds no knowledge base (no cases.sqlite): check --kb, or seed or restore one"
+        ])  # fmt: skip
     if location is None or isinstance(location, SettingsType):
         return KnowledgeBase(cfg.kb_target(), **kwargs)
     return KnowledgeBase(location, **kwargs)
@@ -129,7 +142,7 @@ def query_command(
     from sim.demo import resolve_workflow
 
     wf, pf = resolve_workflow(workflow), resolve_platform(platform)
-    kb = open_kb(kb_dir)
+    kb = open_kb(kb_dir, existing=True)
     try:
         hits = kb.query(wf, pf, k=k)
     finally:
@@ -162,7 +175,7 @@ def stats_command(kb_dir: Path | None = KB_DIR, as_json: bool = JSON) -> None:
     from kb.curate import kb_stats
     from kb.embedders import registry_name
 
-    kb = open_kb(kb_dir)
+    kb = open_kb(kb_dir, existing=True)
     try:
         data = kb_stats(kb)
         data["embedder"]["spec"] = registry_name(kb.embedder)
@@ -202,7 +215,7 @@ def prune_command(
     from kb.seed import resolve_platform
 
     current = {p.name: p for p in (resolve_platform(name) for name in comma_list(platforms))}
-    kb = open_kb(kb_dir)
+    kb = open_kb(kb_dir, existing=True)
     try:
         plan = plan_curation(
             kb.sidecar.case_rows(), CurationConfig(merge_tolerance, dominated_factor), current
@@ -359,7 +372,7 @@ def backup_command(
     """Copy every case, decision and failed run to DIRECTORY (consistent while in use)."""
     from kb.backup import backup
 
-    kb = open_kb(kb_dir, repair=False)
+    kb = open_kb(kb_dir, existing=True, repair=False)
     try:
         counts = backup(kb, directory)
     finally:
