@@ -6,7 +6,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sim.errors import ServiceUnavailable
+from sim.errors import ServiceUnavailable, UserFacingError
+
+
+class AccessRefused(UserFacingError):
+    """The Chroma server's proxy refused a request: no valid token (401) or a read-only token
+    asked to write (403)."""
+
+
+REFUSALS = {
+    401: "no valid token (set chroma_token_file or chroma_token_env to the site's token)",
+    403: "the token may only read, and this writes (it needs the site's write token)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,14 +86,32 @@ def chroma_client(location: Path | ChromaTarget) -> tuple[Any, Path]:
             )
             client.heartbeat()
         except Exception as exc:  # chromadb raises several unrelated types for a dead server
-            raise ServiceUnavailable(
-                f"Chroma server at {where} does not answer: {_without(exc, target.token)}"
-            ) from None
+            text = _without(exc, target.token)
+            if "401" in text:
+                refused = f"the Chroma server at {where} refused: {REFUSALS[401]}"
+                raise AccessRefused(refused) from None
+            raise ServiceUnavailable(f"Chroma server at {where} does not answer: {text}") from None
+        _refuse_loudly(client, where)
         return client, target.directory
     chroma_settings = ChromaSettings(anonymized_telemetry=False)
     return chromadb.PersistentClient(str(target.directory / "chroma"), chroma_settings), (
         target.directory
     )
+
+
+def _refuse_loudly(client: Any, where: str) -> None:
+    """Make a 401/403 from the proxy an :class:`AccessRefused` with one clear line instead of
+    chromadb's generic exception carrying nginx's HTML page."""
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if session is None:  # not the HTTP client chromadb 1.5 builds: leave its errors as they are
+        return
+
+    def check(response: Any) -> None:
+        problem = REFUSALS.get(response.status_code)
+        if problem is not None:
+            raise AccessRefused(f"the Chroma server at {where} refused: {problem}")
+
+    session.event_hooks["response"].append(check)
 
 
 def _without(exc: Exception, token: str | None) -> str:

@@ -18,14 +18,20 @@ from pathlib import Path
 
 import pytest
 
-from kb.chroma_client import ChromaTarget, read_token
-from kb.store import KnowledgeBase
+from kb.chroma_client import AccessRefused, ChromaTarget, read_token
+from kb.store import KnowledgeBase, StoreMissing
 from sim.errors import ConfigError, ServiceUnavailable
 from tests.kb.conftest import make_case
 from tests.kb.served_server import SCRIPT, free_port
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-pytestmark = pytest.mark.skipif(NGINX is None, reason="no nginx (scripts/install-system-deps)")
+# As root (CI) scripts/install-system-deps installs nginx, so a missing one fails there.
+pytestmark = [
+    pytest.mark.skipif(
+        NGINX is None and os.geteuid() != 0, reason="no nginx (scripts/install-system-deps)"
+    ),
+    pytest.mark.xdist_group("kb_proxy"),  # one server for the module, in one worker
+]
 
 COLLECTIONS = "/api/v2/tenants/default_tenant/databases/default_database/collections"
 
@@ -114,13 +120,21 @@ def test_the_read_token_reads_but_cannot_write_and_the_write_token_can(proxied: 
 
 def test_the_real_client_works_through_the_proxy_over_tls(proxied: Proxied, tmp_path: Path) -> None:
     case = make_case(11)
+    with pytest.raises(AccessRefused, match="no valid token"):
+        KnowledgeBase(proxied.target(None, tmp_path))
+    with pytest.raises(AccessRefused, match="may only read"):  # opening an unset store writes
+        KnowledgeBase(proxied.target(proxied.read, tmp_path))
+    empty = KnowledgeBase(proxied.target(proxied.write, tmp_path))
+    with pytest.raises(StoreMissing, match="the Chroma server"):  # no case yet: not "nothing"
+        empty.query(case.workflow, case.platform, k=1)
+    empty.close()
     writer = KnowledgeBase(proxied.target(proxied.write, tmp_path))
     assert writer.add_cases([case]) == 1
     writer.close()
     reader = KnowledgeBase(proxied.target(proxied.read, tmp_path))
     hits = reader.query(case.workflow, case.platform, k=1)
     assert [h.case_id for h in hits] == [case.case_id]
-    with pytest.raises(Exception, match="403"):
+    with pytest.raises(AccessRefused, match="needs the site's write token"):
         reader.add_cases([make_case(12)])
     assert reader.count() == 1
     reader.close()
