@@ -127,3 +127,14 @@ def test_realised_histories_are_the_exempt_measured_source() -> None:
     from kb.provenance import MEASURED_SOURCES
 
     assert MEASURED_SOURCES == (REALISED,)
+
+
+def test_seeded_cases_name_the_worker_that_simulated_them(tmp_path: Path) -> None:
+    import getpass
+    import socket
+
+    from kb.seed import SeedConfig, plan_seed, run_job
+
+    jobs = plan_seed(SeedConfig(count=1, schedulers=("heft",), sizes=(20,)))
+    seeded = run_job(jobs[0], "fair", 0)
+    assert {c.written_by for c in seeded.cases} == {f"{getpass.getuser()}@{socket.gethostname()}"}
