@@ -216,13 +216,17 @@ def job_case_ids(job: SeedJob) -> list[str]:
     return [make_case_id(job.spec.key, digest, s) for s in job.schedulers]
 
 
-def run_job(job: SeedJob, network_model: NetworkModel, decisions_per_case: int) -> SeededJob:
-    """Generate, simulate under each scheduler, embed and encode one job (in a worker)."""
+def run_job(
+    job: SeedJob, network_model: NetworkModel, decisions_per_case: int, by: str | None = None
+) -> SeededJob:
+    """Generate, simulate under each scheduler, embed and encode one job (in a worker).
+
+    Its cases are signed ``by`` (default: the worker's ``user@host``)."""
     from kb.provenance import signed, writer
     from policy.base import plan_and_simulate
     from policy.registry import canonical_name, get_scheduler
 
-    by = writer()  # the worker's user@host: seeded cases say who made them too
+    by = by or writer()  # seeded cases say who made them too
     workflow = job.spec.build()
     platform = resolve_platform(job.platform)
     vector = StructuralEmbedder().embed_cases([(workflow, platform)])[0]
