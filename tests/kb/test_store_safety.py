@@ -138,3 +138,39 @@ def test_seeded_cases_name_the_worker_that_simulated_them(tmp_path: Path) -> Non
     jobs = plan_seed(SeedConfig(count=1, schedulers=("heft",), sizes=(20,)))
     seeded = run_job(jobs[0], "fair", 0)
     assert {c.written_by for c in seeded.cases} == {f"{getpass.getuser()}@{socket.gethostname()}"}
+
+
+def test_kb_verify_finds_and_deletes_a_forged_case_stored_before_the_check(
+    tmp_path: Path,
+) -> None:
+    import json
+    import os
+    import subprocess
+    from dataclasses import replace
+
+    from kb.codec import case_to_bytes
+    from kb.records import CaseMetrics
+
+    honest = make_case(9)
+    forged = replace(make_case(10), metrics=CaseMetrics(makespan=0.5), written_by="mallory@x")
+    kb = KnowledgeBase(tmp_path / "kb")
+    kb.add_cases([honest])
+    kb.add_cases([forged], bodies=[case_to_bytes(forged)])  # the unchecked path, as of old
+    kb.close()
+    env = {**os.environ, "WASS_HOME": str(tmp_path / "home")}
+
+    def verify(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["wass-chat", "kb", "verify", "--kb", str(tmp_path / "kb"),
+                               "--json", *extra], capture_output=True, text=True, env=env,
+                              check=False)  # fmt: skip
+
+    found = verify()
+    assert found.returncode == 1, found.stderr
+    listed = json.loads(found.stdout)["implausible"]
+    assert [(c["case_id"], c["written_by"]) for c in listed] == [(forged.case_id, "mallory@x")]
+    assert "below the critical-path bound" in listed[0]["problem"]
+    assert verify("--delete").returncode == 0
+    clean = verify()
+    assert clean.returncode == 0 and json.loads(clean.stdout) == {
+        "cases": 1, "implausible": [], "deleted": False,
+    }  # fmt: skip

@@ -409,3 +409,35 @@ def restore_command(
         f"restored {d['cases']} cases, {d['decisions']} decisions, {d['failed_cases']} failed"
         f" runs from {directory}"
     ))  # fmt: skip
+
+
+@kb_app.command("verify")
+def verify_command(
+    delete: bool = typer.Option(False, "--delete", help="Delete the implausible cases."),
+    kb_dir: Path | None = KB_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """List stored cases faster than their critical-path bound (forged or broken) with who
+    wrote them; exit 1 while any is stored (``--delete`` removes them)."""
+    from kb.provenance import implausible_cases
+
+    kb = open_kb(kb_dir, existing=True, repair=False)
+    try:
+        found = implausible_cases(kb)
+        if delete and found:
+            kb.delete_cases([c["case_id"] for c in found])
+        total = kb.count()
+    finally:
+        kb.close()
+    data = {"cases": total, "implausible": found, "deleted": delete and bool(found)}
+
+    def render(d: dict[str, Any]) -> None:
+        for c in d["implausible"]:
+            console.print(f"{c['case_id']} ({c['source']}, by {c['written_by'] or 'unrecorded'}):"
+                          f" {c['problem']}")  # fmt: skip
+        verb = "deleted; cases left:" if d["deleted"] else "implausible of"
+        console.print(f"{len(d['implausible'])} {verb} {d['cases']}")
+
+    emit(data, as_json, render)
+    if found and not delete:
+        raise typer.Exit(1)
