@@ -2,22 +2,40 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sim.errors import ServiceUnavailable
+from sim.errors import ServiceUnavailable, UserFacingError
+
+
+class AccessRefused(UserFacingError):
+    """The Chroma server's proxy refused a request: no valid token (401) or a read-only token
+    asked to write (403)."""
+
+
+REFUSALS = {
+    401: "no valid token (set chroma_token_file or chroma_token_env to the site's token)",
+    403: "the token may only read, and this writes (it needs the site's write token)",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class ChromaTarget:
     """Where a knowledge base lives: an embedded store under ``directory``, or a Chroma
-    server (``mode="http"``) with the sidecar still under ``directory``."""
+    server (``mode="http"``) with the sidecar still under ``directory``.
+
+    A server behind ``scripts/kb-server``'s proxy is reached over TLS (``tls``; ``ca_file``
+    names the certificate to trust, else the system's) with a bearer ``token``, which never
+    appears in a repr, a log line or an error."""
 
     directory: Path
     mode: Literal["embedded", "http"] = "embedded"
     host: str = "localhost"
     port: int = 8000
+    tls: bool = False
+    ca_file: Path | None = None
+    token: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,16 +71,80 @@ def chroma_client(location: Path | ChromaTarget) -> tuple[Any, Path]:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
-    chroma_settings = ChromaSettings(anonymized_telemetry=False)
     target = location if isinstance(location, ChromaTarget) else ChromaTarget(location)
     if target.mode == "http":
+        tls = target.tls or target.ca_file is not None
+        chroma_settings = ChromaSettings(
+            anonymized_telemetry=False,
+            chroma_server_ssl_verify=str(target.ca_file) if target.ca_file else None,
+        )
+        headers = {"Authorization": f"Bearer {target.token}"} if target.token else None
+        where = f"{'https' if tls else 'http'}://{target.host}:{target.port}"
         try:
-            client = chromadb.HttpClient(target.host, target.port, settings=chroma_settings)
+            client = chromadb.HttpClient(
+                target.host, target.port, ssl=tls, headers=headers, settings=chroma_settings
+            )
             client.heartbeat()
         except Exception as exc:  # chromadb raises several unrelated types for a dead server
-            where = f"{target.host}:{target.port}"
-            raise ServiceUnavailable(f"Chroma server at {where} does not answer: {exc}") from exc
+            text = _without(exc, target.token)
+            if "401" in text:
+                refused = f"the Chroma server at {where} refused: {REFUSALS[401]}"
+                raise AccessRefused(refused) from None
+            raise ServiceUnavailable(f"Chroma server at {where} does not answer: {text}") from None
+        _refuse_loudly(client, where)
         return client, target.directory
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
     return chromadb.PersistentClient(str(target.directory / "chroma"), chroma_settings), (
         target.directory
     )
+
+
+def _refuse_loudly(client: Any, where: str) -> None:
+    """Make a 401/403 from the proxy an :class:`AccessRefused` with one clear line instead of
+    chromadb's generic exception carrying nginx's HTML page."""
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if session is None:  # not the HTTP client chromadb 1.5 builds: leave its errors as they are
+        return
+
+    def check(response: Any) -> None:
+        problem = REFUSALS.get(response.status_code)
+        if problem is not None:
+            raise AccessRefused(f"the Chroma server at {where} refused: {problem}")
+
+    session.event_hooks["response"].append(check)
+
+
+def _without(exc: Exception, token: str | None) -> str:
+    """``exc``'s message with the token blanked (an HTTP error may echo request headers)."""
+    text = str(exc) or type(exc).__name__
+    return text.replace(token, "<token>") if token else text
+
+
+def read_token(token_file: Path | None, token_env: str | None) -> str | None:
+    """The bearer token a client sends: from ``token_file`` (which only its owner may read)
+    or the environment variable named ``token_env``; None when neither is set.
+
+    Errors name the file or variable, never the token."""
+    import os
+
+    from sim.errors import ConfigError
+
+    if token_file is not None:
+        try:
+            mode = token_file.stat().st_mode
+            text = token_file.read_text().strip()
+        except OSError as exc:
+            raise ConfigError(str(token_file), [f"chroma_token_file: {exc.strerror}"]) from None
+        if mode & 0o077:
+            raise ConfigError(str(token_file), [
+                f"chroma_token_file is readable by others (mode {mode & 0o777:o}): chmod 600 it"
+            ])  # fmt: skip
+        if not text:
+            raise ConfigError(str(token_file), ["chroma_token_file is empty"])
+        return text
+    if token_env:
+        text = os.environ.get(token_env, "").strip()
+        if not text:
+            raise ConfigError(token_env, ["chroma_token_env names an unset or empty variable"])
+        return text
+    return None

@@ -54,6 +54,7 @@ def case_to_bytes(case: CaseRecord, workflow_document: dict[str, Any] | None = N
             "workflow_key": case.workflow_key,
             "timeline": {t: list(times) for t, times in case.timeline.items()},
             "weight": case.weight,
+            **({"written_by": case.written_by} if case.written_by else {}),
             **({"real": _real_to_dict(case.real)} if case.real is not None else {}),
         }
     )
@@ -106,6 +107,7 @@ def case_from_bytes(body: bytes, workflows: dict[str, Workflow] | None = None) -
         timeline={t: (v[0], v[1], v[2]) for t, v in doc["timeline"].items()},
         weight=doc["weight"],
         real=_real_from_dict(doc["real"]) if doc.get("real") else None,
+        written_by=doc.get("written_by", ""),
     )
 
 

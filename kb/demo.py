@@ -126,6 +126,10 @@ def install_demo_store(target: Path, store: Path | None = None) -> None:
         tar.extractall(target, filter="data")
 
 
+DEMO_WRITER = "wass-chat demo"
+"""Who the shipped demo cases say wrote them (not the machine that regenerated them)."""
+
+
 def write_demo_asset(path: Path) -> int:
     """Simulate every demo case (about a minute) and save them as ``path``; returns the count.
 
@@ -135,7 +139,8 @@ def write_demo_asset(path: Path) -> int:
     bodies: list[bytes] = []
     embeddings = []
     for job in demo_jobs():
-        done = run_job(job, DEMO_SEED_CONFIG.network_model, DEMO_SEED_CONFIG.decisions_per_case)
+        done = run_job(job, DEMO_SEED_CONFIG.network_model, DEMO_SEED_CONFIG.decisions_per_case,
+                       by=DEMO_WRITER)  # fmt: skip
         bodies += done.bodies
         embeddings.append(done.embeddings)
     offsets = np.cumsum([0, *(len(b) for b in bodies)])

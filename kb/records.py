@@ -159,6 +159,9 @@ class CaseRecord:
     """How many near-identical executions this case stands for (raised by curation merges)."""
     real: RealExecution | None = None
     """The real run's own record, for a case learned from Slurm (None: simulated)."""
+    written_by: str = ""
+    """``user@host`` that stored the case (set by :class:`kb.store.KnowledgeBase` on write;
+    empty for cases stored before it was recorded). What it came from is ``source``."""
 
     @cached_property
     def summary(self) -> WorkflowSummary:

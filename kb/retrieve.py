@@ -71,6 +71,7 @@ class RetrievedCase:
             "placements": dict(self.placements),
         }
         if self.record is not None:
+            out["written_by"] = self.record.written_by
             out["tasks"] = len(self.record.workflow.tasks)
             out["metrics"] = {
                 "makespan": self.record.metrics.makespan,

@@ -216,11 +216,17 @@ def job_case_ids(job: SeedJob) -> list[str]:
     return [make_case_id(job.spec.key, digest, s) for s in job.schedulers]
 
 
-def run_job(job: SeedJob, network_model: NetworkModel, decisions_per_case: int) -> SeededJob:
-    """Generate, simulate under each scheduler, embed and encode one job (in a worker)."""
+def run_job(
+    job: SeedJob, network_model: NetworkModel, decisions_per_case: int, by: str | None = None
+) -> SeededJob:
+    """Generate, simulate under each scheduler, embed and encode one job (in a worker).
+
+    Its cases are signed ``by`` (default: the worker's ``user@host``)."""
+    from kb.provenance import signed, writer
     from policy.base import plan_and_simulate
     from policy.registry import canonical_name, get_scheduler
 
+    by = by or writer()  # seeded cases say who made them too
     workflow = job.spec.build()
     platform = resolve_platform(job.platform)
     vector = StructuralEmbedder().embed_cases([(workflow, platform)])[0]
@@ -228,9 +234,9 @@ def run_job(job: SeedJob, network_model: NetworkModel, decisions_per_case: int) 
     for name, case_id in zip(job.schedulers, job_case_ids(job), strict=True):
         scheduler = get_scheduler(name, seed=job.spec.seed)
         result = plan_and_simulate(scheduler, workflow, platform, network_model)
-        case = case_from_result(
+        case = signed(case_from_result(
             workflow, platform, result, job.spec.key, scheduler_name=canonical_name(name)
-        )
+        ), by)  # fmt: skip
         assert case.case_id == case_id, "case id must match the plan's"
         cases.append(case)
         decisions += decisions_from_case(case, decisions_per_case)

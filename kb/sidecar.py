@@ -139,6 +139,16 @@ class Sidecar:
     def close(self) -> None:
         self._db.close()
 
+    @_serialised
+    def snapshot(self, path: Path) -> None:
+        """Copy the whole sidecar to ``path`` as one consistent snapshot (SQLite's online
+        backup: writers of other processes may go on meanwhile)."""
+        target = sqlite3.connect(path)
+        try:
+            self._db.backup(target)
+        finally:
+            target.close()
+
     # --- writes (one transaction per call) ------------------------------------------------
     def put_cases(self, cases: Sequence[CaseRecord], bodies: Sequence[bytes] | None = None) -> None:
         """Insert or replace ``cases`` (bodies encoded here unless given) atomically."""

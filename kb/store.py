@@ -20,7 +20,7 @@ Chroma's (O(n)) counts.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from kb.codec import (
 from kb.decisions import DecisionRecord, DecisionState
 from kb.embedders import embedder_by_name, registry_name
 from kb.embedding import Embedder, StructuralEmbedder
+from kb.provenance import check_plausible, signed, source_kind, writer
 from kb.records import CaseRecord, platform_hash
 from kb.retrieve import RetrievedCase, RetrievedDecision, rank_cases, rank_decisions, tie_cut
 from kb.served_sidecar import ServedSidecar
@@ -63,6 +64,35 @@ Progress = Callable[[int], None]
 """Called with the number of records just processed."""
 
 
+CHROMA_INDEX = Path("chroma") / "chroma.sqlite3"
+"""Chroma's own database in an embedded store's directory (absent: the vectors are gone)."""
+
+
+class StoreMissing(InputError):
+    """The knowledge base is gone or emptied: an answer from it would be an empty one, which
+    reads as "no similar past runs" when the truth is "no store"."""
+
+
+def require_index(directory: Path) -> None:
+    """Refuse an embedded store whose sidecar holds cases but whose Chroma index is gone
+    (a deleted ``chroma/`` folder): opening it would create an empty index and every
+    retrieval would silently return nothing."""
+    sidecar = directory / SIDECAR_FILE
+    if not sidecar.is_file() or (directory / CHROMA_INDEX).is_file():
+        return
+    held = Sidecar(sidecar)
+    try:
+        cases = held.count("cases")
+    finally:
+        held.close()
+    if cases:
+        raise StoreMissing(str(directory), [
+            f"its Chroma index {CHROMA_INDEX.parent}/ is missing while the sidecar holds"
+            f" {cases} cases: restore it from a backup or rebuild it with"
+            " `wass-chat kb reembed --embedder structural-v0`"
+        ])  # fmt: skip
+
+
 class KnowledgeBase:
     """Past executions, searchable by similarity. Open with a directory or a
     :class:`~kb.chroma_client.ChromaTarget` (a Chroma server).
@@ -77,8 +107,16 @@ class KnowledgeBase:
         embedder: Embedder | None = None,
         hnsw: HnswSettings | None = None,
         repair: bool = True,
+        sources: Collection[str] | None = None,
     ) -> None:
         self.hnsw = hnsw or HnswSettings()
+        self.sources = frozenset(sources) if sources else None
+        """Source kinds (:func:`~kb.provenance.source_kind`) retrieval may return; None: all."""
+        if isinstance(location, ChromaTarget):
+            if location.mode == "embedded":
+                require_index(location.directory)
+        else:
+            require_index(Path(location))
         self._client, directory = chroma_client(
             Path(location) if isinstance(location, str) else location
         )
@@ -155,6 +193,20 @@ class KnowledgeBase:
         """Stored cases (the sidecar's count: the source of truth)."""
         return self.sidecar.count("cases")
 
+    def require_cases(self) -> None:
+        """Raise :class:`StoreMissing` when the store holds no case (a missing or emptied
+        store, or a server whose data folder was wiped)."""
+        if self.count() == 0:
+            where = self.directory if self.sidecar_path() else "the Chroma server"
+            raise StoreMissing(str(where), [
+                "the knowledge base holds no cases (missing, emptied, or not the store you"
+                " meant): seed it (`wass-chat kb seed`) or restore it from a backup"
+            ])  # fmt: skip
+
+    def sidecar_path(self) -> Path | None:
+        """The embedded sidecar's file (None for a served store)."""
+        return self.sidecar.path if isinstance(self.sidecar, Sidecar) else None
+
     def close(self) -> None:
         self.sidecar.close()
 
@@ -172,7 +224,18 @@ class KnowledgeBase:
         ``embeddings`` (one row per case, from this base's embedder) and ``bodies`` (their
         encoded records) skip that work here, which lets seeding workers do it in parallel.
         Embeddings of another width (seeding workers embed with v0) are recomputed here.
+
+        Every case is signed with its writer (``user@host``); a case whose makespan beats its
+        critical-path bound is refused (:class:`~kb.provenance.ImplausibleCase`) before
+        anything is written. Pre-encoded ``bodies`` come from this process's own seeding
+        workers running the simulator: they are stored as encoded, unchecked (checking a
+        million seeded cases would add minutes).
         """
+        if bodies is None:
+            by = writer()
+            cases = [signed(c, by) for c in cases]
+            for c in cases:
+                check_plausible(c)
         if embeddings is not None and embeddings.shape[1] != self.embedder.dim:
             log.info("recomputing %d embeddings with %s", len(embeddings), self.embedder.name)
             embeddings = None
@@ -232,6 +295,7 @@ class KnowledgeBase:
         complete is kept apart (``failed_cases``: no vector, never retrieved or used as an
         estimate). The id is the run's, so learning a run twice stores it once.
         """
+        case = signed(case, writer())
         if case.real is None:
             raise ValueError(f"case {case.case_id} is not a real run's")
         if not case.real.completed:
@@ -251,6 +315,7 @@ class KnowledgeBase:
 
     def update_case(self, case: CaseRecord) -> None:
         """Rewrite a stored case's record and metadata (e.g. its weight after a merge)."""
+        check_plausible(case)
         self.sidecar.put_cases([case], [case_to_bytes(case)])
         self.cases.update(ids=[case.case_id], metadatas=[case_metadata(case)])
         self.sidecar.mark_chroma_synced(self.cases.name)
@@ -314,13 +379,23 @@ class KnowledgeBase:
         and those tied with the ``k``-th; records stay compressed until a caller reads them.
         """
         ids, distances = self.nearest(vector, k * TIE_OVERFETCH, family=family)
-        cut = tie_cut(distances, k)
-        rows = self.sidecar.hits(ids[:cut])
-        return rank_cases(ids[:cut], distances[:cut], rows)[:k]
+        if self.sources is None:
+            cut = tie_cut(distances, k)
+            rows = self.sidecar.hits(ids[:cut])
+            return rank_cases(ids[:cut], distances[:cut], rows)[:k]
+        rows = self.sidecar.hits(ids)  # limited to trusted sources: filter, then cut
+        kept = [(i, d) for i, d in zip(ids, distances, strict=True)
+                if i in rows and source_kind(rows[i].source) in self.sources]  # fmt: skip
+        cut = tie_cut([d for _, d in kept], k)
+        return rank_cases([i for i, _ in kept[:cut]], [d for _, d in kept[:cut]], rows)[:k]
 
     def query(self, workflow: Workflow, platform: Platform, k: int = 5) -> list[RetrievedCase]:
         """The ``k`` stored cases most similar to running ``workflow`` on ``platform`` (on
-        platforms of its family when the store has enough of them)."""
+        platforms of its family when the store has enough of them).
+
+        A store with no case at all raises :class:`StoreMissing`: "nothing similar" from a
+        missing, emptied or wrongly named store would be a confident wrong answer."""
+        self.require_cases()
         vector = self.embedder.embed_cases([(workflow, platform)])[0]
         return self.nearest_cases(vector, k, platform_family(platform))
 

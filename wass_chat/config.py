@@ -60,6 +60,20 @@ class Settings(BaseSettings):
     """Host of the Chroma server when ``chroma_mode`` is ``http``."""
     chroma_port: int = 8000
     """Port of the Chroma server when ``chroma_mode`` is ``http``."""
+    chroma_tls: bool = False
+    """Reach the Chroma server over HTTPS (``scripts/kb-server``'s proxy); implied by
+    ``chroma_ca_file``."""
+    chroma_ca_file: Path | None = None
+    """Certificate the Chroma server's TLS is checked against (the proxy's self-signed
+    ``tls/cert.pem``); None: the system's certificate authorities."""
+    chroma_token_file: Path | None = None
+    """File (mode 0600) holding the bearer token sent to the Chroma server's proxy."""
+    chroma_token_env: str | None = None
+    """Name of an environment variable holding that token (when no ``chroma_token_file``)."""
+    kb_sources: list[str] | None = None
+    """Sources retrieval may return and explanations cite: any of ``simulated``, ``slurm``
+    (real runs), ``simulated-realised`` (``estimates seed`` histories); None: every source.
+    A site sharing a store limits it to the ones it trusts."""
     network_model: Literal["fair", "ideal"] = "fair"
     """Default network model of the simulator."""
     slurm_partition: str | None = None
@@ -81,9 +95,16 @@ class Settings(BaseSettings):
 
     def kb_target(self) -> ChromaTarget:
         """Where the knowledge base lives: embedded under ``kb_dir`` or on a Chroma server."""
-        from kb.chroma_client import ChromaTarget
+        from kb.chroma_client import ChromaTarget, read_token
 
-        return ChromaTarget(self.kb_dir, self.chroma_mode, self.chroma_host, self.chroma_port)
+        if self.chroma_mode == "embedded":
+            return ChromaTarget(self.kb_dir)
+        return ChromaTarget(
+            self.kb_dir, self.chroma_mode, self.chroma_host, self.chroma_port,
+            tls=self.chroma_tls or self.chroma_ca_file is not None,
+            ca_file=self.chroma_ca_file,
+            token=read_token(self.chroma_token_file, self.chroma_token_env),
+        )  # fmt: skip
 
     @property
     def models_dir(self) -> Path:

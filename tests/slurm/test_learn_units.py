@@ -257,3 +257,25 @@ def test_kb_learn_bad_input_is_one_line_and_exit_2(
         assert "no learned run yet" in capsys.readouterr().out
     finally:
         settings.cache_clear()
+
+
+def test_a_forged_timeline_sacct_does_not_confirm_is_refused(tmp_path: Path) -> None:
+    """A job output file edited to stretch a task (to steer ``--estimates kb``) disagrees with
+    sacct's times for that job: the run is not learned and the store is left as it was."""
+    from wass_chat.learn.run_cases import SacctDisagrees
+
+    runlog = RunLog(tmp_path / "runs")
+    record = submitted(runlog, tmp_path / "out")
+    (tmp_path / "out").mkdir()
+    stamp(record)
+    forged = next(d for d in record.decisions if d.task == "work_a")
+    start = T0.timestamp() + REAL["work_a"][0]
+    Path(forged.output or "").write_text(f"wass-start {start}\nwass-end {start + 8471.0}\n")
+    kb = KnowledgeBase(tmp_path / "kb")
+    try:
+        with pytest.raises(SacctDisagrees, match=r"task work_a: its stamps say 8471\.0 s"):
+            learn_finished(record, statuses(record), kb, runlog)
+        assert kb.count() == 0 and learned_cases(kb) == []
+        assert runlog.get(RUN).learned is None
+    finally:
+        kb.close()

@@ -28,15 +28,30 @@ def comma_list(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
-def open_kb(location: Path | Settings | None, **kwargs: Any) -> KnowledgeBase:
+def open_kb(
+    location: Path | Settings | None, existing: bool = False, **kwargs: Any
+) -> KnowledgeBase:
     """The knowledge base at ``location`` (a directory), or the given or process settings' one
-    (embedded, or on the Chroma server the settings name)."""
-    from kb.store import KnowledgeBase
+    (embedded, or on the Chroma server the settings name).
+
+    ``existing``: a directory that holds no knowledge base is an error (StoreMissing), not a
+    new empty store made where a mistyped ``--kb`` points (commands that only read or rewrite
+    a store pass it; seeding, merging, learning and restoring create one)."""
+    from kb.store import SIDECAR_FILE, KnowledgeBase, StoreMissing
     from wass_chat.config import Settings as SettingsType
     from wass_chat.config import settings
 
+    cfg = location if isinstance(location, SettingsType) else settings()
+    kwargs.setdefault("sources", cfg.kb_sources)
+    directory = location if isinstance(location, Path) else None
+    if directory is None and cfg.chroma_mode == "embedded":
+        directory = cfg.kb_dir
+    if existing and directory is not None and not (directory / SIDECAR_FILE).is_file():
+        raise StoreMissing(str(directory), [
+            "holds no knowledge base (no cases.sqlite): check --kb, or seed or restore one"
+        ])  # fmt: skip
     if location is None or isinstance(location, SettingsType):
-        return KnowledgeBase((location or settings()).kb_target(), **kwargs)
+        return KnowledgeBase(cfg.kb_target(), **kwargs)
     return KnowledgeBase(location, **kwargs)
 
 
@@ -127,7 +142,7 @@ def query_command(
     from sim.demo import resolve_workflow
 
     wf, pf = resolve_workflow(workflow), resolve_platform(platform)
-    kb = open_kb(kb_dir)
+    kb = open_kb(kb_dir, existing=True)
     try:
         hits = kb.query(wf, pf, k=k)
     finally:
@@ -160,7 +175,7 @@ def stats_command(kb_dir: Path | None = KB_DIR, as_json: bool = JSON) -> None:
     from kb.curate import kb_stats
     from kb.embedders import registry_name
 
-    kb = open_kb(kb_dir)
+    kb = open_kb(kb_dir, existing=True)
     try:
         data = kb_stats(kb)
         data["embedder"]["spec"] = registry_name(kb.embedder)
@@ -200,7 +215,7 @@ def prune_command(
     from kb.seed import resolve_platform
 
     current = {p.name: p for p in (resolve_platform(name) for name in comma_list(platforms))}
-    kb = open_kb(kb_dir)
+    kb = open_kb(kb_dir, existing=True)
     try:
         plan = plan_curation(
             kb.sidecar.case_rows(), CurationConfig(merge_tolerance, dominated_factor), current
@@ -346,3 +361,83 @@ def bench_command(
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
     app.add_typer(kb_app, name="kb")
+
+
+@kb_app.command("backup")
+def backup_command(
+    directory: Path = typer.Argument(..., help="A new folder for the backup."),
+    kb_dir: Path | None = KB_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """Copy every case, decision and failed run to DIRECTORY (consistent while in use)."""
+    from kb.backup import backup
+
+    kb = open_kb(kb_dir, existing=True, repair=False)
+    try:
+        counts = backup(kb, directory)
+    finally:
+        kb.close()
+    emit(counts, as_json, lambda d: console.print(
+        f"backed up {d['cases']} cases, {d['decisions']} decisions, {d['failed_cases']} failed"
+        f" runs to {directory}"
+    ))  # fmt: skip
+
+
+@kb_app.command("restore")
+def restore_command(
+    directory: Path = typer.Argument(..., help="A folder `kb backup` wrote."),
+    kb_dir: Path | None = KB_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """Add the backup's records the knowledge base lacks, embedding their vectors again."""
+    from kb.backup import BACKUP_FILE, restore
+    from kb.sidecar import Sidecar
+    from sim.errors import InputError
+
+    if not (directory / BACKUP_FILE).is_file():
+        raise InputError(str(directory), ["holds no backup (cases.sqlite)"])
+    held = Sidecar(directory / BACKUP_FILE)
+    total = held.count("cases")
+    held.close()
+    kb = open_kb(kb_dir)
+    try:
+        with progress_bar("restoring cases", total) as advance:
+            added = restore(kb, directory, advance)
+    finally:
+        kb.close()
+    emit(added, as_json, lambda d: console.print(
+        f"restored {d['cases']} cases, {d['decisions']} decisions, {d['failed_cases']} failed"
+        f" runs from {directory}"
+    ))  # fmt: skip
+
+
+@kb_app.command("verify")
+def verify_command(
+    delete: bool = typer.Option(False, "--delete", help="Delete the implausible cases."),
+    kb_dir: Path | None = KB_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """List stored cases faster than their critical-path bound (forged or broken) with who
+    wrote them; exit 1 while any is stored (``--delete`` removes them)."""
+    from kb.provenance import implausible_cases
+
+    kb = open_kb(kb_dir, existing=True, repair=False)
+    try:
+        found = implausible_cases(kb)
+        if delete and found:
+            kb.delete_cases([c["case_id"] for c in found])
+        total = kb.count()
+    finally:
+        kb.close()
+    data = {"cases": total, "implausible": found, "deleted": delete and bool(found)}
+
+    def render(d: dict[str, Any]) -> None:
+        for c in d["implausible"]:
+            console.print(f"{c['case_id']} ({c['source']}, by {c['written_by'] or 'unrecorded'}):"
+                          f" {c['problem']}")  # fmt: skip
+        verb = "deleted; cases left:" if d["deleted"] else "implausible of"
+        console.print(f"{len(d['implausible'])} {verb} {d['cases']}")
+
+    emit(data, as_json, render)
+    if found and not delete:
+        raise typer.Exit(1)

@@ -5,7 +5,9 @@ planned on, the scheduler, the plan's predicted times, the cluster's occupancy t
 runtimes were estimated; Slurm (``squeue``/``sacct``, or the accounting cache) says where and
 when each task's job ran and how it ended. Times come from the jobs' own stamps when every job
 that ran left them (sub-millisecond, :mod:`wass_chat.slurm.job_stamps`), else from sacct's
-whole seconds, never a mix of the two clocks.
+whole seconds, never a mix of the two clocks. The stamps are files the jobs wrote, so sacct
+must confirm them: a stamped interval outside its job's sacct interval (a forged or edited
+output file) makes the run refused, not learned.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from kb.real_runs import FinishedRun, TaskExecution
 from kb.records import RealExecution
+from sim.errors import InputError
 from sim.occupancy import Hold, Occupancy
 from sim.platforms import platform_from_dict
 from wass_chat.runlog import NOT_SUBMITTED, RunRecord
@@ -24,6 +27,13 @@ from wass_chat.slurm.runs import FINISHED_STATES, TaskStatus
 from wass_chat.slurm.sim_to_real import run_workflow, sacct_seconds
 
 UNSET = ("", "Unknown", "None")
+STAMP_SLACK_S = 2.0
+"""How far a job's own stamps may fall outside its sacct interval: sacct keeps whole seconds
+(truncated) and the stamps come from the compute node's clock, not slurmctld's."""
+
+
+class SacctDisagrees(InputError):
+    """A run whose recorded times sacct does not confirm: it is not learned."""
 
 
 def run_ended(record: RunRecord, statuses: Sequence[TaskStatus]) -> bool:
@@ -46,6 +56,8 @@ def finished_run(record: RunRecord, statuses: Sequence[TaskStatus]) -> FinishedR
         if d.task in ran and d.output and (found := read_stamps(Path(d.output))) is not None
     }
     use_stamps = bool(ran) and len(stamps) == len(ran)
+    if use_stamps:
+        confirm_stamps(record.run_id, stamps, sacct)
     tasks = {}
     for d in record.decisions:
         status = by_task.get(d.task)
@@ -72,6 +84,30 @@ def finished_run(record: RunRecord, statuses: Sequence[TaskStatus]) -> FinishedR
             timing="job stamps" if use_stamps else "sacct",
         ),
     )
+
+
+def confirm_stamps(
+    run_id: str,
+    stamps: dict[str, tuple[float, float]],
+    sacct: dict[str, tuple[float, float] | None],
+) -> None:
+    """Raise :class:`SacctDisagrees` naming every task whose stamped (start, end) is not
+    within its job's sacct interval (give or take :data:`STAMP_SLACK_S`)."""
+    problems = []
+    for task, (start, end) in sorted(stamps.items()):
+        interval = sacct.get(task)
+        if interval is None:
+            continue
+        first, last = interval
+        if not (first - STAMP_SLACK_S <= start <= end <= last + STAMP_SLACK_S):
+            problems.append(
+                f"task {task}: its stamps say {end - start:.1f} s from {start:.1f}, sacct says"
+                f" {last - first:.0f} s from {first:.0f}"
+            )
+    if problems:
+        raise SacctDisagrees(f"run {run_id}", [
+            f"{p} (job output edited or forged?): not learned" for p in problems
+        ])  # fmt: skip
 
 
 def _sacct_interval(status: TaskStatus) -> tuple[float, float] | None:

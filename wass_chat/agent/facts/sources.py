@@ -197,12 +197,13 @@ class Sources:
             if self._kb is None:
                 from kb import store
 
+                trusted = self.settings.kb_sources  # the sources a site lets answers cite
                 if self.settings.chroma_mode == "http":
-                    self._kb = store.KnowledgeBase(self.settings.kb_target())
+                    self._kb = store.KnowledgeBase(self.settings.kb_target(), sources=trusted)
                     return self._kb
                 if stored_cases(self.settings.kb_dir) == 0:
                     build_demo_kb(self.settings.kb_dir, work)
-                self._kb = store.KnowledgeBase(self.settings.kb_dir)
+                self._kb = store.KnowledgeBase(self.settings.kb_dir, sources=trusted)
             return self._kb
         finally:
             self._kb_lock.release()

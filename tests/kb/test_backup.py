@@ -1,0 +1,69 @@
+"""`kb backup DIR` / `kb restore DIR`: every record out and back in, vectors embedded again."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from kb.backup import backup, restore
+from kb.decisions import decisions_from_case
+from kb.records import RealExecution
+from kb.store import KnowledgeBase
+from sim.errors import InputError
+from tests.kb.conftest import make_case
+
+
+def filled(directory: Path) -> KnowledgeBase:
+    kb = KnowledgeBase(directory)
+    cases = [make_case(s) for s in (1, 2, 3)]
+    kb.add_cases(cases, decisions=[d for c in cases for d in decisions_from_case(c, 2)])
+    failed = replace(make_case(4), case_id="real-failed", source="slurm:run-f",
+                     real=RealExecution(run_id="run-f", state="FAILED"))  # fmt: skip
+    assert kb.add_real_case(failed)
+    return kb
+
+
+def test_a_backup_restores_every_record_into_a_fresh_store(tmp_path: Path) -> None:
+    kb = filled(tmp_path / "kb")
+    counts = backup(kb, tmp_path / "backup")
+    assert counts == {"cases": 3, "decisions": kb.sidecar.count("decisions"), "failed_cases": 1}
+    with pytest.raises(InputError, match="already holds a backup"):
+        backup(kb, tmp_path / "backup")  # never overwritten
+    assert not list((tmp_path / "backup").glob(".*partial*"))
+    kb.close()
+
+    fresh = KnowledgeBase(tmp_path / "restored")
+    added = restore(fresh, tmp_path / "backup")
+    assert added == counts
+    assert restore(fresh, tmp_path / "backup") == dict.fromkeys(counts, 0)  # idempotent
+    probe = make_case(2)
+    assert fresh.query(probe.workflow, probe.platform, k=1)[0].case_id == probe.case_id
+    original = KnowledgeBase(tmp_path / "kb")
+    for kind in counts:
+        assert fresh.sidecar.ids(kind) == original.sidecar.ids(kind)
+    assert fresh.get_cases([probe.case_id]) == original.get_cases([probe.case_id])
+    original.close()
+    fresh.close()
+
+
+def test_cli_backup_and_restore_and_a_folder_without_a_backup(tmp_path: Path) -> None:
+    filled(tmp_path / "kb").close()
+    env = {**os.environ, "WASS_HOME": str(tmp_path / "home")}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["wass-chat", "kb", *args], capture_output=True, text=True,
+                              env=env, check=False)  # fmt: skip
+
+    done = cli("backup", str(tmp_path / "b"), "--kb", str(tmp_path / "kb"))
+    assert done.returncode == 0, done.stderr
+    assert "backed up 3 cases" in done.stdout
+    done = cli("restore", str(tmp_path / "b"), "--kb", str(tmp_path / "again"))
+    assert done.returncode == 0, done.stderr
+    assert "restored 3 cases" in done.stdout
+    missing = cli("restore", str(tmp_path / "nothing"), "--kb", str(tmp_path / "again"))
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+    assert "holds no backup" in missing.stderr
