@@ -10,14 +10,10 @@ from __future__ import annotations
 import getpass
 import socket
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from kb.records import CaseRecord, is_real
 from sim.errors import InputError
 from sim.metrics import critical_path_bound
-
-if TYPE_CHECKING:
-    from kb.store import KnowledgeBase
 
 MEASURED_SOURCES = ("simulated-realised",)
 """Sources (besides real runs) whose workflow carries the user's runtime requests while the
@@ -71,23 +67,3 @@ def check_plausible(case: CaseRecord) -> None:
             f"its makespan {makespan:.1f} s is below the critical-path bound {bound:.1f} s of"
             f" {case.workflow.name} on {case.platform.name}: no schedule can be that fast"
         ])  # fmt: skip
-
-
-def implausible_cases(kb: KnowledgeBase, chunk: int = 1000) -> list[dict[str, str]]:
-    """Every stored case :func:`check_plausible` refuses, with who wrote it and why: what a
-    store filled before the check (or written around it, straight to a server) still holds."""
-    from kb.codec import case_from_bytes
-
-    found = []
-    ids = sorted(kb.sidecar.ids("cases"))
-    for start in range(0, len(ids), chunk):
-        for case_id, body in kb.sidecar.bodies(ids[start : start + chunk]).items():
-            case = case_from_bytes(body)
-            try:
-                check_plausible(case)
-            except ImplausibleCase as exc:
-                found.append({
-                    "case_id": case_id, "source": case.source,
-                    "written_by": case.written_by, "problem": exc.problems[0],
-                })  # fmt: skip
-    return found

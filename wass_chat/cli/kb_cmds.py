@@ -419,7 +419,7 @@ def verify_command(
 ) -> None:
     """List stored cases faster than their critical-path bound (forged or broken) with who
     wrote them; exit 1 while any is stored (``--delete`` removes them)."""
-    from kb.provenance import implausible_cases
+    from kb.verification import implausible_cases
 
     kb = open_kb(kb_dir, existing=True, repair=False)
     try:

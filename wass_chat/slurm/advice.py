@@ -19,7 +19,6 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.formats import (
@@ -32,9 +31,6 @@ from wass_chat.slurm.formats import (
 )
 from wass_chat.slurm.job_files import option
 from wass_chat.slurm.live import Snapshot
-
-if TYPE_CHECKING:
-    from wass_chat.slurm.queue_advice import QueueView
 
 # 22.05 and 24.11: "to start at T using 1 processors on nodes n1 in partition debug"; Debian's
 # 26.05 prints "to start at T a using ..." (its format string is "%s%s%s a using").
@@ -335,45 +331,6 @@ def _low(count: str) -> int:
     return int(head) if head.isdigit() else 0
 
 
-QUEUE_CLASSES = frozenset({"resources", "priority"})
-"""Reason classes of jobs waiting their turn: their advice is judged by the queue model."""
-
-
-def advise(
-    commands: SlurmCommands,
-    snap: Snapshot,
-    request: JobRequest,
-    klass: str,
-    view: QueueView | None = None,
-) -> list[Advice]:
-    """Every candidate change for ``klass``; those that help first, then the rest (so an
-    answer can say what does not help, too).
-
-    A job waiting its turn (:data:`QUEUE_CLASSES`) has each change judged by our replay of
-    the whole queue (:mod:`wass_chat.slurm.queue_advice`): ``--test-only`` checks one request,
-    not the queue as it will unfold. Where that model cannot place the job, its
-    advice is not judged (helps None). Other classes (a limit, a node, a reservation) are
-    about whether Slurm would accept the job at all, which ``--test-only`` answers. ``view``
-    is the queue model when the caller has it already."""
-    from wass_chat.slurm.queue_advice import judge_in_queue, queue_view
-
-    found = candidates(snap, request, klass)
-    if klass in QUEUE_CLASSES and found:
-        view = view or queue_view(commands, snap.job_id, snap.now)
-        if view is not None:
-            advice = [judge_in_queue(commands, view, t, c, snap.now) for t, c in found]
-        else:
-            advice = [_unjudged(t, check(commands, c), snap.now) for t, c in found]
-    else:
-        baseline = snap.start_estimate
-        advice = [judge(t, check(commands, c), baseline, snap.now) for t, c in found]
-    return sorted(advice, key=lambda a: (not a.helps, a.start or _test_only(a) or datetime.max))
-
-
-def _test_only(advice: Advice) -> datetime | None:
-    return advice.check.start if advice.check else None
-
-
 def test_only_said(start: datetime, now: datetime) -> str:
     """When ``sbatch --test-only`` says a request would start, as an answer words it: its
     start past :data:`UNFORESEEABLE` is Slurm's "not within its plan" (a date centuries away
@@ -381,20 +338,3 @@ def test_only_said(start: datetime, now: datetime) -> str:
     if start - now > UNFORESEEABLE:
         return f"no start it can foresee (more than {UNFORESEEABLE.days} days away)"
     return "now" if start <= now else f"at about {clock(start, now)}"
-
-
-def _unjudged(text: str, result: Check, now: datetime) -> Advice:
-    """A change for a job the queue model cannot place: what ``--test-only`` says, not judged
-    (a check of one request, not a replay of the queue: it cannot say whether the change
-    helps)."""
-    if result.start is None:
-        return Advice(text, result, False, f"Slurm would refuse it: {result.refusal}")
-    said = test_only_said(result.start, now)
-    return Advice(
-        text,
-        result,
-        None,
-        f"Slurm would accept it (on {result.nodes}); sbatch --test-only says {said}, but that "
-        "is Slurm's check of this one request, not a replay of the queue, and our queue model "
-        "cannot place this job",
-    )

@@ -17,9 +17,18 @@ from datetime import datetime
 
 from sim.batch.config import SchedulerConfig
 from sim.batch.model import BatchCluster
-from wass_chat.slurm.advice import Advice, Check, JobRequest, check, test_only_said
+from wass_chat.slurm.advice import (
+    Advice,
+    Check,
+    JobRequest,
+    candidates,
+    check,
+    judge,
+    test_only_said,
+)
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
 from wass_chat.slurm.formats import clock
+from wass_chat.slurm.live import Snapshot
 from wass_chat.slurm.queue_model import LiveQueue, Prediction, Waiting, fresh_copy, predict
 
 SOURCE = "queue model"
@@ -176,4 +185,58 @@ def _alone(result: Check, now: datetime) -> str:
     return (
         f"; sbatch --test-only accepts it on {result.nodes} and says {said} (Slurm's check of "
         "this one request, not a replay of the queue)"
+    )
+
+
+QUEUE_CLASSES = frozenset({"resources", "priority"})
+"""Reason classes of jobs waiting their turn: their advice is judged by the queue model."""
+
+
+def advise(
+    commands: SlurmCommands,
+    snap: Snapshot,
+    request: JobRequest,
+    klass: str,
+    view: QueueView | None = None,
+) -> list[Advice]:
+    """Every candidate change for ``klass``; those that help first, then the rest (so an
+    answer can say what does not help, too).
+
+    A job waiting its turn (:data:`QUEUE_CLASSES`) has each change judged by our replay of
+    the whole queue (:mod:`wass_chat.slurm.queue_advice`): ``--test-only`` checks one request,
+    not the queue as it will unfold. Where that model cannot place the job, its
+    advice is not judged (helps None). Other classes (a limit, a node, a reservation) are
+    about whether Slurm would accept the job at all, which ``--test-only`` answers. ``view``
+    is the queue model when the caller has it already."""
+    found = candidates(snap, request, klass)
+    if klass in QUEUE_CLASSES and found:
+        view = view or queue_view(commands, snap.job_id, snap.now)
+        if view is not None:
+            advice = [judge_in_queue(commands, view, t, c, snap.now) for t, c in found]
+        else:
+            advice = [_unjudged(t, check(commands, c), snap.now) for t, c in found]
+    else:
+        baseline = snap.start_estimate
+        advice = [judge(t, check(commands, c), baseline, snap.now) for t, c in found]
+    return sorted(advice, key=lambda a: (not a.helps, a.start or _test_only(a) or datetime.max))
+
+
+def _test_only(advice: Advice) -> datetime | None:
+    return advice.check.start if advice.check else None
+
+
+def _unjudged(text: str, result: Check, now: datetime) -> Advice:
+    """A change for a job the queue model cannot place: what ``--test-only`` says, not judged
+    (a check of one request, not a replay of the queue: it cannot say whether the change
+    helps)."""
+    if result.start is None:
+        return Advice(text, result, False, f"Slurm would refuse it: {result.refusal}")
+    said = test_only_said(result.start, now)
+    return Advice(
+        text,
+        result,
+        None,
+        f"Slurm would accept it (on {result.nodes}); sbatch --test-only says {said}, but that "
+        "is Slurm's check of this one request, not a replay of the queue, and our queue model "
+        "cannot place this job",
     )

@@ -21,15 +21,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from sim.errors import InputError
-from wass_chat.slurm.advice import (
-    QUEUE_CLASSES,
-    Advice,
-    JobRequest,
-    advise,
-    check,
-    judge,
-    request_of,
-)
+from wass_chat.slurm.advice import Advice, JobRequest, check, judge, request_of
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
 from wass_chat.slurm.explain.aftermath import Aftermath, ended_aftermath
 from wass_chat.slurm.explain.ended import finished, running, scheduler_of, waited
@@ -44,7 +36,7 @@ from wass_chat.slurm.explain.refused import (
 from wass_chat.slurm.explain.replay_start import replayed_start
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
 from wass_chat.slurm.live import Quoted, Snapshot, snapshot
-from wass_chat.slurm.queue_advice import QueueView, queue_view
+from wass_chat.slurm.queue_advice import QUEUE_CLASSES, QueueView, advise, queue_view
 from wass_chat.slurm.reasons import NO_START, PENDING_STATES, Reason, classify
 
 __all__ = ["JobWhyFacts", "NotYourJob", "explain_job", "facts_of"]
