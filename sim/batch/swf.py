@@ -59,7 +59,10 @@ def read_swf(path: Path, max_jobs: int | None = None) -> SwfTrace:
     except OSError as exc:
         raise WorkloadError(str(path), [f"cannot read: {exc.strerror or exc}"]) from exc
     if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:  # a damaged or truncated .gz
+            raise WorkloadError(str(path), [f"cannot decompress: {exc}"]) from exc
     return parse_swf(io.StringIO(raw.decode("utf-8", errors="replace")).read(), str(path), max_jobs)
 
 
@@ -92,6 +95,8 @@ def parse_swf(text: str, source: str = "swf", max_jobs: int | None = None) -> Sw
             problems.append(f"line {number}: a field is not a number")
         if max_jobs is not None and len(rows) >= max_jobs:
             break
+    if not rows and not problems:  # a replay of nothing would print confident zeros
+        problems.append("no job lines (an SWF line has 18 numbers)")
     raise_if(problems, WorkloadError, source)
     table = np.array(rows, np.float64).reshape(-1, SWF_FIELDS)
     trace = _trace(table, header, source)
