@@ -122,6 +122,9 @@ OTHER_CASES: dict[str, tuple[Files, str, dict[str, str]]] = {
     "whatif --swf an empty file": ({"t.swf": ""}, "whatif cluster --swf {D}/t.swf", {}),
     "whatif --swf a file that is not SWF": (
         {"t.swf": "hello world\nthis is not swf\n"}, "whatif cluster --swf {D}/t.swf", {}),
+    "whatif --swf only unusable jobs": (
+        {"t.swf": " ".join(["1", "0", "0", "-1"] + ["-1"] * 14) + "\n"},
+        "whatif cluster --swf {D}/t.swf", {}),
     "whatif --swf a damaged .swf.gz": (
         {"t.swf.gz": b"\x1f\x8bjunkjunk"}, "whatif cluster --swf {D}/t.swf.gz", {}),
     "submit --scale nan": (
@@ -147,6 +150,8 @@ OTHER_CASES: dict[str, tuple[Files, str, dict[str, str]]] = {
         {"c.toml": "chroma_port = 99999\n"}, _DEMOS, {"WASS_CONFIG": "c.toml"}),
     "an Ollama host that is not http": (
         {"c.toml": 'ollama_host = "ftp://x"\n'}, _DEMOS, {"WASS_CONFIG": "c.toml"}),
+    "an Ollama host that is not a host": (
+        {"c.toml": 'ollama_host = "not a url"\n'}, _DEMOS, {"WASS_CONFIG": "c.toml"}),
     "an empty partition": ({}, _DEMOS, {"WASS_SLURM_PARTITION": ""}),
     "a data home that is a file": ({"home-file": "x"}, "runs", {"WASS_HOME": "home-file"}),
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path
@@ -94,8 +95,11 @@ class Settings(BaseSettings):
     @classmethod
     def _host_is_a_url(cls, value: str) -> str:
         parts = urlsplit(value)
-        if not value.strip() or ("://" in value and (
-                parts.scheme not in ("http", "https") or not parts.hostname)):  # fmt: skip
+        if "://" in value:
+            usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+        else:  # Ollama's own HOST[:PORT] form
+            usable = re.fullmatch(r"(?:[\w.-]+|\[[0-9A-Fa-f:]+\])(?::\d+)?", value) is not None
+        if not usable:
             raise ValueError(f"must be an http(s)://HOST[:PORT] URL, got {value!r}")
         return value
 

@@ -95,8 +95,6 @@ def parse_swf(text: str, source: str = "swf", max_jobs: int | None = None) -> Sw
             problems.append(f"line {number}: a field is not a number")
         if max_jobs is not None and len(rows) >= max_jobs:
             break
-    if not rows and not problems:  # a replay of nothing would print confident zeros
-        problems.append("no job lines (an SWF line has 18 numbers)")
     raise_if(problems, WorkloadError, source)
     table = np.array(rows, np.float64).reshape(-1, SWF_FIELDS)
     trace = _trace(table, header, source)
