@@ -69,6 +69,7 @@ class HnswSettings:
 def chroma_client(location: Path | ChromaTarget) -> tuple[Any, Path]:
     """A Chroma client for ``location`` and the directory holding the sidecar."""
     import chromadb
+    import chromadb.errors
     from chromadb.config import Settings as ChromaSettings
 
     target = location if isinstance(location, ChromaTarget) else ChromaTarget(location)
@@ -94,9 +95,24 @@ def chroma_client(location: Path | ChromaTarget) -> tuple[Any, Path]:
         _refuse_loudly(client, where)
         return client, target.directory
     chroma_settings = ChromaSettings(anonymized_telemetry=False)
-    return chromadb.PersistentClient(str(target.directory / "chroma"), chroma_settings), (
-        target.directory
-    )
+    path = target.directory / "chroma"
+    try:
+        return chromadb.PersistentClient(str(path), chroma_settings), target.directory
+    except PermissionError as exc:  # the folder cannot be created
+        raise KnowledgeBaseUnwritable(path, str(exc.strerror or exc)) from exc
+    except chromadb.errors.InternalError as exc:  # the same, from Chroma's Rust core
+        if "permission denied" not in str(exc).lower() and "readonly" not in str(exc).lower():
+            raise
+        raise KnowledgeBaseUnwritable(path, str(exc)) from exc
+
+
+class KnowledgeBaseUnwritable(UserFacingError):
+    """The embedded knowledge base cannot be opened for writing (a read-only data home):
+    Chroma opens its database read-write even to read it."""
+
+    def __init__(self, path: Path, cause: str) -> None:
+        super().__init__(f"cannot open the knowledge base at {path}: {cause} "
+                         "(a read-only data home: set WASS_HOME to a folder you can write)")
 
 
 def _refuse_loudly(client: Any, where: str) -> None:

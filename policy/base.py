@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from policy.plan import Plan
+from sim.errors import WorkflowError
 from sim.model import Platform, Workflow, check_fits
 from sim.occupancy import Occupancy
 from sim.schedule import DynamicScheduler, NetworkModel, SimResult, StaticSchedule
@@ -41,6 +42,13 @@ class StaticScheduler(ABC):
         cores ``occupancy`` holds (None: an idle cluster)."""
 
 
+MAX_PLANNED_TASKS = 2000
+"""The most tasks a list scheduler plans (docs/schedulers.md, "Workflow size"). Its core
+timeline search grows faster than quadratically with the tasks that run side by side: a
+4,000-task fan-out took HEFT 270 s to plan, a 100k-task workflow hours; above the bound the
+plan is refused in one line, pointing at ``eft``, which places tasks as they become ready."""
+
+
 class ListScheduler(StaticScheduler):
     """A static scheduler that builds a :class:`Plan` with the model's exact costs."""
 
@@ -54,7 +62,18 @@ class ListScheduler(StaticScheduler):
         self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
     ) -> StaticSchedule:
         check_fits(workflow, platform)
+        check_plannable(workflow, self.name)
         return self.plan(workflow, platform, occupancy).to_schedule(self.name)
+
+
+def check_plannable(workflow: Workflow, scheduler: str) -> None:
+    """Refuse (:class:`WorkflowError`) a workflow too large for a list scheduler to plan in
+    reasonable time, rather than run for hours."""
+    if len(workflow.tasks) > MAX_PLANNED_TASKS:
+        raise WorkflowError(workflow.name, [
+            f"{len(workflow.tasks):,} tasks: {scheduler} plans at most {MAX_PLANNED_TASKS:,} "
+            "(docs/schedulers.md, \"Workflow size\"); simulate it with --scheduler eft, "
+            "which places tasks as they become ready"])  # fmt: skip
 
 
 Scheduler = StaticScheduler | DynamicScheduler

@@ -7,6 +7,8 @@ See :mod:`sim.recipes` and :mod:`sim.shapes` for what each kind produces.
 
 from __future__ import annotations
 
+import math
+
 from sim.errors import InputError
 from sim.model import Workflow
 from sim.recipes import RECIPES, generate_recipe, recipe_minimum_tasks
@@ -23,6 +25,8 @@ def generate_workflow(
     ``num_tasks`` None means the kind's default: a recipe's minimum size, 20 tasks for a shape
     (49 for genomics). ``ccr`` None keeps a recipe's own file sizes and gives shapes a CCR of 1.
     """
+    if ccr is not None and not (math.isfinite(ccr) and ccr >= 0):  # NaN passes every `<`
+        raise InputError("--ccr", [f"CCR must be a finite number >= 0, got {ccr}"])
     if kind in RECIPES:
         size = recipe_minimum_tasks(kind) if num_tasks is None else num_tasks
         return generate_recipe(kind, size, seed, ccr=ccr)

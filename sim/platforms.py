@@ -21,6 +21,7 @@ reported at once as a :class:`~sim.errors.PlatformError`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -148,8 +149,12 @@ def _quantity(
         if kind is None:
             if isinstance(obj[key], bool) or not isinstance(obj[key], int | float):
                 raise ValueError(f"expected a number, got {obj[key]!r}")
-            return float(obj[key])
-        return parse_quantity(obj[key], kind)
+            value = float(obj[key])
+        else:
+            value = parse_quantity(obj[key], kind)
+        if not math.isfinite(value):  # YAML's .nan / .inf: no comparison would catch it
+            raise ValueError(f"must be a finite number, got {obj[key]!r}")
+        return value
     except ValueError as exc:
         check.add(f"{where}: {key!r}: {exc}")
         return default

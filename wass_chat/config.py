@@ -7,11 +7,14 @@ Precedence (highest first): environment variables, the TOML file, defaults. The 
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -88,6 +91,46 @@ class Settings(BaseSettings):
             raise ValueError("is empty: name a folder, or unset it for the default")
         return value
 
+    @field_validator("ollama_timeout")
+    @classmethod
+    def _timeout_is_positive(cls, value: float) -> float:
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"must be a number of seconds > 0, got {value}")
+        return value
+
+    @field_validator("chroma_port")
+    @classmethod
+    def _port_is_a_port(cls, value: int) -> int:
+        if not 1 <= value <= 65535:
+            raise ValueError(f"must be a TCP port, 1 to 65535, got {value}")
+        return value
+
+    @field_validator("ollama_host")
+    @classmethod
+    def _host_is_a_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if "://" in value:
+            usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+        else:  # Ollama's own HOST[:PORT] form
+            usable = re.fullmatch(r"(?:[\w.-]+|\[[0-9A-Fa-f:]+\])(?::\d+)?", value) is not None
+        if not usable:
+            raise ValueError(f"must be an http(s)://HOST[:PORT] URL, got {value!r}")
+        return value
+
+    @field_validator("chroma_host", "ollama_model", "slurm_partition")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():  # an empty variable is a mistake, not "unset"
+            raise ValueError("is empty: give a value, or unset it for the default")
+        return value
+
+    @field_validator("home")
+    @classmethod
+    def _home_is_a_folder(cls, value: Path) -> Path:
+        if value.exists() and not value.is_dir():
+            raise ValueError(f"{value} is a file, not a folder")
+        return value
+
     # --- derived paths ------------------------------------------------------------------
     @property
     def kb_dir(self) -> Path:
@@ -150,7 +193,7 @@ def load_settings(path: Path | None = None) -> Settings:
     if path.exists():
         try:
             values = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(str(path), [str(exc)]) from exc
     # Environment variables win over the file: drop file keys that the environment sets.
     for key in list(values):

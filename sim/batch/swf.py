@@ -59,7 +59,10 @@ def read_swf(path: Path, max_jobs: int | None = None) -> SwfTrace:
     except OSError as exc:
         raise WorkloadError(str(path), [f"cannot read: {exc.strerror or exc}"]) from exc
     if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:  # a damaged or truncated .gz
+            raise WorkloadError(str(path), [f"cannot decompress: {exc}"]) from exc
     return parse_swf(io.StringIO(raw.decode("utf-8", errors="replace")).read(), str(path), max_jobs)
 
 

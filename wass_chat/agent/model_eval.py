@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sim.errors import InputError
 from wass_chat.agent.understanding.intents import SIDE_EFFECTING_TOOLS
 from wass_chat.agent.understanding.nlu_eval import Report, format_report, load_questions, normalise
 
@@ -237,9 +238,13 @@ def evaluate_model(
     questions, _reference = load_questions(split)
     questions = questions[:limit] if limit else questions
     start = time.perf_counter()
-    llama = llama_cpp.Llama(
-        model_path=str(gguf), n_ctx=config.n_ctx, n_threads=config.threads, seed=0, verbose=False
-    )
+    try:
+        llama = llama_cpp.Llama(
+            model_path=str(gguf), n_ctx=config.n_ctx, n_threads=config.threads, seed=0,
+            verbose=False,
+        )
+    except ValueError as exc:  # llama.cpp's word for a file that is not a GGUF model
+        raise InputError(str(gguf), [f"not a loadable GGUF model: {exc}"]) from exc
     report = ModelReport(f"{split} ({gguf.name})", len(questions), threads=config.threads)
     report.reuse_prefix = config.reuse_prefix
     report.load_model_s = round(time.perf_counter() - start, 3)

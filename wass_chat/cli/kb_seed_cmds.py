@@ -52,7 +52,7 @@ def seed_command(
     ),
     schedulers: str = typer.Option("heft,wass,slurm,random", "--schedulers"),
     sizes: str = typer.Option("50,100,200", "--sizes", help="Task counts to draw from."),
-    jobs: int = typer.Option(2, "--jobs", "-j", help="Worker processes (per array task)."),
+    jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Worker processes (per array task)."),
     seed: int = typer.Option(0, "--seed"),
     batch: int = typer.Option(1000, "--batch", help="Cases per insert (<= 5000)."),
     decisions: int = typer.Option(4, "--decisions", help="Decision records kept per case."),

@@ -31,16 +31,26 @@ def plugin_export(
 def plugin_install(
     weights: Path | None = typer.Option(None, "--weights", help=".npz or .pt policy head."),
     yes: bool = typer.Option(False, "--yes"),
+    force: bool = typer.Option(
+        False, "--force", help="Replace a site's own job_submit.lua (a backup is kept)."
+    ),
 ) -> None:
-    """Install job_submit.lua next to $SLURM_CONF (slurmctld re-reads it on the next job)."""
-    from wass_chat.slurm.plugin import install_plugin, slurm_conf_dir
+    """Install job_submit.lua next to $SLURM_CONF (slurmctld re-reads it on the next job).
 
+    An earlier wass-chat plugin is replaced; a site's own script is refused unless --force,
+    which first copies it to job_submit.lua.bak-<time>.
+    """
+    from wass_chat.slurm.plugin import install_plugin, refuse_site_plugin, slurm_conf_dir
+
+    target = slurm_conf_dir() / "job_submit.lua"
+    if not force:
+        refuse_site_plugin(target)  # before Slurm is asked anything
     text = _render_plugin(weights, True)
     if not yes:
         if not sys.stdin or not sys.stdin.isatty():
             raise InputError("plugin install", ["no terminal to confirm on: pass --yes"])
-        typer.confirm(f"Replace {slurm_conf_dir() / 'job_submit.lua'}?", abort=True)
-    console.print(f"installed {install_plugin(text)}")
+        typer.confirm(f"Replace {target}?", abort=True)
+    console.print(f"installed {install_plugin(text, force=force)}")
 
 
 @plugin_app.command("bench")
@@ -61,7 +71,10 @@ def plugin_bench(
     if template is not None:
         if not template.is_file():
             raise InputError(str(template), ["file not found"])
-        text = template.read_text()
+        try:
+            text = template.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(str(template), [f"not a readable Lua source: {exc}"]) from exc
     result = bench_inference(jobs, candidates, dim, hidden, template=text)
     emit(result.to_dict(), as_json, lambda r: console.print(
         f"inference mode, {r['jobs']} jobs x {r['candidates']} candidates, head "

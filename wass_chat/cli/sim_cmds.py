@@ -105,7 +105,7 @@ def resolve_scheduler(name: str, wf: Workflow, pf: Platform) -> StaticSchedule |
     if name.strip().lower() == "eft":
         return EarliestFinishPlacement()
     try:
-        from policy.base import StaticScheduler
+        from policy.base import StaticScheduler, check_plannable
         from policy.registry import get_scheduler
     except ImportError as exc:
         from sim.errors import InputError
@@ -113,6 +113,7 @@ def resolve_scheduler(name: str, wf: Workflow, pf: Platform) -> StaticSchedule |
         raise InputError(name, [f"scheduler registry unavailable ({exc}); use 'eft'"]) from exc
     scheduler = get_scheduler(name)
     if isinstance(scheduler, StaticScheduler):
+        check_plannable(wf, scheduler.name)  # every static planner, not only list schedulers
         return scheduler.schedule(wf, pf)
     return scheduler
 

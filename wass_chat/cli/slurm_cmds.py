@@ -8,6 +8,7 @@ every run they see end into the knowledge base (:mod:`wass_chat.learn`).
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -100,8 +101,8 @@ def submit(
     from wass_chat.slurm.submission import plan_new_run
 
     cfg = _settings()
-    if scale is not None and scale <= 0:
-        raise InputError("--scale", [f"must be positive, got {scale}"])
+    if scale is not None and not (math.isfinite(scale) and scale > 0):  # NaN passes `<= 0`
+        raise InputError("--scale", [f"must be a finite number > 0, got {scale}"])
     if estimates not in ("workflow", "kb"):
         raise InputError("--estimates", [f"choose workflow or kb, got {estimates!r}"])
     wf = resolve_workflow(workflow)
@@ -269,8 +270,8 @@ def sim_to_real(
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
     if not names:
         raise InputError("--schedulers", ["no scheduler given"])
-    if scale is not None and scale <= 0:
-        raise InputError("--scale", [f"must be positive, got {scale}"])
+    if scale is not None and not (math.isfinite(scale) and scale > 0):  # NaN passes `<= 0`
+        raise InputError("--scale", [f"must be a finite number > 0, got {scale}"])
     wf = resolve_workflow(workflow)
     pf = _platform(platform, cfg.slurm_partition)
     if not yes:

@@ -19,7 +19,10 @@ def jobs_table(path: Path | None) -> Any:
     if not path.exists():
         raise InputError(str(path), ["no such file"])
     if path.suffix == ".parquet":
-        return pl.read_parquet(path)
+        try:
+            return pl.read_parquet(path)
+        except (OSError, pl.exceptions.PolarsError) as exc:  # not Parquet, or damaged
+            raise InputError(str(path), [f"not a readable Parquet file: {exc}"]) from exc
     return parse_sacct_file(path).jobs
 
 

@@ -46,7 +46,7 @@ from pathlib import Path
 import polars as pl
 
 from sim.errors import InputError
-from wass_chat.atomic_files import fsync_folder, write_atomic
+from wass_chat.atomic_files import OutputError, fsync_folder, write_atomic
 from wass_chat.sacct.parse import empty_jobs, schema
 
 UNKNOWN_MONTH = "unknown"
@@ -151,8 +151,12 @@ class SacctCache:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         """Hold the cache's exclusive lock; finish an interrupted import first."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / _LOCK, "a") as lock:
+        try:  # a read-only data home: one line, not a traceback
+            self.root.mkdir(parents=True, exist_ok=True)
+            lock = open(self.root / _LOCK, "a")  # noqa: SIM115 (closed by the with below)
+        except OSError as exc:
+            raise OutputError(self.root / _LOCK, exc) from exc
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 self._roll_forward()

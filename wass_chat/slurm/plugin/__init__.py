@@ -9,6 +9,8 @@ the next submission.
 from __future__ import annotations
 
 import os
+import shutil
+from datetime import UTC, datetime
 from importlib.resources import files
 from pathlib import Path
 
@@ -62,12 +64,64 @@ def slurm_conf_dir() -> Path:
     return Path(conf).parent
 
 
-def install_plugin(text: str, directory: Path | None = None) -> Path:
-    """Write ``job_submit.lua`` atomically into ``directory`` (default: next to SLURM_CONF)."""
+OUR_SIGNATURE = "wass-chat job_submit plugin"
+"""A phrase of the shipped plugin's header comment: a script holding it is ours to replace."""
+
+
+class PluginConflict(InputError):
+    """A ``job_submit.lua`` that is not ours is already installed: the site's own rules would be
+    lost, so it is left alone unless the person asks (``--force``, which keeps a backup)."""
+
+    kind = "plugin target"
+
+
+def is_our_plugin(path: Path) -> bool:
+    """Whether ``path`` holds a plugin written by wass-chat (any version)."""
+    try:
+        return OUR_SIGNATURE in path.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def refuse_site_plugin(path: Path) -> None:
+    """Raise :class:`PluginConflict` if ``path`` holds a script that is not ours."""
+    if path.exists() and not is_our_plugin(path):
+        raise PluginConflict(str(path), [
+            "it holds a site's own job_submit.lua, not wass-chat's; merge our plugin into "
+            "it by hand (wass-chat plugin export -o FILE), or pass --force to replace it "
+            "(a copy is kept as job_submit.lua.bak-<time>)"])  # fmt: skip
+
+
+def install_plugin(text: str, directory: Path | None = None, force: bool = False) -> Path:
+    """Write ``job_submit.lua`` atomically into ``directory`` (default: next to SLURM_CONF).
+
+    An earlier wass-chat plugin there is replaced. A site's own script is refused
+    (:class:`PluginConflict`) unless ``force``; then it is first copied to
+    ``job_submit.lua.bak-<UTC time>`` (never over an earlier backup), so nothing is lost.
+    The two scripts are not merged: Slurm runs one ``job_submit.lua``, and joining a site's
+    Lua with ours automatically could change what its rules do.
+    """
     target_dir = directory or slurm_conf_dir()
     if not target_dir.is_dir():
         raise InputError(str(target_dir), ["Slurm configuration directory does not exist"])
     path = target_dir / "job_submit.lua"
+    if path.exists() and not is_our_plugin(path):
+        if not force:
+            refuse_site_plugin(path)
+        backup_plugin(path)
     write_atomic(path, text)
     path.chmod(0o644)
     return path
+
+
+def backup_plugin(path: Path) -> Path:
+    """Copy ``path`` to ``<name>.bak-<UTC time>`` next to it, durably, before it is replaced."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    backup = path.with_name(f"{path.name}.bak-{stamp}")
+    n = 1
+    while backup.exists():  # two installs in one second: never overwrite a backup
+        backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+        n += 1
+    write_atomic(backup, path.read_bytes())  # fsync'd, its folder too
+    shutil.copymode(path, backup)
+    return backup

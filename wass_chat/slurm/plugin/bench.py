@@ -55,7 +55,8 @@ def run_harness(plugin: Path, cases: Path) -> list[HarnessOutcome]:
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     if done.returncode != 0:
-        raise ServiceUnavailable(f"{LUA} failed: {done.stderr.strip()[:300]}")
+        first = (done.stderr.strip().splitlines() or ["no message"])[0]  # one line, not Lua's stack
+        raise InputError("plugin", [f"{LUA} could not run it: {first[:300]}"])
     outcomes = []
     for line in done.stdout.splitlines():
         _, rc, req, changed, errors, micros = line.split("\t")

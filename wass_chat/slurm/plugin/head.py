@@ -98,14 +98,24 @@ def load_head(path: Path, prefix: str = "head.") -> PolicyHead:
     if not path.is_file():
         raise HeadError(str(path), ["file not found"])
     if path.suffix == ".npz":
-        with np.load(path) as data:
+        try:
+            data = np.load(path)  # allow_pickle stays False: a weights file runs no code
+        except (OSError, ValueError) as exc:
+            raise HeadError(str(path), [f"not a readable .npz archive: {exc}"]) from exc
+        with data:
             missing = [k for k in ("w1", "b1", "w2", "b2") if k not in data]
             if missing:
                 raise HeadError(str(path), [f"missing arrays {missing}"])
             return head_from_arrays(data["w1"], data["b1"], data["w2"], data["b2"])
+    import pickle
+
     import torch
 
-    blob = torch.load(path, map_location="cpu", weights_only=True)
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except (OSError, RuntimeError, pickle.UnpicklingError, EOFError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise HeadError(str(path), [f"not a readable .npz or .pt weights file: {first}"]) from exc
     state = blob.get("state", blob) if isinstance(blob, dict) else blob
     return head_from_state_dict(state, prefix)
 
