@@ -94,12 +94,28 @@ static PyObject *run_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     return (PyObject *)r;
 }
 
+/* A dynamic run holds Python callbacks that usually hold the run's Python wrapper
+ * (sim.fast.CoreRun), which holds the run: a cycle only the garbage collector can free, so the
+ * type takes part in it (without this, every dynamic simulation and its scheduler leaked). */
+static int run_traverse(Run *r, visitproc visit, void *arg) {
+    Py_VISIT(r->choose);
+    Py_VISIT(r->order);
+    Py_VISIT(r->chooser);
+    return 0;
+}
+
+static int run_clear(Run *r) {
+    Py_CLEAR(r->choose);
+    Py_CLEAR(r->order);
+    Py_CLEAR(r->chooser);
+    return 0;
+}
+
 static void run_dealloc(Run *r) {
+    PyObject_GC_UnTrack(r);
     run_free_arrays(r);
     shared_release(r->sh);
-    Py_XDECREF(r->choose);
-    Py_XDECREF(r->order);
-    Py_XDECREF(r->chooser);
+    run_clear(r);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
@@ -320,8 +336,11 @@ PyTypeObject RunType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "sim._core.Run",
     .tp_basicsize = sizeof(Run),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "Run(instance, fair, dynamic): one simulation (see sim/fast.py).",
+    .tp_traverse = (traverseproc)run_traverse,
+    .tp_clear = (inquiry)run_clear,
+    .tp_free = PyObject_GC_Del,
     .tp_new = run_new,
     .tp_dealloc = (destructor)run_dealloc,
     .tp_methods = run_methods,

@@ -27,6 +27,7 @@ from wass_chat.cli import (
     plugin_cmds,
     report_cmds,
     sacct_cmds,
+    session_bench_cmds,
     sim_cmds,
     slurm_cmds,
     train_cmds,
@@ -76,6 +77,7 @@ for _module in (
     report_cmds,
     agent_cmds,
     nlu_cmds,
+    session_bench_cmds,
     whatif_cmds,
     plugin_cmds,
 ):

@@ -1,0 +1,67 @@
+"""`wass-chat agent bench-session`: memory and latency of one long offline session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from wass_chat.cli.nlu_cmds import agent_app
+from wass_chat.cli.output import console, emit, progress_done, progress_line
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``agent bench-session`` to the ``agent`` group (which nlu_cmds adds to ``app``)."""
+    agent_app.command("bench-session")(bench_session_cmd)
+
+
+def bench_session_cmd(
+    questions: int = typer.Option(200, "--questions", min=1, help="How many questions to ask."),
+    at: str = typer.Option(
+        "1,100,200", "--at", help="Question numbers to sample, comma-separated."
+    ),
+    home: Path = typer.Option(
+        None, "--home", help="Data home to open (default: the configured one, WASS_HOME)."
+    ),
+    heap: bool = typer.Option(
+        True, "--heap/--no-heap", help="Also trace Python's heap (tracemalloc; slower)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Ask one offline session N questions in turn (a comparison, simulations, a placement
+    explained, cases, a what-if, statuses) and print its resident memory, Python heap and
+    answer latency at the sampled question numbers: a long session should stay flat."""
+    from sim.errors import InputError
+    from wass_chat.agent.session import open_session
+    from wass_chat.agent.session_bench import bench_report, bench_session
+    from wass_chat.config import settings
+
+    try:
+        sampled = sorted({int(n) for n in at.split(",") if n.strip()})
+    except ValueError:
+        raise InputError(at, ["--at takes question numbers, e.g. 1,100,200"]) from None
+    if not sampled or sampled[0] < 1 or sampled[-1] > questions:
+        raise InputError(at, [f"--at takes question numbers between 1 and {questions}"])
+    config = settings() if home is None else settings().model_copy(update={"home": home})
+    session = open_session(config, offline=True)
+
+    def progress(number: int, latency: float) -> None:
+        progress_line(f"question {number}/{questions}: {latency:.2f} s")
+
+    try:
+        samples = bench_session(session, questions, sampled, trace_heap=heap, progress=progress)
+    finally:
+        progress_done()
+
+    def show(_: object) -> None:
+        console.print(f"one offline session on {config.home}, {questions} questions")
+        console.print("question   RSS MB   heap MB   answer s   round mean s", highlight=False)
+        for s in samples:
+            heap_mb = f"{s.python_heap_mb:9.1f}" if s.python_heap_mb is not None else "        -"
+            console.print(
+                f"{s.question:8d} {s.rss_mb:8.1f} {heap_mb} {s.latency_s:10.2f}"
+                f" {s.round_latency_s:14.2f}",
+                highlight=False,
+            )
+
+    emit(bench_report(samples, config), as_json, show)
