@@ -34,7 +34,8 @@ REAL = {"prep": (0.0, 2.0), "work_a": (3.0, 4.0), "work_b": (3.0, 4.5), "merge":
 def test_a_stamped_command_keeps_its_exit_status_and_still_stamps_its_end(tmp_path: Path) -> None:
     out = tmp_path / "job.out"
     with out.open("w") as stdout:
-        done = subprocess.run(["sh", "-c", stamped_command(["sh", "-c", "sleep 0.1; exit 3"])], stdout=stdout)
+        script = stamped_command(["sh", "-c", "sleep 0.1; exit 3"])
+        done = subprocess.run(["sh", "-c", script], stdout=stdout)
     assert done.returncode == 3
     stamps = read_stamps(out)
     assert stamps is not None and stamps[1] - stamps[0] >= 0.1
