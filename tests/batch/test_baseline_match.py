@@ -139,3 +139,22 @@ def test_the_command_prints_no_delta_table_and_exits_0(
     out = " ".join(capsys.readouterr().out.split())
     assert "What-if: +8 nodes in batch" in out and "95% CI" in out
     assert "Baseline check: the unchanged replay waits" in out
+
+
+def test_jobs_of_a_partition_the_cluster_no_longer_has_are_left_out_and_said() -> None:
+    """A partition removed since is still in the accounting (the live test cluster met one a
+    test had made and dropped): the replay on the cluster as it is now leaves its jobs out
+    and says so, where it failed with 'partition ... is not in the cluster'."""
+
+    from wass_chat.batch.cluster_source import cluster_from_jobs
+    from wass_chat.sacct.synth import synthesize
+
+    jobs = synthesize(400, seed=4)
+    first = jobs["partition"].drop_nulls()[0]
+    cluster = cluster_from_jobs(jobs.filter(pl.col("partition") != first))
+    loaded = load_scenario(jobs, known_cluster=(cluster, "live (scontrol)"))
+    gone = jobs.filter(~pl.col("is_step") & (pl.col("partition") == first))
+    assert loaded.source["partitions_gone"] == [first]
+    assert 0 < loaded.source["left_out_partition_gone"] <= gone.height
+    assert first not in {loaded.scenario.workload.partitions[i]
+                         for i in set(loaded.scenario.workload.partition.tolist())}  # fmt: skip

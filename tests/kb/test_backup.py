@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,6 +16,9 @@ from kb.records import RealExecution
 from kb.store import KnowledgeBase
 from sim.errors import InputError
 from tests.kb.conftest import make_case
+
+WASS_CHAT = (sys.executable, "-m", "wass_chat.cli")
+"""The CLI of this interpreter (the venv's bin folder need not be on PATH)."""
 
 
 def filled(directory: Path) -> KnowledgeBase:
@@ -55,7 +59,7 @@ def test_cli_backup_and_restore_and_a_folder_without_a_backup(tmp_path: Path) ->
     env = {**os.environ, "WASS_HOME": str(tmp_path / "home")}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["wass-chat", "kb", *args], capture_output=True, text=True,
+        return subprocess.run([*WASS_CHAT, "kb", *args], capture_output=True, text=True,
                               env=env, check=False)  # fmt: skip
 
     done = cli("backup", str(tmp_path / "b"), "--kb", str(tmp_path / "kb"))

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from kb.store import KnowledgeBase, StoreMissing
 from tests.kb.conftest import make_case, small_platform
+
+WASS_CHAT = (sys.executable, "-m", "wass_chat.cli")
+"""The CLI of this interpreter (the venv's bin folder need not be on PATH)."""
 
 
 def test_a_deleted_chroma_folder_is_an_error_not_an_empty_retrieval(tmp_path: Path) -> None:
@@ -39,7 +44,7 @@ def test_cli_query_of_a_missing_store_exits_2_with_one_line(tmp_path: Path) -> N
     import subprocess
 
     result = subprocess.run(
-        ["wass-chat", "kb", "query", "demo:montage-60", "--kb", str(tmp_path / "nowhere")],
+        [*WASS_CHAT, "kb", "query", "demo:montage-60", "--kb", str(tmp_path / "nowhere")],
         capture_output=True, text=True, check=False,
         env={**os.environ, "WASS_HOME": str(tmp_path / "home")},
     )  # fmt: skip
@@ -49,7 +54,7 @@ def test_cli_query_of_a_missing_store_exits_2_with_one_line(tmp_path: Path) -> N
     assert "holds no knowledge base" in result.stderr
     assert not (tmp_path / "nowhere").exists()  # no empty store made where --kb pointed
     stats = subprocess.run(
-        ["wass-chat", "kb", "stats", "--kb", str(tmp_path / "nowhere")],
+        [*WASS_CHAT, "kb", "stats", "--kb", str(tmp_path / "nowhere")],
         capture_output=True, text=True, check=False,
         env={**os.environ, "WASS_HOME": str(tmp_path / "home")},
     )  # fmt: skip
@@ -160,7 +165,7 @@ def test_kb_verify_finds_and_deletes_a_forged_case_stored_before_the_check(
     env = {**os.environ, "WASS_HOME": str(tmp_path / "home")}
 
     def verify(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["wass-chat", "kb", "verify", "--kb", str(tmp_path / "kb"),
+        return subprocess.run([*WASS_CHAT, "kb", "verify", "--kb", str(tmp_path / "kb"),
                                "--json", *extra], capture_output=True, text=True, env=env,
                               check=False)  # fmt: skip
 

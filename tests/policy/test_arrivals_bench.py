@@ -27,6 +27,7 @@ SCHEDULERS = "online-heft,fifo-deft,heft,eft,slurm"
 
 
 def _bench(out: Path, jobs: int, *extra: str) -> dict:
+    out.mkdir(parents=True, exist_ok=True)  # an output's folder must exist (-o rule)
     code = main([
         "bench", "--arrivals", "3,6", "--window", "120", "--platforms", "gpu:4", "--seeds", "2",
         "--schedulers", SCHEDULERS, "--jobs", str(jobs), "--json", str(out / "a.json"),

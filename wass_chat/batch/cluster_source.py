@@ -143,12 +143,7 @@ def cluster_from_jobs(jobs: pl.DataFrame) -> BatchCluster:
     lists it cannot hold through :func:`~wass_chat.slurm.hostlist.expand`): 1.8 s of CPU for
     the 1.5 M jobs of ``report bench``, against 11.4 s when every distinct list was expanded.
     """
-    ran = jobs.filter(
-        ~pl.col("is_step")
-        & pl.col("node_list").is_not_null()
-        & ~pl.col("node_list").str.strip_chars().is_in(list(EMPTY))
-        & pl.col("start").is_not_null()
-    )
+    ran = jobs.filter(_ran_on_nodes())
     if ran.is_empty():
         raise PlatformError("jobs", ["no job with a node list: the cluster cannot be inferred"])
     per_job = ran.select(
@@ -214,12 +209,7 @@ def with_peak_use(cluster: BatchCluster, jobs: pl.DataFrame) -> tuple[BatchClust
     nodes grew. A node that ran several jobs side by side is at least as large as their sum:
     still a lower bound, a tighter one than the largest single request
     (:func:`cluster_from_jobs`)."""
-    ran = jobs.filter(
-        ~pl.col("is_step")
-        & pl.col("node_list").is_not_null()
-        & ~pl.col("node_list").str.strip_chars().is_in(list(EMPTY))
-        & pl.col("start").is_not_null()
-    )
+    ran = jobs.filter(_ran_on_nodes())
     if ran.is_empty():
         return cluster, 0
     start = pl.col("start").dt.epoch("s")
@@ -373,3 +363,13 @@ def describe(cluster: BatchCluster) -> dict[str, object]:
 def per_node_ceiling(values: np.ndarray, nodes: np.ndarray) -> np.ndarray:
     """``ceil(values / nodes)`` in integers (a request spread over its nodes)."""
     return -(-values // np.maximum(nodes, 1))
+
+
+def _ran_on_nodes() -> pl.Expr:
+    """Allocation rows of jobs that started on a recorded node list."""
+    return (
+        ~pl.col("is_step")
+        & pl.col("node_list").is_not_null()
+        & ~pl.col("node_list").str.strip_chars().is_in(list(EMPTY))
+        & pl.col("start").is_not_null()
+    )

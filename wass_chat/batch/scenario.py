@@ -120,6 +120,14 @@ def load_scenario(
         )
     if bf_depth is not None:
         sched = replace(sched, reservation_depth=bf_depth)
+    if len(workload):  # a partition removed since (still in the accounting): its jobs go
+        known = set(batch_cluster.partition_names())
+        names = np.array(workload.partitions, dtype=object)[workload.partition]
+        gone = np.flatnonzero(~np.isin(names, list(known)))
+        if len(gone):
+            workload = workload.take(np.setdiff1d(np.arange(len(workload)), gone))
+            source["left_out_partition_gone"] = len(gone)
+            source["partitions_gone"] = sorted(set(names[gone].tolist()))
     bad = unfit_jobs(batch_cluster, workload)
     if len(bad):
         workload = workload.take(np.setdiff1d(np.arange(len(workload)), bad))

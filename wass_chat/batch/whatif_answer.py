@@ -264,6 +264,8 @@ def whatif_facts(
         "jobs_replayed": before["jobs"],
         "left_out": {
             "fit_nowhere": loaded.source.get("left_out_fit_nowhere", 0),
+            "partition_gone": loaded.source.get("left_out_partition_gone", 0),
+            "partitions_gone": loaded.source.get("partitions_gone", []),
             "too_big_after_change": report.get("left_out_unfit_after_change", 0),
         },
         "before": _figures(before),

@@ -195,7 +195,8 @@ def _render(report: dict[str, Any]) -> None:
         f"[bold]{src['jobs']:,} jobs[/] from {src['workload']}; cluster: {src['cluster']}; "
         f"scheduler: {scheduler_in_words(src['scheduler'])}"
     )
-    for key in ("never_started", "still_running", "left_out_fit_nowhere", "skipped_without_run"):
+    for key in ("never_started", "still_running", "left_out_fit_nowhere",
+                "left_out_partition_gone", "skipped_without_run"):  # fmt: skip
         if src.get(key):
             console.print(f"  {key.replace('_', ' ')}: {src[key]:,}")
     if report.get("left_out_unfit_after_change"):

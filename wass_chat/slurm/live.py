@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sim.errors import InputError, nearest_names
+from sim.errors import InputError
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, scontrol_records
 from wass_chat.slurm.formats import is_set, memory_mb, set_or_empty, slurm_time, tres
 
@@ -211,6 +211,28 @@ _SACCT_NAME = {
 }
 
 
+def nearest_job_ids(typed: str, queued: list[str], count: int = 3) -> list[str]:
+    """Queued ids one typing slip from ``typed`` (a digit added, dropped, changed, or two
+    swapped), nearest in number first. Job ids are numbers, not words: string similarity
+    offered 321 for 987654321 (both end in 321)."""
+
+    def one_slip(a: str, b: str) -> bool:
+        if a == b or abs(len(a) - len(b)) > 1:
+            return False
+        if len(a) == len(b):
+            differ = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+            swapped = len(differ) == 2 and differ[1] == differ[0] + 1
+            return len(differ) == 1 or (swapped and a[differ[0]] == b[differ[1]]
+                                        and a[differ[1]] == b[differ[0]])  # fmt: skip
+        short, long = sorted((a, b), key=len)
+        return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+    near = [q for q in dict.fromkeys(queued) if q.isdigit() and one_slip(typed, q)]
+    if typed.isdigit():
+        near.sort(key=lambda q: abs(int(q) - int(typed)))
+    return near[:count]
+
+
 def snapshot(commands: SlurmCommands, job_id: str, now: datetime | None = None) -> Snapshot:
     """Gather what Slurm says about ``job_id``; raise :class:`UnknownJob` if it knows nothing.
 
@@ -224,7 +246,7 @@ def snapshot(commands: SlurmCommands, job_id: str, now: datetime | None = None) 
         snap.accounting, snap.steps = _accounting(run, job_id)
     if not snap.job and not snap.accounting:
         problem = f"Slurm knows no job {job_id}: it is neither queued nor in accounting"
-        if near := nearest_names(job_id, commands.run(["squeue", "-h", "-o", "%i"]).split()):
+        if near := nearest_job_ids(job_id, commands.run(["squeue", "-h", "-o", "%i"]).split()):
             problem += f"; the nearest queued: {', '.join(near)}"
         raise UnknownJob(job_id, [problem])
     snap.nodes = _records(run.text(["scontrol", "--oneliner", "show", "nodes"]))

@@ -110,7 +110,7 @@ def detailed_jobs(text: str) -> list[BusyJob]:
             continue
         counts: dict[str, int] = {}
         for found in _DETAIL.finditer(line):
-            per_node = _count_ids(found["ids"])
+            per_node = count_ids(found["ids"])
             for name in expand(found["nodes"]):
                 counts[name] = counts.get(name, 0) + per_node
         if not counts:  # no detail (select/linear): the whole NumCPUs over the nodes
@@ -138,8 +138,8 @@ def _array_task(array_job: object, task: object) -> str:
     return f"{job}_{index}"
 
 
-def _count_ids(ids: str) -> int:
-    """``0-1,4,6-7`` -> 5."""
+def count_ids(ids: str) -> int:
+    """How many CPU ids a ``scontrol -d show job`` CPU_IDs list names: ``0-1,4,6-7`` -> 5."""
     total = 0
     for part in ids.split(","):
         low, _, high = part.partition("-")

@@ -47,6 +47,7 @@ from wass_chat.batch.cluster_source import (
 from wass_chat.slurm.commands import SlurmCommands, parse_scontrol_record, scontrol_lines
 from wass_chat.slurm.formats import memory_mb, slurm_duration, slurm_time
 from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.occupancy import count_ids
 
 COMPLETING_S = 1
 """Seconds a node stays busy after a job on it ends (Slurm's COMPLETING; the what-if
@@ -159,7 +160,7 @@ def _holdings(record: Mapping[str, str], line: str, now: datetime) -> list[Held]
         end = now
     counts: dict[str, list[int]] = {}
     for found in _DETAIL.finditer(line):
-        cpus = _count_ids(found["ids"])
+        cpus = count_ids(found["ids"])
         mem = int(found["mem"] or 0)
         for name in expand(found["nodes"]):
             counts.setdefault(name, [0, 0])
@@ -175,16 +176,6 @@ def _holdings(record: Mapping[str, str], line: str, now: datetime) -> list[Held]
     factor = int(num) // total if num.isdigit() and total and int(num) % total == 0 else 1
     job_id = record.get("JobId", "?")
     return [Held(job_id, n, c * factor, m, end) for n, (c, m) in counts.items()]
-
-
-def _count_ids(ids: str) -> int:
-    """``0-1,4,6-7`` -> 5."""
-    total = 0
-    for part in ids.split(","):
-        low, _, high = part.partition("-")
-        if low.isdigit():
-            total += int(high) - int(low) + 1 if high.isdigit() else 1
-    return total
 
 
 def _why_left_out(record: Mapping[str, str], now: datetime) -> str:

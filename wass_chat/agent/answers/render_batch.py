@@ -53,6 +53,10 @@ def render_cluster_whatif(f: Facts) -> str:
     if left["fit_nowhere"]:
         jobs = plural(left["fit_nowhere"], "job")
         lines.append(f"{jobs} fit on no node of the cluster: left out.")
+    if left.get("partition_gone"):
+        jobs = plural(left["partition_gone"], "job")
+        gone = ", ".join(lit(p) for p in left["partitions_gone"])
+        lines.append(f"{jobs} of partitions the cluster no longer has ({gone}): left out.")
     lines += _queue_lines(f.get("queue_now"))
     if "difference" not in f:
         return "\n".join(lines + _unmatched_tail(f))
