@@ -9,11 +9,11 @@ from dataclasses import fields
 from typing import Any
 
 
-def undocumented_fields(config: type) -> set[str]:
-    """The dataclass fields of ``config`` not followed by a docstring in its source."""
+def documented_attributes(config: type) -> set[str]:
+    """The annotated class attributes of ``config`` followed by a docstring in its source."""
     body = ast.parse(inspect.getsource(config)).body[0]
     assert isinstance(body, ast.ClassDef)
-    documented = {
+    return {
         statement.target.id
         for statement, following in zip(body.body, body.body[1:], strict=False)
         if isinstance(statement, ast.AnnAssign)
@@ -22,7 +22,11 @@ def undocumented_fields(config: type) -> set[str]:
         and isinstance(following.value, ast.Constant)
         and isinstance(following.value.value, str)
     }
-    return {f.name for f in fields(config)} - documented
+
+
+def undocumented_fields(config: type) -> set[str]:
+    """The dataclass fields of ``config`` not followed by a docstring in its source."""
+    return {f.name for f in fields(config)} - documented_attributes(config)
 
 
 def cli_defaults(command: Callable[..., Any], names: Mapping[str, str]) -> dict[str, Any]:

@@ -83,21 +83,10 @@ def test_an_empty_home_is_refused(
 
 def test_every_setting_is_documented_in_its_docstring_and_on_the_config_page() -> None:
     """docs/config.md lists every key with its variable; each field has a docstring."""
-    import ast
-    import inspect
-
+    from tests.config_fields import documented_attributes
     from wass_chat.config import Settings
 
-    body = ast.parse(inspect.getsource(Settings)).body[0]
-    assert isinstance(body, ast.ClassDef)
-    documented = {
-        statement.target.id
-        for statement, following in zip(body.body, body.body[1:], strict=False)
-        if isinstance(statement, ast.AnnAssign)
-        and isinstance(statement.target, ast.Name)
-        and isinstance(following, ast.Expr)
-        and isinstance(following.value, ast.Constant)
-    }
+    documented = documented_attributes(Settings)
     keys = set(Settings.model_fields)
     assert keys - documented == set()
     page = (Path(__file__).parents[1] / "docs" / "config.md").read_text()

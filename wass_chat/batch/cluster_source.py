@@ -160,16 +160,12 @@ def cluster_from_jobs(jobs: pl.DataFrame) -> BatchCluster:
         pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max()
     )
     ranges = host_ranges(per_list)
-    numbered = (pl.col("width") > 0) & (pl.col("lo") >= 0)
     node = ["prefix", "width", "index"]  # a node, as integers until its name is needed
     exploded = (
         ranges.group_by("partition", "prefix", "width", "lo", "hi")
         .agg(pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max())
         .with_columns(
-            pl.when(numbered)
-            .then(pl.int_ranges("lo", pl.col("hi") + 1))
-            .otherwise(pl.lit([-1], dtype=pl.List(pl.Int64)))
-            .alias("index")
+            _node_indices()
         )
         .explode("index")
     )
@@ -177,12 +173,7 @@ def cluster_from_jobs(jobs: pl.DataFrame) -> BatchCluster:
         exploded.group_by(node)
         .agg(pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max())
         .with_columns(
-            pl.when(pl.col("index") >= 0)
-            .then(
-                pl.concat_str("prefix", pl.col("index").cast(pl.String).str.zfill(pl.col("width")))
-            )
-            .otherwise("prefix")
-            .alias("name")
+            _node_name()
         )
     )
     nodes = exploded.select("partition", *node).unique().join(caps.select(*node, "name"), on=node)
@@ -225,23 +216,14 @@ def with_peak_use(cluster: BatchCluster, jobs: pl.DataFrame) -> tuple[BatchClust
         .cast(pl.Int64)
         .alias("gpus"),
     ).filter(pl.col("t1") > pl.col("t0"))
-    numbered = (pl.col("width") > 0) & (pl.col("lo") >= 0)
     rows = (
         host_ranges(per_job)
         .with_columns(
-            pl.when(numbered)
-            .then(pl.int_ranges("lo", pl.col("hi") + 1))
-            .otherwise(pl.lit([-1], dtype=pl.List(pl.Int64)))
-            .alias("index")
+            _node_indices()
         )
         .explode("index")
         .with_columns(
-            pl.when(pl.col("index") >= 0)
-            .then(
-                pl.concat_str("prefix", pl.col("index").cast(pl.String).str.zfill(pl.col("width")))
-            )
-            .otherwise("prefix")
-            .alias("name")
+            _node_name()
         )
     )
     amounts = ("cpus", "mem", "gpus")
@@ -372,4 +354,26 @@ def _ran_on_nodes() -> pl.Expr:
         & pl.col("node_list").is_not_null()
         & ~pl.col("node_list").str.strip_chars().is_in(list(EMPTY))
         & pl.col("start").is_not_null()
+    )
+
+
+def _node_indices() -> pl.Expr:
+    """Each host range's node numbers as a list (``[-1]`` for a name without a number), to be
+    exploded into one row per node."""
+    numbered = (pl.col("width") > 0) & (pl.col("lo") >= 0)
+    return (
+        pl.when(numbered)
+        .then(pl.int_ranges("lo", pl.col("hi") + 1))
+        .otherwise(pl.lit([-1], dtype=pl.List(pl.Int64)))
+        .alias("index")
+    )
+
+
+def _node_name() -> pl.Expr:
+    """A node's name from its prefix and number, zero-padded to the range's width."""
+    return (
+        pl.when(pl.col("index") >= 0)
+        .then(pl.concat_str("prefix", pl.col("index").cast(pl.String).str.zfill(pl.col("width"))))
+        .otherwise("prefix")
+        .alias("name")
     )

@@ -18,7 +18,7 @@ other jobs; run `scancel -u root`": no number, no id, so nothing to contradict. 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 _ACTION_VERBS = {
@@ -69,20 +69,13 @@ _PROSE_END = re.compile(r"[();,]|\.(?:\s|$)| - ")
 def actions_in(facts: Any) -> set[str]:
     """The kinds of action the tools' results show as done: ``submit`` and ``approve`` for an
     executed submission; nothing else can be done from a conversation."""
-    done: set[str] = set()
-
-    def visit(value: Any) -> None:
-        if isinstance(value, Mapping):
-            if value.get("kind") == "submission_outcome" and value.get("executed") is True:
-                done.update({"submit", "approve"})
-            for item in value.values():
-                visit(item)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                visit(item)
-
-    visit(facts)
-    return done
+    executed = any(
+        isinstance(node, Mapping)
+        and node.get("kind") == "submission_outcome"
+        and node.get("executed") is True
+        for node in _nodes(facts)
+    )
+    return {"submit", "approve"} if executed else set()
 
 
 def false_claims(text: str, facts: Any) -> list[str]:
@@ -137,20 +130,16 @@ def suggested_commands(text: str) -> list[str]:
 def fact_strings(facts: Any) -> list[str]:
     """Every string in ``facts`` (our sentences included): where a suggested command may come
     from."""
-    found: list[str] = []
+    return [node for node in _nodes(facts) if isinstance(node, str)]
 
-    def visit(value: Any) -> None:
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, Mapping):
-            for item in value.values():
-                visit(item)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                visit(item)
 
-    visit(facts)
-    return found
+def _nodes(value: Any) -> Iterator[Any]:
+    """``value`` and everything nested in it (mappings' values, lists' and tuples' items)."""
+    yield value
+    children = value.values() if isinstance(value, Mapping) else value
+    if isinstance(value, Mapping | list | tuple):
+        for child in children:
+            yield from _nodes(child)
 
 
 def unsafe_commands(text: str, fact_strings: Iterable[str]) -> list[str]:
