@@ -176,6 +176,16 @@ def job_script(
     return stamped_command(command), None, tuple(command)
 
 
+def as_requested(workflow: Workflow) -> Workflow:
+    """``workflow`` with each task's memory what its job asks (at least :data:`MIN_MEMORY_MB`):
+    a job that asks 64 MB cannot start beside a job holding its node's whole memory."""
+    floor = MIN_MEMORY_MB * 2**20
+    if all(t.memory >= floor for t in workflow.tasks):
+        return workflow
+    tasks = tuple(t if t.memory >= floor else replace(t, memory=floor) for t in workflow.tasks)
+    return replace(workflow, tasks=tasks)
+
+
 def plan_submission(
     workflow: Workflow,
     platform: Platform,
@@ -193,15 +203,16 @@ def plan_submission(
     """Plan placements with ``scheduler``, around the cores ``occupancy`` holds, and turn each
     task into a :class:`JobSpec`.
 
-    With ``predictions`` (from the knowledge base; ``estimates`` says which history) the plan
+    Each task is planned with the memory its job asks (:func:`as_requested`). With
+    ``predictions`` (from the knowledge base; ``estimates`` says which history) the plan
     runs on the runtimes and node slowdowns they give instead of the stated runtimes; the run
     keeps the workflow as submitted. Dependencies keep topological order in the result, so
     parents are submitted first.
     """
     name = canonical_name(scheduler)
-    planned_wf, planned_pf = workflow, platform
+    planned_wf, planned_pf = as_requested(workflow), platform
     if predictions is not None:
-        planned_wf = estimate_from_history(workflow, predictions)
+        planned_wf = estimate_from_history(planned_wf, predictions)
         planned_pf = planning_platform(platform, predictions)
     predicted = plan_and_simulate(
         get_scheduler(name, seed=0), planned_wf, planned_pf, network_model, occupancy
