@@ -128,6 +128,7 @@ def submit(
         summary["cluster"] = occupancy.summary(pf)
         summary["occupancy"] = occupancy.to_dict()["holds"]
         summary["busy_jobs"] = plan.busy_lines()
+        summary["predicted_start"] = plan.start_lines()
     if dry_run:
         emit(summary, as_json, _render_argv)
         return
@@ -163,6 +164,8 @@ def _render_argv(summary: dict[str, Any]) -> None:
         console.print(f"# {summary['cluster']}")
     for line in summary.get("busy_jobs", []):
         console.print(f"#   held by {line}", markup=False)
+    for line in summary.get("predicted_start", []):
+        console.print(f"# {line}", markup=False)
     for job in summary["jobs"]:
         typer.echo(shlex.join(job["argv"]))
 
@@ -191,6 +194,8 @@ def _render_plan(summary: dict[str, Any]) -> None:
         console.print(f"planned from now: {summary['cluster']}")
     for line in summary.get("busy_jobs", []):
         console.print(f"  held by {line}", markup=False)
+    for line in summary.get("predicted_start", []):
+        console.print(f"  {line}", markup=False)
 
 
 def status(
@@ -212,9 +217,12 @@ def status(
     seen = refresh_and_learn(site_record(runlog, run), SlurmCommands(), runlog,
                              kb_opener() if learn else None)  # fmt: skip
     statuses, learned, note = seen.statuses, seen.learned, seen.learn_error
-    comparison = compare_run(runlog.get(run), statuses)
+    record = runlog.get(run)
+    comparison = compare_run(record, statuses)
     data = {
         "run_id": run,
+        "plan_digest": record.plan_digest,
+        "moved": [{"task": t, "approved_node": a, "real_node": r} for t, a, r in record.moved],
         "tasks": [asdict(s) for s in statuses],
         "sim_to_real": comparison.to_dict() if comparison else None,
         "learned": learned.to_dict() if learned else None,
@@ -231,6 +239,9 @@ def status(
         for r in d["tasks"]:
             table.add_row(*(str(r[c] or "") for c in columns))
         console.print(table)
+        for m in d["moved"]:  # Slurm's placement, beside the plan approved
+            console.print(f"{m['task']}: approved on {m['approved_node']}, Slurm ran it on "
+                          f"{m['real_node']}", markup=False)  # fmt: skip
         if comparison is not None:
             console.print(_sim_to_real_line(comparison))
         if learned is not None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -307,6 +307,8 @@ class Prediction:
     tolerance_s: int
     """How far Slurm's own start may fall from the prediction when every job runs to its
     limit: one backfill interval (when it acts) plus one backfill slot (bf_resolution)."""
+    nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Job id -> the nodes the model started it on (jobs that start within the horizon)."""
 
 
 def model_inputs(
@@ -416,10 +418,13 @@ def predict(
     fitting = _drop_unfit(model, workload)
     result = simulate_batch(model, fitting, config)
     starts: dict[str, datetime | None] = {job: None for job in wanted}
+    nodes: dict[str, tuple[str, ...]] = {}
     for i, job in enumerate(fitting.job_ids):
         if job in wanted and result.start_s[i] >= 0:
             starts[job] = queue.now + timedelta(seconds=int(result.start_s[i]) - origin)
-    return Prediction(starts, caveats_of(queue, fitting, workload), tolerance(scheduler))
+            nodes[job] = tuple(model.nodes[k].name for k in result.nodes_of(i))
+    caveats = caveats_of(queue, fitting, workload)
+    return Prediction(starts, caveats, tolerance(scheduler), nodes)
 
 
 def _drop_unfit(cluster: BatchCluster, workload: Workload) -> Workload:

@@ -73,10 +73,13 @@ def platform_summary(plan: SubmissionPlan) -> dict[str, Any]:
     return platform_to_dict(plan.platform)
 
 
-def planned_record(plan: SubmissionPlan) -> RunRecord:
+def planned_record(
+    plan: SubmissionPlan, approved: tuple[str, dict[str, Any]] | None = None
+) -> RunRecord:
     """The record of ``plan`` before anything is submitted; each decision's output file with
     Slurm's ``%x`` (job name) filled in, ``%j`` (job id) once sbatch returns it
-    (:func:`wass_chat.runlog.with_journal`)."""
+    (:func:`wass_chat.runlog.with_journal`); ``approved``: the digest a person approved and the
+    document it hashes, kept as they were."""
     job_of = {job.task: job for job in plan.jobs}
     decisions = tuple(replace(d, output=job_of[d.task].output.replace("%x", job_of[d.task].name))
                       for d in plan.decisions)  # fmt: skip
@@ -93,19 +96,27 @@ def planned_record(plan: SubmissionPlan) -> RunRecord:
         occupancy=plan.occupancy.to_dict(),
         estimates=plan.estimates,
         planned_on=plan.planned_on,
+        plan_digest=approved[0] if approved else None,
+        approved_plan=approved[1] if approved else None,
     )
 
 
-def submit_plan(plan: SubmissionPlan, commands: SlurmCommands, runlog: RunLog) -> RunRecord:
+def submit_plan(
+    plan: SubmissionPlan,
+    commands: SlurmCommands,
+    runlog: RunLog,
+    approved: tuple[str, dict[str, Any]] | None = None,
+) -> RunRecord:
     """Submit every job of ``plan`` in dependency order, journaling each job id as sbatch
-    returns it; returns the run as logged (``submitted``).
+    returns it; returns the run as logged (``submitted``), with ``approved`` (the digest and
+    the document approved, :func:`wass_chat.slurm.plan_digest.submit_approved`'s).
 
     Raises :class:`PartlySubmitted` when an sbatch was refused or did not answer (the jobs
     before it kept, logged), :class:`~wass_chat.atomic_files.OutputError` when the journal
     could not be written (nothing is submitted without it, so the record names every job
     sbatch may have made), :class:`RecordNotRewritten` when only the final rewrite failed.
     """
-    record = planned_record(plan)
+    record = planned_record(plan, approved)
     for directory in {Path(job.output).parent for job in plan.jobs}:
         try:  # Slurm fails a job whose log dir is missing
             directory.mkdir(parents=True, exist_ok=True)
