@@ -5,7 +5,9 @@ Each test submits a 12-task workflow with ``wass-chat submit --yes`` in its own 
 after sbatch returned a job id, a disk filled up, slurmctld frozen with SIGSTOP), or with a submit
 limit set in Slurm's accounting. Afterwards ``runs``, ``status`` and ``cancel`` must answer, the
 run's record must list exactly the jobs Slurm has under the run's job names, ``cancel`` must
-report that count and leave none of them pending or running.
+report that count and leave none of them pending or running. A run the frozen controller
+stopped is also resumed (``wass-chat resume``): the rest of its plan, nothing doubled, every job
+completing. The fault run (:mod:`wass_chat.fault_run`) injects the same faults N times.
 """
 
 from __future__ import annotations
