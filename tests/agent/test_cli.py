@@ -181,3 +181,23 @@ def test_the_printed_answer_has_one_truthful_outcome_line(
     assert "Refused: --yes approves only a plan on the live cluster's nodes" in err
     assert "--mem=" in out and "--time=" in out  # each job's sbatch options are shown
     assert sbatch.calls() == []
+
+
+def test_yes_never_approves_a_plan_on_a_platform_file_either(
+    tmp_path: Path,
+    sbatch: SbatchRecorder,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--yes`` covers the named workflow's plan on the live cluster's nodes only: a plan on a
+    platform file (here the demo's nodes under another name) needs a person's approval."""
+    from tests.agent.conftest import submit_on_site
+
+    out = run_ask([submit_on_site(tmp_path), "--offline", "--yes"], tmp_path / "home",
+                  monkeypatch, capsys)  # fmt: skip
+    approval = out["approval"]
+    assert isinstance(approval, dict) and approval["decision"] == "reject"
+    assert "live cluster's nodes" in str(approval["refused"]) and "site-cluster" in str(
+        approval["refused"]
+    )
+    assert sbatch.calls() == []
