@@ -20,6 +20,7 @@ from sim.errors import UserFacingError
 from wass_chat.cli import (
     agent_cmds,
     bench_cmds,
+    fault_cmds,
     kb_cmds,
     kb_seed_cmds,
     learn_cmds,
@@ -80,6 +81,7 @@ for _module in (
     session_bench_cmds,
     whatif_cmds,
     plugin_cmds,
+    fault_cmds,
 ):
     _module.register(app)
 

@@ -317,6 +317,39 @@ def cancel(run: str = typer.Argument(...), yes: bool = typer.Option(False, "--ye
     console.print(f"cancelled {len(cancelled)} jobs of run {run}")
 
 
+def resume(
+    run: str = typer.Argument(...),
+    yes: bool = typer.Option(False, "--yes", help="Submit the rest without asking."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Submit the rest of a run whose submission stopped part-way (partly submitted or
+    interrupted): the saved plan's jobs of the tasks Slurm has no job for, after reconciling
+    the run with Slurm, nothing re-planned (docs/slurm.md, Submission faults)."""
+    import shlex
+
+    from wass_chat.slurm.commands import SlurmCommands
+    from wass_chat.slurm.resume import resume_run, resumption
+
+    runlog = _runlog()
+    commands = SlurmCommands()
+    rest = resumption(runlog.get(run), commands, runlog)
+    if not as_json:
+        console.print(f"run {run}: {rest.record.jobs_line} in Slurm; {len(rest.jobs)} to submit",
+                      markup=False)  # fmt: skip
+        for job in rest.jobs:
+            console.print(f"  {job.task}: sbatch {shlex.join(job.argv(rest.waits_for))}",
+                          markup=False, soft_wrap=True)  # fmt: skip
+    if rest.jobs and not yes:
+        if not sys.stdin or not sys.stdin.isatty():
+            raise InputError("resume", ["no terminal to confirm on: review the jobs, pass --yes"])
+        typer.confirm(f"Submit these {len(rest.jobs)} jobs of run {run}?", abort=True)
+    record = resume_run(rest, commands, runlog)
+    result = {"run_id": run, "state": record.state, "resumed": [j.task for j in rest.jobs],
+              "jobs": {d.task: d.job_id for d in record.decisions}}  # fmt: skip
+    emit(result, as_json, lambda r: console.print(
+        f"resumed run {run}: {len(r['resumed'])} jobs submitted, {record.jobs_line}"))  # fmt: skip
+
+
 def runs(
     learn: bool = typer.Option(
         True,
@@ -403,5 +436,6 @@ def register(app: typer.Typer) -> None:
     sim_to_real_app.command("run")(sim_to_real)
     app.add_typer(sim_to_real_app, name="sim-to-real")
     app.command("cancel")(cancel)
+    app.command("resume")(resume)
     app.command("runs")(runs)
     app.add_typer(platform_app, name="platform")
