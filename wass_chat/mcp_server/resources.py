@@ -34,13 +34,21 @@ RUN_TEMPLATE = "wass://runs/{run_id}"
 RUNS_LISTED = 50
 """Runs listed as resources (the newest); any other is read through the template."""
 _JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
+_NAME = re.compile(r"^[A-Za-z0-9][\w.@+-]{0,200}$")
+"""A run or case id in a URI: one plain name, never a path (``..``, ``/``)."""
 
 
 def reason_catalogue() -> list[dict[str, Any]]:
     """Every entry of the catalogue: code, class, meaning, advice, outcome, versions."""
     return [
-        {"code": r.code, "class": r.klass, "meaning": r.meaning, "advice": r.advice,
-         "outcome": r.outcome, "versions": r.versions}  # fmt: skip
+        {
+            "code": r.code,
+            "class": r.klass,
+            "meaning": r.meaning,
+            "advice": r.advice,
+            "outcome": r.outcome,
+            "versions": r.versions,
+        }
         for r in REASONS
     ]
 
@@ -77,30 +85,49 @@ def _not_found(message: str) -> MCPError:
 
 def resource_list(settings: Settings) -> list[types.Resource]:
     listed = [
-        types.Resource(uri=REASONS_URI, name="pending-reasons", mime_type="application/json",
-                       description="Slurm's pending reasons and job states, what each means "
-                       "and what helps."),  # fmt: skip
+        types.Resource(
+            uri=REASONS_URI,
+            name="pending-reasons",
+            mime_type="application/json",
+            description="Slurm's pending reasons and job states, what each means and what helps.",
+        ),
     ]
     if latest_report(settings) is not None:
-        listed.append(types.Resource(uri=LATEST_REPORT_URI, name="latest-report",
-                                     description="The newest scheduling audit report."))  # fmt: skip
+        listed.append(
+            types.Resource(
+                uri=LATEST_REPORT_URI,
+                name="latest-report",
+                description="The newest scheduling audit report.",
+            )
+        )
     records, _problems = RunLog(settings.runs_dir).scan()
     for record in sorted(records, key=lambda r: r.created)[-RUNS_LISTED:]:
-        listed.append(types.Resource(uri=RUN_TEMPLATE.format(run_id=record.run_id),
-                                     name=f"run {record.run_id}", mime_type="application/json",
-                                     description=f"Run record ({record.state})."))  # fmt: skip
+        listed.append(
+            types.Resource(
+                uri=RUN_TEMPLATE.format(run_id=record.run_id),
+                name=f"run {record.run_id}",
+                mime_type="application/json",
+                description=f"Run record ({record.state}).",
+            )
+        )
     return listed
 
 
 def resource_templates() -> list[types.ResourceTemplate]:
     return [
-        types.ResourceTemplate(uri_template=CASE_TEMPLATE, name="past-case",
-                               mime_type="application/json",
-                               description="A past execution from the knowledge base."),
-        types.ResourceTemplate(uri_template=RUN_TEMPLATE, name="run-record",
-                               mime_type="application/json",
-                               description="A submitted run's record from the decision log."),
-    ]  # fmt: skip
+        types.ResourceTemplate(
+            uri_template=CASE_TEMPLATE,
+            name="past-case",
+            mime_type="application/json",
+            description="A past execution from the knowledge base.",
+        ),
+        types.ResourceTemplate(
+            uri_template=RUN_TEMPLATE,
+            name="run-record",
+            mime_type="application/json",
+            description="A submitted run's record from the decision log.",
+        ),
+    ]
 
 
 def read(settings: Settings, sources: Sources, uri: str) -> types.TextResourceContents:
@@ -115,14 +142,23 @@ def read(settings: Settings, sources: Sources, uri: str) -> types.TextResourceCo
             mime = "text/markdown" if path.suffix == ".md" else "text/html"
             return types.TextResourceContents(uri=uri, mime_type=mime, text=path.read_text())
         if uri.startswith("wass://cases/"):
-            return _json(uri, case_document(sources, uri.removeprefix("wass://cases/")))
+            return _json(uri, case_document(sources, _named(uri, "wass://cases/")))
         if uri.startswith("wass://runs/"):
-            record = RunLog(settings.runs_dir).get(uri.removeprefix("wass://runs/"))
+            record = RunLog(settings.runs_dir).get(_named(uri, "wass://runs/"))
             return _json(uri, record.to_dict())
     except UserFacingError as exc:
         raise _not_found(exc.one_line()) from exc
-    raise _not_found(f"no resource {uri!r}: try {REASONS_URI}, {LATEST_REPORT_URI}, "
-                     f"{CASE_TEMPLATE} or {RUN_TEMPLATE}")  # fmt: skip
+    raise _not_found(
+        f"no resource {uri!r}: try {REASONS_URI}, {LATEST_REPORT_URI}, "
+        f"{CASE_TEMPLATE} or {RUN_TEMPLATE}"
+    )
+
+
+def _named(uri: str, prefix: str) -> str:
+    name = uri.removeprefix(prefix)
+    if not _NAME.match(name) or ".." in name:
+        raise _not_found(f"{name!r} is not a run or case id")
+    return name
 
 
 def _json(uri: str, value: Any) -> types.TextResourceContents:
@@ -136,8 +172,11 @@ PROMPTS = [
         title="Explain this job",
         description="Why a Slurm job is pending, running or ended as it did, from Slurm's own "
         "state.",
-        arguments=[types.PromptArgument(name="jobid", description="Slurm job id, e.g. 42 or "
-                                        "42_3", required=True)],  # fmt: skip
+        arguments=[
+            types.PromptArgument(
+                name="jobid", description="Slurm job id, e.g. 42 or 42_3", required=True
+            )
+        ],
     ),
     types.Prompt(
         name="weekly_audit",

@@ -24,8 +24,12 @@ CANCEL_DIGEST_VERSION = 1
 
 def cancel_digest(run_id: str, job_ids: list[str]) -> str:
     """SHA-256 over the run and the exact jobs a cancellation covers."""
-    document = {"digest_version": CANCEL_DIGEST_VERSION, "action": "cancel", "run_id": run_id,
-                "job_ids": sorted(job_ids, key=int)}  # fmt: skip
+    document = {
+        "digest_version": CANCEL_DIGEST_VERSION,
+        "action": "cancel",
+        "run_id": run_id,
+        "job_ids": sorted(job_ids, key=int),
+    }
     return sha256_hex(canonical_json(document))
 
 
@@ -61,8 +65,13 @@ def execute_cancel(settings: Settings, plan: dict[str, Any], digest: str) -> dic
     job_ids = [str(job["job_id"]) for job in plan["jobs"]]
     actual = cancel_digest(str(plan["run_id"]), job_ids)
     if actual != digest:
-        raise PlanMismatch("cancellation", [f"the plan (digest {actual[:12]}) is not the plan "
-                                            f"approved ({digest[:12]}); nothing was cancelled"])  # fmt: skip
+        raise PlanMismatch(
+            "cancellation",
+            [
+                f"the plan (digest {actual[:12]}) is not the plan "
+                f"approved ({digest[:12]}); nothing was cancelled"
+            ],
+        )
     runlog = RunLog(settings.runs_dir)
     record = runlog.get(str(plan["run_id"]))
     cancelled = cancel_run(record, SlurmCommands(), runlog, only=job_ids)
@@ -71,18 +80,22 @@ def execute_cancel(settings: Settings, plan: dict[str, Any], digest: str) -> dic
 
 def no_edits(original: dict[str, Any], edited: dict[str, Any]) -> dict[str, Any]:
     """A cancellation is approved or rejected as shown; it has nothing to edit."""
-    raise InputError("cancellation", ["a cancellation cannot be edited: reject it and ask for "
-                                      "the one you want"])  # fmt: skip
+    raise InputError(
+        "cancellation", ["a cancellation cannot be edited: reject it and ask for the one you want"]
+    )
 
 
 def render_cancel_plan(facts: dict[str, Any]) -> str:
     from wass_chat.agent.safety import literal
 
-    lines = [f"**Plan to cancel run {literal(facts['run_id'])}**: {len(facts['jobs'])} unfinished "
-             "jobs."]  # fmt: skip
+    lines = [
+        f"**Plan to cancel run {literal(facts['run_id'])}**: {len(facts['jobs'])} unfinished jobs."
+    ]
     for job in facts["jobs"]:
-        lines.append(f"- job {literal(job['job_id'])} {literal(job['name'])}: "
-                     f"{literal(job['state'])} on {literal(job['nodes'] or '-')}")  # fmt: skip
+        lines.append(
+            f"- job {literal(job['job_id'])} {literal(job['name'])}: "
+            f"{literal(job['state'])} on {literal(job['nodes'] or '-')}"
+        )
     lines.append(f"Runs {literal(facts['command'], 600)}.")
     lines.append(f"Plan digest {literal(str(facts['plan_digest'])[:12])}.")
     lines.append("Nothing has been cancelled. A person must approve this plan to continue.")

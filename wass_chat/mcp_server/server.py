@@ -233,8 +233,14 @@ class WassMCP:
             "it asks them, or by giving you the one-time code the server showed them (it is "
             "not in this result; ask them for it). Nothing happens without that approval."
         )
-        return tool_result(name, facts, None, plan_id=plan_id, next_step=how,
-                           outcome_line=f"planned {plan_id} (digest {digest[:12]})")  # fmt: skip
+        return tool_result(
+            name,
+            facts,
+            None,
+            plan_id=plan_id,
+            next_step=how,
+            outcome_line=f"planned {plan_id} (digest {digest[:12]})",
+        )
 
     async def _complete(
         self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]
@@ -242,12 +248,13 @@ class WassMCP:
         try:
             args = CompletePlanArgs.model_validate(arguments)
         except ValidationError as exc:
-            return _error("complete_plan", f"invalid arguments for complete_plan: "
-                                           f"{_problems(exc)}")  # fmt: skip
+            return _error("complete_plan", f"invalid arguments for complete_plan: {_problems(exc)}")
         request = self.gate.pending.get(args.plan_id)
         if request is None:
-            return _refused(f"no plan {args.plan_id!r} is waiting (completed, rejected or never "
-                            "made): nothing was done")  # fmt: skip
+            return _refused(
+                f"no plan {args.plan_id!r} is waiting (completed, rejected or never "
+                "made): nothing was done"
+            )
         try:
             if args.approval_code:
                 digest = self.codes.redeem(args.plan_id, args.approval_code)
@@ -256,8 +263,9 @@ class WassMCP:
                 if not await self._ask_person(ctx, request.plan, request.digest):
                     self.codes.discard(args.plan_id)
                     await self._in_thread(lambda: self.gate.resolve(args.plan_id, "reject"))
-                    return _refused("the person did not approve the plan: nothing was done; "
-                                    "the plan is dropped")  # fmt: skip
+                    return _refused(
+                        "the person did not approve the plan: nothing was done; the plan is dropped"
+                    )
                 digest, how = request.digest, "approved by the person in the client"
             else:
                 return _refused(
@@ -304,8 +312,9 @@ class WassMCP:
         )
         schema = {
             "type": "object",
-            "properties": {"approve": {"type": "boolean", "title": "Approve this plan",
-                                       "description": message}},  # fmt: skip
+            "properties": {
+                "approve": {"type": "boolean", "title": "Approve this plan", "description": message}
+            },
             "required": ["approve"],
         }
         answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
@@ -395,5 +404,4 @@ def _error(name: str, message: str) -> types.CallToolResult:
 
 
 def _refused(message: str) -> types.CallToolResult:
-    return tool_result("complete_plan", *_error_facts(message),
-                       outcome_line=f"refused: {message}")  # fmt: skip
+    return tool_result("complete_plan", *_error_facts(message), outcome_line=f"refused: {message}")

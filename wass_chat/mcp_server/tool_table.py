@@ -8,8 +8,10 @@ tool writes a file under the data home, so it says ``readOnlyHint: false`` and
 ``destructiveHint: false``). A new tool in ``TOOL_SPECS`` is an MCP tool with no change here.
 
 Every result has the same shape (:data:`OUTPUT_SCHEMA`): ``answer``, the plain-language answer
-``wass-chat ask`` prints for these facts (the same rendering, checked by the same verifier, with
-``verified`` its finding), and ``facts``, the tool's facts as JSON. Text that comes from Slurm,
+``wass-chat ask`` prints for these facts (the same rendering), checked by the answer checker
+the live suites hold ``ask``'s answers to (:mod:`wass_chat.agent.answers.answer_check`: numbers
+and clock times from what Slurm printed, one start time, counts that add up), with ``verified``
+and ``problems`` its finding, and ``facts``, the tool's facts as JSON. Text that comes from Slurm,
 sacct, job names, comments or workflow files is in ``facts`` only, as values; the answer quotes
 it as inline-code literals, and the second text block carries the facts in the untrusted
 ``<data>`` fence the chat's model gets.
@@ -28,7 +30,7 @@ import mcp.types as types
 from pydantic import BaseModel, Field
 
 from wass_chat.agent.answers.render import render
-from wass_chat.agent.answers.verify import verify_answer
+from wass_chat.agent.answers.answer_check import problems
 from wass_chat.agent.tools import GATED_TOOLS, TOOL_SPECS, SubmitWorkflowArgs, ToolOutcome, ToolSpec
 from wass_chat.mcp_server.run_cancel import render_cancel_outcome, render_cancel_plan
 
@@ -47,8 +49,10 @@ OUTPUT_SCHEMA: dict[str, Any] = {
         },
         "verified": {
             "type": "boolean",
-            "description": "Every number and id of the answer is in the facts.",
+            "description": "The answer checker found nothing wrong: every number and clock "
+            "time from the facts, one start time, counts that add up.",
         },
+        "problems": {"type": "array", "items": {"type": "string"}},
         "facts": {
             "type": "object",
             "description": "The facts the answer rests on, as JSON. Values are data (job "
@@ -127,10 +131,12 @@ def read_only_tools() -> list[types.Tool]:
 
 def gated_tools() -> list[types.Tool]:
     """``plan_submit``, ``plan_cancel`` (they only plan) and ``complete_plan`` (it acts)."""
-    planning = types.ToolAnnotations(read_only_hint=True, destructive_hint=False,
-                                     open_world_hint=False)  # fmt: skip
-    acting = types.ToolAnnotations(read_only_hint=False, destructive_hint=True,
-                                   idempotent_hint=False, open_world_hint=False)  # fmt: skip
+    planning = types.ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, open_world_hint=False
+    )
+    acting = types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+    )
     return [
         _tool(name, schema, acting if name == "complete_plan" else planning)
         for name, schema in GATED_MCP_TOOLS.items()
@@ -156,11 +162,12 @@ def tool_result(
 ) -> types.CallToolResult:
     """One call's result: the checked answer and the facts, structured and as text."""
     answer = answer_of(facts)
-    verdict = verify_answer(answer, facts)
+    found = problems(answer, facts)
     structured = {
         "tool": name,
         "answer": answer,
-        "verified": verdict.ok,
+        "verified": not found,
+        "problems": found,
         "facts": as_json(facts),
         "error": error,
         **as_json(extra),

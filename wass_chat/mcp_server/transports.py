@@ -39,7 +39,8 @@ def read_token(token_file: Path | None) -> str | None:
         try:
             token = token_file.read_text(encoding="utf-8").strip()
         except OSError as exc:
-            raise InputError(str(token_file), [f"cannot read the token file: {exc.strerror}"])
+            problem = f"cannot read the token file: {exc.strerror}"
+            raise InputError(str(token_file), [problem]) from None
         where = str(token_file)
     elif TOKEN_VARIABLE in os.environ:
         token, where = os.environ[TOKEN_VARIABLE].strip(), f"${TOKEN_VARIABLE}"
@@ -55,9 +56,11 @@ def check_bind(host: str, token: str | None) -> None:
     if not is_loopback(host) and token is None:
         raise InputError(
             f"--host {host}",
-            [f"binding to {host} (not loopback) needs a bearer token: --token-file FILE or "
-             f"${TOKEN_VARIABLE} (or bind 127.0.0.1 behind the site's reverse proxy)"],
-        )  # fmt: skip
+            [
+                f"binding to {host} (not loopback) needs a bearer token: --token-file FILE or "
+                f"${TOKEN_VARIABLE} (or bind 127.0.0.1 behind the site's reverse proxy)"
+            ],
+        )
 
 
 class BearerToken:
@@ -70,11 +73,17 @@ class BearerToken:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and not self._authorised(scope):
             body = json.dumps({"error": "unauthorized: a bearer token is required"}).encode()
-            await send({"type": "http.response.start", "status": 401, "headers": [
-                (b"content-type", b"application/json"),
-                (b"www-authenticate", b'Bearer realm="wass-chat"'),
-                (b"content-length", str(len(body)).encode()),
-            ]})  # fmt: skip
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b'Bearer realm="wass-chat"'),
+                        (b"content-length", str(len(body)).encode()),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, receive, send)
@@ -83,8 +92,9 @@ class BearerToken:
         for name, value in scope.get("headers", []):
             if name.lower() == b"authorization":
                 scheme, _, given = value.partition(b" ")
-                return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(),
-                                                                            self._token)  # fmt: skip
+                return scheme.lower() == b"bearer" and hmac.compare_digest(
+                    given.strip(), self._token
+                )
         return False
 
 
@@ -105,6 +115,12 @@ async def serve_http(server: Any, host: str, port: int, token: str | None) -> No
     import uvicorn
 
     check_bind(host, token)
-    config = uvicorn.Config(http_app(server, host, token), host=host, port=port,
-                            log_level="warning", access_log=False, lifespan="on")  # fmt: skip
+    config = uvicorn.Config(
+        http_app(server, host, token),
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )
     await uvicorn.Server(config).serve()
