@@ -267,6 +267,15 @@ def test_resources_and_prompts(client: LiveClient) -> None:
     assert {"Resources", "Dependency", "JobHeldUser"} <= {r["code"] for r in reasons}
     templates = client.run(lambda s: s.list_resource_templates()).resource_templates
     assert {t.uri_template for t in templates} == {"wass://cases/{case_id}", "wass://runs/{run_id}"}
+    cases = structured(client.call("similar_cases", workflow="montage-60", k=1))["facts"]
+    case_id = cases["cases"][0]["case_id"]
+    case = client.run(lambda s: s.read_resource(f"wass://cases/{case_id}")).contents[0]
+    assert json.loads(case.text)["case_id"] == case_id
+    report = structured(client.call("generate_report", period="7d", format="md"))
+    assert report["error"] is None, report
+    latest = client.run(lambda s: s.read_resource("wass://reports/latest")).contents[0]
+    assert latest.mime_type == "text/markdown" and latest.text
+    assert Path(report["facts"]["path"]).read_text() == latest.text
     prompts = {p.name for p in client.run(lambda s: s.list_prompts()).prompts}
     assert prompts == {"explain_job", "weekly_audit"}
     text = client.run(lambda s: s.get_prompt("explain_job", {"jobid": "42"})).messages[0]

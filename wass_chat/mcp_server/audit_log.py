@@ -36,6 +36,17 @@ class Caller:
     """``host:port`` of the HTTP peer (empty on stdio)."""
 
 
+def append_private_line(path: Path, line: str) -> None:
+    """Append ``line`` to ``path`` in one ``write`` (``O_APPEND``), the file created readable
+    by its owner only (mode 0600)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
 class AuditLog:
     """Appends one JSON object per tool call to ``path`` (JSON Lines)."""
 
@@ -62,14 +73,8 @@ class AuditLog:
             },
             "outcome": outcome,
         }
-        line = (json.dumps(entry, default=str, ensure_ascii=True) + "\n").encode()
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line)
-            finally:
-                os.close(fd)
+            append_private_line(self.path, json.dumps(entry, default=str, ensure_ascii=True))
         return entry
 
     def entries(self) -> list[dict[str, Any]]:

@@ -29,9 +29,11 @@ gated tools at all. Every call, whatever its outcome, is one line of the audit l
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,7 +52,7 @@ from wass_chat.agent.tools import Toolbox
 from wass_chat.config import Settings
 from wass_chat.mcp_server import resources
 from wass_chat.mcp_server.approval_codes import ApprovalCodes, ApprovalRefused
-from wass_chat.mcp_server.audit_log import AuditLog, Caller
+from wass_chat.mcp_server.audit_log import AuditLog, Caller, append_private_line
 from wass_chat.mcp_server.run_cancel import execute_cancel, no_edits, plan_cancel
 from wass_chat.mcp_server.tool_table import (
     GATED_MCP_TOOLS,
@@ -93,19 +95,13 @@ class ServeOptions:
 
 
 def _show_on_stderr_and_file(path: Path) -> Callable[[str, str, str], None]:
-    import os
-    import sys
-    from datetime import UTC, datetime
+    """Where a one-time code goes: the server's stderr (the person's terminal, or their
+    client's server log) and ``path``, which only they can read; never a tool result."""
 
     def show(plan_id: str, digest: str, code: str) -> None:
         line = f"approval code for plan {plan_id} (digest {digest[:12]}): {code}"
         print(f"wass-chat mcp: {line}", file=sys.stderr, flush=True)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, f"{datetime.now(UTC).isoformat(timespec='seconds')} {line}\n".encode())
-        finally:
-            os.close(fd)
+        append_private_line(path, f"{datetime.now(UTC).isoformat(timespec='seconds')} {line}")
 
     return show
 
