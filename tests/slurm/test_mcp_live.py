@@ -407,6 +407,9 @@ def test_http_needs_the_token_and_is_read_only(env: dict[str, str], home: Path) 
         names = _http_tools(url, token)
         assert "plan_submit" not in names and "complete_plan" not in names  # read-only
         assert "job_why" in names
+        over_http = [e for e in _audit(home) if e["who"]["transport"] == "http"]
+        assert [e["tool"] for e in over_http] == ["queue_overview"]
+        assert over_http[0]["who"]["peer"].startswith("127.0.0.1:")
     finally:
         server.terminate()
         _, stderr = server.communicate(timeout=30)
@@ -433,17 +436,22 @@ def _http_tools(url: str, token: str) -> set[str]:
             ClientSession(read, write) as session,
         ):
             await session.initialize()
-            return {t.name for t in (await session.list_tools()).tools}
+            names = {t.name for t in (await session.list_tools()).tools}
+            answered = await session.call_tool("queue_overview", {})
+            assert answered.structured_content and not answered.is_error
+            return names
 
     return asyncio.run(listed())
 
 
+def _audit(home: Path) -> list[dict[str, Any]]:
+    lines = (home / "root" / "mcp" / "audit.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
 def test_the_audit_log_holds_every_call(client: LiveClient, home: Path) -> None:
     client.call("queue_overview")
-    entries = [
-        json.loads(line)
-        for line in (home / "root" / "mcp" / "audit.jsonl").read_text().splitlines()
-    ]
+    entries = _audit(home)
     mine = [e for e in entries if e["who"]["client"] == MAIN_CLIENT]
     assert [e["tool"] for e in mine][-len(client.calls) :] == [n for n, _ in client.calls]
     for entry, (_name, arguments) in zip(mine[-len(client.calls) :], client.calls, strict=True):
