@@ -13,6 +13,7 @@ import shlex
 from typing import Any
 
 from sim.errors import InputError
+from wass_chat.agent.safety import literal
 from wass_chat.config import Settings
 from wass_chat.runlog import RunLog
 from wass_chat.slurm.commands import SlurmCommands
@@ -86,8 +87,6 @@ def no_edits(original: dict[str, Any], edited: dict[str, Any]) -> dict[str, Any]
 
 
 def render_cancel_plan(facts: dict[str, Any]) -> str:
-    from wass_chat.agent.safety import literal
-
     lines = [
         f"**Plan to cancel run {literal(facts['run_id'])}**: {len(facts['jobs'])} unfinished jobs."
     ]
@@ -103,8 +102,6 @@ def render_cancel_plan(facts: dict[str, Any]) -> str:
 
 
 def render_cancel_outcome(facts: dict[str, Any]) -> str:
-    from wass_chat.agent.safety import literal
-
     jobs = facts.get("cancelled", [])
     shown = ", ".join(literal(j) for j in jobs) or "none (they had all finished)"
     return f"Cancelled {len(jobs)} jobs of run {literal(facts.get('run_id', '?'))}: {shown}."

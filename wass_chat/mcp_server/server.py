@@ -58,6 +58,7 @@ from wass_chat.mcp_server.tool_table import (
     GATED_MCP_TOOLS,
     READ_ONLY_SPECS,
     CompletePlanArgs,
+    PlanCancelArgs,
     gated_tools,
     read_only_tools,
     tool_result,
@@ -201,8 +202,6 @@ class WassMCP:
         return {**facts, "plan_id": outcome.approval.request_id}, None
 
     def _plan_cancel(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-        from wass_chat.mcp_server.tool_table import PlanCancelArgs
-
         try:
             run = PlanCancelArgs.model_validate(arguments).run
             facts = plan_cancel(self.settings, run)
