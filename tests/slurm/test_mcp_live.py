@@ -78,8 +78,9 @@ def jobs(cluster: Cluster) -> Iterator[dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def home() -> Iterator[Path]:
-    """A data home other users can use too (the other-user server writes its own inside)."""
+def home(cluster: Cluster) -> Iterator[Path]:
+    """A data home other users can use too (the other-user server writes its own inside);
+    one per Slurm version, so each version's audit log is its own."""
     folder = Path(tempfile.mkdtemp(prefix="wass-mcp-"))
     folder.chmod(0o755)
     yield folder
