@@ -14,7 +14,7 @@ the job by its name before the run is logged, and ``status``/``runs``/``cancel``
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -358,9 +358,9 @@ def run_status(
     return statuses
 
 
-def cancel_run(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> list[str]:
-    """Cancel every job of the run that has not finished: those its record lists and those
-    Slurm has under its job names (an interrupted submission's); returns the job ids cancelled.
+def unfinished_jobs(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> list[str]:
+    """The job ids of the run that have not finished: those its record lists and those Slurm
+    has under its job names (an interrupted submission's), in id order; cancels nothing.
     Refuses while a process is still submitting the run (its next jobs would be missed)."""
     if record.state == "submitting":
         raise UserFacingError(f"run {record.run_id} is still being submitted; cancel it once "
@@ -369,12 +369,27 @@ def cancel_run(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> li
         record = reconcile(record, commands, runlog)
     named = jobs_of_run(record, commands)
     live = commands.queue([j for j, found in named.items() if found is None])
-    pending = sorted(
+    return sorted(
         {j for j, q in live.items() if q.state not in FINISHED_STATES}
         | {j for j, found in named.items()
            if found is not None and found.live and found.state not in FINISHED_STATES},
         key=int,
     )  # fmt: skip
+
+
+def cancel_run(
+    record: RunRecord,
+    commands: SlurmCommands,
+    runlog: RunLog,
+    only: Collection[str] | None = None,
+) -> list[str]:
+    """Cancel every job of the run that has not finished (:func:`unfinished_jobs`), or only
+    those of them among ``only`` (the jobs a person approved cancelling); returns the job ids
+    cancelled."""
+    pending = unfinished_jobs(record, commands, runlog)
+    if only is not None:
+        allowed = set(only)
+        pending = [j for j in pending if j in allowed]
     commands.cancel(pending)
     runlog.update(record.run_id, state="cancelled")
     return pending
