@@ -61,6 +61,19 @@ class SchedulerConfig:
     length (backfill.c 2858-2864, _add_reservation 3291-3299). 1 keeps exact times (the
     simulator's own default); a configuration read from Slurm gives Slurm's (60 s unless
     set)."""
+    bf_end_round_up: bool = False
+    """A reservation's end rounded up to ``bf_resolution_s`` instead of down: Slurm 23.02 on
+    (backfill.c ``_set_slot_time``: ``end + bf_resolution - 1``, then down), so the plan
+    never ends before the job's limit does; 22.05 rounds it down."""
+    bf_whole_nodes: bool = False
+    """Slurm's backfill plan holds whole nodes: a node planned for a pending job is out of
+    reach of every job tested after it whose run would overlap the planned slots, however
+    many CPUs stay free ("the backfill scheduler reserves whole nodes for jobs, not partial
+    nodes", slurm.schedmd.com/preempt.html; backfill.c ``_add_reservation`` clears the job's
+    nodes from each slot's ``avail_bitmap``, and a job tested later keeps only the nodes free
+    in every slot that begins no later than its end, ``begin_time <= end_time``). False: a
+    reservation holds only the CPUs, memory and GPUs it asks for (the simulator's own model).
+    The compiled core does not implement it: a replay with it runs the Python engine."""
     reservation_depth: int = 1
     """How many blocked jobs get a reservation per pass: 1 is EASY; Slurm reserves for every
     job it tests (set it to ``bf_max_job_test``)."""

@@ -24,7 +24,7 @@ import heapq
 
 import numpy as np
 
-from sim.batch.backfill import Plan
+from sim.batch.backfill import Plan, plan_slot
 from sim.batch.compiled import simulate_compiled, use_compiled
 from sim.batch.config import PowerSaving, SchedulerConfig
 from sim.batch.energy import PowerModel
@@ -91,11 +91,12 @@ def simulate_batch(
         WorkloadError,
         "workload",
     )
-    if use_compiled():
+    config = scheduler or SchedulerConfig()
+    if use_compiled() and not (config.bf_whole_nodes or config.bf_end_round_up):
         return simulate_compiled(
             cluster,
             workload,
-            scheduler or SchedulerConfig(),
+            config,
             power_saving,
             power_model or PowerModel(),
             progress,
@@ -103,7 +104,7 @@ def simulate_batch(
     engine = _Engine(
         cluster,
         workload,
-        scheduler or SchedulerConfig(),
+        config,
         power_saving,
         power_model or PowerModel(),
         progress,
@@ -363,7 +364,13 @@ class _Engine:
                 self.expected_end[j] = (
                     self.start[j] + limit if limit >= 0 and self.start[j] + limit > t else t + 1
                 )
-        plan = Plan(pool, self.expected_end, (self.c, self.m, self.g))
+        plan = Plan(
+            pool,
+            self.expected_end,
+            (self.c, self.m, self.g),
+            cfg.bf_whole_nodes,
+            (cfg.bf_resolution_s, cfg.bf_end_round_up),
+        )
         reserved = 0
         started: list[int] = []
         best_fit = cfg.node_order == "best_fit"
@@ -394,12 +401,9 @@ class _Engine:
     def _reserved_slots(self, begin: int, duration: int) -> tuple[int, int]:
         """The span a reservation holds: ``[begin, begin + duration)`` rounded down to
         ``bf_resolution_s`` and at least one slot long, as Slurm 22.05 records it
-        (backfill.c 2858-2864, ``_add_reservation`` 3291-3299); exact at resolution 1."""
-        step = self.cfg.bf_resolution_s
-        if step <= 1:
-            return begin, begin + duration
-        start = begin // step * step
-        return start, max((begin + duration) // step * step, start + step)
+        (backfill.c 2858-2864, ``_add_reservation`` 3291-3299), its end rounded up instead
+        with ``bf_end_round_up`` (Slurm 23.02 on, ``_set_slot_time``); exact at resolution 1."""
+        return plan_slot(begin, duration, self.cfg.bf_resolution_s, self.cfg.bf_end_round_up)
 
     def _drop_started(self, started: list[int]) -> None:
         if started:
