@@ -14,7 +14,7 @@ from typing import Literal
 from sim.errors import InputError, raise_if
 
 QueueOrder = Literal["fifo", "sjf", "priority"]
-NodeOrder = Literal["best_fit", "first_fit"]
+NodeOrder = Literal["best_fit", "first_fit", "consecutive"]
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,8 @@ class SchedulerConfig:
     calc_period_s: int = 300
     """PriorityCalcPeriod: how often pending jobs' priorities are recomputed."""
     node_order: NodeOrder = "best_fit"
-    """Which fitting nodes a job gets: fewest free CPUs first, or node order."""
+    """Which fitting nodes a job gets: fewest free CPUs first, node order, or Slurm's runs of
+    consecutive nodes (:func:`sim.batch.nodes.consecutive`; the Python engine only)."""
     completing_s: int = 0
     """Seconds a job's resources stay held after it ends (Slurm's COMPLETING state: epilog,
     cleanup, the node reporting back): 1 s measured on the local cluster."""
@@ -95,8 +96,10 @@ class SchedulerConfig:
         problems = []
         if self.order not in ("fifo", "sjf", "priority"):
             problems.append(f"queue order {self.order!r} is not fifo, sjf or priority")
-        if self.node_order not in ("best_fit", "first_fit"):
-            problems.append(f"node order {self.node_order!r} is not best_fit or first_fit")
+        if self.node_order not in ("best_fit", "first_fit", "consecutive"):
+            problems.append(
+                f"node order {self.node_order!r} is not best_fit, first_fit or consecutive"
+            )
         for name in ("bf_interval_s", "bf_resolution_s", "calc_period_s"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")

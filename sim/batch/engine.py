@@ -92,7 +92,8 @@ def simulate_batch(
         "workload",
     )
     config = scheduler or SchedulerConfig()
-    if use_compiled() and not (config.bf_whole_nodes or config.bf_end_round_up):
+    slurm_plan = config.bf_whole_nodes or config.bf_end_round_up
+    if use_compiled() and not (slurm_plan or config.node_order == "consecutive"):
         return simulate_compiled(
             cluster,
             workload,
@@ -329,7 +330,7 @@ class _Engine:
         ]
         if len(fit) < need:
             return []
-        return pool.choose(fit, need, self.cfg.node_order == "best_fit")
+        return pool.pick(fit, need, self.cfg.node_order)
 
     def _main_pass(self, t: int) -> None:
         """Slurm's main loop: once a job cannot start, the rest of its partition waits and its
@@ -373,7 +374,6 @@ class _Engine:
         )
         reserved = 0
         started: list[int] = []
-        best_fit = cfg.node_order == "best_fit"
         fits: dict[tuple[int, int, int, int], list[int]] = {}  # nodes free now, per shape
         for key in self.queue[: cfg.bf_max_job_test]:
             j = key[-1]
@@ -385,7 +385,7 @@ class _Engine:
                 free = fits[shape] = [i for i in nodes if pool.fits_now(i, c, m, g)]
             fit = plan.nodes_now(free, t, duration, need, c, m, g)
             if fit:
-                self._start(j, pool.choose(fit, need, best_fit), t, backfill=True)
+                self._start(j, pool.pick(fit, need, cfg.node_order), t, backfill=True)
                 started.append(j)
                 fits.clear()  # free resources changed
                 continue
@@ -394,7 +394,9 @@ class _Engine:
                 if found is not None:
                     begin, fit = found
                     slot_start, slot_end = self._reserved_slots(begin, duration)
-                    plan.reserve(pool.choose(fit, need, best_fit), slot_start, slot_end, c, m, g)
+                    plan.reserve(
+                        pool.pick(fit, need, cfg.node_order), slot_start, slot_end, c, m, g
+                    )
                     reserved += 1
         self._drop_started(started)
 

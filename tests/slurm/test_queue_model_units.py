@@ -266,3 +266,19 @@ def test_the_plans_slots_are_rounded_as_each_release_rounds_them() -> None:
         rounds_up[version] = slurm_backfill(SchedulerConfig(), config).bf_end_round_up
     assert rounds_up == {"22.05": False, "24.11": True, "26.05": True}
     assert slurm_backfill(SchedulerConfig(), "").bf_end_round_up  # unknown: the newer rule
+
+
+def test_nodes_are_chosen_as_slurms_consecutive_sets_choose_them() -> None:
+    """cons_tres picks nodes from runs of consecutive usable nodes, the shortest run that has
+    enough first: on 26.05 a two-node job with n1, n3 and n4 usable went on n[3-4] (the
+    fewest-free-CPUs best fit would take n1 and n3), and a one-node job with every node usable
+    went on n1, the first of the run."""
+    from sim.batch.nodes import consecutive
+
+    n1, n2, n3, n4 = range(4)
+    assert consecutive([n1, n3, n4], 2) == [n3, n4]
+    assert consecutive([n1, n2, n3, n4], 1) == [n1]
+    assert consecutive([n1, n2, n4], 1) == [n4]  # the shortest run that suffices
+    assert consecutive([n1, n3], 2) == [n1, n3]  # no run long enough: the longest, then on
+    assert consecutive([n1, n2, n4], 3) == [n1, n2, n4]
+    assert consecutive([n2], 2) == [n2]  # not enough: what there is (the caller checks)

@@ -449,7 +449,8 @@ def caveats_of(queue: LiveQueue, fitting: Workload, workload: Workload) -> tuple
     """What the model could not know, each as the answer says it."""
     notes = [
         "every running and waiting job is taken to run until its time limit; jobs that end "
-        "sooner bring starts forward"
+        "sooner usually bring starts forward, but can reorder who gets a node first and so "
+        "delay one"
     ]
     if queue.left_out:
         shown = ", ".join(f"job {j} ({why})" for j, why in queue.left_out[:3])
@@ -488,12 +489,14 @@ def slurm_backfill(scheduler: SchedulerConfig, config_text: str) -> SchedulerCon
     """``scheduler`` planning as Slurm's backfill plans (backfill.c ``_attempt_backfill``):
     whole nodes per planned job (the ``node_space`` map is a node bitmap per time slot, and
     SchedMD: "the backfill scheduler reserves whole nodes for jobs, not partial nodes"), the
-    planned end rounded as this release rounds it (an unknown release: the newer rule)."""
+    planned end rounded as this release rounds it (an unknown release: the newer rule), and
+    nodes chosen as cons_tres chooses them (:func:`sim.batch.nodes.consecutive`)."""
     release = slurm_release(config_text)
     return replace(
         scheduler,
         bf_whole_nodes=True,
         bf_end_round_up=release is None or release >= ROUND_UP_FROM,
+        node_order="consecutive",
     )
 
 
