@@ -191,7 +191,6 @@ class Plan:
         (``_test_resv_overlap``); else the search goes on from there.
         """
         now, horizon, duration = span
-        c, m, g = req
         step, round_up = self.slots
         tests = sorted(
             {now}
@@ -202,23 +201,55 @@ class Plan:
             test = tests[k]
             k += 1
             usable = [i for i in nodes if self._unplanned(i, test, test + duration)]
-            ready = sorted(
-                (t, i)
-                for i in usable
-                if (t := self.free_from(i, test, c, m, g)) >= 0 and t <= horizon
-            )
-            if len(ready) < need:
+            found = self._will_run(usable, need, req)
+            if found is None or found[0] > horizon:
                 continue
-            start = ready[need - 1][0]
+            start, chosen = max(found[0], test), found[1]
             if k < len(tests) and start > tests[k]:
                 continue  # try later, when planned nodes come back
-            chosen = [i for t, i in ready if t <= start]
             first, last = plan_slot(start, duration, step, round_up)
             free = [i for i in chosen if self._unplanned(i, first, last, strict=True)]
             if len(free) >= need:
                 return start, free
             if start > test:  # its rounded span overlaps the plan: try from its start
                 tests.insert(k, start)
+        return None
+
+    def _will_run(
+        self, usable: list[int], need: int, req: tuple[int, int, int]
+    ) -> tuple[int, list[int]] | None:
+        """When and on which of ``usable`` the running jobs' ends let the request start, as
+        cons_tres's will-run test finds it (``_will_run_test``): the running jobs are taken
+        off in order of their expected end, a batch at a time (those ending within a window
+        of the batch's first end: 30 s, doubled after each batch that was not enough); the
+        start is the last end taken off, and every node then free is a candidate, so a node
+        freed a few seconds later in the same batch competes with the first one freed."""
+        pool = self.pool
+        c, m, g = req
+        usable = [i for i in usable if pool.fits_empty(i, c, m, g)]
+        free = {i: [pool.free_cpu[i], pool.free_mem[i], pool.free_gpu[i]] for i in usable}
+
+        def hosts() -> list[int]:
+            return [i for i in usable if free[i][0] >= c and free[i][1] >= m and free[i][2] >= g]
+
+        ready = hosts()
+        if len(ready) >= need:
+            return -1, ready
+        ends = sorted((self.expected_end[j], j, i) for i in usable for j in pool.jobs_on[i])
+        k, window = 0, 30
+        while k < len(ends):
+            first = last = ends[k][0]
+            while k < len(ends) and ends[k][0] <= first + window:
+                last, j, i = ends[k]
+                held = free[i]
+                held[0] += self.held_cpu[j]
+                held[1] += self.held_mem[j]
+                held[2] += self.held_gpu[j]
+                k += 1
+            window *= 2
+            ready = hosts()
+            if len(ready) >= need:
+                return last, ready
         return None
 
     def _unplanned(self, i: int, begin: int, end: int, strict: bool = False) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sim.batch.config import SchedulerConfig
-from sim.batch.model import BatchCluster
+from sim.batch.model import BatchCluster, Partition
 from wass_chat.slurm.commands import parse_parsable, scontrol_records
 from wass_chat.slurm.formats import slurm_time
 from wass_chat.slurm.queue_model import (
@@ -282,3 +282,29 @@ def test_nodes_are_chosen_as_slurms_consecutive_sets_choose_them() -> None:
     assert consecutive([n1, n3], 2) == [n1, n3]  # no run long enough: the longest, then on
     assert consecutive([n1, n2, n4], 3) == [n1, n2, n4]
     assert consecutive([n2], 2) == [n2]  # not enough: what there is (the caller checks)
+
+
+def test_a_blocked_jobs_start_counts_nodes_freed_in_the_same_batch_of_ends() -> None:
+    """cons_tres's will-run test takes running jobs off a batch at a time (those ending
+    within 30 s of the batch's first end): a two-node job whose nodes free at 60 s (n3, n4)
+    and at 63 s (n1, n2) is planned at 63 s with all four to choose from, the shortest run of
+    consecutive nodes (n1, n2) rather than the first freed; alone a job ending 100 s later
+    does not join the batch."""
+    from sim.batch.backfill import Plan
+    from sim.batch.energy import PowerModel
+    from sim.batch.model import BatchNode
+    from sim.batch.nodes import NodePool
+
+    cluster = BatchCluster(
+        tuple(BatchNode(f"n{k}", 2, 2**30) for k in range(1, 5)),
+        (Partition("debug", ("n1", "n2", "n3", "n4")),),
+    )
+    pool = NodePool(cluster, [[0, 1, 2, 3]], PowerModel().node_profiles(cluster), 0)
+    ends = [63, 63, 60, 60]
+    for job, node in enumerate(range(4)):
+        pool.allocate(job, [node], 2, 0, 0, 0, 0)
+    plan = Plan(pool, ends, ([2] * 4, [0] * 4, [0] * 4), whole_nodes=True, slots=(60, True))
+    assert plan.earliest([0, 1, 2, 3], 0, 86400, 120, 2, 2, 0, 0) == (63, [0, 1, 2, 3])
+    assert pool.pick([0, 1, 2, 3], 2, "consecutive") == [0, 1]
+    ends[0] = ends[1] = 160
+    assert plan.earliest([0, 1, 2, 3], 0, 86400, 120, 2, 2, 0, 0) == (60, [2, 3])
