@@ -103,8 +103,8 @@ than an input it cannot know."""
 @pytest.mark.parametrize("version", VERSIONS)
 def test_predicted_starts_are_where_slurm_really_started_the_jobs(version: str) -> None:
     """Slurm's own outcome is the judge: 80% of the jobs within the stated bound (measured:
-    22.05 18 of 20, 24.11 23 of 26, 26.05 23 of 26; 14, 17 and 18 within 10 s). Replayed as
-    if every job ran to its limit, 18, 20 and 21 (9, 7 and 9 within 10 s): a generation of
+    22.05 18 of 20, 24.11 23 of 26, 26.05 23 of 26; 16, 18 and 18 within 10 s). Replayed as
+    if every job ran to its limit, 18, 18 and 16 (9, 9 and 8 within 10 s): a generation of
     jobs that ends 3-4 s before the model's reorders ends that were seconds apart."""
     folder, queue, cluster, scheduler = _moment(version)
     real = {
