@@ -179,7 +179,7 @@ def test_efficiency_and_a_cluster_whatif(client: LiveClient, jobs: dict[str, str
     assert efficiency["error"] is None and efficiency["verified"], efficiency
     assert jobs["finished"] in json.dumps(efficiency["facts"])
     whatif = structured(client.call("cluster_whatif", add_nodes=2, partition="debug"))
-    assert whatif["error"] is None and whatif["verified"], whatif["answer"]
+    assert whatif["error"] is None and whatif["verified"], (whatif["problems"], whatif["answer"])
     assert whatif["facts"]["kind"] == "cluster_whatif"
 
 
