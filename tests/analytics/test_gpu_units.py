@@ -15,6 +15,7 @@ import pytest
 
 from tests.support import no_settings_file
 from wass_chat.analytics.analysis import analyze
+from wass_chat.analytics.efficiency_questions import job_facts, period_facts
 from wass_chat.analytics.gpu_usage import (
     NOT_RECORDED,
     RULES,
@@ -213,3 +214,23 @@ def test_sacct_efficiency_json_gives_each_gpu_figure_with_its_source(tmp_path: P
     assert g["gpus"] == 4 and g["gpu_type"] == "a100" and g["held_source"] == "AllocTRES gres/gpu"
     assert g["utilisation_pct"] == 60 and g["source"].startswith("sacct TRESUsageInTot")
     assert g["memory_peak_bytes"] == 30 * 2**30 and g["gpu_hours_held"] == 8
+
+
+def test_the_assistant_answers_gpu_questions_from_the_same_figures(tmp_path: Path):
+    """ "How well did job 1 use its GPUs?" and "who wasted the most GPU hours?" (the efficiency
+    facts the chat and `ask` answer from) quote sacct efficiency's and the report's numbers."""
+    jobs = export(*gpu_job("gres/gpumem=30G,gres/gpuutil=240"))
+    facts = job_facts(jobs.lazy(), ["1"])
+    assert "Its 4 a100 GPUs ran at 60.0% on average (4.80 of 8.00 GPU-hours used)." in facts[
+        "verdict"
+    ]
+    assert facts["jobs"][0]["gpu"]["utilisation_pct"] == 60
+    table = synthesize(4000, seed=5, with_steps=True)
+    cache = SacctCache(_cache_with(tmp_path, table)).scan()
+    period = period_facts(cache, None, None, "the period")
+    a = analyze(cache, compare=False)
+    top = a.tables["gpu_waste_by_user"].row(0, named=True)
+    assert period["gpu_wasters"][0]["user"] == top["user"]
+    assert period["gpu_wasters"][0]["wasted_gpu_hours"] == pytest.approx(top["wasted_gpu_hours"])
+    assert any(line.startswith("1. " + top["user"]) and "wasted GPU-hours" in line
+               for line in period["lines"])  # fmt: skip
