@@ -453,6 +453,9 @@ def _audit(home: Path) -> list[dict[str, Any]]:
 def test_the_audit_log_holds_every_call(client: LiveClient, home: Path) -> None:
     client.call("queue_overview")
     entries = _audit(home)
+    logged = (home / "root" / "mcp" / "audit.jsonl").read_text()
+    issued = home / "root" / "mcp" / "approval-codes.txt"
+    assert not any(code in logged for code in (codes(home) if issued.exists() else {}).values())
     mine = [e for e in entries if e["who"]["client"] == MAIN_CLIENT]
     assert [e["tool"] for e in mine][-len(client.calls) :] == [n for n, _ in client.calls]
     for entry, (_name, arguments) in zip(mine[-len(client.calls) :], client.calls, strict=True):
