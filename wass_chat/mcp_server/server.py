@@ -49,10 +49,11 @@ from wass_chat.agent.facts.demo_runs import ensure_demo_runs
 from wass_chat.agent.facts.facts import Facts
 from wass_chat.agent.facts.facts_cluster import ClusterFacts
 from wass_chat.agent.tools import Toolbox
+from wass_chat.atomic_files import append_private_line
 from wass_chat.config import Settings
 from wass_chat.mcp_server import resources
 from wass_chat.mcp_server.approval_codes import ApprovalCodes, ApprovalRefused
-from wass_chat.mcp_server.audit_log import AuditLog, Caller, append_private_line
+from wass_chat.mcp_server.audit_log import AuditLog, Caller
 from wass_chat.mcp_server.run_cancel import execute_cancel, no_edits, plan_cancel
 from wass_chat.mcp_server.tool_table import (
     GATED_MCP_TOOLS,
