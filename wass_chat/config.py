@@ -104,8 +104,8 @@ class Settings(BaseSettings):
     @field_validator("gpu_idle_cancel_after_min")
     @classmethod
     def _idle_minutes(cls, value: float) -> float:
-        if not (math.isfinite(value) and 1 <= value <= 10080):
-            raise ValueError(f"must be minutes from 1 to 10080 (a week), got {value}")
+        if not (math.isfinite(value) and 0 < value <= 10080):
+            raise ValueError(f"must be minutes > 0 and at most 10080 (a week), got {value}")
         return value
 
     @field_validator("chroma_port")

@@ -72,8 +72,8 @@ def test_sstat_gpuutil_is_read_per_gpu_by_the_version_rule():
 
 def _live(**kw) -> LiveGpuJob:
     base = dict(job_id="7", user="alice", partition="gpu", nodes="n4", gpus=2, gpu_type="a100",
-                run_time_s=7200, recorded=True, source="sstat", utilisation_pct=0.0,
-                peak_utilisation_pct=0.0, idle=True)  # fmt: skip
+                run_time_s=7200, start="2026-12-02T10:00:00", recorded=True, source="sstat",
+                utilisation_pct=0.0, peak_utilisation_pct=0.0, idle=True)  # fmt: skip
     return LiveGpuJob(**{**base, **kw})
 
 

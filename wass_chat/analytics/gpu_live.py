@@ -52,6 +52,8 @@ class LiveGpuJob:
     gpus: int
     gpu_type: str | None
     run_time_s: int
+    start: str
+    """``StartTime`` as scontrol prints it (an approval is bound to it: a requeued job differs)."""
     recorded: bool
     source: str | None
     """Where its use was read (jobstats AdminComment, sstat step J.S), None if nowhere."""
@@ -159,6 +161,7 @@ def live_gpu_job(
         gpus=gpus,
         gpu_type=kind,
         run_time_s=run_seconds(record.get("RunTime", "0")),
+        start=record.get("StartTime", ""),
     )
     comment = record.get("AdminComment") or ""
     try:

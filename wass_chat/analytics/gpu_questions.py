@@ -90,7 +90,10 @@ def live_facts(jobs: list[LiveGpuJob], idle_after_min: float, note: str = "") ->
         verdict = "No running job holds a GPU right now."
     else:
         gpus = sum(j.gpus for j in jobs)
-        verdict = f"{len(jobs)} running job{'s' if len(jobs) != 1 else ''} hold {gpus} GPUs"
+        verdict = (
+            f"{len(jobs)} running job{'s hold' if len(jobs) != 1 else ' holds'} "
+            f"{gpus} GPU{'s' if gpus != 1 else ''}"
+        )
         if idle:
             long_idle = [j for j in idle if j.run_time_s >= 60 * idle_after_min]
             ids = ", ".join(j.job_id for j in idle)
@@ -106,8 +109,9 @@ def live_facts(jobs: list[LiveGpuJob], idle_after_min: float, note: str = "") ->
         verdict += "."
         if unknown:
             verdict += (
-                f" For {len(unknown)} of them {NOT_RECORDED}, so whether they are idle cannot be "
-                f"told ({HOW_TO_RECORD}; live use comes from sstat's TRESUsageInAve gres/gpuutil)."
+                f" For {len(unknown)} of {len(jobs)} {NOT_RECORDED}, so whether they are idle "
+                f"cannot be told ({HOW_TO_RECORD}; live use comes from sstat's TRESUsageInAve "
+                "gres/gpuutil)."
             )
     return _facts(
         "now",
