@@ -14,6 +14,7 @@ import base64
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.mcp_client import LiveClient, server_command, server_env, structured
 from tests.slurm.conftest import Cluster, wait_for_final
 from tests.support import no_settings_file
 from wass_chat.analytics.gpu_usage import NOT_RECORDED
@@ -42,17 +44,22 @@ def state(commands: SlurmCommands, job: str) -> str:
     return commands.run(["squeue", "-h", "-j", job, "-o", "%T"]).strip()
 
 
-def test_idle_gpu_job_is_cancelled_only_with_its_own_approval(
-    cluster: Cluster, tmp_path: Path
-) -> None:
-    commands = SlurmCommands()
-    job = commands.sbatch(["-N1", "-w", "n4", "--gres=gpu:1", "-c1", f"--output={tmp_path}/%j.out",
+def running_gpu_job(commands: SlurmCommands, folder: Path) -> str:
+    job = commands.sbatch(["-N1", "-w", "n4", "--gres=gpu:1", "-c1", f"--output={folder}/%j.out",
                            "--wrap=srun -n1 sleep 300"])  # fmt: skip
     for _ in range(60):
         if state(commands, job) == "RUNNING":
             break
         time.sleep(0.5)
     assert state(commands, job) == "RUNNING"
+    return job
+
+
+def test_idle_gpu_job_is_cancelled_only_with_its_own_approval(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    commands = SlurmCommands()
+    job = running_gpu_job(commands, tmp_path)
     home = tmp_path / "home"
     env = {**os.environ, "WASS_HOME": str(home), "WASS_CONFIG": no_settings_file(tmp_path),
            "WASS_GPU_IDLE_CANCEL_AFTER_MIN": "0.02"}  # fmt: skip
@@ -109,4 +116,46 @@ def test_idle_gpu_job_is_cancelled_only_with_its_own_approval(
         assert events.count("refused to propose") == 1 and events.count("approved") == 1
         assert events.count("approval refused") == 2 and events.count("proposed") == 2
     finally:
+        subprocess.run(["scancel", job], check=False, capture_output=True)
+
+
+def test_mcp_plan_cancel_idle_gpu_needs_the_persons_code(cluster: Cluster, tmp_path: Path) -> None:
+    """The MCP flow of the same: plan_cancel_idle_gpu plans (refused while use is not
+    recorded), complete_plan cancels only with the one-time code the person read."""
+    commands = SlurmCommands()
+    job = running_gpu_job(commands, tmp_path)
+    home = tmp_path / "home"
+    env = {**server_env(home, no_settings_file(tmp_path)), "WASS_GPU_IDLE_CANCEL_AFTER_MIN": "0.02"}
+    client = LiveClient(server_command(env, "--approval", "code"), errlog=tmp_path / "stderr.txt")
+    try:
+        listed = {t.name for t in client.run(lambda s: s.list_tools()).tools}
+        assert {"gpu_usage", "plan_cancel_idle_gpu"} <= listed
+        blind = structured(client.call("plan_cancel_idle_gpu", job=job))
+        assert blind["error"] and "cannot tell it is idle" in blind["error"], blind
+        commands.run(["scontrol", "update", f"job={job}", f"AdminComment={idle_summary('n4')}"])
+        time.sleep(1.5)  # over the 0.02-minute setting
+        plan = structured(client.call("plan_cancel_idle_gpu", job=job))
+        assert plan["error"] is None and plan["verified"], plan
+        assert plan["facts"]["argv"] == ["scancel", job] and "scancel" in plan["answer"]
+        wrong = structured(
+            client.call("complete_plan", plan_id=plan["plan_id"], approval_code="ABCD-EFGH")
+        )
+        assert wrong["error"] and state(commands, job) == "RUNNING"
+        text = (home / "mcp" / "approval-codes.txt").read_text()
+        code = dict(re.findall(r"approval code for plan (\S+) \(digest \w+\): (\S+)", text))
+        done = structured(
+            client.call(
+                "complete_plan", plan_id=plan["plan_id"], approval_code=code[plan["plan_id"]]
+            )
+        )
+        assert done["error"] is None and done["facts"]["cancelled"] == [job], done
+        assert wait_for_final([job], timeout=90)[job]["State"].startswith("CANCELLED")
+        replay = structured(
+            client.call(
+                "complete_plan", plan_id=plan["plan_id"], approval_code=code[plan["plan_id"]]
+            )
+        )
+        assert replay["error"] and "no plan" in replay["error"]
+    finally:
+        client.close()
         subprocess.run(["scancel", job], check=False, capture_output=True)

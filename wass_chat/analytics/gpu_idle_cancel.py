@@ -17,6 +17,7 @@ line of the decision log (``gpu-idle/decisions.jsonl`` under the data home).
 from __future__ import annotations
 
 import json
+import shlex
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -101,6 +102,7 @@ def propose_cancel(job: LiveGpuJob, idle_after_min: float) -> dict[str, Any]:
         "source": job.source,
         "evidence": list(job.evidence),
         "argv": ["scancel", job.job_id],
+        "command": shlex.join(["scancel", job.job_id]),
         "message": owner_message(job),
     }
     plan["plan_digest"] = cancel_digest(plan)
