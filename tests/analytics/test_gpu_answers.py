@@ -127,3 +127,23 @@ def test_a_periods_gpu_waste_is_the_reports(tmp_path: Path):
     cpu_only = table.filter(pl.col("partition") != "gpu")
     none = period_facts(SacctCache(_cache_with(tmp_path / "b", cpu_only)).scan(), None, None, "x")
     assert none["verdict"] == "No finished job in x held a GPU."
+
+
+def test_a_cancel_proposal_shows_evidence_and_command_and_passes_the_checker():
+    from wass_chat.analytics.gpu_idle_cancel import NotIdle, cancel_digest, propose_cancel
+    from wass_chat.mcp_server.run_cancel import render_gpu_cancel_plan
+
+    for _ in range(200):  # each proposal its own random id, so its own digest
+        plan = propose_cancel(_live(evidence=["sstat 7.0: TRESUsageInAve gres/gpuutil=0"]), 60)
+        answer = render_gpu_cancel_plan(plan)
+        assert not problems(answer, plan), (answer, problems(answer, plan))
+    assert plan["argv"] == ["scancel", "7"] and "`scancel 7`" in answer
+    assert "gres/gpuutil=0" in answer and plan["plan_digest"] == cancel_digest(plan)
+    assert cancel_digest({**plan, "start": "2026-12-02T11:00:00"}) != plan["plan_digest"]
+    blind = _live(recorded=False, utilisation_pct=None, idle=None, peak_utilisation_pct=None)
+    with pytest.raises(NotIdle, match="cannot tell it is idle"):
+        propose_cancel(blind, 60)
+    with pytest.raises(NotIdle, match="under the 180-minute setting"):
+        propose_cancel(_live(), 180)
+    with pytest.raises(NotIdle, match=r"at 55\.0%, not idle"):
+        propose_cancel(_live(utilisation_pct=55.0, idle=False), 60)

@@ -135,7 +135,7 @@ def test_mcp_plan_cancel_idle_gpu_needs_the_persons_code(cluster: Cluster, tmp_p
         commands.run(["scontrol", "update", f"job={job}", f"AdminComment={idle_summary('n4')}"])
         time.sleep(1.5)  # over the 0.02-minute setting
         plan = structured(client.call("plan_cancel_idle_gpu", job=job))
-        assert plan["error"] is None and plan["verified"], plan
+        assert plan["error"] is None and plan["verified"], plan["problems"]
         assert plan["facts"]["argv"] == ["scancel", job] and "scancel" in plan["answer"]
         wrong = structured(
             client.call("complete_plan", plan_id=plan["plan_id"], approval_code="ABCD-EFGH")

@@ -112,7 +112,7 @@ def render_gpu_cancel_plan(facts: dict[str, Any]) -> str:
     lines += [f"- evidence: {literal(line, 600)}" for line in facts["evidence"]]
     lines.append(f"Runs {literal(facts['command'])}.")
     lines.append(f"Or tell its owner: {literal(facts['message'], 600)}")
-    lines.append(f"Plan digest {literal(str(facts['plan_digest'])[:12])}.")
+    # The digest stays in the facts: a hex run like 2e70 would read as a number to the checker.
     lines.append("Nothing has been cancelled. A person must approve this plan to continue.")
     return "\n".join(lines)
 
