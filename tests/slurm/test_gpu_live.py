@@ -62,6 +62,17 @@ def test_live_gpu_jobs_show_what_was_held_and_that_use_was_not_recorded(
         env=env, capture_output=True, text=True, timeout=120, check=True,
     ).stdout  # fmt: skip
     assert f"GPU use: {NOT_RECORDED}" in text and "GPU utilisation" not in text
+    asked = subprocess.run(
+        [sys.executable, "-m", "wass_chat.cli", "ask", "--offline", "--json",
+         f"how well did job {two} use its GPUs?"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert asked.returncode == 0, asked.stderr
+    said = json.loads(asked.stdout)
+    assert [c["name"] for c in said["tool_calls"]] == ["gpu_usage"] and said["verified"]
+    (held,) = said["facts"]["jobs"]  # the same figures as `sacct efficiency`
+    assert held["gpus"] == 2 and held["gpu_hours_held"] == rows[two]["gpu"]["gpu_hours_held"]
+    assert not held["recorded"] and NOT_RECORDED in said["answer"] and "0%" not in said["answer"]
 
     cache = SacctCache(tmp_path / "sacct")
     now = datetime.now()
