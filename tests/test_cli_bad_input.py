@@ -153,6 +153,9 @@ OTHER_CASES: dict[str, tuple[Files, str, dict[str, str]]] = {
     "an Ollama host that is not a host": (
         {"c.toml": 'ollama_host = "not a url"\n'}, _DEMOS, {"WASS_CONFIG": "c.toml"}),
     "an empty partition": ({}, _DEMOS, {"WASS_SLURM_PARTITION": ""}),
+    "an idle-GPU time of 0 minutes": ({}, _DEMOS, {"WASS_GPU_IDLE_CANCEL_AFTER_MIN": "0"}),
+    "a GPU job id that is no number": ({}, "gpu idle --propose-cancel 12;rm", {}),
+    "a proposal id that is no proposal's": ({}, "gpu approve ../../etc --digest x --yes", {}),
     "a data home that is a file": ({"home-file": "x"}, "runs", {"WASS_HOME": "home-file"}),
 }
 

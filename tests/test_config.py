@@ -37,6 +37,8 @@ def test_ollama_host_variable_is_honoured(tmp_path: Path, monkeypatch: pytest.Mo
         ("home = [1, 2", "config.toml"),  # not TOML
         ('chroma_mode = "cloud"\n', "chroma_mode"),  # not an allowed value
         ('no_such_key = 1\n', "no_such_key"),  # unknown key
+        ("gpu_idle_cancel_after_min = 0\n", "gpu_idle_cancel_after_min"),  # never "at once"
+        ("gpu_idle_cancel_after_min = 20000\n", "gpu_idle_cancel_after_min"),  # over a week
     ],
 )
 def test_broken_config_names_the_problem(tmp_path: Path, text: str, needle: str) -> None:

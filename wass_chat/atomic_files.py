@@ -203,3 +203,14 @@ def write_together(files: Mapping[Path, str | bytes]) -> None:
         if isinstance(exc, OSError):
             raise OutputError(current, exc) from exc
         raise
+
+
+def append_private_line(path: Path, line: str) -> None:
+    """Append ``line`` to ``path`` in one ``write`` (``O_APPEND``), the file created readable
+    by its owner only (mode 0600)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)

@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     """Default network model of the simulator."""
     slurm_partition: str | None = None
     """Partition used by ``submit`` and ``platform from-slurm``; None: Slurm's default."""
+    gpu_idle_cancel_after_min: float = 60.0
+    """Minutes a running job must have held GPUs at 0% before cancelling it may be proposed
+    (``wass-chat gpu idle --propose-cancel``, MCP ``plan_cancel_idle_gpu``); a person approves."""
 
     @field_validator("home", mode="before")
     @classmethod
@@ -96,6 +99,13 @@ class Settings(BaseSettings):
     def _timeout_is_positive(cls, value: float) -> float:
         if not (math.isfinite(value) and value > 0):
             raise ValueError(f"must be a number of seconds > 0, got {value}")
+        return value
+
+    @field_validator("gpu_idle_cancel_after_min")
+    @classmethod
+    def _idle_minutes(cls, value: float) -> float:
+        if not (math.isfinite(value) and 0 < value <= 10080):
+            raise ValueError(f"must be minutes > 0 and at most 10080 (a week), got {value}")
         return value
 
     @field_validator("chroma_port")

@@ -84,6 +84,12 @@ COMMAND_CASES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("/efficiency 2024-01 user=alice", "efficiency", {"period": "2024-01", "user": "alice"}),
         ("/efficiency", "efficiency", {"period": "30d"}),
     ],
+    "/gpu": [
+        ("/gpu", "gpu_usage", {}),
+        ("/gpu now", "gpu_usage", {}),
+        ("/gpu 42", "gpu_usage", {"jobid": "42"}),
+        ("/gpu 2024-01 user=alice", "gpu_usage", {"period": "2024-01", "user": "alice"}),
+    ],
     "/sacct": [
         ("/sacct 30d alice", "sacct_summary", {"period": "30d", "user": "alice"}),
         ("/sacct", "sacct_summary", {"period": "7d"}),
@@ -249,7 +255,7 @@ def test_help_lists_every_command_of_the_table() -> None:
         "explain_placement", "similar_cases", "simulate", "compare_schedulers",
         "submit_workflow", "run_status", "cluster_status", "job_why", "queue_overview",
         "top_waiters", "sacct_summary", "generate_report", "efficiency", "cluster_whatif",
-        "energy_usage",
+        "energy_usage", "gpu_usage",
     }  # fmt: skip
 
 

@@ -54,10 +54,30 @@ def test_the_reported_questions_are_refused_with_what_can_be_answered(text: str)
         assert spec.topic and spec.topic in offered, spec.name
 
 
-def test_gpu_utilisation_is_refused_saying_the_cluster_does_not_record_it() -> None:
+def test_a_nodes_live_gpu_reading_is_refused_naming_what_is_answered_instead() -> None:
     reply = route("is the gpu on n4 being used?").reply
-    assert "does not record GPU utilisation" in reply
+    assert reply.startswith("I can't answer that here")
+    assert "live readings of a node's GPUs" in reply and "`/gpu`" in reply
+    assert route("what's nvidia-smi saying on n2?").refused
     assert "scontrol --version" in route("which version of slurm").reply
+
+
+@pytest.mark.parametrize(
+    ("text", "arguments"),
+    [
+        ("which GPU jobs are idle right now?", {}),
+        ("who wasted the most GPU hours last month?", {"period": "30d", "count": 5}),
+        ("how well did job 42 use its GPUs?", {"jobid": "42"}),
+        ("gpu waste of alice in may", {"user": "alice", "period": "2026-05", "count": 5}),
+    ],
+)
+def test_how_jobs_used_their_gpus_is_answered_by_gpu_usage(
+    text: str, arguments: dict[str, Any]
+) -> None:
+    from datetime import date
+
+    intent = route(text, today=date(2026, 11, 23))
+    assert (intent.tool, intent.arguments) == ("gpu_usage", arguments)
 
 
 @pytest.mark.parametrize(
@@ -68,6 +88,8 @@ def test_gpu_utilisation_is_refused_saying_the_cluster_does_not_record_it() -> N
         ("how much energy did the gpu partition use last month?", "energy_usage"),
         ("accounting for alice in may", "sacct_summary"),
         ("how efficient was job 42?", "efficiency"),
+        ("what's the gpu partition's queue like right now", "queue_overview"),
+        ("if we add 8 GPU nodes, how much shorter are waits?", "cluster_whatif"),
     ],
 )
 def test_in_scope_neighbours_of_the_refused_topics_still_run_their_tool(

@@ -16,6 +16,7 @@ import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from tests.slurm.conftest import Cluster, wait_for_final
@@ -61,6 +62,17 @@ def test_live_gpu_jobs_show_what_was_held_and_that_use_was_not_recorded(
         env=env, capture_output=True, text=True, timeout=120, check=True,
     ).stdout  # fmt: skip
     assert f"GPU use: {NOT_RECORDED}" in text and "GPU utilisation" not in text
+    asked = subprocess.run(
+        [sys.executable, "-m", "wass_chat.cli", "ask", "--offline", "--json",
+         f"how well did job {two} use its GPUs?"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert asked.returncode == 0, asked.stderr
+    said = json.loads(asked.stdout)
+    assert [c["name"] for c in said["tool_calls"]] == ["gpu_usage"] and said["verified"]
+    (held,) = said["facts"]["jobs"]  # the same figures as `sacct efficiency`
+    assert held["gpus"] == 2 and held["gpu_hours_held"] == rows[two]["gpu"]["gpu_hours_held"]
+    assert not held["recorded"] and NOT_RECORDED in said["answer"] and "0%" not in said["answer"]
 
     cache = SacctCache(tmp_path / "sacct")
     now = datetime.now()
@@ -68,7 +80,12 @@ def test_live_gpu_jobs_show_what_was_held_and_that_use_was_not_recorded(
     stored = cache.scan().collect()
     version = set(stored["slurm_version"].drop_nulls())
     assert len(version) == 1 and version.pop().startswith(f"{cluster.version}.")
-    a = analyze(cache.scan(), now - timedelta(hours=2), now + timedelta(minutes=1))
+    mine = cache.scan().filter(
+        pl.col("job_id").is_in([two, one])
+        | pl.col("job_id").str.starts_with(f"{two}.")
+        | pl.col("job_id").str.starts_with(f"{one}.")
+    )  # other tests' jobs (an idle job given a jobstats summary) are no part of this
+    a = analyze(mine, now - timedelta(hours=2), now + timedelta(minutes=1))
     assert a.gpu_use is not None and a.gpu_use.gpu_jobs >= 2 and a.gpu_use.recorded_jobs == 0
     note = a.gpu_use.not_recorded_note()
     assert note is not None and note.startswith(NOT_RECORDED)

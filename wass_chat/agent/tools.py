@@ -148,6 +148,20 @@ class EfficiencyArgs(BaseModel):
     count: int = Field(5, ge=1, le=50, description="How many users in the ranking.")
 
 
+class GpuUsageArgs(BaseModel):
+    """GPU use, from what the site records (jobstats AdminComment, sacct/sstat gres/gpuutil):
+    with no job and no period, the running jobs that hold GPUs and which are at 0% now; with a
+    job, how it used its GPUs; with a period, the GPU-hours wasted and the users who wasted the
+    most. Where nothing records GPU use it says so (never 0%)."""
+
+    jobid: str | None = Field(None, description="Slurm job id, e.g. 42; omit it otherwise.")
+    period: str | None = Field(
+        None, description="e.g. 7d, 30d, 2024-05 or START..END; omit it for the jobs running now."
+    )
+    user: str | None = Field(None, description="Restrict to one user.")
+    count: int = Field(5, ge=1, le=50, description="How many users in the ranking.")
+
+
 class ClusterWhatIfArgs(BaseModel):
     """Replay the cluster's own recent workload (accounting) before and after a change to the
     whole cluster: nodes added or removed, a partition's time limit, idle nodes powered off,
@@ -234,6 +248,7 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec("queue_overview", QueueOverviewArgs, "cluster", "queue_overview"),
     ToolSpec("top_waiters", TopWaitersArgs, "cluster", "top_waiters"),
     ToolSpec("efficiency", EfficiencyArgs, "cluster", "efficiency"),
+    ToolSpec("gpu_usage", GpuUsageArgs, "cluster", "gpu_usage"),
     ToolSpec("cluster_whatif", ClusterWhatIfArgs, "batch", "cluster_whatif"),
     ToolSpec("energy_usage", EnergyUsageArgs, "batch", "energy_usage"),
     ToolSpec("generate_report", GenerateReportArgs, "cluster", "generate_report"),

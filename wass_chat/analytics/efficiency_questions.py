@@ -15,11 +15,11 @@ from typing import Any, TypedDict
 import polars as pl
 
 from wass_chat.analytics import efficiency as eff
+from wass_chat.analytics.gpu_questions import gpu_period
 from wass_chat.analytics.gpu_usage import NOT_RECORDED
-from wass_chat.analytics.gpu_waste import gpu_waste_by, period_gpu_table, summarize_gpu_use
 from wass_chat.analytics.insights import NEGLIGIBLE_CORE_HOURS, amount
 from wass_chat.analytics.job_efficiency import JobEfficiency, describe_job, jobs_efficiency
-from wass_chat.analytics.period import Period, load_period, period_of, submission_span
+from wass_chat.analytics.period import load_period, period_of, pretty_period, submission_span
 
 WASTE_DEFINITION = (
     "wasted core-hours are allocated CPU time left idle (Elapsed x CPUs - CPU time used), so a "
@@ -166,7 +166,7 @@ def period_facts(
         )
     if wasters:
         lines += ["", f"Top wasters: {WASTE_DEFINITION}."]
-    gpu_wasters, gpu_lines = _gpu_period(loaded, jobs, period, count)
+    gpu_wasters, gpu_lines, _, _ = gpu_period(loaded, jobs, period, count)
     lines += gpu_lines
     return EfficiencyFacts(
         kind="efficiency",
@@ -187,41 +187,6 @@ def period_facts(
         note=note,
         gpu_wasters=gpu_wasters,
     )
-
-
-def _gpu_period(
-    loaded: pl.DataFrame, jobs: pl.LazyFrame, period: Period, count: int
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """The period's GPU-hours held, used and wasted, and the users who wasted the most (the
-    report's GPU section's numbers); nothing when no job held a GPU."""
-    per_job = period_gpu_table(loaded, jobs, period)
-    g = summarize_gpu_use(per_job)
-    if g is None:
-        return [], []
-    if not g.recorded_jobs:
-        return [], [f"- GPUs: {g.gpu_jobs:,} jobs held {g.gpu_hours_held:,.1f} GPU-hours; "
-                    f"{g.not_recorded_note()}"]  # fmt: skip
-    ranked = gpu_waste_by(per_job, "user").filter(pl.col("wasted_gpu_hours") > 0).head(count)
-    lines = [
-        f"- GPUs: {g.used_gpu_hours:,.1f} of {g.recorded_gpu_hours:,.1f} GPU-hours with use "
-        f"recorded were used ({g.utilisation_pct or 0:.1f}%); {g.wasted_gpu_hours:,.1f} wasted, "
-        f"{g.idle_gpu_hours:,.1f} on GPUs at 0% ({g.idle_jobs:,} jobs)."
-    ]
-    lines += [
-        f"{rank}. {row['user']}: {row['wasted_gpu_hours']:,.1f} wasted GPU-hours of "
-        f"{row['recorded_gpu_hours']:,.1f} ({row['gpu_util_pct']:.1f}% GPU utilisation)"
-        for rank, row in enumerate(ranked.iter_rows(named=True), start=1)
-    ]
-    note = g.not_recorded_note()
-    return ranked.to_dicts(), lines + ([f"- {note}"] if note else [])
-
-
-def pretty_period(words: str) -> str:
-    """``2024-04`` -> ``April 2024``; other period words as they are."""
-    try:
-        return datetime.strptime(words, "%Y-%m").strftime("%B %Y")
-    except ValueError:
-        return words
 
 
 def _period_verdict(

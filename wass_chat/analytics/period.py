@@ -189,3 +189,11 @@ def load_period(
         .alias("running_at_end"),
     )
     return loaded.collect()
+
+
+def pretty_period(words: str) -> str:
+    """``2024-04`` -> ``April 2024``; other period words as they are."""
+    try:
+        return datetime.strptime(words, "%Y-%m").strftime("%B %Y")
+    except ValueError:
+        return words

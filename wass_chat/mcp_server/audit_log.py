@@ -11,13 +11,14 @@ opened with ``O_APPEND``, so concurrent calls never interleave within a line.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from wass_chat.atomic_files import append_private_line
 
 SECRET_ARGUMENTS = frozenset({"approval_code"})
 """Arguments whose value is never logged (a code must not outlive its use in clear)."""
@@ -34,17 +35,6 @@ class Caller:
     transport: str = "stdio"
     peer: str = ""
     """``host:port`` of the HTTP peer (empty on stdio)."""
-
-
-def append_private_line(path: Path, line: str) -> None:
-    """Append ``line`` to ``path`` in one ``write`` (``O_APPEND``), the file created readable
-    by its owner only (mode 0600)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, (line + "\n").encode())
-    finally:
-        os.close(fd)
 
 
 class AuditLog:

@@ -49,25 +49,34 @@ from wass_chat.agent.facts.demo_runs import ensure_demo_runs
 from wass_chat.agent.facts.facts import Facts
 from wass_chat.agent.facts.facts_cluster import ClusterFacts
 from wass_chat.agent.tools import Toolbox
+from wass_chat.analytics.gpu_idle_cancel import execute_cancel as execute_idle_cancel
+from wass_chat.analytics.gpu_idle_cancel import find_running, propose_cancel
+from wass_chat.atomic_files import append_private_line
 from wass_chat.config import Settings
 from wass_chat.mcp_server import resources
 from wass_chat.mcp_server.approval_codes import ApprovalCodes, ApprovalRefused
-from wass_chat.mcp_server.audit_log import AuditLog, Caller, append_private_line
+from wass_chat.mcp_server.audit_log import AuditLog, Caller
 from wass_chat.mcp_server.run_cancel import execute_cancel, no_edits, plan_cancel
 from wass_chat.mcp_server.tool_table import (
     GATED_MCP_TOOLS,
     READ_ONLY_SPECS,
     CompletePlanArgs,
     PlanCancelArgs,
+    PlanCancelIdleGpuArgs,
     gated_tools,
     read_only_tools,
     tool_result,
 )
+from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.explain import asker
 
 Transport = Literal["stdio", "http"]
 Approval = Literal["auto", "code"]
-GATE_ACTION = {"plan_submit": "submit_workflow", "plan_cancel": "cancel_run"}
+GATE_ACTION = {
+    "plan_submit": "submit_workflow",
+    "plan_cancel": "cancel_run",
+    "plan_cancel_idle_gpu": "cancel_idle_gpu",
+}
 """The approval gate's action behind each plan tool."""
 INSTRUCTIONS = (
     "wass-chat answers questions about this Slurm cluster from Slurm's own state and "
@@ -123,6 +132,10 @@ class WassMCP:
                 ),
                 "cancel_run": GatedAction(
                     lambda plan, digest: execute_cancel(settings, plan, digest), no_edits
+                ),
+                "cancel_idle_gpu": GatedAction(
+                    lambda plan, digest: execute_idle_cancel(plan, digest, SlurmCommands()),
+                    no_edits,
                 ),
             }
         )
@@ -185,6 +198,8 @@ class WassMCP:
             return await self._plan(name, lambda: self._plan_submit(arguments))
         if name == "plan_cancel":
             return await self._plan(name, lambda: self._plan_cancel(arguments))
+        if name == "plan_cancel_idle_gpu":
+            return await self._plan(name, lambda: self._plan_cancel_idle_gpu(arguments))
         return await self._complete(ctx, arguments)
 
     async def _in_thread(self, work: Callable[[], Any]) -> Any:
@@ -210,6 +225,18 @@ class WassMCP:
         except UserFacingError as exc:
             return _error_facts(exc.one_line())
         request = self.gate.propose("cancel_run", facts)
+        return {**facts, "plan_id": request.request_id}, None
+
+    def _plan_cancel_idle_gpu(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        try:
+            job = PlanCancelIdleGpuArgs.model_validate(arguments).job.strip()
+            running = find_running(SlurmCommands(timeout=15), job)
+            facts = propose_cancel(running, self.settings.gpu_idle_cancel_after_min)
+        except ValidationError as exc:
+            return _error_facts(f"invalid arguments for plan_cancel_idle_gpu: {_problems(exc)}")
+        except UserFacingError as exc:
+            return _error_facts(exc.one_line())
+        request = self.gate.propose("cancel_idle_gpu", facts)
         return {**facts, "plan_id": request.request_id}, None
 
     async def _plan(
@@ -300,6 +327,9 @@ class WassMCP:
             f"({', '.join(sorted({str(j.get('node')) for j in jobs}))})"
             if "workflow" in plan
             else f"cancel {len(jobs)} jobs of run {plan.get('run_id')!r}"
+            if "run_id" in plan
+            else f"run {' '.join(plan.get('argv', []))} (job {plan.get('job_id')!r} of "
+            f"{plan.get('user')!r}, its GPUs at 0% for {plan.get('idle_for_min')} minutes)"
         )
         message = (
             f"wass-chat asks: {what}, plan digest {digest[:12]}. Approve only if you asked "

@@ -16,9 +16,10 @@ sacct, job names, comments or workflow files is in ``facts`` only, as values; th
 it as inline-code literals, and the second text block carries the facts in the untrusted
 ``<data>`` fence the chat's model gets.
 
-The gated actions are three more tools (:data:`GATED_MCP_TOOLS`): ``plan_submit`` and
-``plan_cancel`` return a plan and its plan id and change nothing; ``complete_plan`` carries a
-plan out only with a person's approval (:mod:`wass_chat.mcp_server.server`).
+The gated actions are four more tools (:data:`GATED_MCP_TOOLS`): ``plan_submit``,
+``plan_cancel`` and ``plan_cancel_idle_gpu`` return a plan and its plan id and change nothing;
+``complete_plan`` carries a plan out only with a person's approval
+(:mod:`wass_chat.mcp_server.server`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ from pydantic import BaseModel, Field
 from wass_chat.agent.answers.answer_check import problems
 from wass_chat.agent.answers.render import render
 from wass_chat.agent.tools import GATED_TOOLS, TOOL_SPECS, SubmitWorkflowArgs, ToolOutcome, ToolSpec
-from wass_chat.mcp_server.run_cancel import render_cancel_outcome, render_cancel_plan
+from wass_chat.mcp_server.run_cancel import (
+    render_cancel_outcome,
+    render_cancel_plan,
+    render_gpu_cancel_plan,
+)
 
 WRITES_FILES = frozenset({"generate_report"})
 """Read-only tools that still write a file (under the data home): not ``readOnlyHint``."""
@@ -78,12 +83,23 @@ class PlanCancelArgs(BaseModel):
     run: str = Field(description="Run id, as plan_submit's outcome or run_status gives it.")
 
 
-class CompletePlanArgs(BaseModel):
-    """Carry out a plan made by plan_submit or plan_cancel, once the person approved it: the
-    client asks them (elicitation), or they give the one-time code the server showed them
-    (never in a tool result; ask them for it). Without that approval nothing happens."""
+class PlanCancelIdleGpuArgs(BaseModel):
+    """Plan the cancellation of a running job that has held its GPUs at 0% longer than the
+    site's gpu_idle_cancel_after_min: the evidence (jobstats AdminComment or sstat
+    gres/gpuutil), the scancel command, a note for its owner and the plan digest. Refused when
+    its GPU use is not recorded (it cannot be told idle) or it is not idle long enough. Cancels
+    nothing: the plan id goes to complete_plan, which needs the person's own approval."""
 
-    plan_id: str = Field(description="The plan id plan_submit or plan_cancel returned.")
+    job: str = Field(description="Slurm job id of the running GPU job, e.g. 42.")
+
+
+class CompletePlanArgs(BaseModel):
+    """Carry out a plan made by plan_submit, plan_cancel or plan_cancel_idle_gpu, once the
+    person approved it: the client asks them (elicitation), or they give the one-time code the
+    server showed them (never in a tool result; ask them for it).
+    Without that approval nothing happens."""
+
+    plan_id: str = Field(description="The plan id a plan_* tool returned.")
     approval_code: str | None = Field(
         None, description="The one-time code the person read on the server's side, if asked."
     )
@@ -92,6 +108,7 @@ class CompletePlanArgs(BaseModel):
 GATED_MCP_TOOLS: dict[str, type[BaseModel]] = {
     "plan_submit": PlanSubmitArgs,
     "plan_cancel": PlanCancelArgs,
+    "plan_cancel_idle_gpu": PlanCancelIdleGpuArgs,
     "complete_plan": CompletePlanArgs,
 }
 """The tools that exist only outside read-only mode."""
@@ -130,7 +147,8 @@ def read_only_tools() -> list[types.Tool]:
 
 
 def gated_tools() -> list[types.Tool]:
-    """``plan_submit``, ``plan_cancel`` (they only plan) and ``complete_plan`` (it acts)."""
+    """``plan_submit``, ``plan_cancel``, ``plan_cancel_idle_gpu`` (they only plan) and
+    ``complete_plan`` (it acts)."""
     planning = types.ToolAnnotations(
         read_only_hint=True, destructive_hint=False, open_world_hint=False
     )
@@ -147,6 +165,8 @@ def answer_of(facts: dict[str, Any]) -> str:
     """The plain-language answer for ``facts``: ``ask``'s rendering (and the cancel plan's)."""
     if facts.get("kind") == "cancel_plan":
         return render_cancel_plan(facts)
+    if facts.get("kind") == "gpu_cancel_plan":
+        return render_gpu_cancel_plan(facts)
     if facts.get("kind") == "cancel_outcome":
         return render_cancel_outcome(facts)
     return render(facts)

@@ -253,4 +253,5 @@ CLUSTER_RENDERERS: dict[str, Callable[[Facts], str]] = {
     "cluster": render_cluster,
     "sacct_summary": render_sacct_summary,
     "efficiency": render_efficiency,
+    "gpu_usage": render_efficiency,
 }

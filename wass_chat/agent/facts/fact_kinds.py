@@ -19,6 +19,7 @@ kind                    TypedDict
 ``run_status``          :class:`RunStatusFacts` (here)
 ``sacct_summary``       :class:`SacctSummaryFacts` (here)
 ``efficiency``          :class:`wass_chat.analytics.efficiency_questions.EfficiencyFacts`
+``gpu_usage``           :class:`wass_chat.analytics.gpu_questions.GpuUsageFacts`
 ``cluster_whatif``      :class:`wass_chat.batch.whatif_answer.WhatIfFacts`
 ``energy``              :class:`wass_chat.batch.energy_answer.EnergyFacts`
 ``report``              :class:`ReportFacts` (here)

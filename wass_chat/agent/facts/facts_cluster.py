@@ -360,16 +360,49 @@ class ClusterFacts:
 
         cache = SacctCache(self.settings.sacct_dir)
         if jobid is not None:
-            jobs = cache.scan()
-            note = ""
-            if not questions.jobs_efficiency(jobs, [jobid]):
-                jobs, note = _fetch_job(jobid, jobs)
+            jobs, note = _job_frame(cache, jobid)
             return dict(questions.job_facts(jobs, [jobid], note))
         start, end = parse_period(period)
         note = refresh_cache(cache, start, end)
         check_filter_names(cache.scan(), user=user)
         words, scanned = period_in_words(period), cache.scan(until=end)
         facts = questions.period_facts(scanned, start, end, words, user, count, note, cache.scan())
+        return dict(facts)
+
+    def gpu_usage(
+        self,
+        jobid: str | None = None,
+        period: str | None = None,
+        user: str | None = None,
+        count: int = 5,
+    ) -> dict[str, Any]:
+        """GPU use: running jobs' now (no job, no period), one job's, or a period's waste."""
+        from wass_chat.analytics import gpu_questions as questions
+        from wass_chat.sacct.cache import SacctCache
+        from wass_chat.sacct.cache_names import check_filter_names
+
+        cache = SacctCache(self.settings.sacct_dir)
+        if jobid is not None:
+            jobs, note = _job_frame(cache, jobid)
+            return dict(questions.job_facts(jobs, jobid, note))
+        if period is None:
+            from wass_chat.analytics.gpu_live import running_gpu_jobs
+            from wass_chat.slurm.backend import installed_slurm_version
+            from wass_chat.slurm.commands import SlurmCommands
+
+            found = installed_slurm_version()
+            version = (found.major, found.minor, found.micro) if found else None
+            running = running_gpu_jobs(SlurmCommands(timeout=15), version)
+            if user is not None:
+                running = [j for j in running if j.user == user]
+            limit = self.settings.gpu_idle_cancel_after_min
+            return dict(questions.live_facts(running, limit))
+        start, end = parse_period(period)
+        note = refresh_cache(cache, start, end)
+        check_filter_names(cache.scan(), user=user)
+        facts = questions.period_facts(
+            cache.scan(until=end), start, end, period_in_words(period), user, count, note
+        )
         return dict(facts)
 
     def sacct_summary(self, period: str, user: str | None) -> dict[str, Any]:
@@ -459,6 +492,17 @@ def _refresh_from_slurm(record: Any, log: Any, knowledge_base: Callable[[], Any]
     if seen.learn_error:
         return f"not learned into the knowledge base: {seen.learn_error}"
     return seen.learned.line() if seen.learned is not None else ""
+
+
+def _job_frame(cache: Any, jobid: str) -> tuple[Any, str]:
+    """The accounting rows of job ``jobid``: the cache's, or asked of sacct when it lacks them
+    (with a note saying so)."""
+    from wass_chat.analytics.job_efficiency import jobs_efficiency
+
+    jobs = cache.scan()
+    if jobs_efficiency(jobs, [jobid]):
+        return jobs, ""
+    return _fetch_job(jobid, jobs)
 
 
 def _fetch_job(jobid: str, cached: Any) -> tuple[Any, str]:

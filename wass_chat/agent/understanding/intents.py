@@ -175,6 +175,15 @@ def _efficiency(pos: list[str], opt: dict[str, str]) -> Intent:
     return Intent("efficiency", args)
 
 
+def _gpu(pos: list[str], opt: dict[str, str]) -> Intent:
+    jobid = next((p.lstrip("#") for p in pos if re.fullmatch(r"#?\d+(_\d+)?", p)), None)
+    period = next((p for p in pos if p != "now" and not re.fullmatch(r"#?\d+(_\d+)?", p)), None)
+    args: dict[str, Any] = {"jobid": opt.get("jobid", jobid), **_pick(opt, "user")}
+    if args["jobid"] is None and (period or "period" in opt):
+        args["period"] = opt.get("period", period)
+    return Intent("gpu_usage", {k: v for k, v in args.items() if v is not None})
+
+
 def _sacct(pos: list[str], opt: dict[str, str]) -> Intent:
     args = {"period": pos[0] if pos else "7d", "user": _first(pos[1:])}
     return Intent("sacct_summary", {**args, **_pick(opt, "period", "user")})
@@ -358,6 +367,23 @@ INTENTS: tuple[IntentSpec, ...] = (
             else {"period": s.period or "30d", "user": s.user, "count": s.count or 5}
         ),
         topic="job and user efficiency",
+    ),
+    IntentSpec(
+        "gpu_usage",
+        "gpu_usage",
+        "GPU use: running jobs' GPUs at 0% now, a job's GPU use, a period's wasted GPU-hours",
+        (
+            "which GPU jobs are idle right now?",
+            "who wasted the most GPU hours last month?",
+            "how well did job 42 use its GPUs?",
+        ),
+        (Command("/gpu", "/gpu [now|JOBID|PERIOD] [user=U]", _gpu),),
+        lambda s: (
+            {"jobid": s.jobid}
+            if s.jobid
+            else {"period": s.period, "user": s.user, "count": s.count or 5}
+        ),
+        topic="how jobs used their GPUs",
     ),
     IntentSpec(
         "sacct_summary",

@@ -43,6 +43,7 @@ TOOL_DEFAULTS: dict[str, dict[str, Any]] = {
         "predict_walltime": False,
     },
     "energy_usage": {"period": "30d"},
+    "gpu_usage": {"count": 5},
 }
 """Arguments that mean the same as leaving them out (the tools' schema defaults)."""
 

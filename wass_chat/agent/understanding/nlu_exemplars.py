@@ -206,6 +206,15 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "are people over-requesting memory",
         "how many core hours sat idle",
     ),
+    "gpu_usage": (
+        "which gpu jobs are idle",
+        "jobs sitting on idle gpus",
+        "how well did the job use its gpus",
+        "gpu utilisation of the job",
+        "who wasted the most gpu hours",
+        "gpu hours wasted by user",
+        "jobs holding gpus at zero percent",
+    ),
     "sacct_summary": (
         "how busy was the cluster",
         "cluster usage",

@@ -39,6 +39,7 @@ from wass_chat.agent.understanding.cluster_whatif_words import (
     whatif_subject,
 )
 from wass_chat.agent.understanding.glossary import glossary_reply
+from wass_chat.agent.understanding.gpu_words import GPU_USE, asks_gpu_use, gpu_arguments
 from wass_chat.agent.understanding.intents import (
     INTENTS,
     SPEC_BY_NAME,
@@ -48,7 +49,7 @@ from wass_chat.agent.understanding.intents import (
 )
 from wass_chat.agent.understanding.nlu import IntentClassifier, Reading, shared_classifier
 from wass_chat.agent.understanding.parse import is_small_talk
-from wass_chat.agent.understanding.scope import outside_topic, refusal
+from wass_chat.agent.understanding.scope import GPU_READINGS, outside_topic, refusal
 from wass_chat.agent.understanding.slots import Slots, delexicalise, find_jobid, parse_slots
 from wass_chat.agent.understanding.submit_wording import (
     asks_to_submit,
@@ -164,6 +165,8 @@ def route(
     ):
         slots = replace(slots, jobid=find_jobid(stripped, bare=True))
     topic = outside_topic(stripped)
+    if (topic is None or topic is GPU_READINGS) and asks_gpu_use(stripped, slots):
+        return Intent("gpu_usage", gpu_arguments(stripped, slots), name="gpu_usage")
     if (
         topic
         and not _cluster_hypothetical(stripped)
@@ -232,6 +235,8 @@ def _with_cues(
         boost["job_why"] = 0.2 if why else 0.1
     if efficiency:
         boost["efficiency"] = 0.25
+    if not GPU_USE.search(lowered):  # GPU-use wording routes before this; without it, no GPU use
+        boost["gpu_usage"] = -0.3
     now = _NOW.search(lowered) or _PRESENT.search(text)
     if slots.period is None and not slots.run and _LIVE_LOAD.search(text) and now:
         boost["cluster_status"] = 0.12
@@ -472,4 +477,3 @@ def route_choice(question: str, intent: str, today: date | None = None) -> Inten
     planned: it goes through the approval gate)."""
     slots = parse_slots(question, today)
     return _as_intent(question, intent, slots)
-

@@ -5,7 +5,8 @@ slurm?", "is the gpu on n4 being used?" share words with questions it answers (a
 account, Slurm, "used"), so the classifier alone would send them to the node list, the
 accounting summary or a placement: a confident answer about something else. The assistant reads
 Slurm's queue, nodes and accounting and simulates workflows; it has no sensors, prices, logins,
-storage, software installs, Slurm administration, Slurm's version or GPU utilisation. Such a
+storage, software installs, Slurm administration, Slurm's version or a node's live GPU
+readings (how jobs used their GPUs it answers, `gpu_usage`). Such a
 question gets "I can't answer that here", why, and what it can answer (:func:`refusal`).
 Energy over a period is in scope (modelled from the recorded schedule, `energy_usage`); a
 live power reading or a carbon figure is not.
@@ -50,6 +51,32 @@ _SLURM_COMMANDS = (
     r"(?:sbatch|srun|salloc|scancel|squeue|sinfo|sacct|sacctmgr|scontrol|sstat|sprio|sshare|"
     r"sreport|sattach|strigger)"
 )
+
+GPU_READINGS = Topic(
+    "I have no live readings of a node's GPUs (their load, memory, clocks or power): I read "
+    "how jobs used their GPUs where the site records it (`/gpu`: running jobs now, a job, "
+    "a period's waste)",
+    re.compile(
+        r"\bgpus?[\s-]*(?:utili[sz]ation|util|usage|load|memory|occupancy|activity|duty\s+cycle|"
+        r"clocks?|power)\b|"
+        rf"\b(?:using|use|used|utili[sz]ing)\s+(?:the\s+|their\s+|its\s+|my\s+|all\s+)?{_GPU}\b"
+        r"(?!\s+(?:nodes?|partition|queue))|"
+        r"\b(?:utili[sz]ation|usage|load|occupancy)\s+(?:of|on)\s+(?:the\s+|a\s+|my\s+)?gpus?\b|"
+        rf"\b(?:running|used|busy|working)\s+on\s+(?:the\s+)?{_GPU}\b(?!\s+(?:nodes?|"
+        r"partition|queue))|"
+        rf"\b{_GPU}\b(?!\s+(?:nodes?|partition|queue|jobs?|hours?))(?:\s+[\w'-]+){{0,4}}?\s+"
+        r"(?:being\s+used|in\s+use|used|utili[sz]ed|working|doing\s+(?:any\s+)?\w+|busy|idle|"
+        r"free|occupied|loaded)\b|\b(?:nvidia-smi|nvtop|dcgm\w*|rocm-smi|nvml)\b|"
+        r"\bhow\s+(?:much|hard|busy)\b.{0,20}\bgpus?\b(?!\s+(?:nodes?|partition|queue))"
+        r".{0,20}\b(?:used|working|loaded)\b|"
+        r"\bhow\s+(?:busy|loaded|hard)\s+(?:is|are)\s+(?:the\s+|its\s+|my\s+)?gpus?\b"
+        r"(?!\s+(?:nodes?|partition|queue))",
+        re.I,
+    ),
+    qualifiable=False,
+)
+"""A node's GPUs read live: refused unless it asks how jobs use them
+(:func:`~wass_chat.agent.understanding.gpu_words.asks_gpu_use`)."""
 
 TOPICS: tuple[Topic, ...] = (
     Topic(
@@ -121,28 +148,7 @@ TOPICS: tuple[Topic, ...] = (
         ),
         qualifiable=False,
     ),
-    Topic(
-        "the cluster does not record GPU utilisation: its accounting has CPU, memory and time "
-        "use, and the node list says which nodes are allocated",
-        re.compile(
-            r"\bgpus?[\s-]*(?:utili[sz]ation|util|usage|load|memory|occupancy|activity|duty\s+cycle|"
-            r"clocks?|power)\b|"
-            rf"\b(?:using|use|used|utili[sz]ing)\s+(?:the\s+|their\s+|its\s+|my\s+|all\s+)?{_GPU}\b"
-            r"(?!\s+(?:nodes?|partition|queue))|"
-            r"\b(?:utili[sz]ation|usage|load|occupancy)\s+(?:of|on)\s+(?:the\s+|a\s+|my\s+)?gpus?\b|"
-            rf"\b(?:running|used|busy|working)\s+on\s+(?:the\s+)?{_GPU}\b(?!\s+(?:nodes?|"
-            r"partition|queue))|"
-            rf"\b{_GPU}\b(?!\s+(?:nodes?|partition|queue|jobs?|hours?))(?:\s+[\w'-]+){{0,4}}?\s+"
-            r"(?:being\s+used|in\s+use|used|utili[sz]ed|working|doing\s+(?:any\s+)?\w+|busy|idle|"
-            r"free|occupied|loaded)\b|\b(?:nvidia-smi|nvtop|dcgm\w*|rocm-smi|nvml)\b|"
-            r"\bhow\s+(?:much|hard|busy)\b.{0,20}\bgpus?\b(?!\s+(?:nodes?|partition|queue))"
-            r".{0,20}\b(?:used|working|loaded)\b|"
-            r"\bhow\s+(?:busy|loaded|hard)\s+(?:is|are)\s+(?:the\s+|its\s+|my\s+)?gpus?\b"
-            r"(?!\s+(?:nodes?|partition|queue))",
-            re.I,
-        ),
-        qualifiable=False,
-    ),
+    GPU_READINGS,
     Topic(
         "I have no live readings of nodes' memory or CPU load (the node list gives their "
         "states, a job's efficiency its CPU and memory use)",
