@@ -102,6 +102,14 @@ def test_invented_numbers_and_ids_fail(text: str, bad: str) -> None:
     assert bad in verdict.unsupported_numbers + verdict.unknown_ids
 
 
+def test_the_digits_of_a_hex_digest_are_not_numbers() -> None:
+    """A plan's digest (``2e70ab3f``) starts like a number (2e70) but is a word: the checker
+    must not call it invented, while a real number glued to its unit still counts."""
+    assert verify_answer("Approve with digest 2e70ab3f91c4.", FACTS).ok
+    assert verify_answer("Approve plan 7e5d0c11 (digest 12ab34cd).", FACTS).ok
+    assert verify_answer("It reads 2.5TB.", FACTS).unsupported_numbers == ("2.5TB",)
+
+
 def test_numbers_from_the_question_are_allowed_and_citations_found() -> None:
     verdict = verify_answer(
         "Adding 4 nodes: see case-ab12 and demo-genomics-49-heft.",

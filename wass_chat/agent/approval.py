@@ -114,7 +114,7 @@ class ApprovalGate:
                 raise ApprovalError(
                     request_id,
                     [f"the approval names plan digest {shown}, not the plan shown "
-                     f"({request.digest[:12]}): nothing was submitted"],
+                     f"({request.digest[:12]}): nothing was sent to Slurm"],
                 )  # fmt: skip
         else:
             raise ApprovalError(request_id, [f"unknown decision {decision!r}"])

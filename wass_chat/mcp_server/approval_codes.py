@@ -78,8 +78,8 @@ class ApprovalCodes:
                     plan_id,
                     [
                         "no approval code is waiting for this plan "
-                        "(used, expired or never issued): nothing was "
-                        "submitted"
+                        "(used, expired or never issued): nothing was sent "
+                        "to Slurm"
                     ],
                 )
             if not hmac.compare_digest(normalised(code), normalised(issued.code)):
@@ -89,7 +89,7 @@ class ApprovalCodes:
                     del self._issued[plan_id]
                 why = "this is not the code shown for this plan"
                 tail = f"{left} attempts left" if left > 0 else "the plan is dropped: ask again"
-                raise ApprovalRefused(plan_id, [f"{why} ({tail}); nothing was submitted"])
+                raise ApprovalRefused(plan_id, [f"{why} ({tail}); nothing was sent to Slurm"])
             del self._issued[plan_id]
             return issued.digest
 

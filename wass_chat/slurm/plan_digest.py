@@ -95,7 +95,7 @@ def require_approved(plan: SubmissionPlan, approved_digest: str | None) -> None:
             "submission",
             [
                 f"the plan to submit (digest {actual[:SHORT_DIGEST]}) is not the plan approved "
-                f"(digest {approved_digest[:SHORT_DIGEST]}); nothing was submitted"
+                f"(digest {approved_digest[:SHORT_DIGEST]}); nothing was sent to Slurm"
             ],
         )
 

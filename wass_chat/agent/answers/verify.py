@@ -66,8 +66,10 @@ _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b")
 _LIST_MARKER = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
 _NUMBER = re.compile(
     r"(?<![\w.])([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-    r"(?:\s?(%|×|[A-Za-z]+(?:/s)?))?"
+    r"(?:\s?(%|×|[A-Za-z]+(?:/s)?))?(?!\w)"
 )
+"""A number, with its unit when one follows; never the digits inside a word such as a hex
+digest (``2e70ab3f`` is not 2e70)."""
 _TOKEN_SPLIT = re.compile(r"[\s,;()\[\]{}'\"=`]+")
 ALWAYS_ALLOWED = frozenset({0.0, 1.0, 2.0})
 """Numbers so generic ("1 node", "0 bytes", "2 schedulers") that they need no support."""
