@@ -9,7 +9,7 @@ import pytest
 
 from tests.agent.fake_ollama import MODEL, FakeOllama, Reply, SilentServer
 from wass_chat.agent.events import ChatEvent, Final, ModeChanged, Token, ToolCall, ToolResult
-from wass_chat.agent.online import OllamaSession
+from wass_chat.agent.online import OnlineSession
 from wass_chat.agent.session import open_session
 from wass_chat.config import Settings
 
@@ -22,11 +22,11 @@ async def ask(session: Any, text: str) -> list[ChatEvent]:
     return [event async for event in session.send(text)]
 
 
-def online(settings: Settings, server: FakeOllama) -> OllamaSession:
+def online(settings: Settings, server: FakeOllama) -> OnlineSession:
     session = open_session(
         settings.model_copy(update={"ollama_host": server.url, "ollama_model": MODEL})
     )
-    assert isinstance(session, OllamaSession)
+    assert isinstance(session, OnlineSession)
     return session
 
 

@@ -11,15 +11,20 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-Mode = Literal["ollama", "offline"]
+Mode = Literal["ollama", "openai", "offline"]
+"""Who answers: a model on Ollama, a model on an OpenAI-compatible server, or the router."""
 
 
 @dataclass(frozen=True)
 class ModeChanged:
-    """Which engine answers: the local Ollama model, or the deterministic offline router."""
+    """Which engine answers: a model (on Ollama or an OpenAI-compatible server), or the
+    deterministic offline router."""
 
     mode: Mode
     detail: str = ""
+    model: dict[str, str] | None = None
+    """The server and model answering online (``backend``, ``name``, ``url``; never a key);
+    None offline."""
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,20 @@
-"""The online session: a LangChain agent on the user's local Ollama model.
+"""The online session: a LangChain agent on the configured model server.
 
-``langchain.agents.create_agent(ChatOllama(...), tools, system_prompt=...)`` with one middleware,
+``langchain.agents.create_agent(chat_model, tools, system_prompt=...)``, the chat model being
+``ChatOllama`` or ``ChatOpenAI(base_url=...)`` (:mod:`wass_chat.agent.model_server`: the same
+tools, middleware, verifier and fencing of data either way), with one middleware,
 :class:`ToolCallRepair`, that handles what small local models do (see
 :mod:`wass_chat.agent.understanding.parse`): JSON tool calls in the text become real tool calls,
-greetings get no tools, and a model-call limit stops loops. Invented tool names reach LangChain's
+greetings get no tools, tools are offered with ``tool_choice="auto"`` said explicitly (the OpenAI
+default, which llama-cpp-python's server reads as "no tools" when it is missing), and a
+model-call limit stops loops. Invented tool names reach LangChain's
 tool node, which answers the model with an error listing the real tools.
 
 The session streams the model's tokens and tool activity as :mod:`~wass_chat.agent.events`,
 then verifies the final text against the facts the tools returned
 (:func:`~wass_chat.agent.answers.verify.verify_answer`); an answer that fails is replaced by the
-deterministic rendering of the same facts, and the rejection is logged. If Ollama stops
-answering mid-conversation, the session switches to offline mode and says so.
+deterministic rendering of the same facts, and the rejection is logged. If the model server
+stops answering mid-conversation, the session switches to offline mode and says so.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from wass_chat.agent.events import (
     ToolResult,
 )
 from wass_chat.agent.facts.facts import Facts
+from wass_chat.agent.model_server import ModelServer, chat_model, connection_errors
 from wass_chat.agent.safety import literal
 from wass_chat.agent.session_base import SessionBase
 from wass_chat.agent.tools import langchain_tools
@@ -45,8 +50,6 @@ from wass_chat.agent.understanding.router import GREETING
 
 MODEL_CALLS_PER_ANSWER = 6
 """A model that keeps calling tools is stopped after this many model calls."""
-ANSWER_TIMEOUT = 300.0
-"""Seconds to wait for one model response (small models on CPU are slow, not hung)."""
 
 
 def _last_user_text(messages: list[Any]) -> str:
@@ -64,7 +67,7 @@ def make_tool_call_repair() -> Any:
     from langchain_core.messages import AIMessage
 
     class ToolCallRepair(AgentMiddleware):  # type: ignore[misc]
-        """Turn JSON-in-text into tool calls; no tools on greetings."""
+        """Turn JSON-in-text into tool calls; no tools on greetings; tools offered "auto"."""
 
         async def awrap_model_call(
             self,
@@ -74,6 +77,8 @@ def make_tool_call_repair() -> Any:
             small_talk = is_small_talk(_last_user_text(request.messages))
             if small_talk:
                 request = request.override(tools=[])
+            elif request.tools and request.tool_choice is None:
+                request = request.override(tool_choice="auto")
             response = await handler(request)
             repaired = []
             for message in response.result:
@@ -107,29 +112,18 @@ def make_tool_call_repair() -> Any:
     return ToolCallRepair()
 
 
-def chat_model(settings: Any) -> Any:
-    """ChatOllama for the configured host and model, with bounded timeouts."""
-    import httpx
-    from langchain_ollama import ChatOllama
-
-    timeout = httpx.Timeout(ANSWER_TIMEOUT, connect=settings.ollama_timeout)
-    return ChatOllama(
-        model=settings.ollama_model,
-        base_url=settings.ollama_host,
-        temperature=0.0,
-        client_kwargs={"timeout": timeout},
-    )
-
-
-class OllamaSession(SessionBase):
-    """One conversation with the local model, its tools and the verifier."""
+class OnlineSession(SessionBase):
+    """One conversation with the configured model, its tools and the verifier."""
 
     def __init__(self, facts: Facts, detail: str = "", model: Any | None = None) -> None:
         super().__init__(facts, detail)
         from langchain.agents import create_agent
         from langchain.agents.middleware import ModelCallLimitMiddleware
 
-        self.mode: Mode = "ollama"
+        server = ModelServer.of(facts.settings)
+        self.server = server  # who answers: the header and ``ask --json`` name it
+        self.label = server.label
+        self.mode: Mode = server.backend
         self.agent = create_agent(
             model or chat_model(facts.settings),
             langchain_tools(self.toolbox),
@@ -142,8 +136,6 @@ class OllamaSession(SessionBase):
         self.history: list[Any] = []
 
     async def send(self, text: str) -> AsyncIterator[ChatEvent]:
-        import httpx
-
         self.toolbox.cancelled.clear()
         for event in self._announce():
             yield event
@@ -158,9 +150,10 @@ class OllamaSession(SessionBase):
                 if self.toolbox.cancelled.is_set():
                     yield Final("Cancelled.")
                     return
-        except (httpx.ConnectError, httpx.TimeoutException, ConnectionError) as exc:
+        except connection_errors(self.settings) as exc:
             self.mode = "offline"
-            self.detail = f"Ollama stopped answering ({type(exc).__name__}); offline mode"
+            name = type(exc).__name__
+            self.detail = f"{self.label} stopped answering ({name}); offline mode"
             for event in self._announce():
                 yield event
             async for event in self.answer_offline(text):
@@ -312,4 +305,4 @@ class _Turn:
         return citable_ids(self.combined_facts())
 
 
-__all__ = ["ModeChanged", "OllamaSession"]
+__all__ = ["ModeChanged", "OnlineSession"]
