@@ -11,6 +11,7 @@ a repr, a log line, an error or ``--json``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -146,10 +147,9 @@ def chat_model(settings: Settings) -> Any:
     server = ModelServer.of(settings)
     limits = httpx.Timeout(settings.model_answer_timeout, connect=timeout(settings))
     if server.backend == "openai":
-        from langchain_openai import ChatOpenAI
         from pydantic import SecretStr
 
-        return ChatOpenAI(
+        return _compatible_chat_openai()(
             model=server.model,
             base_url=server.url,
             api_key=SecretStr(api_key(settings) or NO_KEY),
@@ -170,8 +170,30 @@ def chat_model(settings: Settings) -> Any:
     )
 
 
+@cache
+def _compatible_chat_openai() -> Any:
+    """``ChatOpenAI`` sending ``""``, not ``null``, as the content of an assistant message that
+    only calls tools: OpenAI and vLLM take either, llama-cpp-python's server refuses ``null``
+    (its request schema wants a string: HTTP 500 on the turn after every tool call)."""
+    from langchain_openai import ChatOpenAI
+
+    class CompatibleChatOpenAI(ChatOpenAI):  # type: ignore[misc]
+        def _get_request_payload(
+            self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any
+        ) -> dict[str, Any]:
+            payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
+            for message in payload.get("messages", []):
+                if message.get("role") == "assistant" and message.get("content") is None:
+                    message["content"] = ""
+            return payload
+
+    return CompatibleChatOpenAI
+
+
 def connection_errors(settings: Settings) -> tuple[type[BaseException], ...]:
-    """What the chat model raises when its server stops answering (the session goes offline)."""
+    """What the chat model raises when its server stops answering or fails (the session goes
+    offline): connection errors and timeouts; on an OpenAI-compatible server also any error
+    status (a server whose schema refuses a request answers 4xx/5xx mid-conversation)."""
     import httpx
 
     errors: tuple[type[BaseException], ...] = (
@@ -180,5 +202,5 @@ def connection_errors(settings: Settings) -> tuple[type[BaseException], ...]:
     if settings.model_backend == "openai":
         import openai
 
-        errors += (openai.APIConnectionError,)  # its timeouts too
+        errors += (openai.APIError,)  # its connection errors, timeouts and error statuses
     return errors

@@ -152,7 +152,8 @@ class OnlineSession(SessionBase):
                     return
         except connection_errors(self.settings) as exc:
             self.mode = "offline"
-            name = type(exc).__name__
+            status = getattr(exc, "status_code", None)
+            name = type(exc).__name__ + (f", HTTP {status}" if status else "")
             self.detail = f"{self.label} stopped answering ({name}); offline mode"
             for event in self._announce():
                 yield event
