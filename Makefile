@@ -75,7 +75,7 @@ lint: test-setup
 typecheck: test-setup
 	$(VENV)/bin/mypy
 
-# The Slurm tests run once per Slurm version Debian ships, one cluster at a time
+# The Slurm tests run once per Slurm version Debian ships, one xdist group per version
 # (tests/slurm/conftest.py); narrow with e.g. `make test WASS_SLURM_VERSIONS=22.05`.
 WASS_SLURM_VERSIONS ?= 22.05,24.11,26.05
 pytest: test-setup

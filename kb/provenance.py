@@ -3,17 +3,34 @@
 A shared store is written by many users; a case it returns is cited in explanations and used
 as a runtime estimate, so a forged one (a makespan no schedule can reach) must be refused
 when it is written, and every case says who wrote it (``written_by``) and from what
-(``source``: the simulator, ``slurm:<run id>``, an import)."""
+(``source``: the simulator, ``slurm:<run id>``, an import).
+
+A case of a real run (``slurm:<run id>``) claims what Slurm did, so it is stored only when
+Slurm's accounting confirms it (:func:`confirm_real_run`): every job it names is in sacct under
+the run's job name, in the state it says, on the node it says, and each task's timeline lies
+within its job's sacct interval. :class:`~kb.store.KnowledgeBase` checks this on every write of
+such a case, with the accounting it was opened with (the CLI and the app give it Slurm's);
+opened without one, it refuses them.
+"""
 
 from __future__ import annotations
 
 import getpass
 import socket
+from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
+from typing import Protocol
 
 from kb.records import CaseRecord, is_real
-from sim.errors import InputError
+from sim.errors import InputError, UserFacingError
 from sim.metrics import critical_path_bound
+
+CONFIRM_FIELDS = ("JobID", "JobName", "State", "NodeList", "Start", "End")
+"""The sacct fields a real run's case is confirmed by."""
+CONFIRM_SLACK_S = 3.0
+"""How far a task's timeline may fall outside its job's sacct interval: the learner's own
+slack for the jobs' stamps (2 s) and the case's start time kept in whole seconds."""
 
 MEASURED_SOURCES = ("simulated-realised",)
 """Sources (besides real runs) whose workflow carries the user's runtime requests while the
@@ -67,3 +84,77 @@ def check_plausible(case: CaseRecord) -> None:
             f"its makespan {makespan:.1f} s is below the critical-path bound {bound:.1f} s of"
             f" {case.workflow.name} on {case.platform.name}: no schedule can be that fast"
         ])  # fmt: skip
+
+
+class JobAccounting(Protocol):
+    """Slurm's accounting as the confirmation reads it (``SlurmCommands`` is one): ``sacct -P``
+    rows of the allocations among ``job_ids``, keyed by JobID."""
+
+    def accounting(
+        self, job_ids: Sequence[str], fields: Sequence[str] = ...
+    ) -> dict[str, dict[str, str]]: ...
+
+
+class UnconfirmedRun(InputError):
+    """A ``slurm:`` case that Slurm's accounting does not confirm: it is not stored."""
+
+    kind = "case"
+
+
+def _epoch(text: str) -> float | None:
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except (TypeError, ValueError):
+        return None
+
+
+def confirm_real_run(case: CaseRecord, accounting: JobAccounting | None) -> None:
+    """Raise :class:`UnconfirmedRun` unless sacct (``accounting``) confirms every claim of
+    the real run's case (see the module docstring); other cases pass untouched."""
+    if not is_real(case.source):
+        return
+    subject = f"case {case.case_id} ({case.source})"
+    if accounting is None:
+        raise UnconfirmedRun(subject, ["a slurm: case is stored only when sacct confirms its "
+                                       "run, and this store was opened without Slurm's "
+                                       "accounting"])  # fmt: skip
+    real = case.real
+    if real is None or not real.job_ids or case.source != f"slurm:{real.run_id}":
+        raise UnconfirmedRun(subject, ["it names no job of its run for sacct to confirm"])
+    problems = [f"task {t} has a timeline but no job" for t in sorted(case.timeline)
+                if t not in real.job_ids]  # fmt: skip
+    try:
+        rows = accounting.accounting(sorted(set(real.job_ids.values())), CONFIRM_FIELDS)
+    except UserFacingError as exc:
+        raise UnconfirmedRun(subject, [f"sacct cannot confirm it: {exc.one_line()}"]) from exc
+    t0 = _epoch(real.started_at)
+    for task, job in sorted(real.job_ids.items()):
+        row = rows.get(job)
+        if row is None:
+            problems.append(f"sacct has no job {job} (task {task})")
+            continue
+        if not row.get("JobName", "").startswith(f"wass-{real.run_id}-"):
+            problems.append(f"job {job} is {row.get('JobName')!r}, not a job of run {real.run_id}")
+        state = (row.get("State") or "").split(" ")[0]
+        if real.task_states.get(task, state) != state:
+            problems.append(f"task {task}: the case says {real.task_states[task]}, sacct {state}")
+        if task not in case.timeline:
+            continue
+        if row.get("NodeList") != case.placements.get(task):
+            problems.append(f"task {task}: the case says node {case.placements.get(task)}, "
+                            f"sacct {row.get('NodeList')}")  # fmt: skip
+        first, last = _epoch(row.get("Start", "")), _epoch(row.get("End", ""))
+        _, start, end = case.timeline[task]
+        if first is None or last is None or t0 is None:
+            problems.append(f"task {task}: sacct has no start and end for job {job}")
+        elif not (first - CONFIRM_SLACK_S <= t0 + start * real.scale
+                  <= t0 + end * real.scale <= last + CONFIRM_SLACK_S):  # fmt: skip
+            problems.append(f"task {task}: the case says {(end - start) * real.scale:.1f} s "
+                            f"from {t0 + start * real.scale:.0f}, sacct {last - first:.0f} s "
+                            f"from {first:.0f}")  # fmt: skip
+    longest = max((e for _, _, e in case.timeline.values()), default=0.0)
+    if abs(case.metrics.makespan - longest) > 1e-6 * max(1.0, longest):
+        problems.append(f"its makespan {case.metrics.makespan:.1f} s is not its timeline's "
+                        f"{longest:.1f} s")  # fmt: skip
+    if problems:
+        raise UnconfirmedRun(subject, [*problems, "not stored"])

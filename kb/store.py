@@ -37,7 +37,14 @@ from kb.codec import (
 from kb.decisions import DecisionRecord, DecisionState
 from kb.embedders import embedder_by_name, registry_name
 from kb.embedding import Embedder, StructuralEmbedder
-from kb.provenance import check_plausible, signed, source_kind, writer
+from kb.provenance import (
+    JobAccounting,
+    check_plausible,
+    confirm_real_run,
+    signed,
+    source_kind,
+    writer,
+)
 from kb.records import CaseRecord, platform_hash
 from kb.retrieve import RetrievedCase, RetrievedDecision, rank_cases, rank_decisions, tie_cut
 from kb.served_sidecar import ServedSidecar
@@ -108,7 +115,11 @@ class KnowledgeBase:
         hnsw: HnswSettings | None = None,
         repair: bool = True,
         sources: Collection[str] | None = None,
+        accounting: JobAccounting | None = None,
     ) -> None:
+        self.accounting = accounting
+        """Slurm's accounting, which confirms every ``slurm:`` case before it is written
+        (:func:`~kb.provenance.confirm_real_run`); None: such cases are refused."""
         self.hnsw = hnsw or HnswSettings()
         self.sources = frozenset(sources) if sources else None
         """Source kinds (:func:`~kb.provenance.source_kind`) retrieval may return; None: all."""
@@ -226,16 +237,18 @@ class KnowledgeBase:
         Embeddings of another width (seeding workers embed with v0) are recomputed here.
 
         Every case is signed with its writer (``user@host``); a case whose makespan beats its
-        critical-path bound is refused (:class:`~kb.provenance.ImplausibleCase`) before
-        anything is written. Pre-encoded ``bodies`` come from this process's own seeding
-        workers running the simulator: they are stored as encoded, unchecked (checking a
-        million seeded cases would add minutes).
+        critical-path bound is refused (:class:`~kb.provenance.ImplausibleCase`), as is a
+        real run's case Slurm's accounting does not confirm
+        (:class:`~kb.provenance.UnconfirmedRun`), before anything is written. Pre-encoded
+        ``bodies`` come from this process's own seeding workers running the simulator: they are
+        stored as encoded, unchecked (checking a million seeded cases would add minutes).
         """
         if bodies is None:
             by = writer()
             cases = [signed(c, by) for c in cases]
             for c in cases:
                 check_plausible(c)
+                confirm_real_run(c, self.accounting)
         if embeddings is not None and embeddings.shape[1] != self.embedder.dim:
             log.info("recomputing %d embeddings with %s", len(embeddings), self.embedder.name)
             embeddings = None
@@ -293,11 +306,13 @@ class KnowledgeBase:
         sidecar transaction, then their vectors (a process killed before that commit leaves the
         store as it was; after it, the next open adds the missing vectors). One that did not
         complete is kept apart (``failed_cases``: no vector, never retrieved or used as an
-        estimate). The id is the run's, so learning a run twice stores it once.
+        estimate). The id is the run's, so learning a run twice stores it once. Slurm's
+        accounting must confirm it first (:func:`~kb.provenance.confirm_real_run`).
         """
         case = signed(case, writer())
         if case.real is None:
             raise ValueError(f"case {case.case_id} is not a real run's")
+        confirm_real_run(case, self.accounting)
         if not case.real.completed:
             if self.sidecar.existing([case.case_id], "failed_cases"):
                 return False
@@ -316,6 +331,7 @@ class KnowledgeBase:
     def update_case(self, case: CaseRecord) -> None:
         """Rewrite a stored case's record and metadata (e.g. its weight after a merge)."""
         check_plausible(case)
+        confirm_real_run(case, self.accounting)
         self.sidecar.put_cases([case], [case_to_bytes(case)])
         self.cases.update(ids=[case.case_id], metadatas=[case_metadata(case)])
         self.sidecar.mark_chroma_synced(self.cases.name)

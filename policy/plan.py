@@ -6,8 +6,9 @@ becomes a :class:`~sim.schedule.StaticSchedule` for the simulator, or a
 :class:`~sim.schedule.SimResult` of the plan itself (what the scheduler expects to happen),
 which the validator can check without running the simulator.
 
-On a busy cluster (:mod:`sim.occupancy`) the timelines start with other jobs' holds reserved
-over ``[0, until)``: every list scheduler then plans around them with no code of its own.
+On a busy cluster (:mod:`sim.occupancy`) the timelines start with other jobs' holds (cores and
+memory) reserved over ``[start, until)``: every list scheduler then plans around them with no
+code of its own, and never starts a task on a node whose free memory is less than it asks.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Plan:
     platform: Platform
     insertion: bool = True
     occupancy: Occupancy | None = None
-    """Cores other jobs hold at time 0 (None: an idle cluster)."""
+    """Cores and memory other jobs hold (None: an idle cluster)."""
     now: float = 0.0
     """The planning instant: no task placed from here on starts earlier (an online planner
     re-planning at an arrival cannot start anything in the past)."""
@@ -61,7 +62,9 @@ class Plan:
         if self.occupancy:
             self.occupancy.check(self.platform)
             for h in self.occupancy.active():
-                self.timelines[h.node].hold(h.until, h.cores, f"{HELD_PREFIX}{h.job or h.node}")
+                self.timelines[h.node].hold(
+                    h.until, h.cores, f"{HELD_PREFIX}{h.job or h.node}", h.memory, h.start
+                )
 
     # --- queries ----------------------------------------------------------------------------
     def is_ready(self, task: str) -> bool:

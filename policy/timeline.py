@@ -6,7 +6,7 @@ memory and GPUs stay free for its whole duration: *insertion* may use any idle g
 PEFT), *append* never starts before the latest start already planned (Min-Min, Max-Min, SJF, LJF),
 which keeps the node's start order equal to the planning order.
 
-Other jobs' cores (a busy cluster) are reservations from 0 like any other (:meth:`hold`).
+Other jobs' cores and memory (a busy cluster) are reservations like any other (:meth:`hold`).
 
 With one core per node insertion reduces to the textbook gap search of Topcuoglu et al. (2002):
 the earliest idle interval long enough for the task.
@@ -145,9 +145,12 @@ class NodeTimeline:
                 t = max(t, r.end)
         return t
 
-    def hold(self, until: float, cores: int, holder: str) -> None:
-        """Reserve ``cores`` over ``[0, until)`` for another job (no memory: holds take cores)."""
-        self.reserve(Reservation(0.0, until, cores, 0, holder))
+    def hold(
+        self, until: float, cores: int, holder: str, memory: int = 0, start: float = 0.0
+    ) -> None:
+        """Reserve ``cores`` and ``memory`` over ``[start, until)`` for another job (a running
+        one from 0, a queued one from where the queue starts it)."""
+        self.reserve(Reservation(start, until, cores, memory, holder))
 
     def unreserve(self, reservation: Reservation) -> None:
         """Drop ``reservation`` (a tentative one: duplication tries a copy, then undoes it)."""

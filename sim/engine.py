@@ -79,8 +79,10 @@ def simulate(
 ) -> SimResult:
     """Simulate ``workflow`` on ``platform`` under a static schedule or a dynamic scheduler.
 
-    ``occupancy``: cores other jobs hold from time 0 until their ends (:mod:`sim.occupancy`);
-    None or empty: an idle cluster.
+    ``occupancy``: cores and memory other jobs hold over their spans (:mod:`sim.occupancy`);
+    None or empty: an idle cluster. Holds with memory or a later start (a live queue's) run on
+    this module's engine, the compiled core's specification; cores-only holds from time 0 (the
+    bench's) on the core.
 
     Bad input (a task no node can host, a schedule naming an unknown node or task, per-node orders
     that contradict the dependencies, holds that do not fit) raises an
@@ -94,7 +96,8 @@ def simulate(
     else:
         _check_common_input(workflow, platform, network_model)
     wf, pf = compile_workflow(workflow), compile_platform(platform)
-    engine = CoreRun if fast.enabled() else _Run
+    compiled = fast.enabled() and (occupancy is None or occupancy.from_start)
+    engine = CoreRun if compiled else _Run  # the core takes cores-only holds from time 0
     if isinstance(scheduler, StaticSchedule):
         run: _Run | CoreRun = engine(wf, pf, network_model, None)
         run.hold(occupancy)
@@ -171,8 +174,9 @@ class _Run:
 
     # --- set-up ------------------------------------------------------------------------------
     def hold(self, occupancy: Occupancy | None) -> None:
-        """Take other jobs' cores at time 0; each hold's end is a task-heap event with start
-        sequence -1 (before task ends at equal times) and task ``-1 - node``."""
+        """Take other jobs' cores and memory at their starts; each hold's start (when later
+        than 0) and end is a task-heap event with start sequence -1 (before task ends at equal
+        times) and task ``-1 - node``, which settles the node's holds."""
         self.occupancy = occupancy
         for until, node in self.state.hold(occupancy.active() if occupancy else ()):
             heapq.heappush(self.task_heap, (until, -1, -1 - node))

@@ -135,7 +135,10 @@ class CoreRun:
         return CoreView(self, workflow, platform)
 
     def hold(self, occupancy: Occupancy | None) -> None:
-        """Other jobs' cores, taken at t=0 (as ``_Run.hold``)."""
+        """Other jobs' cores, taken at t=0 (as ``_Run.hold``); holds with memory or a later
+        start are ``_Run``'s only (:func:`sim.engine.simulate` picks it for them)."""
+        if occupancy and not occupancy.from_start:
+            raise ValueError("the compiled core takes cores-only holds from time 0")
         self.occupancy = occupancy
         for h in occupancy.active() if occupancy else ():
             self.core.hold(self.pf.node_index[h.node], h.cores, float(h.until))

@@ -39,6 +39,10 @@ class ClusterState:
     """Per node, running task -> its end time."""
     held: list[list[tuple[float, int]]] = field(default_factory=list)
     """Per node, (end, cores) of other jobs' holds not yet freed (:mod:`sim.occupancy`)."""
+    held_memory: list[list[tuple[float, int]]] = field(default_factory=list)
+    """Per node, (end, bytes) of the memory of other jobs' holds not yet freed."""
+    upcoming: list[list[tuple[float, float, int, int]]] = field(default_factory=list)
+    """Per node, (start, end, cores, bytes) of holds that begin later (queued jobs)."""
     node_version: list[int] = field(default_factory=list)
     """Per node, bumped on every change a scheduler's estimate depends on."""
     present: set[int] = field(default_factory=set)
@@ -71,6 +75,8 @@ class ClusterState:
             heads=[0] * nodes,
             running=[{} for _ in range(nodes)],
             held=[[] for _ in range(nodes)],
+            held_memory=[[] for _ in range(nodes)],
+            upcoming=[[] for _ in range(nodes)],
             node_version=[0] * nodes,
             located=[[] for _ in wf.file_ids],
         )
@@ -83,24 +89,45 @@ class ClusterState:
             self.located[file].append(node)
 
     def hold(self, holds: Iterable[Hold]) -> list[tuple[float, int]]:
-        """Take the cores of other jobs' ``holds`` now; (end, node index) of each, to free later."""
-        ends = []
+        """Take the cores and memory of other jobs' ``holds`` that begin now, keep the later
+        ones for their start; (time, node index) of each start and end, to settle then."""
+        events = []
         for h in holds:
             node = self.pf.node_index[h.node]
-            self.free_cores[node] -= h.cores
-            self.held[node].append((h.until, h.cores))
-            ends.append((h.until, node))
-        return ends
+            if h.start <= self.now:
+                self._take(node, h.until, h.cores, h.memory)
+            else:
+                self.upcoming[node].append((h.start, h.until, h.cores, h.memory))
+                events.append((h.start, node))
+            events.append((h.until, node))
+        return events
+
+    def _take(self, node: int, until: float, cores: int, memory: int) -> None:
+        self.free_cores[node] -= cores
+        self.held[node].append((until, cores))
+        if memory:
+            self.free_memory[node] -= memory
+            self.held_memory[node].append((until, memory))
 
     def release(self, node: int) -> int:
-        """Free the cores of ``node``'s holds that have ended; returns ``node``."""
-        kept = []
-        for until, cores in self.held[node]:
-            if until <= self.now:
-                self.free_cores[node] += cores
-            else:
-                kept.append((until, cores))
-        self.held[node] = kept
+        """Free what ``node``'s ended holds took, and take what its beginning ones ask (a queued
+        job's cores are taken at its start even if the workflow's tasks still use them: the
+        next task then waits); returns ``node``."""
+        for held, free in ((self.held, self.free_cores), (self.held_memory, self.free_memory)):
+            kept = []
+            for until, amount in held[node]:
+                if until <= self.now:
+                    free[node] += amount
+                else:
+                    kept.append((until, amount))
+            held[node] = kept
+        later = []
+        for start, until, cores, memory in self.upcoming[node]:
+            if start > self.now:
+                later.append((start, until, cores, memory))
+            elif until > self.now:
+                self._take(node, until, cores, memory)
+        self.upcoming[node] = later
         self.node_version[node] += 1
         return node
 
@@ -130,6 +157,8 @@ class ClusterState:
             heads=self.heads[:],
             running=[r.copy() for r in self.running],
             held=[h[:] for h in self.held],
+            held_memory=[h[:] for h in self.held_memory],
+            upcoming=[h[:] for h in self.upcoming],
             node_version=self.node_version[:],
             present=self.present.copy(),
             located=[nodes[:] for nodes in self.located],

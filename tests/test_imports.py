@@ -2,7 +2,7 @@
 
 Floors, lowest first; a module belongs to the floor of the longest prefix naming it::
 
-    sim <- policy <- policy.bench <- kb <- wass_chat <- tui <- wass_chat.cli
+    sim <- policy <- policy.bench <- kb <- wass_chat <- wass_chat.mcp_server <- tui <- wass_chat.cli
 
 (a) A module never imports one on a higher floor.
 (b) No import cycle between modules.
@@ -36,11 +36,13 @@ FLOORS: tuple[str, ...] = (
     "policy.bench",
     "kb",
     "wass_chat",
+    "wass_chat.mcp_server",
     "tui",
     "wass_chat.cli",
 )
 """Lowest first. ``policy.bench`` (the harness that runs and compares schedulers) sits above
-the schedulers; ``wass_chat.cli`` above the terminal app it opens."""
+the schedulers; ``wass_chat.mcp_server`` (the MCP server) above the agent it serves, so nothing
+else in ``wass_chat`` reaches it; ``wass_chat.cli`` above the terminal app it opens."""
 TOP = "wass_chat.cli"
 PACKAGES = ("sim", "policy", "kb", "wass_chat", "tui")
 

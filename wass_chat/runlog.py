@@ -109,6 +109,12 @@ class RunRecord:
     """What a plan on the knowledge base's estimates assumed: ``runtimes`` (task -> seconds on
     the reference machine) and ``slowdowns`` (node -> factor); None: the stated runtimes.
     Re-simulating the run (explanations, what-ifs) uses them, as the plan did."""
+    plan_digest: str | None = None
+    """The digest of the plan the person approved (:mod:`wass_chat.slurm.plan_digest`); None
+    for runs submitted before it was recorded."""
+    approved_plan: dict[str, Any] | None = None
+    """The document that digest is the SHA-256 of: every job's node, command and complete
+    sbatch arguments as approved. What Slurm then did is in each decision's ``real_*``."""
 
     @property
     def job_ids(self) -> tuple[str, ...]:
@@ -120,6 +126,12 @@ class RunRecord:
         if self.state == "planned" or len(self.job_ids) == len(self.decisions):
             return f"{len(self.job_ids)} jobs"
         return f"{len(self.job_ids)} of {len(self.decisions)} jobs"
+
+    @property
+    def moved(self) -> tuple[tuple[str, str, str], ...]:
+        """(task, approved node, node Slurm ran it on) of every task Slurm placed elsewhere."""
+        return tuple((d.task, d.node, d.real_node) for d in self.decisions
+                     if d.real_node and d.real_node != d.node)  # fmt: skip
 
     def decision(self, task: str) -> Decision:
         for d in self.decisions:

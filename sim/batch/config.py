@@ -14,7 +14,7 @@ from typing import Literal
 from sim.errors import InputError, raise_if
 
 QueueOrder = Literal["fifo", "sjf", "priority"]
-NodeOrder = Literal["best_fit", "first_fit"]
+NodeOrder = Literal["best_fit", "first_fit", "consecutive"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,19 @@ class SchedulerConfig:
     length (backfill.c 2858-2864, _add_reservation 3291-3299). 1 keeps exact times (the
     simulator's own default); a configuration read from Slurm gives Slurm's (60 s unless
     set)."""
+    bf_end_round_up: bool = False
+    """A reservation's end rounded up to ``bf_resolution_s`` instead of down: Slurm 23.02 on
+    (backfill.c ``_set_slot_time``: ``end + bf_resolution - 1``, then down), so the plan
+    never ends before the job's limit does; 22.05 rounds it down."""
+    bf_whole_nodes: bool = False
+    """Slurm's backfill plan holds whole nodes: a node planned for a pending job is out of
+    reach of every job tested after it whose run would overlap the planned slots, however
+    many CPUs stay free ("the backfill scheduler reserves whole nodes for jobs, not partial
+    nodes", slurm.schedmd.com/preempt.html; backfill.c ``_add_reservation`` clears the job's
+    nodes from each slot's ``avail_bitmap``, and a job tested later keeps only the nodes free
+    in every slot that begins no later than its end, ``begin_time <= end_time``). False: a
+    reservation holds only the CPUs, memory and GPUs it asks for (the simulator's own model).
+    The compiled core does not implement it: a replay with it runs the Python engine."""
     reservation_depth: int = 1
     """How many blocked jobs get a reservation per pass: 1 is EASY; Slurm reserves for every
     job it tests (set it to ``bf_max_job_test``)."""
@@ -69,7 +82,8 @@ class SchedulerConfig:
     calc_period_s: int = 300
     """PriorityCalcPeriod: how often pending jobs' priorities are recomputed."""
     node_order: NodeOrder = "best_fit"
-    """Which fitting nodes a job gets: fewest free CPUs first, or node order."""
+    """Which fitting nodes a job gets: fewest free CPUs first, node order, or Slurm's runs of
+    consecutive nodes (:func:`sim.batch.nodes.consecutive`; the Python engine only)."""
     completing_s: int = 0
     """Seconds a job's resources stay held after it ends (Slurm's COMPLETING state: epilog,
     cleanup, the node reporting back): 1 s measured on the local cluster."""
@@ -82,8 +96,10 @@ class SchedulerConfig:
         problems = []
         if self.order not in ("fifo", "sjf", "priority"):
             problems.append(f"queue order {self.order!r} is not fifo, sjf or priority")
-        if self.node_order not in ("best_fit", "first_fit"):
-            problems.append(f"node order {self.node_order!r} is not best_fit or first_fit")
+        if self.node_order not in ("best_fit", "first_fit", "consecutive"):
+            problems.append(
+                f"node order {self.node_order!r} is not best_fit, first_fit or consecutive"
+            )
         for name in ("bf_interval_s", "bf_resolution_s", "calc_period_s"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")

@@ -24,7 +24,7 @@ import heapq
 
 import numpy as np
 
-from sim.batch.backfill import Plan
+from sim.batch.backfill import Plan, plan_slot
 from sim.batch.compiled import simulate_compiled, use_compiled
 from sim.batch.config import PowerSaving, SchedulerConfig
 from sim.batch.energy import PowerModel
@@ -91,11 +91,13 @@ def simulate_batch(
         WorkloadError,
         "workload",
     )
-    if use_compiled():
+    config = scheduler or SchedulerConfig()
+    slurm_plan = config.bf_whole_nodes or config.bf_end_round_up
+    if use_compiled() and not (slurm_plan or config.node_order == "consecutive"):
         return simulate_compiled(
             cluster,
             workload,
-            scheduler or SchedulerConfig(),
+            config,
             power_saving,
             power_model or PowerModel(),
             progress,
@@ -103,7 +105,7 @@ def simulate_batch(
     engine = _Engine(
         cluster,
         workload,
-        scheduler or SchedulerConfig(),
+        config,
         power_saving,
         power_model or PowerModel(),
         progress,
@@ -328,7 +330,7 @@ class _Engine:
         ]
         if len(fit) < need:
             return []
-        return pool.choose(fit, need, self.cfg.node_order == "best_fit")
+        return pool.pick(fit, need, self.cfg.node_order)
 
     def _main_pass(self, t: int) -> None:
         """Slurm's main loop: once a job cannot start, the rest of its partition waits and its
@@ -363,10 +365,15 @@ class _Engine:
                 self.expected_end[j] = (
                     self.start[j] + limit if limit >= 0 and self.start[j] + limit > t else t + 1
                 )
-        plan = Plan(pool, self.expected_end, (self.c, self.m, self.g))
+        plan = Plan(
+            pool,
+            self.expected_end,
+            (self.c, self.m, self.g),
+            cfg.bf_whole_nodes,
+            (cfg.bf_resolution_s, cfg.bf_end_round_up),
+        )
         reserved = 0
         started: list[int] = []
-        best_fit = cfg.node_order == "best_fit"
         fits: dict[tuple[int, int, int, int], list[int]] = {}  # nodes free now, per shape
         for key in self.queue[: cfg.bf_max_job_test]:
             j = key[-1]
@@ -378,7 +385,7 @@ class _Engine:
                 free = fits[shape] = [i for i in nodes if pool.fits_now(i, c, m, g)]
             fit = plan.nodes_now(free, t, duration, need, c, m, g)
             if fit:
-                self._start(j, pool.choose(fit, need, best_fit), t, backfill=True)
+                self._start(j, pool.pick(fit, need, cfg.node_order), t, backfill=True)
                 started.append(j)
                 fits.clear()  # free resources changed
                 continue
@@ -387,19 +394,18 @@ class _Engine:
                 if found is not None:
                     begin, fit = found
                     slot_start, slot_end = self._reserved_slots(begin, duration)
-                    plan.reserve(pool.choose(fit, need, best_fit), slot_start, slot_end, c, m, g)
+                    plan.reserve(
+                        pool.pick(fit, need, cfg.node_order), slot_start, slot_end, c, m, g
+                    )
                     reserved += 1
         self._drop_started(started)
 
     def _reserved_slots(self, begin: int, duration: int) -> tuple[int, int]:
         """The span a reservation holds: ``[begin, begin + duration)`` rounded down to
         ``bf_resolution_s`` and at least one slot long, as Slurm 22.05 records it
-        (backfill.c 2858-2864, ``_add_reservation`` 3291-3299); exact at resolution 1."""
-        step = self.cfg.bf_resolution_s
-        if step <= 1:
-            return begin, begin + duration
-        start = begin // step * step
-        return start, max((begin + duration) // step * step, start + step)
+        (backfill.c 2858-2864, ``_add_reservation`` 3291-3299), its end rounded up instead
+        with ``bf_end_round_up`` (Slurm 23.02 on, ``_set_slot_time``); exact at resolution 1."""
+        return plan_slot(begin, duration, self.cfg.bf_resolution_s, self.cfg.bf_end_round_up)
 
     def _drop_started(self, started: list[int]) -> None:
         if started:

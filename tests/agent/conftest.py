@@ -49,6 +49,25 @@ def settings(agent_home: Path) -> Settings:
     return Settings(home=agent_home, ollama_host=UNREACHABLE, ollama_timeout=2.0)
 
 
+def site_platform_file(folder: Path) -> Path:
+    """The demo platform's nodes as a site's own platform file (``site-cluster``): a plan on it
+    may be approved by a person; a plan on the embedded demo platform is never submitted."""
+    from dataclasses import replace
+
+    from sim.demo import demo_platform
+    from sim.platforms import dumps_platform
+
+    path = folder / "site-platform.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps_platform(replace(demo_platform(), name="site-cluster"), as_json=True))
+    return path
+
+
+def submit_on_site(folder: Path, workflow: str = "fork-join-20") -> str:
+    """The slash command that plans ``workflow`` on :func:`site_platform_file`."""
+    return f"/submit {workflow} platform={site_platform_file(folder)}"
+
+
 @dataclass(frozen=True)
 class SbatchRecorder:
     """A fake ``sbatch`` executable on PATH that records every call's argv, one line each."""

@@ -96,6 +96,7 @@ def test_the_issues_contradictions_are_caught() -> None:
     assert contradictions("- x: Slurm would start it now, instead of about 06:25.\n"
                           "**Expected start:** about 06:20.") != []  # fmt: skip
     assert contradictions("holds 16 of the 2 CPUs") == ["16 of 2: a part larger than its whole"]
+    assert contradictions("- Time: ran 00:00:02 of its 00:05:00 limit") == []  # no count
     counted = (
         "**3 jobs are pending; ...**\n- `Priority`: 1 job, 1 CPU\n- `Resources`: 1 job, 4 CPUs"
     )

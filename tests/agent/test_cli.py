@@ -61,12 +61,15 @@ def test_ask_submit_without_yes_never_submits(
     approval = out["approval"]
     assert isinstance(approval, dict) and approval["decision"] == "reject"
     assert sbatch.calls() == []
+    # Slurm away: the plan is the demo platform's, which --yes never approves (#45; the
+    # positive control is on the live cluster, tests/slurm/test_demo_plans_live.py)
     out = run_ask(
         ["submit fork-join-20", "--offline", "--yes"], tmp_path / "home", monkeypatch, capsys
     )
     approval = out["approval"]
-    assert isinstance(approval, dict) and approval["decision"] == "approve"
-    assert len(sbatch.calls()) == 20
+    assert isinstance(approval, dict) and approval["decision"] == "reject"
+    assert "live cluster's nodes" in str(approval["refused"])
+    assert sbatch.calls() == []
 
 
 def test_yes_does_not_approve_a_plan_the_question_did_not_ask_for(
@@ -125,13 +128,15 @@ def test_yes_refuses_a_plan_for_another_file_than_the_question_named(
     assert not list((tmp_path / "home").rglob("runs/run-*.json"))
 
 
-def test_yes_still_approves_the_plan_for_the_file_the_question_named(
+def test_yes_passes_the_named_file_but_not_its_plan_on_the_demo_platform(
     tmp_path: Path,
     sbatch: SbatchRecorder,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The positive control of the test above: the model proposes the named workflow."""
+    """The control of the test above: the model proposes the named workflow, which passes the
+    workflow check; with Slurm away it was planned on the demo platform, so it is refused for
+    that alone (the live positive control: tests/slurm/test_demo_plans_live.py)."""
     script = [
         Reply(tool_calls=[("submit_workflow", {"workflow": "demo:fork-join-20"})]),
         Reply("Done."),
@@ -146,8 +151,10 @@ def test_yes_still_approves_the_plan_for_the_file_the_question_named(
             host=server.url,
         )
     approval = out["approval"]
-    assert isinstance(approval, dict) and approval["decision"] == "approve", approval
-    assert approval["refused"] is None and len(sbatch.calls()) == 20
+    assert isinstance(approval, dict) and approval["decision"] == "reject", approval
+    refused = str(approval["refused"])
+    assert "live cluster's nodes" in refused and "different workflow" not in refused
+    assert sbatch.calls() == []
 
 
 def test_the_printed_answer_has_one_truthful_outcome_line(
@@ -156,7 +163,9 @@ def test_the_printed_answer_has_one_truthful_outcome_line(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Not 'Nothing has been submitted' right above 'Submitted run': the outcome replaces it."""
+    """Not 'Nothing has been submitted' right above 'Submitted run': the outcome replaces it.
+    Here the outcome is the refusal of a demo-platform plan (Slurm away); the submitted one is
+    checked on the live cluster (tests/slurm/test_demo_plans_live.py)."""
     monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("WASS_OLLAMA_HOST", UNREACHABLE)
     monkeypatch.setenv("COLUMNS", "200")
@@ -167,7 +176,28 @@ def test_the_printed_answer_has_one_truthful_outcome_line(
         assert main(["ask", "submit fork-join-20", "--offline", "--yes"]) == 0
     finally:
         settings.cache_clear()
-    out = capsys.readouterr().out
-    assert "Submitted run" in out and "Nothing has been submitted" not in out
+    out, err = capsys.readouterr()
+    assert "Submitted run" not in out
+    assert "Refused: --yes approves only a plan on the live cluster's nodes" in err
     assert "--mem=" in out and "--time=" in out  # each job's sbatch options are shown
-    assert len(sbatch.calls()) == 20
+    assert sbatch.calls() == []
+
+
+def test_yes_never_approves_a_plan_on_a_platform_file_either(
+    tmp_path: Path,
+    sbatch: SbatchRecorder,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--yes`` covers the named workflow's plan on the live cluster's nodes only: a plan on a
+    platform file (here the demo's nodes under another name) needs a person's approval."""
+    from tests.agent.conftest import submit_on_site
+
+    out = run_ask([submit_on_site(tmp_path), "--offline", "--yes"], tmp_path / "home",
+                  monkeypatch, capsys)  # fmt: skip
+    approval = out["approval"]
+    assert isinstance(approval, dict) and approval["decision"] == "reject"
+    assert "live cluster's nodes" in str(approval["refused"]) and "site-cluster" in str(
+        approval["refused"]
+    )
+    assert sbatch.calls() == []

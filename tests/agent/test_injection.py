@@ -18,7 +18,7 @@ import pytest
 from sim.demo import demo_platform, demo_workflow
 from sim.model import Workflow
 from sim.wfformat import write_workflow
-from tests.agent.conftest import UNREACHABLE, SbatchRecorder
+from tests.agent.conftest import UNREACHABLE, SbatchRecorder, submit_on_site
 from tests.agent.fake_ollama import MODEL, FakeOllama, Reply
 from wass_chat.agent.events import ApprovalRequest, ChatEvent, Final, ToolResult
 from wass_chat.agent.session import SessionBase, open_session
@@ -255,7 +255,7 @@ async def test_positive_control_approval_does_submit(
 ) -> None:
     settings = fresh_settings(tmp_path)
     session = open_session(settings, offline=True)
-    events = await ask(session, "submit fork-join-20")
+    events = await ask(session, submit_on_site(tmp_path))
     request = next(e for e in events if isinstance(e, ApprovalRequest))
     first_task = request.plan["jobs"][0]["task"]
     outcome = await session.resolve_approval(

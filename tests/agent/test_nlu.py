@@ -86,8 +86,10 @@ def test_may_the_verb_is_not_a_month() -> None:
 
 
 def test_slots_are_read_in_any_order_and_through_typos() -> None:
-    slots = parse_slots("on gpu02, why did merge_bams go there? run demo-genomcs-49-heft")
+    slots = parse_slots("on gpu02, why did merge_bams go there? run demo-genomics-49-HEFT")
     assert (slots.node, slots.task, slots.run) == ("gpu02", "merge_bams", "demo-genomics-49-heft")
+    # a run id with a typo is kept as typed: the tool refuses it, offering the nearest runs
+    assert parse_slots("run demo-genomcs-49-heft").run == "demo-genomcs-49-heft"
     assert parse_slots("simulate montgae with min-min").schedulers == ("minmin",)
     assert parse_slots("simulate montgae with min-min").workflow == "montage-60"
     assert parse_slots("top five users by wait").count == 5

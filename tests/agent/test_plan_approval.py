@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sim.demo import demo_platform, demo_workflow
-from tests.agent.conftest import SbatchRecorder
+from tests.agent.conftest import SbatchRecorder, submit_on_site
 from tests.agent.test_injection import ask, fresh_settings, runs_created
 from wass_chat.agent.events import ApprovalRequest
 from wass_chat.agent.session import open_session
@@ -26,9 +26,23 @@ from wass_chat.slurm.submission import plan_submission
 pytestmark = pytest.mark.xdist_group("agent-injection")
 
 
-async def _request(session: object, text: str = "submit fork-join-20") -> ApprovalRequest:
+async def _request(session: object, text: str) -> ApprovalRequest:
     events = await ask(session, text)
     return next(e for e in events if isinstance(e, ApprovalRequest))
+
+
+async def test_a_plan_on_the_embedded_demo_platform_is_never_submitted_even_approved(
+    tmp_path: Path, sbatch: SbatchRecorder
+) -> None:
+    """#45: with Slurm away the chat plans on the demo platform, whose nodes are not the
+    cluster's; a person approving that plan's digest still sends nothing to Slurm."""
+    settings = fresh_settings(tmp_path)
+    session = open_session(settings, offline=True)
+    request = await _request(session, "submit fork-join-20")
+    assert request.plan["platform"] == demo_platform().name and request.plan["note"]
+    outcome = await session.resolve_approval(request.request_id, "approve", None, request.digest)
+    assert outcome.error and "embedded demo platform" in outcome.error, outcome.summary
+    assert sbatch.calls() == [] and runs_created(settings) == []
 
 
 async def test_approve_without_the_digest_shown_or_with_another_submits_nothing(
@@ -36,15 +50,15 @@ async def test_approve_without_the_digest_shown_or_with_another_submits_nothing(
 ) -> None:
     settings = fresh_settings(tmp_path)
     session = open_session(settings, offline=True)
-    request = await _request(session)
+    request = await _request(session, submit_on_site(tmp_path))
     assert request.digest == request.plan["plan_digest"] and len(request.digest) == 64
     missing = await session.resolve_approval(request.request_id, "approve")
-    other = await _request(session)
+    other = await _request(session, submit_on_site(tmp_path))
     forged = await session.resolve_approval(other.request_id, "approve", None, "0" * 64)
     assert missing.error and "not the plan shown" in missing.error
     assert forged.error and "not the plan shown" in forged.error
     assert sbatch.calls() == [] and runs_created(settings) == []
-    third = await _request(session)
+    third = await _request(session, submit_on_site(tmp_path))
     done = await session.resolve_approval(third.request_id, "approve", None, third.digest)
     assert done.error is None, done.summary
     assert len(sbatch.calls()) == len(demo_workflow("fork-join-20"))
@@ -56,7 +70,7 @@ async def test_the_run_log_records_the_plan_approved_not_a_re_plan(
     """#41 item 7: the log stored a re-plan (1,942 s) instead of the plan approved."""
     settings = fresh_settings(tmp_path)
     session = open_session(settings, offline=True)
-    request = await _request(session)
+    request = await _request(session, submit_on_site(tmp_path))
     kept = session.cluster.prepared[request.plan["planned_run_id"]]
     outcome = await session.resolve_approval(request.request_id, "approve", None, request.digest)
     assert outcome.error is None, outcome.summary
@@ -77,7 +91,7 @@ async def test_an_edit_submits_the_edited_plan_under_its_own_digest(
 ) -> None:
     settings = fresh_settings(tmp_path)
     session = open_session(settings, offline=True)
-    request = await _request(session)
+    request = await _request(session, submit_on_site(tmp_path))
     first = request.plan["jobs"][0]["task"]
     outcome = await session.resolve_approval(
         request.request_id, "edit", {"jobs": [{"task": first, "node": "cpu02"}]}
@@ -103,7 +117,7 @@ async def test_an_edit_that_changes_more_than_nodes_is_refused(
 ) -> None:
     settings = fresh_settings(tmp_path)
     session = open_session(settings, offline=True)
-    request = await _request(session)
+    request = await _request(session, submit_on_site(tmp_path))
     assert any(job["task"] == "fork_000" for job in request.plan["jobs"])
     outcome = await session.resolve_approval(request.request_id, "edit", change)
     assert outcome.error and "edit" in outcome.error

@@ -163,3 +163,39 @@ async def test_online_answer_about_another_name_says_the_refusal_first(settings:
     first, _, rest = answer.text.partition("\n\n")
     assert first.startswith("There is no run `foo`, so I did not answer.")
     assert rest.startswith(f"Run {real} was only simulated.")
+
+
+@pytest.mark.parametrize(
+    ("question", "run"),
+    [
+        ("how is run demo-montage-60-cpop2 going?", "demo-montage-60-cpop2"),
+        ("status of demo-montgae-60-heft", "demo-montgae-60-heft"),
+        ("status of demo-Montage-60-HEFT", "demo-montage-60-heft"),  # the log's spelling
+        ("status of demo-forkjoin-20-heft", "demo-fork-join-20-heft"),
+    ],
+)
+def test_a_near_miss_run_id_is_kept_as_typed_never_repaired_into_another_run(
+    question: str, run: str
+) -> None:
+    assert route(question).arguments == {"run": run}
+
+
+@pytest.mark.parametrize(
+    ("question", "arguments"),
+    [
+        ("what's holding up the queue for account astro9?", {"account": "astro9"}),
+        ("what's pending in the gpuh100 partition?", {"partition": "gpuh100"}),
+        ("what's pending in the gpu partition?", {"partition": "gpu"}),
+        ("whats queued for alice", {"user": "alice"}),
+    ],
+)
+def test_the_queue_of_a_named_partition_account_or_user_is_asked_with_that_name(
+    question: str, arguments: dict
+) -> None:
+    """The name goes to the queue, where it is checked against the cluster: never read as a
+    node ("gpuh100"), a user called "account", or a placement question."""
+    intent = route(question)
+    assert (intent.tool, {k: v for k, v in intent.arguments.items() if v}) == (
+        "queue_overview",
+        arguments,
+    )

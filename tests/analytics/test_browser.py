@@ -180,3 +180,13 @@ def test_the_charts_show_without_javascript_as_a_mailed_or_printed_page_would(
     ink = [(np.asarray(Image.open(p).convert("L")) < 250).mean() for p in (shot, bare)]
     assert ink[0] > 1.3 * ink[1], ink
 
+
+
+def test_the_gpu_section_of_a_site_that_records_gpu_use(rendered):
+    """hb-jobinfo's export records gres/gpuutil on its V100 and A100 jobs' steps: the GPU
+    section is shown, with the headline and the per-type table a reader sees."""
+    report, page = rendered["real"]
+    assert report.analysis.gpu_use is not None and "gpus" in page.seen["sections"]
+    text = page.seen["text"]
+    assert "2 finished GPU jobs held 15.5 GPU-hours" in text and "90.0%" in text
+    assert "Wasted GPU-hours" in page.seen["headers"] and "GPU type" in page.seen["headers"]

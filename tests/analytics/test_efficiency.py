@@ -94,6 +94,9 @@ def test_efficiency_finding_and_insights_quote_the_tables(hand):
 OLD_LAYOUT = FIELD_NAMES[:26]
 """The product's headerless layout before the usage fields (TotalCPU, MaxRSS, TRESUsageInTot)."""
 NEWER = ["total_cpu_s", "max_rss_bytes", "tres_usage_in_tot", "ntasks"]
+GPU_USAGE = ["tres_usage_in_max", "gpu_util_tot_pct", "gpu_util_max_pct", "gpu_mem_tot_bytes",
+             "gpu_mem_max_bytes"]  # fmt: skip
+"""Columns read from the GPU usage fields (TRESUsageInMax/Ave, AdminComment), newer still."""
 
 
 def test_older_exports_and_caches_without_usage_fields(tmp_path: Path):
@@ -102,7 +105,7 @@ def test_older_exports_and_caches_without_usage_fields(tmp_path: Path):
     result = parse_sacct_text("\n".join(old_lines.to_list()))  # headerless, 26 fields a line
     assert result.malformed == 0 and result.jobs.height == 200
     assert result.jobs["total_cpu_s"].null_count() == 200
-    assert result.jobs.drop(NEWER).equals(jobs.drop(NEWER))
+    assert result.jobs.drop(NEWER, GPU_USAGE).equals(jobs.drop(NEWER, GPU_USAGE))
     # a month file written before the usage columns existed, then a newer import beside it
     cache = SacctCache(tmp_path)
     month = tmp_path / "month=2024-01" / "jobs.parquet"

@@ -105,7 +105,7 @@ def test_empty_input_and_crlf():
         + ["Unknown"] * 4
         + ["00:00:00"] * 2
         + ["COMPLETED", "0:0", "1", "1"]
-        + [""] * 13
+        + [""] * (len(FIELD_NAMES) - 17)
     )
     assert len(line.split("|")) == len(FIELD_NAMES)
     result = parse_sacct_text(line + "\r\n")

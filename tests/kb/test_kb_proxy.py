@@ -177,3 +177,36 @@ def test_a_served_store_backs_up_through_the_proxy_while_it_runs(
     assert restore(local, tmp_path / "backup")["cases"] == len(held)
     assert local.sidecar.ids("cases") == held
     local.close()
+
+
+def test_a_forged_slurm_case_through_the_proxy_with_a_write_token_is_refused(
+    proxied: Proxied, tmp_path: Path
+) -> None:
+    """#45: a write token wrote a ``slurm:`` case straight in. The write path every client uses
+    confirms a real run with sacct: no accounting, or rows that do not match (the forged
+    8,471 s timeline of a genuine run), and nothing is stored; the genuine case is."""
+    from dataclasses import replace
+
+    from kb.decisions import decisions_from_case
+    from kb.provenance import UnconfirmedRun
+    from tests.kb.learn_killed import RecordedAccounting, example_case
+
+    genuine = example_case("20261202-080000-f0f0")
+    work = genuine.timeline["work_a"]
+    longer = (work[0], work[1], work[1] + 8471.0)
+    forged = replace(genuine, timeline={**genuine.timeline, "work_a": longer})
+    forged = replace(forged, metrics=replace(forged.metrics, makespan=work[1] + 8471.0))
+    writer = KnowledgeBase(proxied.target(proxied.write, tmp_path))  # no Slurm accounting
+    try:
+        with pytest.raises(UnconfirmedRun, match="opened without Slurm's accounting"):
+            writer.add_real_case(genuine)
+        writer.accounting = RecordedAccounting(genuine)  # sacct's rows of the genuine run
+        with pytest.raises(UnconfirmedRun, match=r"task work_a: the case says 8471\.0 s"):
+            writer.add_real_case(forged, decisions_from_case(forged, 4))
+        with pytest.raises(UnconfirmedRun, match="task work_a"):
+            writer.add_cases([forged])  # the other write path checks it too
+        assert forged.case_id not in writer.sidecar.ids("cases")
+        assert writer.add_real_case(genuine) is True  # the positive control
+        assert genuine.case_id in writer.sidecar.ids("cases")
+    finally:
+        writer.close()

@@ -38,6 +38,7 @@ from tests.kb.learn_killed import (
     example_platform,
     example_run,
     example_workflow,
+    learn,
 )
 from tests.kb.served_server import served_kb
 
@@ -92,8 +93,8 @@ def test_the_record_survives_encoding() -> None:
 def test_learning_twice_stores_one_case_with_its_decisions(kb: KnowledgeBase) -> None:
     case = example_case()
     decisions = decisions_from_case(case, 4)
-    assert kb.add_real_case(case, decisions) is True
-    assert kb.add_real_case(case, decisions) is False
+    assert learn(kb, case, decisions) is True
+    assert learn(kb, case, decisions) is False
     assert kb.count() == 1 and kb.cases.count() == 1
     assert kb.sidecar.count("decisions") == len(decisions) == kb.decisions.count()
     assert [c.case_id for c in learned_cases(kb)] == [case.case_id]
@@ -104,8 +105,8 @@ def test_a_failed_run_is_kept_apart_and_never_retrieved(kb: KnowledgeBase) -> No
     tasks = {**run.tasks, "merge": replace(run.tasks["merge"], state="FAILED")}
     case = case_from_run(replace(run, tasks=tasks))
     assert case.real is not None and case.real.state == "FAILED"
-    assert kb.add_real_case(case, decisions_from_case(case, 4)) is True
-    assert kb.add_real_case(case) is False
+    assert learn(kb, case, decisions_from_case(case, 4)) is True
+    assert learn(kb, case) is False
     assert kb.count() == 0 and kb.cases.count() == 0 and learned_cases(kb) == []
     assert [c.case_id for c in failed_runs(kb)] == [case.case_id]
     kb.add_cases([simulated_case()])
@@ -128,7 +129,7 @@ def test_a_real_run_ranks_before_an_equally_similar_simulated_one(kb: KnowledgeB
     real = example_case(slower=5.0)  # slower than the simulation: ranked first all the same
     assert real.metrics.makespan > simulated.metrics.makespan
     kb.add_cases([simulated])
-    kb.add_real_case(real)
+    learn(kb, real)
     hits = kb.query(example_workflow(), example_platform(), k=2)
     assert [h.case_id for h in hits] == [real.case_id, simulated.case_id]
     assert hits[0].real and not hits[1].real
@@ -144,8 +145,8 @@ def test_estimates_use_the_real_runs_when_there_are_some(kb: KnowledgeBase) -> N
     planned = estimate_from_history(wf, simulated_only).task_by_id["prep"]
     assert planned.runtime == pytest.approx(8.0, rel=0.01)  # as stated
 
-    kb.add_real_case(example_case("run-a"))
-    kb.add_real_case(example_case("run-b", slower=1.1, submitted_at="2026-09-22"))
+    learn(kb, example_case("run-a"))
+    learn(kb, example_case("run-b", slower=1.1, submitted_at="2026-09-22"))
     learned = retrieve_predictions(kb, wf, pf)
     assert sorted(learned.sources) == ["slurm:run-a", "slurm:run-b"]
     assert learned.runs == 2 and "2 real runs (run-a, run-b)" in history_words(learned)
@@ -166,9 +167,9 @@ def test_real_runs_teach_a_slow_nodes_slowdown_and_a_categorys_runtime(
     wf, pf = example_workflow(), example_platform()
     run = example_run("run-n2")
     slow = replace(run.tasks["work_b"], end=run.tasks["work_b"].start + 1.5 * 1.5)  # type: ignore[operator]
-    kb.add_real_case(case_from_run(replace(run, tasks={**run.tasks, "work_b": slow})))
+    learn(kb, case_from_run(replace(run, tasks={**run.tasks, "work_b": slow})))
     moved = example_run("run-n1")
-    kb.add_real_case(
+    learn(kb,
         case_from_run(
             replace(
                 moved, tasks={**moved.tasks, "work_b": replace(moved.tasks["work_b"], node="n1")}
@@ -216,8 +217,8 @@ def test_the_sim_to_real_report_over_learned_runs() -> None:
 
 def test_curation_never_merges_or_prunes_a_real_run_as_dominated(kb: KnowledgeBase) -> None:
     kb.add_cases([simulated_case()])
-    kb.add_real_case(example_case("run-slow", slower=10.0))  # 3x the simulated makespan
-    kb.add_real_case(example_case("run-slow-2", slower=10.0))  # an identical real run
+    learn(kb, example_case("run-slow", slower=10.0))  # 3x the simulated makespan
+    learn(kb, example_case("run-slow-2", slower=10.0))  # an identical real run
     plan = plan_curation(kb.sidecar.case_rows())
     assert plan.removed == []
 
@@ -247,7 +248,7 @@ def test_a_sigkill_while_learning_leaves_the_store_as_it_was_or_complete(
             assert learned == [case.case_id] and reopened.count() == 2
             assert reopened.sidecar.count("decisions") == 4 == reopened.decisions.count()
         assert reopened.cases.count() == reopened.count()  # every case has its vector
-        assert reopened.add_real_case(case, decisions_from_case(case, 4)) == (
+        assert learn(reopened, case, decisions_from_case(case, 4)) == (
             point == "mid-transaction"
         )
         assert reopened.count() == 2 and reopened.cases.count() == 2
@@ -263,13 +264,13 @@ def test_a_served_store_learns_real_runs_the_same_way(kb_server: ChromaTarget) -
     kb = KnowledgeBase(kb_server)
     try:
         case = example_case("run-served")
-        assert kb.add_real_case(case, decisions_from_case(case, 4)) is True
-        assert kb.add_real_case(case, decisions_from_case(case, 4)) is False
+        assert learn(kb, case, decisions_from_case(case, 4)) is True
+        assert learn(kb, case, decisions_from_case(case, 4)) is False
         run = example_run("run-served-failed")
         failed = case_from_run(
             replace(run, tasks={**run.tasks, "prep": replace(run.tasks["prep"], state="FAILED")})
         )
-        assert kb.add_real_case(failed) is True and kb.add_real_case(failed) is False
+        assert learn(kb, failed) is True and learn(kb, failed) is False
         kb.add_cases([simulated_case()])
     finally:
         kb.close()

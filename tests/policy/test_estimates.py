@@ -214,7 +214,8 @@ def test_bench_cli_under_user_estimates_writes_the_settings(
     direct = run_instance(matrix[0], RunSpec(("heft", "peft"), estimates="user", load=load))
     assert [r["makespan"] for r in document["records"]] == [r.makespan for r in direct.records]
     assert document["instances"][0]["load"] == [
-        {"node": h.node, "cores": h.cores, "until": h.until, "job": "background"}
+        {"node": h.node, "cores": h.cores, "until": h.until, "job": "background",
+         "memory": h.memory, "start": h.start}
         for h in direct.load
     ]
 

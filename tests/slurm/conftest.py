@@ -5,7 +5,8 @@ skip elsewhere. Each Slurm version Debian ships can be the cluster: 22.05 (the h
 and 26.05 (Debian roots, scripts/slurm-root). ``WASS_SLURM_VERSIONS`` (comma-separated, or
 ``all``; default 22.05) chooses them; `make test` runs all three. The ``cluster`` fixture is
 parametrized over them, so every test using it runs once per version (its id ends in
-``[24.11]``...) and pytest groups the tests by version: one cluster is up at a time. A cluster
+``[24.11]``...) and pytest groups the tests by version: one xdist group per version
+(``slurm-24.11``), so two workers run two versions side by side. A cluster
 lives in its own directory (``$WASS_SLURM_DIR-<version>``) and ports (``$WASS_SLURM_TEST_PORT_BASE``
 + 1000 per version), so a developer's own Slurm is never touched.
 
@@ -44,7 +45,15 @@ FINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_F
 # The versions scripts/slurm-cluster knows, in port order (the 22.05 host's first).
 SLURM_VERSIONS = ("22.05", "24.11", "26.05")
 SLURM_GROUP = "slurm"
-"""The pytest-xdist group (``--dist loadgroup``) of every test on the cluster: one worker."""
+"""The pytest-xdist group (``--dist loadgroup``) of the Slurm tests that use no cluster (the
+modules' own marks); a test on the cluster goes to its version's group, :func:`slurm_group`."""
+
+
+def slurm_group(version: str) -> str:
+    """The pytest-xdist group of every test on version ``version``'s cluster: one worker runs
+    them all, and two workers run two versions' clusters side by side (their own directories,
+    ports, munged and MariaDB)."""
+    return f"{SLURM_GROUP}-{version}"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -57,18 +66,24 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Put every test that uses ``cluster`` in xdist group ``slurm``; turn
-    ``slurm_version_differs`` into a strict xfail on the versions it names.
+    """Put every test that uses ``cluster`` in its version's xdist group (``slurm-22.05``...);
+    turn ``slurm_version_differs`` into a strict xfail on the versions it names.
 
     The group is not left to each module's marks: a worker that runs a cluster test brings up
     the version's cluster in the one directory and ports all workers share, and takes it down
     when it moves on to the next version, under the other worker's tests (CI run 2: a module
-    without the mark took 24.11's cluster down in the middle of the slurm group's tests)."""
+    without the mark took 24.11's cluster down in the middle of the slurm group's tests). One
+    group per version, not one for all: the cluster tests mostly wait for Slurm, and in one
+    group the three versions ran one after another on one worker, 2/3 of the suite's wall
+    (docs/testing.md). The version's mark goes first, so it overrides a module's
+    ``xdist_group("slurm")``."""
     for item in items:
-        if "cluster" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(SLURM_GROUP))
         params = getattr(getattr(item, "callspec", None), "params", {})
         version = params.get("cluster")
+        if version is not None:
+            item.add_marker(pytest.mark.xdist_group(slurm_group(version)), append=False)
+        elif "cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(SLURM_GROUP), append=False)
         if version is None:
             continue
         for mark in item.iter_markers("slurm_version_differs"):

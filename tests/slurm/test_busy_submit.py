@@ -37,6 +37,21 @@ def test_a_busy_node_is_planned_around_and_the_plan_says_so(tmp_path: Path) -> N
     assert f"{node.cores} of {CLUSTER.total_cores} cores" in line
 
 
+def test_a_node_whose_memory_is_all_held_is_planned_around(tmp_path: Path) -> None:
+    """A running job without ``--mem`` holds its node's whole memory (CR_Core_Memory): the
+    workflow's jobs ask at least 64 MB, so none is planned there however many cores are idle,
+    even for tasks that state no memory."""
+    wf = layered_workflow("p", (3, 3), (10.0, 20.0))
+    assert all(t.memory == 0 for t in wf.tasks)
+    idle = plan_submission(wf, CLUSTER, "heft", "r1", tmp_path)
+    favourite = max(CLUSTER.node_names, key=[j.node for j in idle.jobs].count)
+    node = CLUSTER.node_by_name[favourite]
+    busy = Occupancy((Hold(favourite, 1, 3600.0, "77", memory=node.memory),))
+    plan = plan_submission(wf, CLUSTER, "heft", "r2", tmp_path, occupancy=busy)
+    assert favourite not in {j.node for j in plan.jobs}
+    assert plan.planned_makespan < 3600.0
+
+
 def test_the_demo_platform_plans_on_an_idle_cluster(capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     code = main(["submit", "demo:fork-join-20", "--platform", "demo", "--dry-run", "--json"])

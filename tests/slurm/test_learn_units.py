@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ from wass_chat.sacct.cache import SacctCache
 from wass_chat.sacct.parse import parse_sacct_text
 from wass_chat.slurm.job_stamps import read_stamps, stamped_command
 from wass_chat.slurm.runs import TaskStatus, platform_summary
-from wass_chat.slurm.submission import plan_submission
+from wass_chat.slurm.submission import job_name, plan_submission
 
 RUN = "20260921-141320-abcd"
 T0 = datetime(2026, 9, 21, 14, 13, 20)
@@ -70,6 +71,26 @@ def statuses(record: RunRecord, state: str = "COMPLETED") -> list[TaskStatus]:
     return found
 
 
+class SeenAccounting:
+    """sacct's rows of the run's jobs as ``seen`` gives them: Slurm's accounting where there is
+    no cluster (the store confirms a real run against it before writing its case)."""
+
+    def __init__(self, record: RunRecord, seen: list[TaskStatus]) -> None:
+        self.rows = {s.job_id: {"JobID": s.job_id, "JobName": job_name(record.run_id, s.task),
+                                "State": s.state, "NodeList": s.node or "None assigned",
+                                "Start": s.start, "End": s.end}
+                     for s in seen if s.job_id}  # fmt: skip
+
+    def accounting(self, job_ids: Any, fields: Any = ()) -> dict[str, dict[str, str]]:
+        return {j: self.rows[j] for j in job_ids if j in self.rows}
+
+
+def learn(record: RunRecord, seen: list[TaskStatus], kb: KnowledgeBase, runlog: RunLog) -> Any:
+    """:func:`learn_finished` with ``seen`` as Slurm's accounting too."""
+    kb.accounting = SeenAccounting(record, seen)
+    return learn_finished(record, seen, kb, runlog)
+
+
 def _iso(offset: float) -> str:
     return datetime.fromtimestamp(T0.timestamp() + int(offset)).isoformat()
 
@@ -98,14 +119,14 @@ def test_a_run_is_learned_from_its_stamps_once_and_the_log_says_so(tmp_path: Pat
     stamp(record)
     kb = KnowledgeBase(tmp_path / "kb")
     try:
-        learned = learn_finished(record, statuses(record), kb, runlog)
+        learned = learn(record, statuses(record), kb, runlog)
         assert learned.added and learned.state == "COMPLETED" and learned.timing == "job stamps"
         assert learned.case_id == real_case_id(RUN)
         assert learned.real_makespan_s == pytest.approx(6.5)
         assert learned.predicted_makespan_s == pytest.approx(record.planned_makespan)
         logged = runlog.get(RUN)
         assert logged.state == "completed" and logged.learned == learned.case_id
-        again = learn_finished(logged, statuses(logged), kb, runlog)
+        again = learn(logged, statuses(logged), kb, runlog)
         assert not again.added and "already learned" in again.line()
         (case,) = learned_cases(kb)
         assert case.real is not None and case.real.occupancy is not None
@@ -131,7 +152,7 @@ def test_a_failed_run_is_logged_failed_and_kept_apart(tmp_path: Path) -> None:
     record = submitted(runlog, tmp_path / "out")
     kb = KnowledgeBase(tmp_path / "kb")
     try:
-        learned = learn_finished(record, statuses(record, "FAILED"), kb, runlog)
+        learned = learn(record, statuses(record, "FAILED"), kb, runlog)
         assert learned.kept_apart and "kept apart" in learned.line()
         assert runlog.get(RUN).state == "failed" and kb.count() == 0
     finally:
@@ -156,7 +177,7 @@ def test_a_partly_submitted_run_whose_pending_jobs_were_cancelled_is_learned(
     assert run_ended(record, seen)
     kb = KnowledgeBase(tmp_path / "kb")
     try:
-        learned = learn_finished(record, seen, kb, runlog)
+        learned = learn(record, seen, kb, runlog)
         (case,) = failed_runs(kb)
         assert learned.kept_apart and set(case.timeline) == {"prep", "work_a"}
         assert case.real is not None
@@ -192,7 +213,7 @@ def test_past_runs_are_learned_from_the_accounting_cache_as_live(tmp_path: Path)
     runlog = RunLog(tmp_path / "runs")
     record = submitted(runlog, tmp_path / "out")
     cache = cached(tmp_path, record)
-    kb = KnowledgeBase(tmp_path / "kb")
+    kb = KnowledgeBase(tmp_path / "kb", accounting=SeenAccounting(record, statuses(record)))
     try:
         found = learn_from_sacct(cache, runlog, kb)
         assert found.jobs == 5 and [x.case_id for x in found.learned] == [real_case_id(RUN)]
@@ -275,7 +296,7 @@ def test_a_forged_timeline_sacct_does_not_confirm_is_refused(tmp_path: Path) -> 
     kb = KnowledgeBase(tmp_path / "kb")
     try:
         with pytest.raises(SacctDisagrees, match=r"task work_a: its stamps say 8471\.0 s"):
-            learn_finished(record, statuses(record), kb, runlog)
+            learn(record, statuses(record), kb, runlog)
         assert kb.count() == 0 and learned_cases(kb) == []
         assert runlog.get(RUN).learned is None
     finally:

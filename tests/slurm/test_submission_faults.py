@@ -5,7 +5,9 @@ Each test submits a 12-task workflow with ``wass-chat submit --yes`` in its own 
 after sbatch returned a job id, a disk filled up, slurmctld frozen with SIGSTOP), or with a submit
 limit set in Slurm's accounting. Afterwards ``runs``, ``status`` and ``cancel`` must answer, the
 run's record must list exactly the jobs Slurm has under the run's job names, ``cancel`` must
-report that count and leave none of them pending or running.
+report that count and leave none of them pending or running. A run the frozen controller
+stopped is also resumed (``wass-chat resume``): the rest of its plan, nothing doubled, every job
+completing. The fault run (:mod:`wass_chat.fault_run`) injects the same faults N times.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import pytest
 
 from sim.wfformat import write_workflow
 from tests.slurm.conftest import Cluster, layered_workflow, wait_for_final
+from wass_chat.fault_run import fault_wrapper as product_fault_wrapper
+from wass_chat.fault_run import kill_parent_after_sbatch
 from wass_chat.runlog import SUBMITTING, RunLog
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.recovery import slurm_jobs_of_run
@@ -39,20 +43,8 @@ sacct says CANCELLED: its epilog, 26.05)."""
 
 def fault_wrapper(folder: Path, fault: str) -> Path:
     """A folder whose ``sbatch`` runs the real one (``$real``) and, at call :data:`FAULT_AT`,
-    the shell text ``fault`` instead."""
-    real = subprocess.run(["sh", "-c", "command -v sbatch"], capture_output=True, text=True,
-                          check=True).stdout.strip()  # fmt: skip
-    folder.mkdir(parents=True, exist_ok=True)
-    script = folder / "sbatch"
-    script.write_text(f"""#!/bin/sh
-real={real}
-count={folder}/calls
-n=$(( $(cat "$count" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$count"
-if [ "$n" -ne {FAULT_AT} ]; then exec "$real" "$@"; fi
-{fault}
-""")
-    script.chmod(0o755)
-    return folder
+    the shell text ``fault`` instead (the fault run's, :mod:`wass_chat.fault_run`)."""
+    return product_fault_wrapper(folder, FAULT_AT, fault)
 
 
 def submit(workflow: Path, home: Path, wrapper: Path | None) -> subprocess.CompletedProcess[str]:
@@ -111,6 +103,23 @@ def check_recovered(home: Path, run_id: str, expected: int) -> None:
     assert alive(every) == []
 
 
+def frozen_submission(
+    cluster: Cluster, tmp_path: Path, workflow: Path, home: Path
+) -> subprocess.CompletedProcess[str]:
+    """``submit --yes`` with slurmctld frozen (SIGSTOP) at the 5th sbatch, resumed (SIGCONT)
+    once the submission has given up."""
+    pid = int((cluster.directory / "run" / "slurmctld.pid").read_text())
+    wrapper = fault_wrapper(
+        tmp_path / "bin",
+        f"""kill -STOP {pid}
+exec "$real" "$@\"""",
+    )
+    try:
+        return submit(workflow, home, wrapper)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
 @pytest.fixture
 def workflow(tmp_path: Path) -> Path:
     path = tmp_path / "faults.json"
@@ -122,12 +131,7 @@ def test_kill_9_right_after_an_sbatch_loses_no_job(
     cluster: Cluster, tmp_path: Path, workflow: Path
 ) -> None:
     home = tmp_path / "home"
-    wrapper = fault_wrapper(
-        tmp_path / "bin",
-        """out=$("$real" "$@"); rc=$?
-kill -9 $PPID
-printf '%s\\n' "$out"; exit $rc""",
-    )
+    wrapper = fault_wrapper(tmp_path / "bin", kill_parent_after_sbatch())
     done = submit(workflow, home, wrapper)
     assert done.returncode == -signal.SIGKILL, done.stderr
     run_id = the_run(home)
@@ -179,22 +183,42 @@ def test_a_frozen_slurmctld_job_accepted_after_the_timeout_is_found(
     cluster: Cluster, tmp_path: Path, workflow: Path
 ) -> None:
     home = tmp_path / "home"
-    pid = int((cluster.directory / "run" / "slurmctld.pid").read_text())
-    wrapper = fault_wrapper(
-        tmp_path / "bin",
-        f"""kill -STOP {pid}
-exec "$real" "$@\"""",
-    )
-    try:
-        done = submit(workflow, home, wrapper)
-    finally:
-        os.kill(pid, signal.SIGCONT)
+    done = frozen_submission(cluster, tmp_path, workflow, home)
     assert done.returncode == 2, done.stderr
     assert f"partly submitted: {FAULT_AT - 1} of {TASKS} jobs" in done.stderr, done.stderr
     assert "did not answer" in done.stderr and "\n" not in done.stderr.strip()
     run_id = the_run(home)
     check_recovered(home, run_id, FAULT_AT)  # Slurm took the timed-out sbatch in on resuming
     assert "job after all" in (RunLog(home / "runs").get(run_id).error or "")
+
+
+def test_a_run_stopped_by_a_frozen_slurmctld_is_resumed_without_doubles_and_completes(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The rest of the plan after the controller resumed: the timed-out sbatch's job adopted
+    (not submitted twice), the 7 others submitted as planned, every job completing."""
+    home = tmp_path / "home"
+    workflow = tmp_path / "short.json"
+    write_workflow(layered_workflow("short", (4, 4, 4), (2.0, 4.0), seed=4), workflow)
+    done = frozen_submission(cluster, tmp_path, workflow, home)
+    assert done.returncode == 2 and "`wass-chat resume" in done.stderr, done.stderr
+    run_id = the_run(home)
+    done = cli(home, "resume", run_id, "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    resumed = json.loads(done.stdout)
+    assert resumed["state"] == "submitted" and len(resumed["resumed"]) == TASKS - FAULT_AT
+    in_slurm = slurm_jobs(home, run_id)
+    assert len(in_slurm) == TASKS and all(len(ids) == 1 for ids in in_slurm.values()), in_slurm
+    assert resumed["jobs"] == {task: ids[0] for task, ids in in_slurm.items()}
+    done = cli(home, "runs", "--no-learn", "--json")
+    (row,) = json.loads(done.stdout)
+    assert (row["state"], row["jobs"], row["tasks"]) == ("submitted", TASKS, TASKS), row
+    rows = wait_for_final([ids[0] for ids in in_slurm.values()], timeout=180)
+    assert {r["State"] for r in rows.values()} == {"COMPLETED"}, rows
+    done = cli(home, "status", run_id, "--no-learn", "--json")
+    assert {t["state"] for t in json.loads(done.stdout)["tasks"]} == {"COMPLETED"}
+    again = cli(home, "resume", run_id, "--yes")
+    assert again.returncode == 2 and "only a partly submitted or interrupted run" in again.stderr
 
 
 def test_a_submit_limit_keeps_the_jobs_before_it_and_every_command_answers(

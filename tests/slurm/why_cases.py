@@ -168,8 +168,18 @@ def wait_for_reasons(expected: dict[str, str], timeout: float = 60.0) -> None:
 
 
 def ensure_unix_user(name: str) -> None:
-    if subprocess.run(["id", name], capture_output=True, check=False).returncode != 0:
-        run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
+    """The host's user ``name``, made if missing. Two workers (two versions' clusters) may make
+    it at once: the loser's useradd fails (the user exists, or /etc/passwd is locked), so it
+    looks again, a few times."""
+    made = ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name]
+    for _attempt in range(10):
+        if subprocess.run(["id", name], capture_output=True, check=False).returncode == 0:
+            return
+        done = subprocess.run(made, capture_output=True, text=True, check=False)
+        if done.returncode == 0:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{shlex.join(made)}: {done.stderr.strip()}")
 
 
 def reset_cluster(timeout: float = 60.0) -> None:

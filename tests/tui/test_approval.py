@@ -26,7 +26,8 @@ async def test_submit_opens_the_modal_with_the_exact_plan(
         assert modal.request.plan == PLAN
         table = modal.query_one("#plan-jobs")
         rows = [table.get_row_at(i) for i in range(table.row_count)]
-        assert rows == [["mProject_1", "node-1", "–"], ["mAdd", "node-2", "mProject_1"]]
+        assert rows == [["mProject_1", "node-1", "–", "–", "–", "–"],
+                        ["mAdd", "node-2", "–", "–", "–", "mProject_1"]]  # fmt: skip
         assert session.decisions == [] and session.submitted == []
 
 
@@ -262,3 +263,60 @@ async def test_a_long_plan_scrolls_to_its_last_job(
         assert body.scroll_y == body.max_scroll_y
         assert body.region.contains_region(last.region)
         assert modal.query_one("#approve").region.height > 0  # the buttons stay on screen
+
+
+def _real_plan(branches: int) -> dict[str, object]:
+    """A fork-join plan exactly as ``submit_workflow`` shows it: a real SubmissionPlan (HEFT on
+    a two-node platform, every task asking 2048 MB) turned into the facts the modal gets."""
+    from sim.model import Node, Platform, Task, Workflow
+    from wass_chat.agent.facts.facts_cluster import plan_facts
+    from wass_chat.slurm.submission import plan_submission
+
+    mb = 2**20
+    tasks = [Task("fork", 5e9, memory=2048 * mb)]
+    tasks += [Task(f"branch_{k:02d}", 5e9, memory=2048 * mb, parents=("fork",))
+              for k in range(branches)]  # fmt: skip
+    tasks.append(Task("join", 5e9, memory=2048 * mb,
+                      parents=tuple(f"branch_{k:02d}" for k in range(branches))))  # fmt: skip
+    platform = Platform("slurm-debug", (Node("n1", 4, memory=4096 * mb),
+                                        Node("n2", 8, memory=8192 * mb)))  # fmt: skip
+    plan = plan_submission(Workflow("fork-join", tuple(tasks), ()), platform, "heft",
+                           "run-fj", Path("/tmp/wass-runs/run-fj"), scale=1.0)  # fmt: skip
+    return dict(plan_facts(plan, "fork-join.json", "slurm", ""))
+
+
+async def test_a_22_job_plan_shows_mem_and_time_for_every_job_and_scrolls(
+    make_app: Callable[..., WassChatApp], session: ScriptedSession
+) -> None:
+    """#41 item 7: --mem and --time of every job are on the screen (in the table and in each
+    job's options), jobs are named by the workflow's tasks, the literal sbatch argv is shown,
+    and the 22-job plan scrolls to its join."""
+    from textual.containers import VerticalScroll
+
+    plan = _real_plan(20)
+    session.plans["/submit fork-join"] = plan
+    async with make_app().run_test(size=(120, 50)) as pilot:
+        await ask(pilot, "/submit fork-join")
+        modal = pilot.app.screen
+        assert isinstance(modal, ApprovalScreen)
+        table = modal.query_one("#plan-jobs")
+        rows = [table.get_row_at(i) for i in range(table.row_count)]  # type: ignore[attr-defined]
+        assert [r[0] for r in rows] == ["fork", *(f"branch_{k:02d}" for k in range(20)), "join"]
+        assert {r[3] for r in rows} == {"2048M"} and all(r[4] != "–" for r in rows)
+        assert {r[1] for r in rows} <= {"n1", "n2"} and rows[-1][5].startswith("branch_00")
+        blocks = [str(s.render()) for s in modal.query(".plan-command")]
+        assert len(blocks) == 22
+        for option in ("--mem=2048M", "--time=", "--cpus-per-task=1", "--nodelist=n",
+                       "--dependency=afterok:{job:fork}"):  # fmt: skip
+            assert option in blocks[1], (option, blocks[1])
+        assert "argv: sbatch --parsable --job-name wass-run-fj-branch_00" in blocks[1]
+        assert "--wrap=" in blocks[1]  # the literal command line, script included
+        body = modal.query_one("#approval-body", VerticalScroll)
+        last = list(modal.query(".plan-command"))[-1]
+        assert body.max_scroll_y > 0 and not body.region.contains_region(last.region)
+        body.focus()
+        await pilot.press("end")
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        assert body.region.contains_region(last.region)
+        assert str(last.render()).startswith("join")

@@ -1,8 +1,10 @@
 """The approval modal: the only way a plan that acts on the cluster gets an ``approve``.
 
-It shows the exact plan (every job with its node and dependencies, the command it runs word for
-word and every sbatch option it gets, plus the plan's other fields in people's units and the
-plan's digest) in a body that scrolls, and returns an :class:`ApprovalOutcome` that names the
+It shows the exact plan (every job by its workflow task name with its node, CPUs, ``--mem``,
+``--time`` and dependencies in a table, then the command it runs word for word, every sbatch
+option and the literal ``sbatch`` command line; when the first task is predicted to start, with
+the bound and what the queue model could not know; the plan's other fields in people's units and
+its digest) in a body that scrolls, and returns an :class:`ApprovalOutcome` that names the
 digest of the plan it showed: approving means "this plan", never "whatever is pending". Reject
 is focused first and is what Escape does, so a stray Enter or Escape can never submit anything.
 A plan made on the demo platform (the cluster did not answer) names nodes Slurm does not have:
@@ -64,6 +66,18 @@ def plan_jobs(plan: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
+def job_resources(job: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(CPUs, ``--mem``, ``--time``) of one job, as its sbatch options ask ('–': not given)."""
+    found = {"--cpus-per-task": "–", "--mem": "–", "--time": "–"}
+    for option in job.get("sbatch") or []:
+        flag, _, value = str(option).partition("=")
+        if flag in found and value:
+            found[flag] = value
+    if found["--cpus-per-task"] == "–" and job.get("cores"):
+        found["--cpus-per-task"] = str(job["cores"])
+    return found["--cpus-per-task"], found["--mem"], found["--time"]
+
+
 def job_commands(plan: Mapping[str, Any]) -> list[str]:
     """For each job that lists them: its task, the command it runs (quoted word by word, as the
     job's shell receives it) and every sbatch option (``--mem``, ``--time``, ``--nodelist``,
@@ -77,11 +91,16 @@ def job_commands(plan: Mapping[str, Any]) -> list[str]:
         runs = shlex.join(str(w) for w in command) if command else "(sleeps its simulated time)"
         options = " ".join(str(o) for o in job.get("sbatch") or [])
         name = _first(job, "name", "job", "task", "id")
-        blocks.append(f"{name}\n  runs: {runs}\n  sbatch: {options}")
+        block = f"{name}\n  runs: {runs}\n  sbatch: {options}"
+        if job.get("argv"):
+            block += f"\n  argv: {shlex.join(str(w) for w in job['argv'])}"
+        blocks.append(block)
     return blocks
 
 
-_HIDDEN_FIELDS = ("jobs", "tasks", "kind", "note", "busy_jobs", "plan_digest")
+_HIDDEN_FIELDS = (
+    "jobs", "tasks", "kind", "note", "busy_jobs", "plan_digest", "predicted_start",
+)  # fmt: skip
 """Shown otherwise (the jobs table, the warning, the running jobs' lines) or meaningless to
 people (the facts' kind)."""
 
@@ -159,15 +178,19 @@ class ApprovalScreen(ModalScreen[ApprovalOutcome]):
             with VerticalScroll(id="approval-body"):
                 for key, value in plan_fields(plan):
                     yield Static(f"{key}: {value}", classes="plan-field", markup=False)
+                for line in plan.get("predicted_start") or []:
+                    yield Static(str(line), classes="plan-start", markup=False)
                 held = busy_jobs(plan)
                 if held:
                     yield Static("held by running jobs:", classes="plan-field", markup=False)
                 for line in held:
                     yield Static(f"  {line}", classes="plan-busy", markup=False)
                 jobs: DataTable[str] = DataTable(id="plan-jobs", cursor_type="row")
-                jobs.add_columns("job", "node", "after")
-                for row in plan_jobs(plan):
-                    jobs.add_row(*row)
+                jobs.add_columns("job", "node", "cpus", "--mem", "--time", "after")
+                listed = plan.get("jobs") or plan.get("tasks") or []
+                for k, (name, node, after) in enumerate(plan_jobs(plan)):
+                    job = listed[k] if isinstance(listed[k], Mapping) else {}
+                    jobs.add_row(name, node, *job_resources(job), after)
                 yield jobs
                 for block in job_commands(plan):
                     yield Static(block, classes="plan-command", markup=False)

@@ -6,8 +6,12 @@ whatever a model proposes: a model that obeys text injected into a tool result c
 jobs. The plan is therefore checked against the person's own words, read by the deterministic
 router (never by the model): the question must ask for a submission, the proposed plan's
 workflow must have the content of the workflow the question names (compared by SHA-256, so a
-file swapped under the same name fails too), and a scheduler the question names must be the
-plan's. Anything else is refused with one line saying why, and nothing is submitted.
+file swapped under the same name fails too), a scheduler the question names must be the
+plan's, and the plan must be made on the live cluster's nodes: a plan on the embedded demo
+platform (what the chat falls back to when Slurm does not answer) or on a platform file is
+never approved by ``--yes`` (the demo's is never submitted at all,
+:func:`~wass_chat.slurm.runs.refuse_demo_platform`). Anything else is refused with one line
+saying why, and nothing is submitted.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from sim.errors import UserFacingError
 from sim.model import Workflow
 from wass_chat.agent.safety import literal
 from wass_chat.agent.understanding.router import route
+
+LIVE_PLATFORM_REFS = frozenset({"slurm", "from-slurm", "cluster"})
+"""How a plan on the live cluster's nodes names its platform (``platform_ref``)."""
 
 
 def yes_refusal(
@@ -46,6 +53,13 @@ def yes_refusal(
         return (
             f"--yes approves only the plan for {literal(named)}, which the question named; "
             f"the plan proposed is for {proposed}, a different workflow: not submitted"
+        )
+    platform = str(plan.get("platform_ref") or "").strip().lower()
+    if platform not in LIVE_PLATFORM_REFS or plan.get("note"):
+        return (
+            f"--yes approves only a plan on the live cluster's nodes; the plan proposed is on "
+            f"{literal(plan.get('platform') or platform or '?')}"
+            f"{' (' + str(plan['note']) + ')' if plan.get('note') else ''}: not submitted"
         )
     scheduler = intent.arguments.get("scheduler")
     if scheduler:

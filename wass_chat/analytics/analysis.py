@@ -16,6 +16,12 @@ from wass_chat.analytics.capacity import Capacity, fallback_capacity
 from wass_chat.analytics.charts import ChartSpec
 from wass_chat.analytics.efficiency_charts import efficiency_chart, wasted_chart
 from wass_chat.analytics.findings import Finding, find_findings
+from wass_chat.analytics.gpu_waste import (
+    GpuUseSummary,
+    gpu_tables,
+    period_gpu_table,
+    summarize_gpu_use,
+)
 from wass_chat.analytics.period import JobFilter, Period, load_period, period_of
 from wass_chat.analytics.summary import PeriodSummary, summarize
 from wass_chat.analytics.utilisation import (
@@ -49,6 +55,9 @@ class Analysis:
         default_factory=lambda: eff.summarize_efficiency(pl.DataFrame())
     )
     """CPU and memory efficiency of the period's finished jobs (TotalCPU, MaxRSS)."""
+    gpu_use: GpuUseSummary | None = None
+    """GPU use and waste of the period's finished GPU jobs (:mod:`.gpu_waste`); None when no
+    job held a GPU. Its tables are ``gpu_*`` in :attr:`tables`."""
     sources: dict[str, int] = field(default_factory=dict)
     """The period's jobs by where their rows came from (``sacct``, ``file:<name>``,
     ``synthetic``; ``unknown`` for rows imported before sources were recorded), most first."""
@@ -100,6 +109,10 @@ def analyze(
         "gpu_by_user": resources.gpu_by(gpu_jobs, "user", resources.TOP_GPU_USERS),
         "gpu_by_account": resources.gpu_by(gpu_jobs, "account"),
     }
+    gpu_per_job = period_gpu_table(loaded, jobs, period)
+    gpu_use = summarize_gpu_use(gpu_per_job)
+    if gpu_use is not None:
+        tables |= gpu_tables(gpu_per_job, period)
     per_job = eff.job_efficiency(loaded, eff.step_usage(jobs, period.start).collect())
     efficiency = eff.summarize_efficiency(per_job)
     tables["efficiency_histogram"] = eff.efficiency_histogram(per_job)
@@ -149,6 +162,7 @@ def analyze(
         previous,
         findings,
         efficiency,
+        gpu_use,
         dict(sources.rows()),
     )
 

@@ -30,6 +30,7 @@ from datetime import datetime
 import polars as pl
 
 from wass_chat.sacct.parse import cpu_seconds
+from wass_chat.sacct.tres import tres_bytes
 
 BIN_LABELS = (*(f"{lo}-{lo + 10}%" for lo in range(0, 100, 10)), ">100%")
 """Histogram bins of efficiency: ten of 10 points, then one above 100% (hyperthreads, bursts)."""
@@ -39,7 +40,6 @@ LOW_MEMORY_EFFICIENCY = 0.25
 """Jobs under this share of their memory request count as heavy memory over-askers."""
 MEMORY_BASES = ("TRESUsageInTot", "MaxRSS x NTasks", "MaxRSS of one task")
 """Where a job's memory figure came from, best first; the last is a lower bound."""
-_UNIT_BYTES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
 
 
 @dataclass(frozen=True)
@@ -59,19 +59,6 @@ class EfficiencySummary:
     median_memory_efficiency_pct: float | None
     low_memory_jobs_pct: float | None
     """Share of memory_jobs using less than LOW_MEMORY_EFFICIENCY of their request."""
-
-
-def tres_bytes(column: str, key: str = "mem", bare_unit: str = "") -> pl.Expr:
-    """The ``key=`` amount of a TRES string column in bytes (null without it).
-
-    Usage strings (TRESUsageInTot) print bytes with a unit (``mem=1294440K``, ``mem=0``);
-    allocation strings (AllocTRES) print megabytes with one (``mem=32000M``): ``bare_unit`` is
-    the unit of a number printed without one.
-    """
-    text = pl.col(column).str.extract(rf"(?:^|,){key}=([0-9.]+[KMGTP]?)(?:,|$)", 1)
-    unit = text.str.extract(r"([KMGTP])$", 1).fill_null(bare_unit)
-    number = text.str.extract(r"^([0-9.]+)", 1).cast(pl.Float64, strict=False)
-    return (number * unit.replace_strict(_UNIT_BYTES, return_dtype=pl.Float64)).round(0)
 
 
 def step_usage(jobs: pl.LazyFrame, since: datetime | None = None) -> pl.LazyFrame:

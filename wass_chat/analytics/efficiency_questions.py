@@ -1,6 +1,7 @@
 """Facts for the assistant's efficiency questions, from the code the report and
 `wass-chat sacct efficiency` use: "how efficient was job 42?", "which users wasted the most
-core-hours last month?", "what was the CPU efficiency in January?".
+core-hours last month?", "what was the CPU efficiency in January?", "how well did job 42 use
+its GPUs?", "who wasted the most GPU hours last month?" (the GPU lines and ``gpu_wasters``).
 
 Each function returns a JSON-safe dict of kind ``efficiency`` with a one- or two-sentence
 ``verdict`` computed from its own numbers (so the answer cannot contradict its facts).
@@ -14,9 +15,11 @@ from typing import Any, TypedDict
 import polars as pl
 
 from wass_chat.analytics import efficiency as eff
+from wass_chat.analytics.gpu_usage import NOT_RECORDED
+from wass_chat.analytics.gpu_waste import gpu_waste_by, period_gpu_table, summarize_gpu_use
 from wass_chat.analytics.insights import NEGLIGIBLE_CORE_HOURS, amount
 from wass_chat.analytics.job_efficiency import JobEfficiency, describe_job, jobs_efficiency
-from wass_chat.analytics.period import load_period, period_of, submission_span
+from wass_chat.analytics.period import Period, load_period, period_of, submission_span
 
 WASTE_DEFINITION = (
     "wasted core-hours are allocated CPU time left idle (Elapsed x CPUs - CPU time used), so a "
@@ -39,6 +42,8 @@ class EfficiencyFacts(TypedDict):
     lines: list[str]
     """The answer's body, one line each (the renderer prints them after the verdict)."""
     note: str
+    gpu_wasters: list[dict[str, Any]]
+    """Users by wasted GPU-hours (held - used, over jobs whose GPU use was recorded)."""
 
 
 def job_facts(jobs: pl.LazyFrame, job_ids: list[str], note: str = "") -> EfficiencyFacts:
@@ -61,6 +66,7 @@ def job_facts(jobs: pl.LazyFrame, job_ids: list[str], note: str = "") -> Efficie
         top_wasters=[],
         lines=lines,
         note=note,
+        gpu_wasters=[],
     )
 
 
@@ -98,9 +104,25 @@ def _job_verdict(found: list[JobEfficiency], asked: list[str]) -> str:
     if job.time_efficiency_pct is not None:
         parts.append(f"ran for {job.time_efficiency_pct:.1f}% of its time limit")
     if not parts:
-        return words + ": no usage figure was recorded."
+        return words + ": no usage figure was recorded." + _gpu_sentence(job)
     listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-    return f"{words} {listed}."
+    return f"{words} {listed}." + _gpu_sentence(job)
+
+
+def _gpu_sentence(job: JobEfficiency) -> str:
+    """The verdict's GPU sentence ("Its 4 a100 GPUs ran at 12.5% ..."; "not recorded" when no
+    source measured them), from the same figures as ``wass-chat sacct efficiency``."""
+    g = job.gpu
+    if not g:
+        return ""
+    held = f"{g['gpus']} {g['gpu_type'] + ' ' if g['gpu_type'] else ''}GPU"
+    held += "s" if g["gpus"] != 1 else ""
+    if not g["recorded"]:
+        return f" It held {held}; {NOT_RECORDED}."
+    return (
+        f" Its {held} ran at {g['utilisation_pct']:.1f}% on average "
+        f"({g['gpu_hours_used']:,.2f} of {g['gpu_hours_held']:,.2f} GPU-hours used)."
+    )
 
 
 def period_facts(
@@ -144,6 +166,8 @@ def period_facts(
         )
     if wasters:
         lines += ["", f"Top wasters: {WASTE_DEFINITION}."]
+    gpu_wasters, gpu_lines = _gpu_period(loaded, jobs, period, count)
+    lines += gpu_lines
     return EfficiencyFacts(
         kind="efficiency",
         scope="period",
@@ -161,7 +185,35 @@ def period_facts(
         top_wasters=wasters,
         lines=lines,
         note=note,
+        gpu_wasters=gpu_wasters,
     )
+
+
+def _gpu_period(
+    loaded: pl.DataFrame, jobs: pl.LazyFrame, period: Period, count: int
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The period's GPU-hours held, used and wasted, and the users who wasted the most (the
+    report's GPU section's numbers); nothing when no job held a GPU."""
+    per_job = period_gpu_table(loaded, jobs, period)
+    g = summarize_gpu_use(per_job)
+    if g is None:
+        return [], []
+    if not g.recorded_jobs:
+        return [], [f"- GPUs: {g.gpu_jobs:,} jobs held {g.gpu_hours_held:,.1f} GPU-hours; "
+                    f"{g.not_recorded_note()}"]  # fmt: skip
+    ranked = gpu_waste_by(per_job, "user").filter(pl.col("wasted_gpu_hours") > 0).head(count)
+    lines = [
+        f"- GPUs: {g.used_gpu_hours:,.1f} of {g.recorded_gpu_hours:,.1f} GPU-hours with use "
+        f"recorded were used ({g.utilisation_pct or 0:.1f}%); {g.wasted_gpu_hours:,.1f} wasted, "
+        f"{g.idle_gpu_hours:,.1f} on GPUs at 0% ({g.idle_jobs:,} jobs)."
+    ]
+    lines += [
+        f"{rank}. {row['user']}: {row['wasted_gpu_hours']:,.1f} wasted GPU-hours of "
+        f"{row['recorded_gpu_hours']:,.1f} ({row['gpu_util_pct']:.1f}% GPU utilisation)"
+        for rank, row in enumerate(ranked.iter_rows(named=True), start=1)
+    ]
+    note = g.not_recorded_note()
+    return ranked.to_dicts(), lines + ([f"- {note}"] if note else [])
 
 
 def pretty_period(words: str) -> str:

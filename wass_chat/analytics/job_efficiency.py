@@ -20,6 +20,7 @@ import polars as pl
 
 from sim.errors import InputError
 from wass_chat.analytics.efficiency import MEMORY_BASES, efficiency_table, step_usage
+from wass_chat.analytics.gpu_usage import GpuFigures, gpu_advice, gpu_table, job_gpu_figures
 from wass_chat.analytics.period import ACTIVE_STATES
 
 WASTEFUL_CPU = 0.5
@@ -63,6 +64,9 @@ class JobEfficiency:
     """False when the job ran but accounting gathered nothing (TotalCPU 0, no steps)."""
     start: str | None = None
     end: str | None = None
+    gpu: dict[str, Any] | None = None
+    """The GPU figures (:class:`~wass_chat.analytics.gpu_usage.GpuFigures`) of a job that held
+    GPUs, else None."""
     suggestions: tuple[str, ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,10 +111,12 @@ def jobs_efficiency(
     if chosen.is_empty():
         return []
     parents = chosen["job_id"].to_list()
-    steps = step_usage(
-        jobs.filter(pl.col("job_id").str.split(".").list.first().is_in(parents))
+    step_rows = jobs.filter(
+        pl.col("is_step") & pl.col("job_id").str.split(".").list.first().is_in(parents)
     ).collect()
+    steps = step_usage(step_rows.lazy()).collect()
     table = efficiency_table(chosen, steps)
+    gpu_of = _gpu_figures(chosen, step_rows)
     if job_ids:
         order = {j: i for i, j in enumerate(job_ids)}
         table = table.with_columns(
@@ -130,10 +136,17 @@ def jobs_efficiency(
             descending=[True, True, False],
             nulls_last=True,
         )
-    return [_job(row) for row in table.iter_rows(named=True)]
+    return [_job(row, gpu_of.get(row["job_id"])) for row in table.iter_rows(named=True)]
 
 
-def _job(row: dict[str, Any]) -> JobEfficiency:
+def _gpu_figures(chosen: pl.DataFrame, step_rows: pl.DataFrame) -> dict[str, GpuFigures]:
+    """Job id -> GPU figures of the chosen allocations that held GPUs (by any source): the
+    rows of :func:`~wass_chat.analytics.gpu_usage.gpu_table`, the report's numbers."""
+    table = gpu_table(chosen, step_rows)
+    return {row["job_id"]: job_gpu_figures(row) for row in table.iter_rows(named=True)}
+
+
+def _job(row: dict[str, Any], gpu: GpuFigures | None = None) -> JobEfficiency:
     def pct(value: float | None) -> float | None:
         return None if value is None else round(100 * value, 2)
 
@@ -161,8 +174,10 @@ def _job(row: dict[str, Any]) -> JobEfficiency:
         usage_recorded=bool(row["usage_recorded"]),
         start=row["start"].isoformat() if row["start"] else None,
         end=row["end"].isoformat() if row["end"] else None,
+        gpu=asdict(gpu) if gpu else None,
     )
-    return JobEfficiency(**{**asdict(job), "suggestions": tuple(advice(job))})
+    tips = advice(job) + (gpu_advice(gpu, job.state, job.partition) if gpu else [])
+    return JobEfficiency(**{**asdict(job), "suggestions": tuple(tips)})
 
 
 def advice(job: JobEfficiency) -> list[str]:
@@ -324,10 +339,11 @@ def find_jobs(
     found = jobs_efficiency(cached, job_ids, user, account, start, end)
     missing = [j for j in job_ids if not any(_matches(job, j) for job in found)]
     if missing and live:
-        from wass_chat.sacct.fetch import fetch_jobs
+        from wass_chat.sacct.fetch import fetch_jobs, sacct_version
         from wass_chat.sacct.parse import parse_sacct_text
 
         fetched = parse_sacct_text(fetch_jobs(missing), subject="sacct -j").jobs
+        fetched = fetched.with_columns(pl.lit(sacct_version(), pl.String).alias("slurm_version"))
         found += jobs_efficiency(fetched.lazy(), missing, user, account, start, end)
         missing = [j for j in job_ids if not any(_matches(job, j) for job in found)]
     if missing:
@@ -374,5 +390,49 @@ def describe_job(row: dict[str, Any]) -> str:
             f"  Time: {job.time_efficiency_pct:.1f}% ({clock(job.elapsed_s or 0)} of "
             f"{clock(job.timelimit_s)})"
         )
+    if job.gpu:
+        lines.extend(describe_gpu(job.gpu))
     lines.extend(f"  - {tip}" for tip in job.suggestions)
     return "\n".join(lines)
+
+
+def describe_gpu(g: dict[str, Any]) -> list[str]:
+    """A job's GPU figures as lines, each with the field it was read from."""
+    kind = f" {g['gpu_type']}" if g.get("gpu_type") else ""
+    lines = [
+        f"  GPUs held: {g['gpus']}{kind} ({g['held_source']}); "
+        f"{g['gpu_hours_held']:,.2f} GPU-hours"
+    ]
+    if not g["recorded"]:
+        lines.append(f"  GPU use: {g['not_recorded_why']}.")
+        return lines
+    util = f"{g['utilisation_pct']:.1f}%"
+    if g.get("other_reading_pct") is not None:
+        util += f" (or {g['other_reading_pct']:.1f}% if Slurm is older than 24.05.1)"
+    lines.append(f"  GPU utilisation: {util} per GPU (from {g['source']})")
+    if g.get("rule"):
+        lines.append(f"    read as: {g['rule']}")
+    if g.get("per_gpu_pct") and len(g["per_gpu_pct"]) > 1:
+        each = ", ".join(f"{name} {pct:.1f}%" for name, pct in g["per_gpu_pct"])
+        lines.append(f"    per GPU: {each}")
+    if g.get("peak_utilisation_pct") is not None:
+        lines.append(
+            f"    busiest task: {g['peak_utilisation_pct']:.0f}% (TRESUsageInMax gres/gpuutil)"
+        )
+    if g.get("memory_peak_bytes") is not None:
+        share = g.get("memory_share_pct")
+        of = (
+            f" = {share:.1f}% of {g['memory_per_gpu_bytes'] / 2**30:.0f} GiB per GPU"
+            if share is not None and g.get("memory_per_gpu_bytes")
+            else " (GPU memory size unknown)"
+        )
+        lines.append(
+            f"  GPU memory peak: {size(g['memory_peak_bytes'])}{of} (from {g['memory_source']})"
+        )
+    used, idle = g.get("gpu_hours_used"), g.get("gpu_hours_idle")
+    if used is not None:
+        lines.append(
+            f"  GPU-hours: {g['gpu_hours_held']:,.2f} held, {used:,.2f} used, "
+            f"{idle or 0:,.2f} at 0%"
+        )
+    return lines

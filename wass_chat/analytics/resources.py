@@ -9,16 +9,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from wass_chat.sacct.tres import gpus
+
 TOP_GPU_USERS = 10
-
-
-def gpus(column: str = "alloc_tres") -> pl.Expr:
-    """GPUs in a TRES column (AllocTRES by default; ReqTRES for requests): the untyped count
-    first, else a typed one."""
-    tres = pl.col(column)
-    plain = tres.str.extract(r"gres/gpu=(\d+)", 1)
-    typed = tres.str.extract(r"gres/gpu:[^=,]+=(\d+)", 1)
-    return pl.coalesce(plain, typed).cast(pl.Int64).fill_null(0)
 
 
 def gpu_jobs(loaded: pl.DataFrame) -> pl.DataFrame:
@@ -36,7 +29,7 @@ def gpu_jobs(loaded: pl.DataFrame) -> pl.DataFrame:
 def gpu_by(loaded: pl.DataFrame, column: str, top: int | None = None) -> pl.DataFrame:
     """Per ``column`` value (partition, user or account): GPU jobs, GPU-hours and share of all
     GPU-hours. ``loaded`` is the period's table, or :func:`gpu_jobs` of it."""
-    with_gpu = loaded if "gpus" in loaded.columns else gpu_jobs(loaded)
+    with_gpu = gpu_jobs(loaded) if "in_period" in loaded.columns else loaded
     total = float(((with_gpu["elapsed_s"] * with_gpu["gpus"]).sum() or 0) / 3600)
     hours = (pl.col("elapsed_s") * pl.col("gpus")).sum() / 3600
     table = (

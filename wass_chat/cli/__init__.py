@@ -21,9 +21,11 @@ from sim.errors import UserFacingError
 from wass_chat.cli import (
     agent_cmds,
     bench_cmds,
+    fault_cmds,
     kb_cmds,
     kb_seed_cmds,
     learn_cmds,
+    mcp_cmds,
     model_options,
     nlu_cmds,
     plugin_cmds,
@@ -84,10 +86,12 @@ for _module in (
     sacct_cmds,
     report_cmds,
     agent_cmds,
+    mcp_cmds,
     nlu_cmds,
     session_bench_cmds,
     whatif_cmds,
     plugin_cmds,
+    fault_cmds,
 ):
     _module.register(app)
 

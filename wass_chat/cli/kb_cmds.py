@@ -43,6 +43,10 @@ def open_kb(
 
     cfg = location if isinstance(location, SettingsType) else settings()
     kwargs.setdefault("sources", cfg.kb_sources)
+    if "accounting" not in kwargs:  # real runs' cases are confirmed by sacct before a write
+        from wass_chat.slurm.commands import SlurmCommands
+
+        kwargs["accounting"] = SlurmCommands()
     directory = location if isinstance(location, Path) else None
     if directory is None and cfg.chroma_mode == "embedded":
         directory = cfg.kb_dir

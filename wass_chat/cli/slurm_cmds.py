@@ -128,6 +128,7 @@ def submit(
         summary["cluster"] = occupancy.summary(pf)
         summary["occupancy"] = occupancy.to_dict()["holds"]
         summary["busy_jobs"] = plan.busy_lines()
+        summary["predicted_start"] = plan.start_lines()
     if dry_run:
         emit(summary, as_json, _render_argv)
         return
@@ -163,6 +164,8 @@ def _render_argv(summary: dict[str, Any]) -> None:
         console.print(f"# {summary['cluster']}")
     for line in summary.get("busy_jobs", []):
         console.print(f"#   held by {line}", markup=False)
+    for line in summary.get("predicted_start", []):
+        console.print(f"# {line}", markup=False)
     for job in summary["jobs"]:
         typer.echo(shlex.join(job["argv"]))
 
@@ -191,6 +194,8 @@ def _render_plan(summary: dict[str, Any]) -> None:
         console.print(f"planned from now: {summary['cluster']}")
     for line in summary.get("busy_jobs", []):
         console.print(f"  held by {line}", markup=False)
+    for line in summary.get("predicted_start", []):
+        console.print(f"  {line}", markup=False)
 
 
 def status(
@@ -212,9 +217,12 @@ def status(
     seen = refresh_and_learn(site_record(runlog, run), SlurmCommands(), runlog,
                              kb_opener() if learn else None)  # fmt: skip
     statuses, learned, note = seen.statuses, seen.learned, seen.learn_error
-    comparison = compare_run(runlog.get(run), statuses)
+    record = runlog.get(run)
+    comparison = compare_run(record, statuses)
     data = {
         "run_id": run,
+        "plan_digest": record.plan_digest,
+        "moved": [{"task": t, "approved_node": a, "real_node": r} for t, a, r in record.moved],
         "tasks": [asdict(s) for s in statuses],
         "sim_to_real": comparison.to_dict() if comparison else None,
         "learned": learned.to_dict() if learned else None,
@@ -231,6 +239,9 @@ def status(
         for r in d["tasks"]:
             table.add_row(*(str(r[c] or "") for c in columns))
         console.print(table)
+        for m in d["moved"]:  # Slurm's placement, beside the plan approved
+            console.print(f"{m['task']}: approved on {m['approved_node']}, Slurm ran it on "
+                          f"{m['real_node']}", markup=False)  # fmt: skip
         if comparison is not None:
             console.print(_sim_to_real_line(comparison))
         if learned is not None:
@@ -304,6 +315,39 @@ def cancel(run: str = typer.Argument(...), yes: bool = typer.Option(False, "--ye
         typer.confirm(f"Cancel the unfinished jobs of run {run}?", abort=True)
     cancelled = cancel_run(record, SlurmCommands(), runlog)
     console.print(f"cancelled {len(cancelled)} jobs of run {run}")
+
+
+def resume(
+    run: str = typer.Argument(...),
+    yes: bool = typer.Option(False, "--yes", help="Submit the rest without asking."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Submit the rest of a run whose submission stopped part-way (partly submitted or
+    interrupted): the saved plan's jobs of the tasks Slurm has no job for, after reconciling
+    the run with Slurm, nothing re-planned (docs/slurm.md, Submission faults)."""
+    import shlex
+
+    from wass_chat.slurm.commands import SlurmCommands
+    from wass_chat.slurm.resume import resume_run, resumption
+
+    runlog = _runlog()
+    commands = SlurmCommands()
+    rest = resumption(runlog.get(run), commands, runlog)
+    if not as_json:
+        console.print(f"run {run}: {rest.record.jobs_line} in Slurm; {len(rest.jobs)} to submit",
+                      markup=False)  # fmt: skip
+        for job in rest.jobs:
+            console.print(f"  {job.task}: sbatch {shlex.join(job.argv(rest.waits_for))}",
+                          markup=False, soft_wrap=True)  # fmt: skip
+    if rest.jobs and not yes:
+        if not sys.stdin or not sys.stdin.isatty():
+            raise InputError("resume", ["no terminal to confirm on: review the jobs, pass --yes"])
+        typer.confirm(f"Submit these {len(rest.jobs)} jobs of run {run}?", abort=True)
+    record = resume_run(rest, commands, runlog)
+    result = {"run_id": run, "state": record.state, "resumed": [j.task for j in rest.jobs],
+              "jobs": {d.task: d.job_id for d in record.decisions}}  # fmt: skip
+    emit(result, as_json, lambda r: console.print(
+        f"resumed run {run}: {len(r['resumed'])} jobs submitted, {record.jobs_line}"))  # fmt: skip
 
 
 def runs(
@@ -392,5 +436,6 @@ def register(app: typer.Typer) -> None:
     sim_to_real_app.command("run")(sim_to_real)
     app.add_typer(sim_to_real_app, name="sim-to-real")
     app.command("cancel")(cancel)
+    app.command("resume")(resume)
     app.command("runs")(runs)
     app.add_typer(platform_app, name="platform")

@@ -18,6 +18,7 @@ from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.charts_js import charts_script
 from wass_chat.report.energy_whatif_views import energy_html, whatifs_html
+from wass_chat.report.gpu_views import gpu_html
 from wass_chat.report.html_table import frame_html, table_html
 from wass_chat.report.methods import METHODS
 from wass_chat.report.overview import ranked_findings
@@ -30,6 +31,7 @@ SECTIONS = (
     ("analytics", "Accounting analytics"),
     ("queue", "Waits and the pending queue"),
     ("resources", "Partitions, GPUs and efficiency"),
+    ("gpus", "GPU use and waste"),
     ("energy", "Energy (modelled from the recorded schedule)"),
     ("whatifs", "What-ifs replayed on the jobs of the period"),
     ("runs", "Workflow runs through wass-chat"),
@@ -65,6 +67,8 @@ def shown_sections(report: ReportData) -> list[str]:
     workflow-run sections only when runs were recorded (or could not be read)."""
     runs = report.runs
     hidden = set()
+    if report.analysis.gpu_use is None:
+        hidden.add("gpus")
     if not runs.runs:
         hidden.add("comparison")
         if not runs.not_wired:
@@ -82,6 +86,7 @@ def render_html(report: ReportData, csv_links: dict[str, str] | None = None) -> 
         "analytics": lambda: _analytics(report),
         "queue": lambda: views.queue_html(report.analysis),
         "resources": lambda: views.resources_html(report.analysis, csv_links),
+        "gpus": lambda: gpu_html(report.analysis, csv_links),
         "energy": lambda: energy_html(report.cluster, csv_links),
         "whatifs": lambda: whatifs_html(report.cluster),
         "runs": lambda: _runs(report),

@@ -12,6 +12,7 @@ from wass_chat.report import tables, views
 from wass_chat.report.build import ReportData
 from wass_chat.report.columns import Table, frame_table
 from wass_chat.report.energy_whatif_views import energy_markdown, whatifs_markdown
+from wass_chat.report.gpu_views import gpu_headline, gpu_views
 from wass_chat.report.html import SECTIONS, shown_sections
 from wass_chat.report.methods import METHODS
 from wass_chat.report.overview import ranked_findings
@@ -53,8 +54,12 @@ def render_markdown(
             images[name] = png_bytes(chart)
             out += [f"![{chart.title}]({assets_dir.name}/{name})", ""]
         out += [f"> {chart.insight}", ""]
-    for section, made in (("queue", views.queue_views(a)), ("resources", views.resources_views(a))):
+    sections = [("queue", views.queue_views(a)), ("resources", views.resources_views(a))]
+    if a.gpu_use is not None:
+        sections.append(("gpus", gpu_views(a)))
+    for section, made in sections:
         out += [f"## {titles[section]}", ""]
+        out += [gpu_headline(a), ""] if section == "gpus" else []
         for view in views.shown(made):
             if isinstance(view, str):
                 out += [view, ""]

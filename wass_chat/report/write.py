@@ -17,6 +17,7 @@ from wass_chat.analytics.period import JobFilter
 from wass_chat.atomic_files import require_folder, write_together
 from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.report.energy_whatifs import WhatIfOptions
+from wass_chat.report.gpu_views import GPU_TABLES
 from wass_chat.report.overview import SummaryWriter
 
 LINKED_TABLES = (
@@ -43,6 +44,8 @@ def csv_tables(report: ReportData) -> dict[str, bytes]:
         *LINKED_TABLES,
     ):
         files[f"{name}.csv"] = a.tables[name].write_csv().encode()
+    if a.gpu_use is not None:
+        files |= {f"{name}.csv": a.tables[name].write_csv().encode() for name in GPU_TABLES}
     energy = report.cluster.energy
     if energy is not None:
         files["energy_by_partition.csv"] = energy.by_partition.write_csv().encode()
@@ -97,7 +100,8 @@ def write_report(
     tables_dir = output.with_name(f"{output.stem}_tables")
     csvs = csv_tables(report)
     links = {x.kind: f"{tables_dir.name}/anomaly-{x.kind}.csv" for x in report.analysis.anomalies}
-    links |= {name: f"{tables_dir.name}/{name}.csv" for name in (*LINKED_TABLES, "energy_by_user")}
+    linked = (*LINKED_TABLES, "energy_by_user", *GPU_TABLES)
+    links |= {name: f"{tables_dir.name}/{name}.csv" for name in linked}
     extra: dict[Path, bytes] = {tables_dir / name: data for name, data in csvs.items()}
     if fmt == "html":
         page = render_html(report, links)

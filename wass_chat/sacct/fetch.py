@@ -96,6 +96,13 @@ def fetch_jobs(job_ids: Sequence[str]) -> str:
     return _run(argv).stdout
 
 
+def sacct_version() -> str | None:
+    """The version of this ``sacct`` (``22.05.8``), None when it does not say: how a task's
+    GPU usage is read depends on it (docs/analytics.md "GPU usage")."""
+    words = _run(["sacct", "--version"]).stdout.split()
+    return words[-1] if words else None
+
+
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     """Run one sacct command; every failure becomes a one-line :class:`ServiceUnavailable`."""
     try:

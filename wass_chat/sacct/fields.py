@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from wass_chat.sacct.gpu_columns import GPU_COLUMN_DOCS
+
 ValueKind = Literal[
     "text", "timestamp", "duration", "cpu_time", "int", "state", "exit_code", "memory"
 ]
@@ -82,12 +84,36 @@ FIELDS: tuple[SacctField, ...] = (
         "int",
         "tasks of a step (MaxRSS x NTasks bounds the step's memory when TRESUsageInTot is absent)",
     ),
+    # GPU usage (docs/analytics.md "GPU usage"), appended after NTasks for the same reason.
+    SacctField(
+        "TRESUsageInMax",
+        "tres_usage_in_max",
+        "text",
+        "TRES used by the step's busiest task (gres/gpuutil=percent, gres/gpumem=bytes)",
+    ),
+    SacctField(
+        "TRESUsageInAve",
+        "tres_usage_in_ave",
+        "text",
+        "TRES used, mean over the step's tasks",
+    ),
+    SacctField(
+        "AdminComment",
+        "admin_comment",
+        "text",
+        "site's comment; Princeton jobstats stores its summary there (JS1:base64(gzip(JSON)))",
+    ),
 )
 
-HEADERLESS_LAYOUTS: tuple[tuple[SacctField, ...], ...] = (FIELDS, FIELDS[:29], FIELDS[:26])
+HEADERLESS_LAYOUTS: tuple[tuple[SacctField, ...], ...] = (
+    FIELDS,
+    FIELDS[:30],
+    FIELDS[:29],
+    FIELDS[:26],
+)
 """Column layouts of the product's own headerless ``sacct -P -n`` files, newest first: each
-release appended fields (the usage fields at 29, NTasks at 30), so every older layout is a
-prefix, told apart by its field count."""
+release appended fields (the usage fields at 29, NTasks at 30, the GPU usage fields at 33), so
+every older layout is a prefix, told apart by its field count."""
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
 FORMAT_ARGUMENT = ",".join(FIELD_NAMES)
@@ -106,4 +132,6 @@ DERIVED_COLUMNS: dict[str, str] = {
     "timelimit_unlimited": "Timelimit was UNLIMITED or Partition_Limit",
     "het_job_id": "heterogeneous job leader id (123 in 123+1), else null",
     "source": "where the row came from: 'sacct' (live), 'file:<name>' or 'synthetic'",
+    "slurm_version": "version of the sacct that printed the row (live imports), else null",
+    **GPU_COLUMN_DOCS,
 }

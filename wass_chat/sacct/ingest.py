@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import polars as pl
 
 from sim.errors import InputError
 from wass_chat.sacct.cache import ImportRecord, SacctCache
-from wass_chat.sacct.fetch import fetch_sacct, month_windows
+from wass_chat.sacct.fetch import fetch_sacct, month_windows, sacct_version
 from wass_chat.sacct.parse import ParseResult, parse_sacct_file, parse_sacct_text
 
 ChunkProgress = Callable[[int, int], None]
@@ -64,6 +65,9 @@ def ingest_slurm(
         if progress is not None:
             progress(done, total)
     merged = _merge(results)
+    version = sacct_version()
+    stamped = merged.jobs.with_columns(pl.lit(version, pl.String).alias("slurm_version"))
+    merged = replace(merged, jobs=stamped)
     return _store(cache, merged, source="sacct", start=start, end=end)
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import polars as pl
 
 from wass_chat.sacct.fields import FIELDS, SacctField
+from wass_chat.sacct.gpu_columns import gpu_schema, sacct_gpu_columns, with_jobstats_columns
 from wass_chat.sacct.layout import RAW_SECONDS, ExportLayout, ExportLayoutError, detect_layout
 
 NULL_TOKENS = ("", "Unknown", "None", "N/A", "INVALID", "None assigned", "(null)")
@@ -91,6 +92,8 @@ def schema() -> dict[str, pl.DataType]:
     types["timelimit_unlimited"] = pl.Boolean()
     types["het_job_id"] = pl.Int64()
     types["source"] = pl.String()
+    types["slurm_version"] = pl.String()
+    types.update(gpu_schema())
     return types
 
 
@@ -252,7 +255,11 @@ def _typed(raw: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int], dict[str, s
         source = next(f.name for f in FIELDS if f.column == name)
         value = typed.get_column(source).filter(flags.get_column(name)).item(0)
         bad_examples[name] = f"{source}={value!r}"
-    typed = typed.with_columns(_derived())
+    typed = typed.with_columns(_derived()).with_columns(sacct_gpu_columns())
+    typed, undecoded, example = with_jobstats_columns(typed)
+    if undecoded:
+        bad_counts["admin_comment"] = undecoded
+        bad_examples["admin_comment"] = example or ""
     jobs = typed.select(pl.col(name).cast(dtype) for name, dtype in schema().items())
     return jobs, bad_counts, bad_examples
 
@@ -337,10 +344,12 @@ def cpu_seconds(text: pl.Expr) -> pl.Expr:
 
 
 def timestamp(text: pl.Expr) -> pl.Expr:
-    """``YYYY-MM-DDTHH:MM:SS`` (sacct's default) or with a space for the ``T`` -> datetime."""
+    """``YYYY-MM-DDTHH:MM:SS`` (sacct's default), with a space for the ``T``, or seconds since
+    the epoch (``SLURM_TIME_FORMAT=%s``, as jobstats exports) -> datetime (UTC for the last)."""
     iso = text.str.to_datetime(TIMESTAMP_FORMAT, time_unit="us", strict=False, cache=False)
     spaced = text.str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us", strict=False, cache=False)
-    return pl.coalesce(iso, spaced)
+    epoch = pl.from_epoch(text.str.to_integer(strict=False), time_unit="s").cast(pl.Datetime("us"))
+    return pl.coalesce(iso, spaced, epoch)
 
 
 def memory_bytes(text: pl.Expr, nnodes: pl.Expr, ncpus: pl.Expr, bare_unit: str = "") -> pl.Expr:
@@ -380,4 +389,5 @@ def _derived() -> list[pl.Expr]:
         pl.col("flags").fill_null("").str.contains("SchedBackfill").alias("backfilled"),
         pl.col("Timelimit").is_in(list(UNLIMITED_TOKENS)).alias("timelimit_unlimited"),
         pl.lit(None, pl.String).alias("source"),  # set by the import (ingest.py)
+        pl.lit(None, pl.String).alias("slurm_version"),  # set by a live import (ingest.py)
     ]

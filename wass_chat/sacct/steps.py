@@ -2,8 +2,9 @@
 
 Synthetic accounting data gets these so that parsing, de-duplication and statistics meet the
 same mix of job and step rows as a real ``sacct -P`` export. Usage moves as sacct records it: the
-``.batch`` step carries the job's MaxRSS and TRESUsageInTot, the ``.extern`` step next to nothing,
-and the allocation row keeps only TotalCPU (the sum over its steps).
+``.batch`` step carries the job's MaxRSS and TRESUsageInTot/Max (GPU use included), the
+``.extern`` step next to nothing, and the allocation row keeps only TotalCPU (the sum over its
+steps).
 """
 
 from __future__ import annotations
@@ -30,12 +31,18 @@ def with_job_steps(jobs: pl.DataFrame) -> pl.DataFrame:
         "cancelled_by",
     ]
     usage = {
-        "batch": (pl.col("total_cpu_s"), pl.col("max_rss_bytes"), pl.col("tres_usage_in_tot")),
-        "extern": (pl.lit(0), pl.lit(0), pl.lit(None, pl.String)),
+        "batch": (
+            pl.col("total_cpu_s"),
+            pl.col("max_rss_bytes"),
+            pl.col("tres_usage_in_tot"),
+            pl.col("tres_usage_in_max"),
+        ),
+        "extern": (pl.lit(0), pl.lit(0), pl.lit(None, pl.String), pl.lit(None, pl.String)),
     }
     parents = parents.with_columns(
         pl.lit(None, pl.Int64).alias("max_rss_bytes"),
         pl.lit(None, pl.String).alias("tres_usage_in_tot"),
+        pl.lit(None, pl.String).alias("tres_usage_in_max"),
     )
     steps = [
         started.with_columns(
@@ -50,6 +57,7 @@ def with_job_steps(jobs: pl.DataFrame) -> pl.DataFrame:
             usage[step][0].cast(pl.Float64).alias("total_cpu_s"),
             usage[step][1].cast(pl.Int64).alias("max_rss_bytes"),
             usage[step][2].alias("tres_usage_in_tot"),
+            usage[step][3].alias("tres_usage_in_max"),
             pl.lit(rank).alias("__rank"),
         )
         for rank, step in enumerate(("batch", "extern"), start=1)

@@ -12,7 +12,8 @@ what makes real accounting data hard to summarise:
 * a state mix with some users failing far more than others, cancellations before and after
   start, and jobs still pending or running at the end of the window;
 * optional job arrays (``45_3``) and steps (``123.batch``, ``123.extern``);
-* CPU time, peak memory and TRES usage (:mod:`.synth_usage`, invented shapes, stated there).
+* CPU time, peak memory, TRES usage and GPU use (:mod:`.synth_usage`, invented shapes, stated
+  there).
 
 The output has exactly the schema of :func:`wass_chat.sacct.parse.schema`.
 """
@@ -25,13 +26,14 @@ from datetime import datetime
 import numpy as np
 import polars as pl
 
+from wass_chat.sacct.gpu_columns import sacct_gpu_columns
 from wass_chat.sacct.parse import schema
 from wass_chat.sacct.render import format_memory
 from wass_chat.sacct.steps import with_job_steps
-from wass_chat.sacct.synth_usage import with_usage
+from wass_chat.sacct.synth_usage import GPUS_PER_NODE, with_usage
 
 CORES_PER_NODE = 64
-GPUS_PER_NODE = 8
+GPU_TYPE = "a100"
 NODE_PREFIX = "nid"
 NODE_DIGITS = 6
 STANDARD_LIMITS_S = np.array(
@@ -237,7 +239,7 @@ def synthesize_config(cfg: SynthConfig) -> pl.DataFrame:
     table = with_usage(_assemble(pl.DataFrame(columns)), cfg.seed)
     if cfg.with_steps:
         table = with_job_steps(table)
-    return table
+    return table.with_columns(sacct_gpu_columns())  # as the import derives them
 
 
 def _pending_reason_bounds() -> list[tuple[str, float]]:
@@ -286,8 +288,9 @@ def _assemble(c: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.concat_str([pl.lit(NODE_PREFIX + "["), lo_s, pl.lit("-"), hi_s, pl.lit("]")]))
     )
     mem = pl.col("ncpus") * pl.col("mem_gib_per_cpu") * 2**30
+    count = (pl.col("nnodes") * GPUS_PER_NODE).cast(pl.String)
     gpus = pl.when(part == "gpu").then(
-        pl.concat_str([pl.lit(",gres/gpu="), (pl.col("nnodes") * GPUS_PER_NODE).cast(pl.String)])
+        pl.concat_str([pl.lit(f",gres/gpu:{GPU_TYPE}="), count, pl.lit(",gres/gpu="), count])
     )
     tres = pl.concat_str(
         [

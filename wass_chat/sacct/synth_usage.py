@@ -10,7 +10,11 @@ our assumption, not measurements of any cluster):
 * memory is over-requested: a job's peak resident set is a per-user fraction of its per-node
   request (Beta(1.3, 3.5), mean 0.27) times lognormal noise, capped at 98%; OUT_OF_MEMORY jobs
   peak at 100-105% of it (the kill is not instantaneous);
-* jobs that never started used nothing: TotalCPU ``00:00:00`` and no MaxRSS, as sacct prints.
+* jobs that never started used nothing: TotalCPU ``00:00:00`` and no MaxRSS, as sacct prints;
+* GPU jobs (partition ``gpu``) record ``gres/gpuutil`` and ``gres/gpumem`` as Slurm 24.05.1+
+  does for one task holding all its GPUs (the sum over them): one GPU user in six leaves its
+  GPUs at 0%, the others keep them Beta(2, 2.5)-busy (mean 44%), and peak GPU memory is a
+  per-user Beta(1.2, 4) share (mean 23%) of an 80 GiB GPU.
 
 Draws come from their own generator (seeded from the table's seed and a fixed stream number), so
 adding usage left every other synthetic column as it was for a given seed. Without steps the
@@ -31,6 +35,10 @@ SERIAL_USER_SHARE = 0.125
 GPU_CPU_FACTOR = 0.5
 FAILED_CPU_FACTOR = 0.6
 MAX_MEMORY_FRACTION = 0.98
+IDLE_GPU_USER_SHARE = 1 / 6
+GPU_MEMORY_KIB = 80 * 2**20
+GPUS_PER_NODE = 8
+"""GPUs of a node of the synthetic ``gpu`` partition."""
 
 
 def with_usage(table: pl.DataFrame, seed: int) -> pl.DataFrame:
@@ -78,6 +86,43 @@ def with_usage(table: pl.DataFrame, seed: int) -> pl.DataFrame:
             pl.lit("K,pages=0"),
         ]
     )
-    return usage.with_columns(
-        pl.when(pl.col("max_rss_bytes").is_not_null()).then(tres).alias("tres_usage_in_tot")
+    gpu_util, gpu_kib = _gpu_use(rng, user, n_users, gpu & started, n)
+    gpus = table["nnodes"].to_numpy() * GPUS_PER_NODE
+    gpu_part = pl.concat_str(
+        [
+            pl.lit(",gres/gpumem="),
+            pl.Series(gpu_kib * gpus).cast(pl.String),
+            pl.lit("K,gres/gpuutil="),
+            pl.Series(np.round(gpu_util * gpus).astype(np.int64)).cast(pl.String),
+        ]
     )
+    with_gpu = pl.Series(gpu & started)
+    tres = pl.concat_str(
+        [
+            pl.lit("cpu="),
+            format_duration(pl.col("total_cpu_s").cast(pl.Int64)),
+            pl.lit(",energy=0"),
+            pl.when(with_gpu).then(gpu_part).otherwise(pl.lit("")),
+            pl.lit(",mem="),
+            (pl.col("max_rss_bytes") * pl.col("nnodes") // 2**10).cast(pl.String),
+            pl.lit("K,pages=0"),
+        ]
+    )
+    recorded = pl.col("max_rss_bytes").is_not_null()
+    return usage.with_columns(
+        pl.when(recorded).then(tres).alias("tres_usage_in_tot"),
+        pl.when(recorded & with_gpu).then(tres).alias("tres_usage_in_max"),  # one task
+    )
+
+
+def _gpu_use(
+    rng: np.random.Generator, user: np.ndarray, n_users: int, gpu: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per job: mean utilisation per GPU (percent) and peak memory per GPU (KiB)."""
+    idle_user = rng.random(n_users) < IDLE_GPU_USER_SHARE
+    busy = rng.beta(2.0, 2.5, n_users)
+    memory = rng.beta(1.2, 4.0, n_users)
+    util = np.where(idle_user[user], 0.0, busy[user] * rng.lognormal(0.0, 0.2, n) * 100)
+    kib = np.round(memory[user] * rng.lognormal(0.0, 0.3, n) * GPU_MEMORY_KIB)
+    kib = np.clip(kib, 2**10, GPU_MEMORY_KIB).astype(np.int64)
+    return np.where(gpu, np.clip(util, 0, 100), 0.0), np.where(gpu, kib, 0)

@@ -104,6 +104,8 @@ def submit_approved(
     plan: SubmissionPlan, approved_digest: str | None, commands: SlurmCommands, runlog: RunLog
 ) -> RunRecord:
     """Submit ``plan`` only if it is the approved one (checked before the run is logged or any
-    sbatch runs); the run log then records this very plan, not a re-plan."""
+    sbatch runs); the run log then records this very plan, not a re-plan, with the digest
+    approved and the document it hashes (``RunRecord.plan_digest``, ``approved_plan``)."""
     require_approved(plan, approved_digest)
-    return submit_plan(plan, commands, runlog)
+    assert approved_digest is not None  # require_approved refuses None
+    return submit_plan(plan, commands, runlog, (approved_digest, plan_document(plan)))

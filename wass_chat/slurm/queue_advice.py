@@ -73,7 +73,7 @@ class QueueView:
         """The stated bound, as an answer says it."""
         return (
             f"within about {self.own.tolerance_s} s of Slurm's own start if every job runs to "
-            "its time limit, sooner if some end earlier"
+            "its time limit; jobs that end sooner usually make it sooner, not always"
         )
 
     def hedge(self) -> str:

@@ -16,7 +16,11 @@ batch simulator (:mod:`sim.batch`) with the live queue and replays it forward fr
 * reservations active now hold their nodes until they end; one that begins later is not
   modelled (the start is then "at the earliest");
 * the scheduler runs as ``scontrol show config`` says: backfill every ``bf_interval``, its plan
-  in ``bf_resolution`` slots, a reservation for every job it tests.
+  in ``bf_resolution`` slots, a reservation for every job it tests; and as Slurm's backfill
+  plans, not as the simulator's own model does: a planned job holds its nodes whole (a node
+  planned for a higher-priority job is out of reach of a job whose run would overlap that
+  plan, whatever CPUs stay free: :func:`slurm_backfill`), and from Slurm 23.02 the plan's end
+  is rounded up to ``bf_resolution`` (22.05 rounds it down).
 
 A changed copy is a new job: it queues where a fresh job's priority puts it (the original's
 priority less its age factor, its job-size factor scaled to the new size: :func:`fresh_copy`).
@@ -30,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -307,6 +311,8 @@ class Prediction:
     tolerance_s: int
     """How far Slurm's own start may fall from the prediction when every job runs to its
     limit: one backfill interval (when it acts) plus one backfill slot (bf_resolution)."""
+    nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Job id -> the nodes the model started it on (jobs that start within the horizon)."""
 
 
 def model_inputs(
@@ -315,9 +321,12 @@ def model_inputs(
     extra: Sequence[Waiting] = (),
     extra_after_s: int = 0,
     origin_s: int = 0,
+    short_s: int = 0,
 ) -> tuple[BatchCluster, Workload]:
     """The simulator's cluster and workload for ``queue`` plus ``extra`` jobs submitted
     ``extra_after_s`` seconds after ``now`` (behind the queue, in their priority's place).
+    Every job runs to its limit, less ``short_s`` seconds (0, as an answer assumes; a replay
+    of jobs known to end sooner says by how much); backfill still expects the limit.
 
     Each running job's share of a node is a job of its own on a one-node partition ``@N``,
     queued first, so that it takes exactly the node Slurm gave it; the pending jobs follow in
@@ -347,7 +356,7 @@ def model_inputs(
                 "id": f"@{piece.job_id}:{piece.node}:{k}",
                 "submit": -1,
                 "earliest": origin_s,
-                "runtime": max(1, math.ceil(left)),
+                "runtime": max(1, math.ceil(left) - short_s),
                 "limit": max(1, math.ceil(left)),  # what backfill expects it to hold
                 "nodes": 1,
                 "cpus": cpus,
@@ -366,7 +375,7 @@ def model_inputs(
                 "id": w.job_id,
                 "submit": place,
                 "earliest": arrive,
-                "runtime": limit if limit != UNLIMITED else 10 * 365 * 86400,
+                "runtime": max(1, limit - short_s) if limit != UNLIMITED else 10 * 365 * 86400,
                 "limit": limit,
                 "nodes": w.nodes,
                 "cpus": w.cpus_per_node,
@@ -403,23 +412,28 @@ def predict(
     scheduler: SchedulerConfig,
     extra: Sequence[Waiting] = (),
     extra_after_s: int = 0,
+    short_s: int = 0,
 ) -> Prediction:
-    """Replay ``queue`` (and ``extra``) forward from ``now``; each waiting job's start.
+    """Replay ``queue`` (and ``extra``) forward from ``now``; each waiting job's start, every
+    job running to its limit (less ``short_s``: :func:`model_inputs`).
 
     Simulated time runs in phase with the epoch modulo ``bf_resolution``, because Slurm's
     backfill slots are multiples of it in epoch seconds (a plan from a clock out of phase
     rounds reservations to other minutes)."""
     origin = int(queue.now.timestamp()) % max(1, scheduler.bf_resolution_s)
-    model, workload = model_inputs(queue, cluster, extra, extra_after_s, origin)
+    model, workload = model_inputs(queue, cluster, extra, extra_after_s, origin, short_s)
     config = replace(scheduler, order="fifo", completing_s=COMPLETING_S, kill_grace_s=0)
     wanted = {w.job_id for w in (*queue.waiting, *extra)}
     fitting = _drop_unfit(model, workload)
     result = simulate_batch(model, fitting, config)
     starts: dict[str, datetime | None] = {job: None for job in wanted}
+    nodes: dict[str, tuple[str, ...]] = {}
     for i, job in enumerate(fitting.job_ids):
         if job in wanted and result.start_s[i] >= 0:
             starts[job] = queue.now + timedelta(seconds=int(result.start_s[i]) - origin)
-    return Prediction(starts, caveats_of(queue, fitting, workload), tolerance(scheduler))
+            nodes[job] = tuple(model.nodes[k].name for k in result.nodes_of(i))
+    caveats = caveats_of(queue, fitting, workload)
+    return Prediction(starts, caveats, tolerance(scheduler), nodes)
 
 
 def _drop_unfit(cluster: BatchCluster, workload: Workload) -> Workload:
@@ -440,7 +454,8 @@ def caveats_of(queue: LiveQueue, fitting: Workload, workload: Workload) -> tuple
     """What the model could not know, each as the answer says it."""
     notes = [
         "every running and waiting job is taken to run until its time limit; jobs that end "
-        "sooner bring starts forward"
+        "sooner usually bring starts forward, but can reorder who gets a node first and so "
+        "delay one"
     ]
     if queue.left_out:
         shown = ", ".join(f"job {j} ({why})" for j, why in queue.left_out[:3])
@@ -463,6 +478,33 @@ def caveats_of(queue: LiveQueue, fitting: Workload, workload: Workload) -> tuple
     return tuple(notes)
 
 
+ROUND_UP_FROM = (23, 2)
+"""The first Slurm release whose backfill rounds a planned job's end up to ``bf_resolution``
+(backfill.c ``_set_slot_time``: ``start + limit + bf_resolution - 1``, then down); 22.05
+rounds it down (``end_reserve / backfill_resolution * backfill_resolution``)."""
+
+
+def slurm_release(config_text: str) -> tuple[int, int] | None:
+    """(major, minor) from ``scontrol show config``'s ``SLURM_VERSION`` (None if absent)."""
+    found = re.match(r"\s*(\d+)\.(\d+)", config_values(config_text).get("slurm_version", ""))
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def slurm_backfill(scheduler: SchedulerConfig, config_text: str) -> SchedulerConfig:
+    """``scheduler`` planning as Slurm's backfill plans (backfill.c ``_attempt_backfill``):
+    whole nodes per planned job (the ``node_space`` map is a node bitmap per time slot, and
+    SchedMD: "the backfill scheduler reserves whole nodes for jobs, not partial nodes"), the
+    planned end rounded as this release rounds it (an unknown release: the newer rule), and
+    nodes chosen as cons_tres chooses them (:func:`sim.batch.nodes.consecutive`)."""
+    release = slurm_release(config_text)
+    return replace(
+        scheduler,
+        bf_whole_nodes=True,
+        bf_end_round_up=release is None or release >= ROUND_UP_FROM,
+        node_order="consecutive",
+    )
+
+
 def queue_from_text(
     jobs_text: str,
     nodes_text: str,
@@ -474,7 +516,7 @@ def queue_from_text(
 ) -> tuple[LiveQueue, BatchCluster, SchedulerConfig]:
     """The live queue, cluster and scheduler from the commands' text (pure)."""
     cluster = cluster_from_records(records(nodes_text), records(partitions_text))
-    scheduler = scheduler_from_config(config_text)
+    scheduler = slurm_backfill(scheduler_from_config(config_text), config_text)
     index = cluster.node_index()
     tiers = {p.name: p.priority_tier for p in cluster.partitions}
     largest = {

@@ -13,15 +13,17 @@ the job by its name before the run is logged, and ``status``/``runs``/``cancel``
 
 from __future__ import annotations
 
+import json
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from sim.errors import ServiceUnavailable, UserFacingError
+from sim.errors import InputError, ServiceUnavailable, UserFacingError
 from sim.platforms import platform_to_dict
 from sim.wfformat import workflow_to_dict
-from wass_chat.atomic_files import OutputError
+from wass_chat.atomic_files import OutputError, write_atomic
 from wass_chat.run_journal import SubmissionJournal
 from wass_chat.runlog import (
     NOT_SUBMITTED,
@@ -39,12 +41,78 @@ from wass_chat.slurm.recovery import (
     reconcile,
     sacct_since,
 )
-from wass_chat.slurm.submission import JobSpec, SubmissionPlan
+from wass_chat.slurm.submission import SubmissionPlan
 
 FINISHED_STATES = frozenset(
     {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
      "BOOT_FAIL", "DEADLINE"}
 )  # fmt: skip
+
+
+PLAN_SUFFIX = ".plan"
+"""The saved plan beside a run's record (``RUN.plan``): every job's sbatch arguments as
+approved, what ``wass-chat resume`` submits the rest of (:mod:`wass_chat.slurm.resume`)."""
+
+
+class Sbatchable(Protocol):
+    """One job to submit: its task, job name and sbatch arguments (parents' ids filled in)."""
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    def argv(self, job_ids: Mapping[str, str] | None = None) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class SavedJob:
+    """A job of a saved plan: its sbatch arguments with ``{job:TASK}`` placeholders for its
+    parents' job ids (:meth:`argv` fills in those given and drops the others: a parent that
+    already completed is no longer waited for)."""
+
+    task: str
+    name: str
+    parents: tuple[str, ...]
+    template: tuple[str, ...]
+
+    def argv(self, job_ids: Mapping[str, str] | None = None) -> list[str]:
+        ids = [(job_ids or {})[p] for p in self.parents if p in (job_ids or {})]
+        args: list[str] = []
+        for word in self.template:
+            if word.startswith("--dependency=afterok:"):
+                if ids:
+                    args.append(f"--dependency=afterok:{':'.join(ids)}")
+            elif word == "--kill-on-invalid-dep=yes":
+                if ids:
+                    args.append(word)
+            else:
+                args.append(word)
+        return args
+
+
+def plan_path(runlog: RunLog, run_id: str) -> Path:
+    return runlog.path(run_id).with_suffix(PLAN_SUFFIX)
+
+
+def save_plan(runlog: RunLog, plan: SubmissionPlan) -> None:
+    """Write the plan's jobs (sbatch arguments as approved) beside its record, fsync'd."""
+    jobs = [{"task": j.task, "name": j.name, "parents": list(j.parents), "argv": j.argv()}
+            for j in plan.jobs]  # fmt: skip
+    write_atomic(plan_path(runlog, plan.run_id), json.dumps({"run_id": plan.run_id,
+                                                             "jobs": jobs}))  # fmt: skip
+
+
+def saved_plan(runlog: RunLog, run_id: str) -> list[SavedJob] | None:
+    """The saved jobs of run ``run_id`` in submission order (None: no plan saved, a run
+    submitted by an older version, or a file that cannot be read)."""
+    try:
+        doc = json.loads(plan_path(runlog, run_id).read_text())
+        return [SavedJob(str(j["task"]), str(j["name"]), tuple(map(str, j["parents"])),
+                         tuple(map(str, j["argv"]))) for j in doc["jobs"]]  # fmt: skip
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
 
 
 class PartlySubmitted(UserFacingError):
@@ -53,10 +121,31 @@ class PartlySubmitted(UserFacingError):
     def __init__(self, record: RunRecord) -> None:
         self.record = record
         kept = len(record.job_ids)
-        then = (f" The {kept} submitted jobs are kept: `wass-chat cancel {record.run_id}` "
-                "cancels them." if kept else " No job was submitted.")  # fmt: skip
+        run = record.run_id
+        then = (f" The {kept} submitted jobs are kept: `wass-chat cancel {run}` cancels them, "
+                f"`wass-chat resume {run}` submits the rest." if kept
+                else f" No job was submitted: `wass-chat resume {run}` submits them.")  # fmt: skip
         super().__init__(f"run {record.run_id} partly submitted: {record.jobs_line}; "
                          f"{record.error}.{then}")  # fmt: skip
+
+
+class DemoPlatformPlan(InputError):
+    """A plan made on the embedded demo platform: its nodes are not the cluster's, so it is
+    never submitted to Slurm (a demo plan is for looking at)."""
+
+    kind = "submission"
+
+
+def refuse_demo_platform(plan: SubmissionPlan) -> None:
+    """Raise :class:`DemoPlatformPlan` when ``plan`` was made on the embedded demo platform."""
+    from sim.demo import demo_platform
+
+    if plan.platform == demo_platform():
+        raise DemoPlatformPlan(f"run {plan.run_id}", [
+            f"it was planned on the embedded demo platform ({plan.platform.name}), not the "
+            "cluster's nodes: a demo plan is never submitted to Slurm (plan it on the cluster: "
+            "--platform from-slurm)"
+        ])  # fmt: skip
 
 
 class RecordNotRewritten(UserFacingError):
@@ -73,10 +162,13 @@ def platform_summary(plan: SubmissionPlan) -> dict[str, Any]:
     return platform_to_dict(plan.platform)
 
 
-def planned_record(plan: SubmissionPlan) -> RunRecord:
+def planned_record(
+    plan: SubmissionPlan, approved: tuple[str, dict[str, Any]] | None = None
+) -> RunRecord:
     """The record of ``plan`` before anything is submitted; each decision's output file with
     Slurm's ``%x`` (job name) filled in, ``%j`` (job id) once sbatch returns it
-    (:func:`wass_chat.runlog.with_journal`)."""
+    (:func:`wass_chat.runlog.with_journal`); ``approved``: the digest a person approved and the
+    document it hashes, kept as they were."""
     job_of = {job.task: job for job in plan.jobs}
     decisions = tuple(replace(d, output=job_of[d.task].output.replace("%x", job_of[d.task].name))
                       for d in plan.decisions)  # fmt: skip
@@ -93,41 +185,62 @@ def planned_record(plan: SubmissionPlan) -> RunRecord:
         occupancy=plan.occupancy.to_dict(),
         estimates=plan.estimates,
         planned_on=plan.planned_on,
+        plan_digest=approved[0] if approved else None,
+        approved_plan=approved[1] if approved else None,
     )
 
 
-def submit_plan(plan: SubmissionPlan, commands: SlurmCommands, runlog: RunLog) -> RunRecord:
+def submit_plan(
+    plan: SubmissionPlan,
+    commands: SlurmCommands,
+    runlog: RunLog,
+    approved: tuple[str, dict[str, Any]] | None = None,
+) -> RunRecord:
     """Submit every job of ``plan`` in dependency order, journaling each job id as sbatch
-    returns it; returns the run as logged (``submitted``).
+    returns it; returns the run as logged (``submitted``), with ``approved`` (the digest and
+    the document approved, :func:`wass_chat.slurm.plan_digest.submit_approved`'s).
 
-    Raises :class:`PartlySubmitted` when an sbatch was refused or did not answer (the jobs
-    before it kept, logged), :class:`~wass_chat.atomic_files.OutputError` when the journal
-    could not be written (nothing is submitted without it, so the record names every job
-    sbatch may have made), :class:`RecordNotRewritten` when only the final rewrite failed.
+    Raises :class:`DemoPlatformPlan` (nothing written, nothing submitted) for a plan made on
+    the embedded demo platform, :class:`PartlySubmitted` when an sbatch was refused or did not
+    answer (the jobs before it kept, logged), :class:`~wass_chat.atomic_files.OutputError` when
+    the journal could not be written (nothing is submitted without it, so the record names
+    every job sbatch may have made), :class:`RecordNotRewritten` when only the final rewrite
+    failed.
     """
-    record = planned_record(plan)
+    refuse_demo_platform(plan)
+    record = planned_record(plan, approved)
     for directory in {Path(job.output).parent for job in plan.jobs}:
         try:  # Slurm fails a job whose log dir is missing
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OutputError(directory, exc) from exc
+    save_plan(runlog, plan)
+    return journaled_submission(record, plan.jobs, commands, runlog)
+
+
+def journaled_submission(
+    record: RunRecord, jobs: Sequence[Sbatchable], commands: SlurmCommands, runlog: RunLog,
+    known: Mapping[str, str] | None = None,
+) -> RunRecord:  # fmt: skip
+    """Submit ``jobs`` of ``record`` under its journal (``known``: job ids of parents already
+    in Slurm), then settle the record; what :func:`submit_plan` and ``resume`` share."""
     with begin_submission(runlog, record) as journal:
         try:
-            stop = _submit_jobs(plan, commands, journal, record)
+            stop = _submit_jobs(jobs, commands, journal, record, known or {})
             if stop is None:
                 journal.done()
             else:
                 journal.stopped(stop)
         except OutputError as exc:  # only where the reserved room was not enough (copy-on-write)
             raise UserFacingError(
-                f"run {plan.run_id}: submission stopped, its journal could not be written "
-                f"({exc}); `wass-chat status {plan.run_id}` finds its jobs in Slurm"
+                f"run {record.run_id}: submission stopped, its journal could not be written "
+                f"({exc}); `wass-chat status {record.run_id}` finds its jobs in Slurm"
             ) from exc
     try:
-        logged = settle_submission(runlog, plan.run_id, **_final(runlog.get(plan.run_id)))
+        logged = settle_submission(runlog, record.run_id, **_final(runlog.get(record.run_id)))
     except OutputError as exc:
         if stop is None:
-            raise RecordNotRewritten(plan.run_id, len(plan.jobs), exc) from exc
+            raise RecordNotRewritten(record.run_id, len(record.decisions), exc) from exc
         raise
     if stop is not None:
         raise PartlySubmitted(logged)
@@ -142,14 +255,15 @@ def _final(record: RunRecord) -> dict[str, Any]:
 
 
 def _submit_jobs(
-    plan: SubmissionPlan, commands: SlurmCommands, journal: SubmissionJournal, record: RunRecord
-) -> str | None:
+    jobs: Sequence[Sbatchable], commands: SlurmCommands, journal: SubmissionJournal,
+    record: RunRecord, known: Mapping[str, str],
+) -> str | None:  # fmt: skip
     """The sbatch loop: each task journaled before its sbatch and its job id the moment sbatch
     returns it. Returns None when every job went in, else why the loop stopped. A journal line
     that cannot be written raises :class:`OutputError` (the loop stops: nothing unrecorded)."""
-    job_ids: dict[str, str] = {}
-    total = len(plan.jobs)
-    for number, job in enumerate(plan.jobs, 1):
+    job_ids: dict[str, str] = dict(known)
+    total = len(jobs)
+    for number, job in enumerate(jobs, 1):
         journal.attempting(job.task)
         try:
             job_id = commands.sbatch(job.argv(job_ids))
@@ -164,7 +278,7 @@ def _submit_jobs(
 
 
 def _unanswered(
-    job: JobSpec, number: int, total: int, exc: ServiceUnavailable, commands: SlurmCommands,
+    job: Sbatchable, number: int, total: int, exc: ServiceUnavailable, commands: SlurmCommands,
     journal: SubmissionJournal, record: RunRecord,
 ) -> str:  # fmt: skip
     """Why the loop stopped at an sbatch that did not answer, after asking Slurm (once) for a
@@ -244,9 +358,9 @@ def run_status(
     return statuses
 
 
-def cancel_run(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> list[str]:
-    """Cancel every job of the run that has not finished: those its record lists and those
-    Slurm has under its job names (an interrupted submission's); returns the job ids cancelled.
+def unfinished_jobs(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> list[str]:
+    """The job ids of the run that have not finished: those its record lists and those Slurm
+    has under its job names (an interrupted submission's), in id order; cancels nothing.
     Refuses while a process is still submitting the run (its next jobs would be missed)."""
     if record.state == "submitting":
         raise UserFacingError(f"run {record.run_id} is still being submitted; cancel it once "
@@ -255,12 +369,27 @@ def cancel_run(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> li
         record = reconcile(record, commands, runlog)
     named = jobs_of_run(record, commands)
     live = commands.queue([j for j, found in named.items() if found is None])
-    pending = sorted(
+    return sorted(
         {j for j, q in live.items() if q.state not in FINISHED_STATES}
         | {j for j, found in named.items()
            if found is not None and found.live and found.state not in FINISHED_STATES},
         key=int,
     )  # fmt: skip
+
+
+def cancel_run(
+    record: RunRecord,
+    commands: SlurmCommands,
+    runlog: RunLog,
+    only: Collection[str] | None = None,
+) -> list[str]:
+    """Cancel every job of the run that has not finished (:func:`unfinished_jobs`), or only
+    those of them among ``only`` (the jobs a person approved cancelling); returns the job ids
+    cancelled."""
+    pending = unfinished_jobs(record, commands, runlog)
+    if only is not None:
+        allowed = set(only)
+        pending = [j for j in pending if j in allowed]
     commands.cancel(pending)
     runlog.update(record.run_id, state="cancelled")
     return pending

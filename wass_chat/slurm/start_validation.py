@@ -14,8 +14,13 @@ start is within :func:`~wass_chat.slurm.queue_model.tolerance` of the prediction
 The JSON keeps what Slurm printed at the prediction (``inputs``, for
 :func:`~wass_chat.slurm.queue_model.queue_from_texts`), so a miss can be replayed without Slurm.
 
-The jobs sleep 3 s less than their limits, so they end, as the model assumes, at their limits
-(a job killed at its limit runs on for 3-16 s until Slurm notices).
+Every job sleeps its whole time limit, so that each runs to its limit: the condition the
+answer's bound states ("if every job runs to its time limit"). Its script starts a moment after
+Slurm's StartTime, so it ends a moment after its EndTime (about the second the model gives a
+node to finish, :data:`~wass_chat.slurm.queue_model.COMPLETING_S`); Slurm's own kill at the
+limit would come 3-16 s late. (Until 2026-12-02 they slept 3 s less: each generation of jobs
+then ended 3-4 s before the model's, and after five or six generations a job's start was
+decided by ends a few seconds apart in the other order: a miss the model could not make.)
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ class QueueJob:
             "-J", JOB_NAME, "-p", self.partition, "-N", str(self.nodes),
             "--ntasks-per-node=1", "-c", str(per_node), "--mem=100M",
             "-t", str(self.limit_min), f"--nice={self.nice}", "-o", "/dev/null",
-            "--wrap", f"sleep {max(1, self.limit_min * 60 - 3)}",
+            "--wrap", f"sleep {self.limit_min * 60}",
         ]  # fmt: skip
 
 

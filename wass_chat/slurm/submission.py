@@ -1,10 +1,12 @@
 """From a workflow and a scheduler to sbatch argument lists, one job per task.
 
 :func:`plan_new_run` is how the CLI's ``submit`` and the chat's ``submit_workflow`` both start a
-run (a new run id, the live cluster's occupancy); :func:`with_nodes` applies a person's edits.
+run (a new run id, the live queue's holds); :func:`with_nodes` applies a person's edits.
 :func:`plan_submission` runs the scheduler on the cluster's platform through the simulator,
-starting from what running jobs hold when given their occupancy (:mod:`wass_chat.slurm.occupancy`;
-the plan's start and end times, counted from now, are its prediction), on the runtimes the
+starting from what running and pending jobs hold when given their occupancy (cores and memory
+per node, :mod:`wass_chat.slurm.queue_holds`: a task whose ``--mem`` does not fit beside them
+waits or goes elsewhere; the plan's start and end times, counted from now, are its prediction,
+within :attr:`SubmissionPlan.queue`'s stated bound), on the runtimes the
 workflow states or, given the knowledge base's predictions (``submit --estimates kb``), on what
 earlier runs measured (:func:`sim.uncertainty.estimate_from_history`), then describes each task as a
 :class:`JobSpec`: pinned to its node (``-N1 --nodelist``), its cores, memory and GPUs, a job
@@ -32,6 +34,7 @@ from wass_chat.runlog import Decision, new_run_id
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.job_stamps import stamped_command, stamped_sleep
 from wass_chat.slurm.occupancy import BusyJob, cluster_occupancy
+from wass_chat.slurm.queue_holds import QueueHolds, queue_holds
 
 TOKEN_PREFIX = "wass:v1:"
 MIN_MEMORY_MB = 64
@@ -134,10 +137,24 @@ class SubmissionPlan:
     planned_on: dict[str, dict[str, float]] | None = None
     """With the knowledge base's estimates: the task runtimes (reference seconds) and node
     slowdowns the plan assumed (:func:`sim.uncertainty.planned_inputs`); None: as stated."""
+    queue: QueueHolds | None = None
+    """The live queue the occupancy came from, with its caveats and bound (None: no queue)."""
 
     def busy_lines(self) -> list[str]:
         """One line per running job the plan works around, for the approval screen."""
         return [job.line() for job in self.busy_jobs]
+
+    @property
+    def first_start(self) -> float:
+        """When the plan's first task starts, in seconds from when it was made."""
+        return min((r.start for r in self.predicted.tasks), default=0.0)
+
+    def start_lines(self) -> list[str]:
+        """The predicted first start with its bound, then what the queue model could not know
+        (empty for a plan on an idle or file platform)."""
+        if self.queue is None:
+            return []
+        return [self.queue.start_words(self.first_start), *self.queue.caveats]
 
     @property
     def planned_makespan(self) -> float:
@@ -159,6 +176,16 @@ def job_script(
     return stamped_command(command), None, tuple(command)
 
 
+def as_requested(workflow: Workflow) -> Workflow:
+    """``workflow`` with each task's memory what its job asks (at least :data:`MIN_MEMORY_MB`):
+    a job that asks 64 MB cannot start beside a job holding its node's whole memory."""
+    floor = MIN_MEMORY_MB * 2**20
+    if all(t.memory >= floor for t in workflow.tasks):
+        return workflow
+    tasks = tuple(t if t.memory >= floor else replace(t, memory=floor) for t in workflow.tasks)
+    return replace(workflow, tasks=tasks)
+
+
 def plan_submission(
     workflow: Workflow,
     platform: Platform,
@@ -176,15 +203,16 @@ def plan_submission(
     """Plan placements with ``scheduler``, around the cores ``occupancy`` holds, and turn each
     task into a :class:`JobSpec`.
 
-    With ``predictions`` (from the knowledge base; ``estimates`` says which history) the plan
+    Each task is planned with the memory its job asks (:func:`as_requested`). With
+    ``predictions`` (from the knowledge base; ``estimates`` says which history) the plan
     runs on the runtimes and node slowdowns they give instead of the stated runtimes; the run
     keeps the workflow as submitted. Dependencies keep topological order in the result, so
     parents are submitted first.
     """
     name = canonical_name(scheduler)
-    planned_wf, planned_pf = workflow, platform
+    planned_wf, planned_pf = as_requested(workflow), platform
     if predictions is not None:
-        planned_wf = estimate_from_history(workflow, predictions)
+        planned_wf = estimate_from_history(planned_wf, predictions)
         planned_pf = planning_platform(platform, predictions)
     predicted = plan_and_simulate(
         get_scheduler(name, seed=0), planned_wf, planned_pf, network_model, occupancy
@@ -265,16 +293,22 @@ def plan_new_run(
     """A new run's plan, the one way ``wass-chat submit`` and the chat's ``submit_workflow``
     make one: a fresh run id, outputs under ``runs_dir/RUN``, and, given ``live`` (the cluster
     the platform was read from), the occupancy of its running jobs to plan around; given
-    ``predictions``, on the runtimes the knowledge base's history gives."""
-    busy = cluster_occupancy(live, platform) if live is not None else None
+    ``predictions``, on the runtimes the knowledge base's history gives.
+
+    The holds come from the queue model (running and pending jobs, cores and memory:
+    :func:`~wass_chat.slurm.queue_holds.queue_holds`); the running jobs' lines the approval
+    screen shows, from :func:`~wass_chat.slurm.occupancy.cluster_occupancy`."""
+    queue = queue_holds(live, platform) if live is not None else None
     run_id = new_run_id()
     plan = plan_submission(
         workflow, platform, scheduler, run_id, runs_dir / run_id, scale=scale, pin=pin,
         partition=partition, network_model=network_model,
-        occupancy=busy.occupancy if busy else NO_OCCUPANCY, predictions=predictions,
+        occupancy=queue.occupancy if queue else NO_OCCUPANCY, predictions=predictions,
         estimates=estimates,
     )  # fmt: skip
-    return replace(plan, busy_jobs=busy.jobs) if busy else plan
+    if live is None or queue is None:
+        return plan
+    return replace(plan, busy_jobs=cluster_occupancy(live, platform).jobs, queue=queue)
 
 
 def with_nodes(plan: SubmissionPlan, nodes: Mapping[str, str]) -> SubmissionPlan:

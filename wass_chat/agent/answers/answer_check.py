@@ -143,7 +143,10 @@ def contradictions(text: str) -> list[str]:
     if len(own) > 1:
         problems.append(f"the answer gives {len(own)} start times: {', '.join(sorted(own))}")
     count = r"(\d{1,3}(?:,\d{3})+|\d+)"  # "3,589 of 3,935", not "589 of 3"
-    for part, whole in re.findall(rf"\b{count} of (?:the |its )?{count}\b", text):
+    # not durations: "00:00:02 of 00:05:00" is no count ("02 of 00")
+    for part, whole in re.findall(
+        rf"(?<![:.])\b{count} of (?:the |its )?{count}\b(?![:.]\d)", text
+    ):
         if int(part.replace(",", "")) > int(whole.replace(",", "")):
             problems.append(f"{part} of {whole}: a part larger than its whole")
     if pending := re.search(r"\b(\d+) jobs? (?:are|is) pending\b", text):

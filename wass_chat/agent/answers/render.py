@@ -195,6 +195,8 @@ def render_submission_plan(f: Facts) -> str:
         lines.append(f"Plan digest {lit(str(f['plan_digest'])[:12])} (what approving names).")
     if f.get("cluster"):
         lines.append(f"Planned from now: {f['cluster']}.")
+    for said in f.get("predicted_start", []):
+        lines.append(f"- {lit(said, 400)}")
     for busy in f.get("busy_jobs", [])[:20]:
         lines.append(f"- held by {lit(busy, 240)}")
     lines.append("")

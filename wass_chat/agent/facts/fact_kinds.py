@@ -51,6 +51,9 @@ class PlannedJob(TypedDict):
     sbatch: list[str]
     """Every sbatch option of the job (``--mem``, ``--time``, ``--nodelist``, dependencies...),
     the script left out."""
+    argv: list[str]
+    """The literal command line that submits the job (``sbatch --parsable ...``, the script
+    included), parents' job ids as ``{job:TASK}`` until sbatch returns them."""
 
 
 class SubmissionPlanFacts(TypedDict, total=False):
@@ -76,6 +79,9 @@ class SubmissionPlanFacts(TypedDict, total=False):
     busy_jobs: list[str]
     """One line per running job the plan works around: its partition, --time, --mem and CPUs
     per node (live cluster only)."""
+    predicted_start: list[str]
+    """When the first task starts, from the queue model, with its bound, then what the model
+    could not know (live cluster only)."""
     edited: bool
 
 

@@ -52,6 +52,43 @@ def sbatch_options(argv: list[str]) -> list[str]:
     return options
 
 
+def plan_facts(plan: Any, workflow_ref: str, platform_ref: str, note: str) -> SubmissionPlanFacts:
+    """A :class:`~wass_chat.slurm.submission.SubmissionPlan` as the approval screen shows it:
+    every job's command, sbatch options and literal argv, and the digest an approval must name
+    (:mod:`wass_chat.slurm.plan_digest`)."""
+    from wass_chat.slurm.plan_digest import plan_digest, workflow_hash
+
+    records = plan.predicted.record_by_task
+    jobs = [
+        PlannedJob(
+            task=job.task,
+            node=job.node,
+            cores=job.cores,
+            memory_mb=job.memory_mb,
+            after=list(job.parents),
+            planned_start_s=records[job.task].start,
+            command=list(job.command),
+            sbatch=sbatch_options(job.argv()),
+            argv=["sbatch", "--parsable", *job.argv()],
+        )
+        for job in plan.jobs
+    ]
+    return SubmissionPlanFacts(
+        kind="submission_plan",
+        planned_run_id=plan.run_id,
+        plan_digest=plan_digest(plan),
+        workflow=plan.workflow.name,
+        workflow_sha256=workflow_hash(plan),
+        workflow_ref=workflow_ref,
+        scheduler=plan.scheduler,
+        platform=plan.platform.name,
+        platform_ref=platform_ref,
+        predicted_makespan_s=plan.planned_makespan,
+        jobs=jobs,
+        note=note,
+    )
+
+
 class ClusterFacts:
     """The assistant's knowledge of the cluster and its accounting, and the gated submission.
 
@@ -101,44 +138,15 @@ class ClusterFacts:
         if live:
             facts["cluster"] = plan.occupancy.summary(pf)
             facts["busy_jobs"] = plan.busy_lines()
+            facts["predicted_start"] = plan.start_lines()
         return dict(facts)
 
     def _plan_facts(
         self, plan: Any, workflow_ref: str, platform_ref: str, note: str
     ) -> SubmissionPlanFacts:
-        """Keep ``plan`` for approval and describe it: every job's command and sbatch options,
-        and the digest an approval must name (:mod:`wass_chat.slurm.plan_digest`)."""
-        from wass_chat.slurm.plan_digest import plan_digest, workflow_hash
-
+        """Keep ``plan`` for approval and describe it (:func:`plan_facts`)."""
         self.prepared[plan.run_id] = plan
-        records = plan.predicted.record_by_task
-        jobs = [
-            PlannedJob(
-                task=job.task,
-                node=job.node,
-                cores=job.cores,
-                memory_mb=job.memory_mb,
-                after=list(job.parents),
-                planned_start_s=records[job.task].start,
-                command=list(job.command),
-                sbatch=sbatch_options(job.argv()),
-            )
-            for job in plan.jobs
-        ]
-        return SubmissionPlanFacts(
-            kind="submission_plan",
-            planned_run_id=plan.run_id,
-            plan_digest=plan_digest(plan),
-            workflow=plan.workflow.name,
-            workflow_sha256=workflow_hash(plan),
-            workflow_ref=workflow_ref,
-            scheduler=plan.scheduler,
-            platform=plan.platform.name,
-            platform_ref=platform_ref,
-            predicted_makespan_s=plan.planned_makespan,
-            jobs=jobs,
-            note=note,
-        )
+        return plan_facts(plan, workflow_ref, platform_ref, note)
 
     def validate_plan_edit(
         self, original: dict[str, Any], edited: dict[str, Any]
@@ -198,7 +206,8 @@ class ClusterFacts:
             str(original.get("platform_ref") or ""),
             str(original.get("note") or ""),
         )
-        extra = {k: v for k, v in original.items() if k in ("cluster", "busy_jobs")}
+        extra = {k: v for k, v in original.items()
+                 if k in ("cluster", "busy_jobs", "predicted_start")}  # fmt: skip
         return {**dict(facts), **extra, "edited": True}
 
     def execute_submission(self, plan: dict[str, Any], digest: str) -> dict[str, Any]:

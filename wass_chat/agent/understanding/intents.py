@@ -330,7 +330,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         "what is blocking the queue now, by partition and user",
         ("what is blocking the queue?", "which partition is congested"),
         (Command("/queue", "/queue [PARTITION] [user=U] [account=A]", _queue),),
-        lambda s: {"partition": s.partition, "user": s.user},
+        lambda s: {"partition": s.partition, "user": s.user, "account": s.account},
         topic="what blocks the queue now",
     ),
     IntentSpec(

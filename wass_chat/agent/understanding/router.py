@@ -91,6 +91,8 @@ _ENDED = re.compile(
     re.I,
 )
 """A job question without an id about how the asker's job ended: their latest bad ending."""
+_PENDING = re.compile(r"\b(pending|queued|waiting|stuck|holding\s+up|blocking)\b", re.I)
+"""The queue's wording: with a partition, account or user named and no job, the queue there."""
 _WAITED = re.compile(r"\b(waited|waiters?|waits|waiting users|longest|worst)\b", re.I)
 _EFFICIENCY = re.compile(
     r"\b(efficien\w*|inefficien\w*|wast\w*|seff|idle\s+(?:cores?|cpus?|core[\s-]?hours?)|"
@@ -270,6 +272,9 @@ def _with_cues(
         boost["top_waiters"] = 0.08
     if _NOW.search(lowered) or re.search(r"\b(queue|partition)\b", lowered):
         boost["queue_overview"] = 0.05
+    named = slots.partition or slots.account or slots.user
+    if named and _PENDING.search(lowered) and not (slots.jobid or slots.run or slots.workflow):
+        boost["queue_overview"] = boost.get("queue_overview", 0.0) + 0.2  # "pending in gpu"
     if slots.period is not None:
         for name in (
             "sacct_summary",

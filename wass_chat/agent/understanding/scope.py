@@ -53,9 +53,11 @@ _SLURM_COMMANDS = (
 
 TOPICS: tuple[Topic, ...] = (
     Topic(
-        "I have no data on temperatures, fans, hardware health, live power readings or carbon",
+        "I have no data on temperatures, fans, hardware or network health, live power readings "
+        "or carbon",
         re.compile(
             r"\b(temperatures?|thermal|overheat\w*|fans?|fan\s+speed|power\s+draw|watts?|"
+            r"infini\s*band|omni[\s-]?path|interconnect|fabric|network\s+switch\w*|"
             r"carbon|co2|cooling|how\s+hot|humid\w*|throttl\w*|ecc\s+errors?|xid)\b|\bpower\s+(?:usage|use|consumption|draw)\b.{0,40}"
             r"\b(?:now|at\s+(?:this|the)\s+moment|currently|live|real[\s-]?time)\b",
             re.I,

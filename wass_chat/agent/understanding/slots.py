@@ -55,6 +55,7 @@ class Slots:
     user: str | None = None
     count: int | None = None
     partition: str | None = None
+    account: str | None = None
     format: str | None = None
     changes: dict[str, Any] = field(default_factory=dict)
     """What-if changes: add_nodes, remove_count, remove_nodes, bandwidth_factor."""
@@ -93,18 +94,30 @@ def _words(text: str) -> list[str]:
 
 
 def find_run(text: str) -> str | None:
-    """A run id (``demo-...`` or ``run-...``); a mistyped demo run id is repaired."""
+    """A run id (``demo-...`` or ``run-...``) as typed; a demo run id written with another
+    spelling of its parts (``demo-Montage-60-HEFT``, ``demo-forkjoin-20-heft``) is written as
+    the log has it. A run id is an identifier: a near miss (``demo-montage-60-cpop2``) is kept as
+    typed, so that the tool refuses it and offers the nearest runs, never shows another run."""
     match = _RUN.search(text)
     if not match:
         return None
     run = match.group(1)
     if run.lower().startswith("demo-"):
         body, _, sched = run[5:].rpartition("-")
-        workflow = _fuzzy_workflow(body) if body else None
-        scheduler = scheduler_aliases().get(sched.lower()) or _fuzzy(sched, scheduler_aliases())
+        workflow = _exact_workflow(body)
+        scheduler = scheduler_aliases().get(sched.lower())
         if workflow and scheduler:
             return f"demo-{workflow}-{scheduler}"
     return run
+
+
+def _exact_workflow(word: str) -> str | None:
+    """The demo workflow ``word`` names exactly (``montage-60``, ``forkjoin-20``, any case)."""
+    word = word.lower()
+    for name in demo_workflows():
+        if word in {name, name.replace("-", "", name.count("-") - 1)}:
+            return name
+    return None
 
 
 _NAMED_RUN = re.compile(r"\brun\s+(?:named\s+|called\s+|id\s+)?[`'\"]?([a-z0-9][\w.-]*[\w])", re.I)
@@ -235,6 +248,8 @@ def find_host(text: str) -> str | None:
     if node := find_node(text):
         return node
     lowered = _RUN.sub(" ", _FILE.sub(" ", text)).lower()
+    if partition := find_partition(text):  # "the gpuh100 partition" names no node
+        lowered = re.sub(rf"(?<![\w-]){re.escape(partition)}(?![\w-])", " ", lowered)
     if match := re.search(r"\bnode\s+([a-z][\w.-]*\d[\w-]*)", lowered):
         return match.group(1)
     return next((w for w in re.findall(_BARE_HOST, lowered) if _looks_like_host(w)), None)
@@ -274,6 +289,7 @@ _USER_STOP = frozenset((
     "the", "a", "an", "me", "us", "my", "our", "this", "that", "last", "past", "previous", "all",
     "any", "every", "each", "cluster", "queue", "jobs", "job", "run", "runs", "week", "month",
     "day", "year", "today", "yesterday", "users", "user", "partition", "node", "nodes",
+    "account", "accounts", "group", "groups", "qos", "project",
     "everyone", "it", "them", "him", "her", "you", "we", "now", "time", "times", "while", "wait",
     "waits", "waiting", "gpu", "cpu", "days", "hours", "weeks", "months", "since", "summary",
     "stats", "statistics", "usage", "accounting", "report", "sacct", "average", "mean", "median",
@@ -341,6 +357,24 @@ def find_partition(text: str) -> str | None:
     return None
 
 
+_ACCOUNT = (
+    re.compile(r"\b(?:account|project)\s+([a-z][\w.-]*)", re.I),
+    re.compile(r"\b([a-z][\w.-]*)\s+(?:account|project)\b", re.I),
+)
+
+
+def find_account(text: str) -> str | None:
+    """A Slurm account: ``account astro``, ``the astro account``, kept as typed (whether the
+    site has it is for sacctmgr to say). Words that name no account (``the account``, ``account
+    limits``) are not taken."""
+    for pattern in _ACCOUNT:
+        for match in pattern.finditer(text):
+            name = match.group(1).lower().strip(".-")
+            if name not in _NOT_PARTITIONS and name not in _NOT_BEFORE and name not in _USER_STOP:
+                return name
+    return None
+
+
 def find_format(text: str) -> str | None:
     lowered = text.lower()
     if re.search(r"\b(md|markdown)\b", lowered):
@@ -394,6 +428,7 @@ def parse_slots(text: str, today: date | None = None) -> Slots:
         user=find_user(text),
         count=find_count(text),
         partition=find_partition(text),
+        account=find_account(text),
         format=find_format(text),
         changes=find_changes(text),
         cluster_changes=cluster_changes(text),
