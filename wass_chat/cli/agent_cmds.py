@@ -101,6 +101,7 @@ async def _answer(
                 facts=event.facts,
                 cited_ids=list(event.cited_ids),
                 verified=event.verified,
+                checked=event.checked,
             )
     if request is not None:
         result["approval"] = await _decide(session, request, yes, interactive, result)
@@ -170,7 +171,9 @@ def _render(result: dict[str, Any]) -> None:
 
     approval = result.get("approval")
     if not result.pop("answer_shown", False):
-        err_console.print(f"[dim]mode: {result['mode']} ({result['detail']})[/]")
+        # One line however long (a pipe's console is 80 wide), the detail never read as markup.
+        mode = f"mode: {result['mode']} ({result['detail']})"
+        err_console.print(mode, style="dim", markup=False, highlight=False, soft_wrap=True)
         answer = result.get("answer", "")
         if approval:  # decided: the outcome line below replaces "nothing submitted yet"
             lines = answer.splitlines()
