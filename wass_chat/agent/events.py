@@ -82,6 +82,9 @@ class Final:
     cited_ids: tuple[str, ...] = ()
     verified: bool = True
     """False when the model's text failed verification and the deterministic rendering is shown."""
+    checked: dict[str, Any] | None = None
+    """The checker's verdict on the model's words (``text``, ``ok``, ``reason``); None when no
+    model wrote any, or they were set aside unjudged (a plan awaiting approval)."""
 
 
 ChatEvent = ModeChanged | Token | ToolCall | ToolProgress | ToolResult | ApprovalRequest | Final

@@ -7,7 +7,9 @@ tools, middleware, verifier and fencing of data either way), with one middleware
 :mod:`wass_chat.agent.understanding.parse`): JSON tool calls in the text become real tool calls,
 greetings get no tools, tools are offered with ``tool_choice="auto"`` said explicitly (the OpenAI
 default, which llama-cpp-python's server reads as "no tools" when it is missing), and a
-model-call limit stops loops. Invented tool names reach LangChain's
+model repeating a call it has the result of is asked again without tools; a
+model-call limit stops other loops: a model still calling tools when it runs out gets the offline
+answer in its place, said so (:data:`UNFINISHED`). Invented tool names reach LangChain's
 tool node, which answers the model with an error listing the real tools.
 
 The session streams the model's tokens and tool activity as :mod:`~wass_chat.agent.events`,
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from wass_chat.agent.answers.prompt import SYSTEM_PROMPT
@@ -50,6 +53,15 @@ from wass_chat.agent.understanding.router import GREETING
 
 MODEL_CALLS_PER_ANSWER = 6
 """A model that keeps calling tools is stopped after this many model calls."""
+GRAPH_STEPS_PER_MODEL_CALL = 4
+"""The agent graph's steps per model call: the limit's check before it, the model, the limit's
+count after it, the tools. The graph's own step limit stays above the model-call limit's, so the
+call limit is the one that stops a loop."""
+UNFINISHED = (
+    "The model did not finish: it was still calling tools after "
+    f"{MODEL_CALLS_PER_ANSWER} model calls. The offline answer:"
+)
+"""Said before the offline answer that replaces a model's unfinished one."""
 
 
 def _last_user_text(messages: list[Any]) -> str:
@@ -67,7 +79,8 @@ def make_tool_call_repair() -> Any:
     from langchain_core.messages import AIMessage
 
     class ToolCallRepair(AgentMiddleware):  # type: ignore[misc]
-        """Turn JSON-in-text into tool calls; no tools on greetings; tools offered "auto"."""
+        """Turn JSON-in-text into tool calls; no tools on greetings; tools offered "auto"; a
+        model repeating calls it already has the results of is asked again without tools."""
 
         async def awrap_model_call(
             self,
@@ -79,13 +92,20 @@ def make_tool_call_repair() -> Any:
                 request = request.override(tools=[])
             elif request.tools and request.tool_choice is None:
                 request = request.override(tool_choice="auto")
-            response = await handler(request)
-            repaired = []
-            for message in response.result:
-                if isinstance(message, AIMessage):
-                    message = _repair(message, small_talk)
-                repaired.append(message)
-            return ModelResponse(result=repaired, structured_response=response.structured_response)
+            response = _repaired(await handler(request), small_talk)
+            if request.tools and _only_repeats(response, request.messages):
+                # Small models call the same tool again and again (the graph would stop them
+                # with no answer): the results are in, so they are asked for the words.
+                response = _repaired(await handler(request.override(tools=[])), small_talk)
+            return response
+
+    def _repaired(response: ModelResponse, small_talk: bool) -> ModelResponse:
+        repaired = []
+        for message in response.result:
+            if isinstance(message, AIMessage):
+                message = _repair(message, small_talk)
+            repaired.append(message)
+        return ModelResponse(result=repaired, structured_response=response.structured_response)
 
     def _repair(message: Any, small_talk: bool) -> Any:
         text = message.content if isinstance(message.content, str) else ""
@@ -112,6 +132,32 @@ def make_tool_call_repair() -> Any:
     return ToolCallRepair()
 
 
+def _call_key(call: dict[str, Any]) -> tuple[str, str]:
+    import json
+
+    return call["name"], json.dumps(call.get("args", {}), sort_keys=True, default=str)
+
+
+def _only_repeats(response: Any, messages: list[Any]) -> bool:
+    """Whether every tool call in ``response`` was made already since the user's last message
+    (same tool, same arguments: its result is in ``messages``)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    made: set[tuple[str, str]] = set()
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            break
+        if isinstance(message, AIMessage):
+            made.update(_call_key(call) for call in message.tool_calls)
+    asked = [
+        _call_key(call)
+        for message in response.result
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+    ]
+    return bool(asked) and all(key in made for key in asked)
+
+
 class OnlineSession(SessionBase):
     """One conversation with the configured model, its tools and the verifier."""
 
@@ -130,7 +176,7 @@ class OnlineSession(SessionBase):
             system_prompt=SYSTEM_PROMPT,
             middleware=[
                 make_tool_call_repair(),
-                ModelCallLimitMiddleware(run_limit=MODEL_CALLS_PER_ANSWER, exit_behavior="end"),
+                ModelCallLimitMiddleware(run_limit=MODEL_CALLS_PER_ANSWER, exit_behavior="error"),
             ],
         )
         self.history: list[Any] = []
@@ -150,6 +196,10 @@ class OnlineSession(SessionBase):
                 if self.toolbox.cancelled.is_set():
                     yield Final("Cancelled.")
                     return
+        except _unfinished_errors():
+            async for event in self._answer_unfinished(text):
+                yield event
+            return
         except connection_errors(self.settings) as exc:
             self.mode = "offline"
             status = getattr(exc, "status_code", None)
@@ -163,6 +213,19 @@ class OnlineSession(SessionBase):
         async for event in self._finish(text, turn):
             yield event
 
+    async def _answer_unfinished(self, question: str) -> AsyncIterator[ChatEvent]:
+        """The offline answer to ``question``, after :data:`UNFINISHED` (the server still
+        answers: the session stays online)."""
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        yield Token(UNFINISHED + "\n\n")
+        async for event in self.answer_offline(question):
+            if isinstance(event, Final):
+                event = Final(f"{UNFINISHED}\n\n{event.text}", event.facts, event.cited_ids,
+                              verified=event.verified)  # fmt: skip
+                self.history += [HumanMessage(content=question), AIMessage(content=event.text)]
+            yield event
+
     async def _stream(self, text: str, turn: _Turn) -> AsyncIterator[ChatEvent]:
         from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 
@@ -170,7 +233,7 @@ class OnlineSession(SessionBase):
         stream = self.agent.astream(
             {"messages": messages},
             stream_mode=["messages", "updates"],
-            config={"recursion_limit": 4 * MODEL_CALLS_PER_ANSWER},
+            config={"recursion_limit": GRAPH_STEPS_PER_MODEL_CALL * MODEL_CALLS_PER_ANSWER + 2},
         )
         async for mode, chunk in stream:
             if mode == "messages":
@@ -221,6 +284,7 @@ class OnlineSession(SessionBase):
         facts = turn.combined_facts()
         text = turn.final_text.strip()
         verdict = verify_answer(text, facts, question)
+        words, judged = text, verdict  # the model's words, as the checker judged them
         answer = Final(render(facts), facts, tuple(turn.citable()))
         ignored = ignored_refusals(text, turn.refusals)
         if turn.refusals and not turn.facts:
@@ -231,11 +295,12 @@ class OnlineSession(SessionBase):
                 if len(turn.refusals) == 1
                 else {"kind": "results", "results": turn.refusals}
             )
-            if text and not ignored and verify_answer(text, refused, question).ok:
+            judged = verify_answer(text, refused, question)
+            if text and not ignored and judged.ok:
                 answer = Final(text, refused, verified=True)
             else:
                 if text:
-                    self.log_rejection(question, text, verdict)
+                    self.log_rejection(question, text, judged)
                 answer = Final(render(refused), refused, verified=not text)
         elif not turn.facts:
             if verdict.ok and text:
@@ -252,6 +317,7 @@ class OnlineSession(SessionBase):
             # A plan awaits a human: only the deterministic rendering may describe it, so no
             # model text ("approved", "submitted") can misstate what happened.
             answer = Final(render(facts), facts, tuple(turn.citable()), verified=True)
+            words = ""  # set aside unjudged
         elif verdict.ok and text:
             missing = [i for i in turn.citable() if i not in verdict.cited_ids]
             if missing:
@@ -265,8 +331,20 @@ class OnlineSession(SessionBase):
             said = "\n\n".join(render(refusal) for refusal in turn.refusals)
             answer = Final(f"{said}\n\n{answer.text}", answer.facts, answer.cited_ids,
                            verified=answer.verified)  # fmt: skip
+        if words:
+            check = {"text": words, "ok": judged.ok and answer.verified, "reason": judged.reason()}
+            answer = replace(answer, checked=check)
         self.history += [HumanMessage(content=question), AIMessage(content=answer.text)]
         yield answer
+
+
+def _unfinished_errors() -> tuple[type[BaseException], ...]:
+    """What the agent raises on a model that keeps calling tools: the model-call limit, and
+    the graph's step limit should a loop ever outrun it."""
+    from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
+    from langgraph.errors import GraphRecursionError
+
+    return (ModelCallLimitExceededError, GraphRecursionError)
 
 
 class _Turn:
