@@ -134,33 +134,3 @@ def _without(exc: Exception, token: str | None) -> str:
     """``exc``'s message with the token blanked (an HTTP error may echo request headers)."""
     text = str(exc) or type(exc).__name__
     return text.replace(token, "<token>") if token else text
-
-
-def read_token(token_file: Path | None, token_env: str | None) -> str | None:
-    """The bearer token a client sends: from ``token_file`` (which only its owner may read)
-    or the environment variable named ``token_env``; None when neither is set.
-
-    Errors name the file or variable, never the token."""
-    import os
-
-    from sim.errors import ConfigError
-
-    if token_file is not None:
-        try:
-            mode = token_file.stat().st_mode
-            text = token_file.read_text().strip()
-        except OSError as exc:
-            raise ConfigError(str(token_file), [f"chroma_token_file: {exc.strerror}"]) from None
-        if mode & 0o077:
-            raise ConfigError(str(token_file), [
-                f"chroma_token_file is readable by others (mode {mode & 0o777:o}): chmod 600 it"
-            ])  # fmt: skip
-        if not text:
-            raise ConfigError(str(token_file), ["chroma_token_file is empty"])
-        return text
-    if token_env:
-        text = os.environ.get(token_env, "").strip()
-        if not text:
-            raise ConfigError(token_env, ["chroma_token_env names an unset or empty variable"])
-        return text
-    return None

@@ -156,6 +156,18 @@ OTHER_CASES: dict[str, tuple[Files, str, dict[str, str]]] = {
     "an idle-GPU time of 0 minutes": ({}, _DEMOS, {"WASS_GPU_IDLE_CANCEL_AFTER_MIN": "0"}),
     "a GPU job id that is no number": ({}, "gpu idle --propose-cancel 12;rm", {}),
     "a proposal id that is no proposal's": ({}, "gpu approve ../../etc --digest x --yes", {}),
+    "the OpenAI backend with no base URL": ({}, _DEMOS, {"WASS_MODEL_BACKEND": "openai"}),
+    "an unknown model backend": ({}, _DEMOS, {"WASS_MODEL_BACKEND": "openia"}),
+    "an API key variable's name that is a key": (
+        {}, _DEMOS, {"WASS_OPENAI_API_KEY_ENV": "sk-0123456789abcdef"}),
+    "ask --model-url that is not http": (
+        {}, "ask --model-backend openai --model-url ftp://gateway/v1 --model m hello", {}),
+    "ask --model-backend unknown": ({}, "ask --model-backend openia hello", {}),
+    "ask --model-backend openai with no URL": ({}, "ask --model-backend openai hello", {}),
+    "ask --api-key-file that others may read": (
+        {"k.key": "sk-0123456789abcdef"},
+        "ask --model-backend openai --model-url http://127.0.0.1:9/v1 --model m "
+        "--api-key-file {D}/k.key hello", {}),
     "a data home that is a file": ({"home-file": "x"}, "runs", {"WASS_HOME": "home-file"}),
 }
 

@@ -32,7 +32,8 @@ LIGHT_THEME = "textual-light"
 
 
 def open_default_session() -> ChatSession:
-    """The real agent: Ollama when it answers within its timeout, else the offline router."""
+    """The real agent: the model server when it answers within its timeout, else the offline
+    router."""
     from wass_chat.agent.session import open_session
 
     return open_session()
@@ -40,7 +41,7 @@ def open_default_session() -> ChatSession:
 
 @dataclass(frozen=True)
 class ModelSessions:
-    """How the app lists Ollama's models and opens a session on one of them (F4)."""
+    """How the app lists the model server's models and opens a session on one of them (F4)."""
 
     list_models: ModelLister
     open: Callable[[str], ChatSession]
@@ -95,7 +96,7 @@ class WassChatApp(App[None]):
             self.push_screen(HelpScreen())
 
     def action_choose_model(self) -> None:
-        """F4: pick the Ollama model that answers; a new session opens on it."""
+        """F4: pick the server's model that answers; a new session opens on it."""
         if self.model_sessions is None:
             self.notify("This app was started without model choice.", severity="warning")
             return
@@ -171,15 +172,16 @@ def run_app(resume: bool = False, session_factory: SessionFactory | None = None)
 
 
 def _list_models() -> list[str]:
-    from wass_chat.agent.session import ollama_models
+    from wass_chat.agent.model_server import served_models
     from wass_chat.config import settings
 
-    return ollama_models(settings())
+    return served_models(settings())
 
 
 def _open_on_model(model: str) -> ChatSession:
-    """A session on ``model`` (fails, saying why, when Ollama does not serve it)."""
+    """A session on ``model`` (fails, saying why, when the server does not serve it)."""
+    from wass_chat.agent.model_server import with_model
     from wass_chat.agent.session import open_session
     from wass_chat.config import settings
 
-    return open_session(settings().model_copy(update={"ollama_model": model}), offline=False)
+    return open_session(with_model(settings(), model), offline=False)

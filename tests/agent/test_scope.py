@@ -8,7 +8,7 @@ import pytest
 
 from tests.agent.fake_ollama import MODEL, FakeOllama, Reply
 from wass_chat.agent.events import ChatEvent, Final, ToolCall
-from wass_chat.agent.online import OllamaSession
+from wass_chat.agent.online import OnlineSession
 from wass_chat.agent.session import open_session
 from wass_chat.agent.understanding.intents import INTENTS
 from wass_chat.agent.understanding.nlu_eval import evaluate, load_questions, refused_or_asked_back
@@ -135,7 +135,7 @@ async def test_online_a_refused_question_never_reaches_the_model_or_a_tool(
         session = open_session(
             settings.model_copy(update={"ollama_host": server.url, "ollama_model": MODEL})
         )
-        assert isinstance(session, OllamaSession)
+        assert isinstance(session, OnlineSession)
         events = await ask(session, "which version of slurm")
         assert server.chat_requests == []
     assert not [e for e in events if isinstance(e, ToolCall)]

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from kb.chroma_client import AccessRefused, ChromaTarget, read_token
+from kb.chroma_client import AccessRefused, ChromaTarget
 from kb.store import KnowledgeBase, StoreMissing
 from sim.errors import ConfigError, ServiceUnavailable
 from tests.kb.conftest import make_case
 from tests.kb.served_server import SCRIPT, free_port
+from wass_chat.secret_files import read_secret
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 # As root (CI) scripts/install-system-deps installs nginx, so a missing one fails there.
@@ -153,10 +154,10 @@ def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
     token.write_text("0123456789abcdef0123\n")
     token.chmod(0o644)
     with pytest.raises(ConfigError, match="readable by others") as refused:
-        read_token(token, None)
+        read_secret(token, None, "chroma_token")
     assert "0123456789abcdef" not in str(refused.value)
     token.chmod(0o600)
-    assert read_token(token, None) == "0123456789abcdef0123"
+    assert read_secret(token, None, "chroma_token") == "0123456789abcdef0123"
 
 
 def test_a_served_store_backs_up_through_the_proxy_while_it_runs(

@@ -16,7 +16,8 @@ from tui.screens.model_choice import ModelChoiceScreen
 from tui.widgets.chat_log import Notice
 from tui.widgets.status_header import StatusHeader
 from wass_chat.agent.events import ChatSession
-from wass_chat.agent.session import ollama_models, open_session
+from wass_chat.agent.model_server import served_models
+from wass_chat.agent.session import open_session
 from wass_chat.config import Settings
 
 
@@ -27,7 +28,7 @@ async def test_f4_lists_ollamas_models_and_answers_with_the_chosen_one(tmp_path:
         def on_model(model: str) -> ChatSession:
             return open_session(settings.model_copy(update={"ollama_model": model}), offline=False)
 
-        models = ModelSessions(lambda: ollama_models(settings), on_model)
+        models = ModelSessions(lambda: served_models(settings), on_model)
         store = ConversationStore(tmp_path / "history")
         app = WassChatApp(lambda: ScriptedSession(), store, model_sessions=models)
         async with app.run_test(size=(120, 36)) as pilot:
@@ -48,7 +49,7 @@ async def test_f4_lists_ollamas_models_and_answers_with_the_chosen_one(tmp_path:
 
 async def test_without_ollama_the_picker_says_the_offline_mode_answers(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home", ollama_host="http://127.0.0.1:9")
-    models = ModelSessions(lambda: ollama_models(settings), lambda m: ScriptedSession())
+    models = ModelSessions(lambda: served_models(settings), lambda m: ScriptedSession())
     app = WassChatApp(
         lambda: ScriptedSession(), ConversationStore(tmp_path / "h"), model_sessions=models
     )

@@ -124,7 +124,7 @@ class ChatScreen(Screen[None]):
 
     @work(group="connect", exclusive=True)
     async def connect(self) -> None:
-        """Wait for the session to open (it may probe Ollama) and show its mode."""
+        """Wait for the session to open (it may probe the model server) and show its mode."""
         header = self.query_one(StatusHeader)
         try:
             session = await self.bridge.session()

@@ -1,6 +1,7 @@
-"""Choose the local model that answers (F4): the models the Ollama server has, one to pick.
+"""Choose the model that answers (F4): the models the model server (Ollama or OpenAI-compatible)
+has, one to pick.
 
-The list is fetched off the UI thread; when Ollama does not answer, the screen says so (the
+The list is fetched off the UI thread; when the server does not answer, the screen says so (the
 offline mode needs no model). Picking a model returns its name; the app then opens a new session
 on it, and the header shows which model answers.
 """
@@ -33,7 +34,7 @@ class ModelChoiceScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="model-dialog"):
             yield Label("Which model answers?", id="model-title")
-            yield Label("Asking Ollama for its models…", id="model-status")
+            yield Label("Asking the model server for its models…", id="model-status")
             yield OptionList(id="models")
 
     def on_mount(self) -> None:
@@ -48,7 +49,9 @@ class ModelChoiceScreen(ModalScreen[str | None]):
         status = self.query_one("#model-status", Label)
         options = self.query_one(OptionList)
         if not models:
-            status.update("Ollama does not answer (or has no model): the offline mode answers.")
+            status.update(
+                "The model server does not answer (or has no model): the offline mode answers."
+            )
             return
         status.update("Enter picks a model; Escape keeps the current one.")
         for name in models:

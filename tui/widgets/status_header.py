@@ -1,4 +1,5 @@
-"""The one-line header: product name, which engine answers (ollama/offline), whether Slurm
+"""The one-line header: product name, which engine answers (ollama/openai/offline, and the
+model and server: "qwen2.5:3b on OpenAI-compatible server at http://..."), whether Slurm
 answers, and activity.
 
 The header asks Slurm itself (:meth:`StatusHeader.check_slurm`), in a thread worker since the
@@ -25,7 +26,7 @@ class StatusHeader(Horizontal):
     (no clock)."""
 
     mode: reactive[str] = reactive("connecting")
-    """``ollama``, ``offline``, ``connecting`` or ``unavailable``."""
+    """``ollama``, ``openai``, ``offline``, ``connecting`` or ``unavailable``."""
     detail: reactive[str] = reactive("")
     slurm: reactive[SlurmStatus] = reactive(CHECKING)
     """Whether a Slurm controller answers (:mod:`tui.slurm_status`); why, in the tooltip."""
@@ -54,7 +55,7 @@ class StatusHeader(Horizontal):
     def watch_mode(self, mode: str) -> None:
         badge = self._badge
         badge.update(f"● {mode}" + (f" · {self.detail}" if self.detail else ""))
-        for name in ("ollama", "offline", "connecting", "unavailable"):
+        for name in ("ollama", "openai", "offline", "connecting", "unavailable"):
             badge.set_class(mode == name, f"-{name}")
 
     def watch_detail(self, _detail: str) -> None:

@@ -11,15 +11,20 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-Mode = Literal["ollama", "offline"]
+Mode = Literal["ollama", "openai", "offline"]
+"""Who answers: a model on Ollama, a model on an OpenAI-compatible server, or the router."""
 
 
 @dataclass(frozen=True)
 class ModeChanged:
-    """Which engine answers: the local Ollama model, or the deterministic offline router."""
+    """Which engine answers: a model (on Ollama or an OpenAI-compatible server), or the
+    deterministic offline router."""
 
     mode: Mode
     detail: str = ""
+    model: dict[str, str] | None = None
+    """The server and model answering online (``backend``, ``name``, ``url``; never a key);
+    None offline."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,9 @@ class Final:
     cited_ids: tuple[str, ...] = ()
     verified: bool = True
     """False when the model's text failed verification and the deterministic rendering is shown."""
+    checked: dict[str, Any] | None = None
+    """The checker's verdict on the model's words (``text``, ``ok``, ``reason``); None when no
+    model wrote any, or they were set aside unjudged (a plan awaiting approval)."""
 
 
 ChatEvent = ModeChanged | Token | ToolCall | ToolProgress | ToolResult | ApprovalRequest | Final

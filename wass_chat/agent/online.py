@@ -1,22 +1,29 @@
-"""The online session: a LangChain agent on the user's local Ollama model.
+"""The online session: a LangChain agent on the configured model server.
 
-``langchain.agents.create_agent(ChatOllama(...), tools, system_prompt=...)`` with one middleware,
+``langchain.agents.create_agent(chat_model, tools, system_prompt=...)``, the chat model being
+``ChatOllama`` or ``ChatOpenAI(base_url=...)`` (:mod:`wass_chat.agent.model_server`: the same
+tools, middleware, verifier and fencing of data either way), with one middleware,
 :class:`ToolCallRepair`, that handles what small local models do (see
 :mod:`wass_chat.agent.understanding.parse`): JSON tool calls in the text become real tool calls,
-greetings get no tools, and a model-call limit stops loops. Invented tool names reach LangChain's
+greetings get no tools, tools are offered with ``tool_choice="auto"`` said explicitly (the OpenAI
+default, which llama-cpp-python's server reads as "no tools" when it is missing), and a
+model repeating a call it has the result of is asked again without tools; a
+model-call limit stops other loops: a model still calling tools when it runs out gets the offline
+answer in its place, said so (:data:`UNFINISHED`). Invented tool names reach LangChain's
 tool node, which answers the model with an error listing the real tools.
 
 The session streams the model's tokens and tool activity as :mod:`~wass_chat.agent.events`,
 then verifies the final text against the facts the tools returned
 (:func:`~wass_chat.agent.answers.verify.verify_answer`); an answer that fails is replaced by the
-deterministic rendering of the same facts, and the rejection is logged. If Ollama stops
-answering mid-conversation, the session switches to offline mode and says so.
+deterministic rendering of the same facts, and the rejection is logged. If the model server
+stops answering mid-conversation, the session switches to offline mode and says so.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from wass_chat.agent.answers.prompt import SYSTEM_PROMPT
@@ -33,6 +40,7 @@ from wass_chat.agent.events import (
     ToolResult,
 )
 from wass_chat.agent.facts.facts import Facts
+from wass_chat.agent.model_server import ModelServer, chat_model, connection_errors
 from wass_chat.agent.safety import literal
 from wass_chat.agent.session_base import SessionBase
 from wass_chat.agent.tools import langchain_tools
@@ -45,8 +53,15 @@ from wass_chat.agent.understanding.router import GREETING
 
 MODEL_CALLS_PER_ANSWER = 6
 """A model that keeps calling tools is stopped after this many model calls."""
-ANSWER_TIMEOUT = 300.0
-"""Seconds to wait for one model response (small models on CPU are slow, not hung)."""
+GRAPH_STEPS_PER_MODEL_CALL = 4
+"""The agent graph's steps per model call: the limit's check before it, the model, the limit's
+count after it, the tools. The graph's own step limit stays above the model-call limit's, so the
+call limit is the one that stops a loop."""
+UNFINISHED = (
+    "The model did not finish: it was still calling tools after "
+    f"{MODEL_CALLS_PER_ANSWER} model calls. The offline answer:"
+)
+"""Said before the offline answer that replaces a model's unfinished one."""
 
 
 def _last_user_text(messages: list[Any]) -> str:
@@ -64,7 +79,8 @@ def make_tool_call_repair() -> Any:
     from langchain_core.messages import AIMessage
 
     class ToolCallRepair(AgentMiddleware):  # type: ignore[misc]
-        """Turn JSON-in-text into tool calls; no tools on greetings."""
+        """Turn JSON-in-text into tool calls; no tools on greetings; tools offered "auto"; a
+        model repeating calls it already has the results of is asked again without tools."""
 
         async def awrap_model_call(
             self,
@@ -74,13 +90,22 @@ def make_tool_call_repair() -> Any:
             small_talk = is_small_talk(_last_user_text(request.messages))
             if small_talk:
                 request = request.override(tools=[])
-            response = await handler(request)
-            repaired = []
-            for message in response.result:
-                if isinstance(message, AIMessage):
-                    message = _repair(message, small_talk)
-                repaired.append(message)
-            return ModelResponse(result=repaired, structured_response=response.structured_response)
+            elif request.tools and request.tool_choice is None:
+                request = request.override(tool_choice="auto")
+            response = _repaired(await handler(request), small_talk)
+            if request.tools and _only_repeats(response, request.messages):
+                # Small models call the same tool again and again (the graph would stop them
+                # with no answer): the results are in, so they are asked for the words.
+                response = _repaired(await handler(request.override(tools=[])), small_talk)
+            return response
+
+    def _repaired(response: ModelResponse, small_talk: bool) -> ModelResponse:
+        repaired = []
+        for message in response.result:
+            if isinstance(message, AIMessage):
+                message = _repair(message, small_talk)
+            repaired.append(message)
+        return ModelResponse(result=repaired, structured_response=response.structured_response)
 
     def _repair(message: Any, small_talk: bool) -> Any:
         text = message.content if isinstance(message.content, str) else ""
@@ -107,43 +132,56 @@ def make_tool_call_repair() -> Any:
     return ToolCallRepair()
 
 
-def chat_model(settings: Any) -> Any:
-    """ChatOllama for the configured host and model, with bounded timeouts."""
-    import httpx
-    from langchain_ollama import ChatOllama
+def _call_key(call: dict[str, Any]) -> tuple[str, str]:
+    import json
 
-    timeout = httpx.Timeout(ANSWER_TIMEOUT, connect=settings.ollama_timeout)
-    return ChatOllama(
-        model=settings.ollama_model,
-        base_url=settings.ollama_host,
-        temperature=0.0,
-        client_kwargs={"timeout": timeout},
-    )
+    return call["name"], json.dumps(call.get("args", {}), sort_keys=True, default=str)
 
 
-class OllamaSession(SessionBase):
-    """One conversation with the local model, its tools and the verifier."""
+def _only_repeats(response: Any, messages: list[Any]) -> bool:
+    """Whether every tool call in ``response`` was made already since the user's last message
+    (same tool, same arguments: its result is in ``messages``)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    made: set[tuple[str, str]] = set()
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            break
+        if isinstance(message, AIMessage):
+            made.update(_call_key(call) for call in message.tool_calls)
+    asked = [
+        _call_key(call)
+        for message in response.result
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+    ]
+    return bool(asked) and all(key in made for key in asked)
+
+
+class OnlineSession(SessionBase):
+    """One conversation with the configured model, its tools and the verifier."""
 
     def __init__(self, facts: Facts, detail: str = "", model: Any | None = None) -> None:
         super().__init__(facts, detail)
         from langchain.agents import create_agent
         from langchain.agents.middleware import ModelCallLimitMiddleware
 
-        self.mode: Mode = "ollama"
+        server = ModelServer.of(facts.settings)
+        self.server = server  # who answers: the header and ``ask --json`` name it
+        self.label = server.label
+        self.mode: Mode = server.backend
         self.agent = create_agent(
             model or chat_model(facts.settings),
             langchain_tools(self.toolbox),
             system_prompt=SYSTEM_PROMPT,
             middleware=[
                 make_tool_call_repair(),
-                ModelCallLimitMiddleware(run_limit=MODEL_CALLS_PER_ANSWER, exit_behavior="end"),
+                ModelCallLimitMiddleware(run_limit=MODEL_CALLS_PER_ANSWER, exit_behavior="error"),
             ],
         )
         self.history: list[Any] = []
 
     async def send(self, text: str) -> AsyncIterator[ChatEvent]:
-        import httpx
-
         self.toolbox.cancelled.clear()
         for event in self._announce():
             yield event
@@ -158,15 +196,34 @@ class OllamaSession(SessionBase):
                 if self.toolbox.cancelled.is_set():
                     yield Final("Cancelled.")
                     return
-        except (httpx.ConnectError, httpx.TimeoutException, ConnectionError) as exc:
+        except _unfinished_errors():
+            async for event in self._answer_unfinished(text):
+                yield event
+            return
+        except connection_errors(self.settings) as exc:
             self.mode = "offline"
-            self.detail = f"Ollama stopped answering ({type(exc).__name__}); offline mode"
+            status = getattr(exc, "status_code", None)
+            name = type(exc).__name__ + (f", HTTP {status}" if status else "")
+            self.detail = f"{self.label} stopped answering ({name}); offline mode"
             for event in self._announce():
                 yield event
             async for event in self.answer_offline(text):
                 yield event
             return
         async for event in self._finish(text, turn):
+            yield event
+
+    async def _answer_unfinished(self, question: str) -> AsyncIterator[ChatEvent]:
+        """The offline answer to ``question``, after :data:`UNFINISHED` (the server still
+        answers: the session stays online)."""
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        yield Token(UNFINISHED + "\n\n")
+        async for event in self.answer_offline(question):
+            if isinstance(event, Final):
+                event = Final(f"{UNFINISHED}\n\n{event.text}", event.facts, event.cited_ids,
+                              verified=event.verified)  # fmt: skip
+                self.history += [HumanMessage(content=question), AIMessage(content=event.text)]
             yield event
 
     async def _stream(self, text: str, turn: _Turn) -> AsyncIterator[ChatEvent]:
@@ -176,7 +233,7 @@ class OllamaSession(SessionBase):
         stream = self.agent.astream(
             {"messages": messages},
             stream_mode=["messages", "updates"],
-            config={"recursion_limit": 4 * MODEL_CALLS_PER_ANSWER},
+            config={"recursion_limit": GRAPH_STEPS_PER_MODEL_CALL * MODEL_CALLS_PER_ANSWER + 2},
         )
         async for mode, chunk in stream:
             if mode == "messages":
@@ -227,6 +284,7 @@ class OllamaSession(SessionBase):
         facts = turn.combined_facts()
         text = turn.final_text.strip()
         verdict = verify_answer(text, facts, question)
+        words, judged = text, verdict  # the model's words, as the checker judged them
         answer = Final(render(facts), facts, tuple(turn.citable()))
         ignored = ignored_refusals(text, turn.refusals)
         if turn.refusals and not turn.facts:
@@ -237,11 +295,12 @@ class OllamaSession(SessionBase):
                 if len(turn.refusals) == 1
                 else {"kind": "results", "results": turn.refusals}
             )
-            if text and not ignored and verify_answer(text, refused, question).ok:
+            judged = verify_answer(text, refused, question)
+            if text and not ignored and judged.ok:
                 answer = Final(text, refused, verified=True)
             else:
                 if text:
-                    self.log_rejection(question, text, verdict)
+                    self.log_rejection(question, text, judged)
                 answer = Final(render(refused), refused, verified=not text)
         elif not turn.facts:
             if verdict.ok and text:
@@ -258,6 +317,7 @@ class OllamaSession(SessionBase):
             # A plan awaits a human: only the deterministic rendering may describe it, so no
             # model text ("approved", "submitted") can misstate what happened.
             answer = Final(render(facts), facts, tuple(turn.citable()), verified=True)
+            words = ""  # set aside unjudged
         elif verdict.ok and text:
             missing = [i for i in turn.citable() if i not in verdict.cited_ids]
             if missing:
@@ -271,8 +331,20 @@ class OllamaSession(SessionBase):
             said = "\n\n".join(render(refusal) for refusal in turn.refusals)
             answer = Final(f"{said}\n\n{answer.text}", answer.facts, answer.cited_ids,
                            verified=answer.verified)  # fmt: skip
+        if words:
+            check = {"text": words, "ok": judged.ok and answer.verified, "reason": judged.reason()}
+            answer = replace(answer, checked=check)
         self.history += [HumanMessage(content=question), AIMessage(content=answer.text)]
         yield answer
+
+
+def _unfinished_errors() -> tuple[type[BaseException], ...]:
+    """What the agent raises on a model that keeps calling tools: the model-call limit, and
+    the graph's step limit should a loop ever outrun it."""
+    from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
+    from langgraph.errors import GraphRecursionError
+
+    return (ModelCallLimitExceededError, GraphRecursionError)
 
 
 class _Turn:
@@ -312,4 +384,4 @@ class _Turn:
         return citable_ids(self.combined_facts())
 
 
-__all__ = ["ModeChanged", "OllamaSession"]
+__all__ = ["ModeChanged", "OnlineSession"]

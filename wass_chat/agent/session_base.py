@@ -18,7 +18,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -42,6 +42,9 @@ from wass_chat.agent.facts.facts import Facts
 from wass_chat.agent.facts.facts_cluster import ClusterFacts
 from wass_chat.agent.tools import TOOL_SPECS, Cancelled, Toolbox, ToolOutcome
 from wass_chat.agent.understanding.router import Intent, chosen_number, route, route_choice
+
+if TYPE_CHECKING:
+    from wass_chat.agent.model_server import ModelServer
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +85,8 @@ class SessionBase:
         (the intents), so the next message may pick one by its number."""
 
     mode: Mode = "offline"
+    server: ModelServer | None = None
+    """The model server an online session asks (None: the offline session)."""
 
     @property
     def current_run(self) -> str | None:
@@ -115,7 +120,9 @@ class SessionBase:
         if self._announced == self.mode:
             return []
         self._announced = self.mode
-        return [ModeChanged(self.mode, self.detail)]
+        online = self.server is not None and self.mode != "offline"
+        model = self.server.as_json() if online and self.server else None
+        return [ModeChanged(self.mode, self.detail, model)]
 
     async def resolve_approval(
         self,

@@ -13,6 +13,7 @@ import inspect
 import re
 import sys
 import traceback
+from pathlib import Path
 
 import typer
 
@@ -26,6 +27,7 @@ from wass_chat.cli import (
     kb_seed_cmds,
     learn_cmds,
     mcp_cmds,
+    model_options,
     nlu_cmds,
     plugin_cmds,
     report_cmds,
@@ -54,12 +56,18 @@ def _root(
     ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
     resume: bool = typer.Option(False, "--resume", help="Reopen the last conversation (TUI)."),
+    model_backend: str | None = model_options.BACKEND,
+    model_url: str | None = model_options.URL,
+    model: str | None = model_options.MODEL,
+    api_key_env: str | None = model_options.KEY_ENV,
+    api_key_file: Path | None = model_options.KEY_FILE,
 ) -> None:
     """With no command: open the terminal app on the embedded demo."""
     _state["debug"] = debug
     from wass_chat.config import settings
 
     settings()  # a broken config file fails every command up front, in one line
+    model_options.apply_model_options(model_backend, model_url, model, api_key_env, api_key_file)
     if ctx.invoked_subcommand is None:
         from tui.app import run_app  # the CLI is the top floor: the one place that opens the app
 
@@ -133,6 +141,9 @@ _reflow_help(app)
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns the exit code (2 for bad input or services)."""
     _state["debug"] = "--debug" in (argv if argv is not None else sys.argv[1:])
+    from wass_chat.config import forget_command_line
+
+    forget_command_line()  # options of an earlier call in this process (tests) do not carry over
     try:
         code = app(args=argv, standalone_mode=False)
     except UserFacingError as exc:

@@ -6,9 +6,12 @@ import asyncio
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+
+from wass_chat.cli import model_options
 
 if TYPE_CHECKING:
     from wass_chat.agent.events import ApprovalDecision, ChatSession
@@ -22,7 +25,7 @@ def register(app: typer.Typer) -> None:
 def ask(
     question: str = typer.Argument(..., help="The question, e.g. 'what if I add 4 nodes?'"),
     as_json: bool = typer.Option(False, "--json", help="Print answer, facts and ids as JSON."),
-    offline: bool = typer.Option(False, "--offline", help="Do not contact Ollama."),
+    offline: bool = typer.Option(False, "--offline", help="Do not contact the model server."),
     yes: bool = typer.Option(
         False, "--yes", help="Approve a submission the answer proposes (otherwise: ask on a TTY)."
     ),
@@ -33,14 +36,23 @@ def ask(
         max=100,
         help="Benchmark: answer N times in one session and print the latencies (first, warm).",
     ),
+    model_backend: str | None = model_options.BACKEND,
+    model_url: str | None = model_options.URL,
+    model: str | None = model_options.MODEL,
+    api_key_env: str | None = model_options.KEY_ENV,
+    api_key_file: Path | None = model_options.KEY_FILE,
 ) -> None:
     """Ask the assistant one question; a proposed submission needs your explicit approval.
 
     Exits with 2 when the question could not be answered (an unknown job, an unreachable
-    Slurm, another user's job...), after printing the one-line reason.
+    Slurm, another user's job...), after printing the one-line reason. The model server
+    (--model-backend, --model-url, --model, the key's --api-key-env or --api-key-file) is the
+    settings' unless given here; `--json` names the one that answered under "model".
     """
     from wass_chat.agent.session import open_session
     from wass_chat.config import settings
+
+    model_options.apply_model_options(model_backend, model_url, model, api_key_env, api_key_file)
 
     session = open_session(settings(), offline=True if offline else None)
     latencies = []
@@ -69,13 +81,14 @@ async def _answer(
         "question": question,
         "mode": session.mode,
         "detail": "",
+        "model": None,
         "tool_calls": [],
         "approval": None,
     }
     request: ApprovalRequest | None = None
     async for event in session.send(question):
         if isinstance(event, ModeChanged):
-            result.update(mode=event.mode, detail=event.detail)
+            result.update(mode=event.mode, detail=event.detail, model=event.model)
         elif isinstance(event, ToolCall):
             result["tool_calls"].append({"name": event.name, "arguments": event.arguments})
         elif isinstance(event, ToolResult) and event.error:
@@ -88,6 +101,7 @@ async def _answer(
                 facts=event.facts,
                 cited_ids=list(event.cited_ids),
                 verified=event.verified,
+                checked=event.checked,
             )
     if request is not None:
         result["approval"] = await _decide(session, request, yes, interactive, result)
@@ -157,7 +171,9 @@ def _render(result: dict[str, Any]) -> None:
 
     approval = result.get("approval")
     if not result.pop("answer_shown", False):
-        err_console.print(f"[dim]mode: {result['mode']} ({result['detail']})[/]")
+        # One line however long (a pipe's console is 80 wide), the detail never read as markup.
+        mode = f"mode: {result['mode']} ({result['detail']})"
+        err_console.print(mode, style="dim", markup=False, highlight=False, soft_wrap=True)
         answer = result.get("answer", "")
         if approval:  # decided: the outcome line below replaces "nothing submitted yet"
             lines = answer.splitlines()

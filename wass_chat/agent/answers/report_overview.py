@@ -1,7 +1,8 @@
 """The report's summary written by the local model, every number checked before it is used.
 
-:func:`local_model_writer` probes Ollama as the chat does
-(:func:`wass_chat.agent.session.probe_ollama`, within ``Settings.ollama_timeout``) and returns a
+:func:`local_model_writer` probes the model server as the chat does
+(:func:`wass_chat.agent.model_server.probe`: Ollama or an OpenAI-compatible one, within its
+timeout) and returns a
 writer for :func:`wass_chat.report.overview.build_overview`: it shows the model the report's facts
 (headline numbers and findings, nothing else), asks for a short summary with recommendations, and
 checks the answer with the agent's verifier (:func:`.verify.verify_answer`) and then against the
@@ -18,7 +19,7 @@ from typing import Any
 
 from wass_chat.agent.answers.overview_check import overview_problems
 from wass_chat.agent.answers.verify import verify_answer
-from wass_chat.agent.session import probe_ollama
+from wass_chat.agent.model_server import ModelServer, chat_model, connection_errors, probe
 from wass_chat.config import Settings
 from wass_chat.report.overview import Draft, SummaryWriter
 
@@ -42,14 +43,14 @@ def summary_prompt(facts: Mapping[str, Any], draft: str) -> str:
 
 
 def local_model_writer(settings: Settings) -> tuple[SummaryWriter | None, str]:
-    """A writer on the configured Ollama model, or None and the reason none is available."""
-    probe = probe_ollama(settings)
-    if not probe.ok:
-        return None, probe.detail
-    return OllamaSummaryWriter(settings), ""
+    """A writer on the configured model, or None and the reason none is available."""
+    checked = probe(settings)
+    if not checked.ok:
+        return None, checked.detail
+    return ModelSummaryWriter(settings), ""
 
 
-class OllamaSummaryWriter:
+class ModelSummaryWriter:
     """Ask the local model once (no tools, temperature 0) and verify its answer."""
 
     def __init__(self, settings: Settings) -> None:
@@ -61,14 +62,15 @@ class OllamaSummaryWriter:
         import httpx
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        from wass_chat.agent.online import chat_model
-
-        model = self.settings.ollama_model
+        model = ModelServer.of(self.settings).model
+        failures: tuple[type[BaseException], ...] = (
+            httpx.HTTPError, *connection_errors(self.settings), OSError, ValueError
+        )
         try:
             reply = chat_model(self.settings).invoke(
                 [SystemMessage(INSTRUCTIONS), HumanMessage(summary_prompt(facts, fallback))]
             )
-        except (httpx.HTTPError, ConnectionError, OSError, ValueError) as exc:
+        except failures as exc:
             return Draft("", model, False, f"the model did not answer ({type(exc).__name__})")
         text = reply.content if isinstance(reply.content, str) else ""
         verdict = verify_answer(text, facts)
