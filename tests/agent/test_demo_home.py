@@ -8,8 +8,6 @@ real CLI entry point, the report built from a real sacct cache.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 import shutil
@@ -25,10 +23,9 @@ from sim.wfformat import workflow_to_dict
 from tests.agent.conftest import UNREACHABLE
 from tests.analytics.test_report import make_home
 from tests.chromium import render_pages, require_chromium
-from tests.support import data_home
+from tests.support import CliRun, run_cli
 from wass_chat.agent.facts.demo_runs import ensure_demo_runs
 from wass_chat.agent.facts.sources import Sources
-from wass_chat.cli import main
 from wass_chat.config import Settings
 from wass_chat.demo_home import is_demo_record, move_demo_runs_out
 from wass_chat.report.build import ReportData, build_report_from_cache
@@ -75,22 +72,9 @@ def legacy_demo_runs(runs_dir: Path, scratch: Path) -> list[str]:
     return ids
 
 
-@dataclass(frozen=True)
-class Ran:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def cli(home: Path, *argv: str) -> Ran:
-    """``wass-chat ARGV`` on ``home``, through the real entry point in this process (a CLI start
-    in a subprocess costs ~1 s of CPU; none of these tests is about the process)."""
-    out, err = io.StringIO(), io.StringIO()
-    with pytest.MonkeyPatch.context() as env, data_home(home):
-        env.setenv("WASS_OLLAMA_HOST", UNREACHABLE)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(argv))
-    return Ran(code, out.getvalue(), err.getvalue())
+def cli(home: Path, *argv: str) -> CliRun:
+    """``wass-chat ARGV`` on ``home``, in this process: none of these tests is about it."""
+    return run_cli(home, *argv, env={"WASS_OLLAMA_HOST": UNREACHABLE})
 
 
 def report_of(settings: Settings) -> ReportData:
@@ -138,8 +122,8 @@ class OpenedSite:
     demo_ids: list[str]
     runs_files: list[str]
     demo_files: set[str]
-    listed: Ran
-    status: Ran
+    listed: CliRun
+    status: CliRun
     latest_run_id: str | None
     shown: Rendered
     page: Path
