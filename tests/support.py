@@ -8,9 +8,12 @@ never pass by skipping.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -44,6 +47,31 @@ def data_home(home: Path) -> Iterator[Path]:
         else:
             os.environ["WASS_HOME"] = previous
         settings.cache_clear()
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """What one ``wass-chat`` command returned and printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(home: Path, *argv: str, env: dict[str, str] | None = None) -> CliRun:
+    """``wass-chat ARGV`` with ``WASS_HOME=home`` (and ``env``) through the real entry point,
+    ``wass_chat.cli.main``, in this process: a CLI start in a subprocess costs ~1 s of CPU, and
+    a test that is not about the process need not pay it (docs/testing.md, rule 3). Usable
+    where ``capsys`` is not (module fixtures)."""
+    from wass_chat.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, data_home(home):
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(argv))
+    return CliRun(code, out.getvalue(), err.getvalue())
 
 
 def no_settings_file(folder: Path) -> str:

@@ -3,17 +3,15 @@
 a data home an earlier version filled with demo runs keeps every run of its own.
 
 Real parts throughout: the demo runs as :func:`ensure_demo_runs` plans and simulates them, the
-real CLI in a subprocess, the report built from a real sacct cache.
+real CLI entry point, the report built from a real sacct cache.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from sim.wfformat import workflow_to_dict
 from tests.agent.conftest import UNREACHABLE
 from tests.analytics.test_report import make_home
 from tests.chromium import render_pages, require_chromium
+from tests.support import CliRun, run_cli
 from wass_chat.agent.facts.demo_runs import ensure_demo_runs
 from wass_chat.agent.facts.sources import Sources
 from wass_chat.config import Settings
@@ -73,23 +72,35 @@ def legacy_demo_runs(runs_dir: Path, scratch: Path) -> list[str]:
     return ids
 
 
-def cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "WASS_HOME": str(home), "WASS_OLLAMA_HOST": UNREACHABLE}
-    return subprocess.run([sys.executable, "-m", "wass_chat.cli", *argv], env=env,
-                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+def cli(home: Path, *argv: str) -> CliRun:
+    """``wass-chat ARGV`` on ``home``, in this process: none of these tests is about it."""
+    return run_cli(home, *argv, env={"WASS_OLLAMA_HOST": UNREACHABLE})
 
 
 def report_of(settings: Settings) -> ReportData:
     return build_report_from_cache(settings.sacct_dir, settings.runs_dir, *PERIOD)
 
 
-def assert_only_site_runs(report: ReportData, site_ids: set[str]) -> None:
+@dataclass(frozen=True)
+class Rendered:
+    """A report and both its renderings (an HTML rendering draws 12 charts, ~5 s of CPU)."""
+
+    report: ReportData
+    html: str
+    markdown: str
+
+
+def rendered(report: ReportData) -> Rendered:
+    return Rendered(report, render_html(report), render_markdown(report, None)[0])
+
+
+def assert_only_site_runs(shown: Rendered, site_ids: set[str]) -> None:
     """The report's runs, its runs table, its comparison and both renderings: the site's only."""
-    assert {r.run_id for r in report.runs.runs} == site_ids
-    assert {row[0] for row in runs_table(report.runs.runs).rows} == site_ids
-    assert {row[0] for row in comparison_table(report.runs.runs).rows} == site_ids
-    markdown, _ = render_markdown(report, None)
-    for text in (render_html(report), markdown):
+    runs = shown.report.runs.runs
+    assert {r.run_id for r in runs} == site_ids
+    assert {row[0] for row in runs_table(runs).rows} == site_ids
+    assert {row[0] for row in comparison_table(runs).rows} == site_ids
+    for text in (shown.html, shown.markdown):
         assert all(site_id in text for site_id in site_ids)
         assert not any(demo_id in text for demo_id in DEMO_IDS)
 
@@ -101,33 +112,68 @@ def site(tmp_path: Path) -> Settings:
     return Settings(home=tmp_path, ollama_host=UNREACHABLE)
 
 
-def test_the_demo_opened_on_a_site_leaves_its_runs_out_of_everything(site: Settings) -> None:
-    own = site_run(site.runs_dir)
-    assert set(ensure_demo_runs(site)) == DEMO_IDS  # what opening the app on the site does
-    assert [p.name for p in site.runs_dir.glob("*.json")] == [f"{own.run_id}.json"]
-    assert {p.stem for p in site.demo_runs_dir.glob("*.json")} == DEMO_IDS
+@dataclass(frozen=True)
+class OpenedSite:
+    """A site with one run of its own, seen right after the demo was opened on it, and its
+    report once demo runs of an earlier version were also copied into its log."""
 
+    site: Settings
+    own: RunRecord
+    demo_ids: list[str]
+    runs_files: list[str]
+    demo_files: set[str]
+    listed: CliRun
+    status: CliRun
+    latest_run_id: str | None
+    shown: Rendered
+    page: Path
+
+
+@pytest.fixture(scope="module")
+def opened(tmp_path_factory: pytest.TempPathFactory) -> OpenedSite:
+    """Built and rendered once: the tests only read it."""
+    site = Settings(home=tmp_path_factory.mktemp("site"), ollama_host=UNREACHABLE)
+    make_home(site.home, with_run=False)
+    own = site_run(site.runs_dir)
+    demo_ids = ensure_demo_runs(site)  # what opening the app on the site does
+    runs_files = [p.name for p in site.runs_dir.glob("*.json")]
+    demo_files = {p.stem for p in site.demo_runs_dir.glob("*.json")}
     listed = cli(site.home, "runs", "--json", "--no-learn")
+    status = cli(site.home, "status", "demo-genomics-49-heft", "--json", "--no-learn")
+    latest = Sources(site).latest_run_id()  # "why ...?" without a run: the site's
+    legacy_demo_runs(site.runs_dir, tmp_path_factory.mktemp("old-version"))
+    shown = rendered(report_of(site))
+    page = site.home / "report.html"
+    page.write_text(shown.html)
+    return OpenedSite(site, own, demo_ids, runs_files, demo_files, listed, status, latest,
+                      shown, page)  # fmt: skip
+
+
+def test_the_demo_opened_on_a_site_leaves_its_runs_out_of_everything(opened: OpenedSite) -> None:
+    own = opened.own
+    assert set(opened.demo_ids) == DEMO_IDS
+    assert opened.runs_files == [f"{own.run_id}.json"]
+    assert opened.demo_files == DEMO_IDS
+
+    listed, status = opened.listed, opened.status
     assert listed.returncode == 0, listed.stderr
     assert [r["run_id"] for r in json.loads(listed.stdout)] == [own.run_id]
-    status = cli(site.home, "status", "demo-genomics-49-heft", "--json", "--no-learn")
     assert status.returncode == 2 and "no run 'demo-genomics-49-heft'" in status.stderr.lower()
 
-    report = report_of(site)
-    assert_only_site_runs(report, {own.run_id})
-    assert Sources(site).latest_run_id() == own.run_id  # "why ...?" without a run: the site's
+    # its report, with the demo opened and an earlier version's demo runs in its log
+    assert_only_site_runs(opened.shown, {own.run_id})
+    assert opened.latest_run_id == own.run_id
 
 
-def test_the_runs_table_is_readable(site: Settings) -> None:
-    own = site_run(site.runs_dir)
-    report = report_of(site)
-    shown = runs_table(report.runs.runs)
+def test_the_runs_table_is_readable(opened: OpenedSite) -> None:
+    own = opened.own
+    shown = runs_table(opened.shown.report.runs.runs)
     (row,) = shown.rows
     assert shown.header == ("Run", "Created", "Workflow", "Scheduler", "Tasks", "Jobs",
                       "Planned makespan", "Actual makespan", "State")  # fmt: skip
     expected = (own.workflow_name, "heft", "2", "2", "20 s", "25 s", "completed")
     assert row[0] == own.run_id and row[2:] == expected
-    html = render_html(report)
+    html = opened.shown.html
     section = html[html.index('id="runs"') : html.index('id="comparison"')]
     assert "{" not in section and '"scheduler"' not in section  # evidence in words, not JSON
     assert "scheduler: heft" in section
@@ -147,7 +193,7 @@ def test_a_home_with_demo_runs_from_an_earlier_version_keeps_every_run_of_its_ow
     assert not is_demo_record(RunLog(site.runs_dir).get(named.run_id))
 
     # Before anything moves them, every reader of the site's log ignores them.
-    assert_only_site_runs(report_of(site), {own.run_id, named.run_id})
+    assert_only_site_runs(rendered(report_of(site)), {own.run_id, named.run_id})
     listed = cli(site.home, "runs", "--json", "--no-learn")
     assert {r["run_id"] for r in json.loads(listed.stdout)} == {own.run_id, named.run_id}
     status = cli(site.home, "status", "demo-montage-60-heft", "--json", "--no-learn")
@@ -183,19 +229,13 @@ def assert_runs_table(dom: str, run_id: str, tasks: int) -> None:
 
 @pytest.mark.browser
 @pytest.mark.xdist_group("chromium")
-def test_the_report_page_in_chromium_shows_no_demo_run(
-    site: Settings, tmp_path_factory: pytest.TempPathFactory
-) -> None:
+def test_the_report_page_in_chromium_shows_no_demo_run(opened: OpenedSite) -> None:
     """The page a site reads, in headless Chromium: the demo opened on the site and demo runs
     from an earlier version in its log, yet no demo run name anywhere, and the runs table
     readable."""
     binary = require_chromium()
-    own = site_run(site.runs_dir)
-    ensure_demo_runs(site)
-    legacy_demo_runs(site.runs_dir, tmp_path_factory.mktemp("old-version"))
-    page = site.home / "report.html"
-    page.write_text(render_html(report_of(site)))
-    (shown,) = render_pages(binary, [(page, 1280)])
+    own = opened.own
+    (shown,) = render_pages(binary, [(opened.page, 1280)])
     assert shown.console == []
     for where in (shown.dom, shown.seen["text"]):
         assert not [d for d in DEMO_IDS if d in where], "a demo run on the site's report"

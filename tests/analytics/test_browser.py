@@ -63,9 +63,10 @@ def rendered(tmp_path_factory) -> dict[str, tuple[ReportData, RenderedPage]]:
         real_cache, FIXTURES / "real" / "hb_jobinfo_sacct.txt", None, parse_format(HB_FORMAT)
     )
     real = build_report_from_cache(root / "real" / "sacct", root / "real" / "runs")
+    synthetic_page = _page(synthetic, root / "synthetic.html")  # one render, two widths
     pages = [
-        (synthetic, _page(synthetic, root / "synthetic.html"), 1280),
-        (synthetic, _page(synthetic, root / "synthetic.html"), NARROW),
+        (synthetic, synthetic_page, 1280),
+        (synthetic, synthetic_page, NARROW),
         (real, _page(real, root / "real.html"), 1280),
     ]
     shown = render_pages(binary, [(page, width) for _, page, width in pages])

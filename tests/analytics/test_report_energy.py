@@ -40,11 +40,17 @@ def report(home: tuple[Path, Path]) -> ReportData:
     return build_report_from_cache(*home, START, END)
 
 
+@pytest.fixture(scope="module")
+def html(report: ReportData) -> str:
+    """The report's page, rendered once (12 charts, ~5 s of CPU): the tests only read it."""
+    return render_html(report)
+
+
 def section(page: str, name: str) -> str:
     return page.split(f'<section id="{name}"', 1)[1].split("</section>", 1)[0]
 
 
-def test_the_energy_view_is_the_chats_energy_answer(home, report):
+def test_the_energy_view_is_the_chats_energy_answer(home, report, html):
     e = report.cluster.energy
     assert e is not None and e.jobs > 0
     period = report.analysis.period
@@ -54,14 +60,14 @@ def test_the_energy_view_is_the_chats_energy_answer(home, report):
     assert chat["by_partition"] == e.by_partition.to_dicts()
     assert e.by_partition["energy_kwh"].sum() == pytest.approx(e.jobs_kwh)
     assert e.over_time["it_kwh"].sum() == pytest.approx(e.it_kwh)
-    page = section(render_html(report), "energy")
+    page = section(html, "energy")
     assert f"{e.jobs:,} jobs that ran drew" in page and "kWh" in page
     assert "Modelled, not metered" in page and "PUE 1.3" in page  # the assumptions, on the page
     assert "150 W idle" in page and "(assumed default)" in page
     assert raw_empties(page) == [] and too_precise(page) == []
 
 
-def test_the_what_ifs_are_the_commands_replays(home, report, capsys, monkeypatch, tmp_path):
+def test_the_what_ifs_are_the_commands_replays(home, report, html, capsys, monkeypatch, tmp_path):
     rows = report.cluster.whatifs
     assert rows is not None and rows["what_if"].to_list()[:4] == [
         label for label, _ in FIXED_WHATIFS
@@ -86,7 +92,7 @@ def test_the_what_ifs_are_the_commands_replays(home, report, capsys, monkeypatch
     assert power["facility_kwh_after"] == pytest.approx(
         command["variant"]["energy"]["facility_kwh"]
     )
-    page = section(render_html(report), "whatifs")
+    page = section(html, "whatifs")
     assert "Replayed: the report&#x27;s period" in page
     for label in ("Change in mean wait", "95% CI of the change", "Change in energy"):
         assert f">{label}</th>" in page

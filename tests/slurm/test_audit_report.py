@@ -13,10 +13,8 @@ Chromium, shows the site's run in a readable runs table and no demo run (issue #
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,14 +28,9 @@ import pytest
 
 from sim.wfformat import write_workflow
 from tests.agent.test_demo_home import DEMO_IDS, assert_runs_table, legacy_demo_runs
-from tests.chromium import (
-    assert_not_blank,
-    assert_rendered,
-    console_messages,
-    require_chromium,
-    run_chromium,
-)
+from tests.chromium import assert_not_blank, assert_rendered, render_pages, require_chromium
 from tests.slurm.conftest import FINAL, Cluster, layered_workflow, wait_for_final
+from tests.support import run_cli
 from wass_chat.agent.answers.overview_check import overview_problems
 from wass_chat.analytics.period import FAILURE_STATES, REFUSED, load_period
 from wass_chat.report import tables
@@ -70,10 +63,8 @@ class Audit:
 
 
 def wass_chat(home: Path, *argv: str) -> object:
-    """Run the real CLI in a subprocess (WASS_HOME=home) and return its ``--json`` document."""
-    env = {**os.environ, "WASS_HOME": str(home)}
-    done = subprocess.run([sys.executable, "-m", "wass_chat.cli", *argv, "--json"], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    """Run the real CLI (WASS_HOME=home, in this process) and return its ``--json`` document."""
+    done = run_cli(home, *argv, "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -139,6 +130,12 @@ def report(audit: Audit) -> ReportData:
                                    audit.end)  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def html(report: ReportData) -> str:
+    """The report's HTML, rendered once (12 charts, ~5 s of CPU): the tests only read it."""
+    return render_html(report)
+
+
 def when(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
@@ -172,7 +169,7 @@ def test_import_from_live_sacct_agrees_with_the_controller(audit: Audit) -> None
 
 
 def test_report_shows_the_run_decisions_and_the_malformed_line(
-    audit: Audit, report: ReportData
+    audit: Audit, report: ReportData, html: str
 ) -> None:
     runs = {r.run_id: r for r in report.runs.runs}
     assert list(runs) == [audit.run_id]  # the site's run, no demo run
@@ -188,7 +185,6 @@ def test_report_shows_the_run_decisions_and_the_malformed_line(
     assert summary.over_request_jobs > 0  # sleep jobs ask for a finite --time
     walltime = next(c for c in report.analysis.charts if c.id == "chart-walltime")
     assert not walltime.insight.startswith("No completed job"), walltime.insight
-    html = render_html(report)
     assert audit.run_id in html and ODD_NAME in html.replace("&#x27;", "'")
 
 
@@ -213,22 +209,23 @@ def test_report_summary_figures_are_the_recomputed_ones(audit: Audit, report: Re
     assert table["Refused by Slurm at submission (never ran)"] == f"{summary.refused:,}"
 
 
-def test_report_renders_in_headless_chromium(report: ReportData, tmp_path: Path) -> None:
+def test_report_renders_in_headless_chromium(
+    report: ReportData, html: str, tmp_path: Path
+) -> None:
+    """One Chromium draws, reads and photographs the page (two launches took ~100 s of the
+    suite per version on the loaded machine)."""
     binary = require_chromium()
     page = tmp_path / "audit.html"
-    page.write_text(render_html(report))
-    done = run_chromium(binary, page, tmp_path / "profile-dom", "--dump-dom")
-    assert console_messages(done.stderr) == []
-    shown = re.search(r'<div class="overview"[^>]*>(.*?)</div>', done.stdout, re.S)
+    page.write_text(html)
+    (done,) = render_pages(binary, [(page, 1280)])
+    assert done.console == []
+    shown = re.search(r'<div class="overview"[^>]*>(.*?)</div>', done.dom, re.S)
     assert shown is not None, "no summary in the rendered page"
     text = unescape(re.sub(r"<[^>]+>", " ", shown.group(1)))
     assert " ".join(text.split()) == " ".join(report.overview.text.split())
     assert overview_problems(text, recomputed_figures(report.analysis)) == [], text
     drawable = [c.id for c in report.analysis.charts if c.points]  # empty ones say so instead
-    assert_rendered(done.stdout, shown_sections(report), drawable)
-    assert not [d for d in DEMO_IDS if d in done.stdout], "a demo run on the site's report"
-    assert_runs_table(done.stdout, report.runs.runs[0].run_id, len(report.runs.runs[0].decisions))
-    shot = tmp_path / "audit.png"
-    done = run_chromium(binary, page, tmp_path / "profile-shot", f"--screenshot={shot}")
-    assert console_messages(done.stderr) == []
-    assert_not_blank(shot)
+    assert_rendered(done.dom, shown_sections(report), drawable)
+    assert not [d for d in DEMO_IDS if d in done.dom], "a demo run on the site's report"
+    assert_runs_table(done.dom, report.runs.runs[0].run_id, len(report.runs.runs[0].decisions))
+    assert_not_blank(done.screenshot)

@@ -16,12 +16,14 @@ recovered as the online session does
 
 Three things keep a run affordable on a small, shared CPU, none of which changes a score:
 
-* The ~1.4k-token prefix (system prompt and tools) is evaluated once: every question's prompt
+* The ~2.1k-token prefix (system prompt and tools) is evaluated once: every question's prompt
   starts with the same tokens, and llama.cpp keeps their KV state between calls on one ``Llama``
   (the longest common token prefix is reused; only the question's ~20 tokens are evaluated).
   ``reuse_prefix=False`` clears it before each question, to measure what it saves.
-* One thread by default: llama.cpp's OpenMP threads wait for each other at every layer, and on
-  two cores shared with other work that waiting made generation 4-8x slower than one thread.
+* One thread by default, for the prompt as for the reply (llama-cpp-python's own default for
+  the prompt, ``n_threads_batch``, is every core): llama.cpp's OpenMP threads wait for each
+  other at every layer, and on two cores shared with other work that waiting made generation
+  4-8x slower than one thread.
 * A reply stops as soon as it cannot become a tool call any more
   (:func:`may_become_tool_call`): prose is scored "no tool" whatever follows.
 """
@@ -228,8 +230,13 @@ def evaluate_model(
     split: str = "heldout",
     limit: int | None = None,
     config: ModelRunConfig | None = None,
+    system: str | None = None,
 ) -> ModelReport:
-    """Ask the model every question of ``split`` once (greedy) and score its first tool call."""
+    """Ask the model every question of ``split`` once (greedy) and score its first tool call.
+
+    ``system`` is the text every question's prompt starts with; by default the online mode's
+    system prompt and tools (:func:`tools_prompt`).
+    """
     import llama_cpp
 
     from wass_chat.agent.answers.prompt import SYSTEM_PROMPT
@@ -240,15 +247,15 @@ def evaluate_model(
     start = time.perf_counter()
     try:
         llama = llama_cpp.Llama(
-            model_path=str(gguf), n_ctx=config.n_ctx, n_threads=config.threads, seed=0,
-            verbose=False,
+            model_path=str(gguf), n_ctx=config.n_ctx, n_threads=config.threads,
+            n_threads_batch=config.threads, seed=0, verbose=False,
         )
     except ValueError as exc:  # llama.cpp's word for a file that is not a GGUF model
         raise InputError(str(gguf), [f"not a loadable GGUF model: {exc}"]) from exc
     report = ModelReport(f"{split} ({gguf.name})", len(questions), threads=config.threads)
     report.reuse_prefix = config.reuse_prefix
     report.load_model_s = round(time.perf_counter() - start, 3)
-    system = tools_prompt(SYSTEM_PROMPT)
+    system = tools_prompt(SYSTEM_PROMPT) if system is None else system
     elapsed: list[float] = []
     evaluated = replied = 0
     prompt_ms = reply_ms = 0.0
