@@ -163,7 +163,7 @@ def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
 def test_a_served_store_backs_up_through_the_proxy_while_it_runs(
     proxied: Proxied, tmp_path: Path
 ) -> None:
-    from kb.backup import backup, restore
+    from kb.backup import BrokenBackup, backup, restore
 
     served = KnowledgeBase(proxied.target(proxied.write, tmp_path))
     served.add_cases([make_case(21), make_case(22)])
@@ -177,6 +177,15 @@ def test_a_served_store_backs_up_through_the_proxy_while_it_runs(
     assert restore(local, tmp_path / "backup")["cases"] == len(held)
     assert local.sidecar.ids("cases") == held
     local.close()
+    # A truncated backup restored into the running server: refused, the served store as it was
+    whole = (tmp_path / "backup" / "cases.sqlite").read_bytes()
+    (tmp_path / "backup" / "cases.sqlite").write_bytes(whole[: len(whole) - 4096])
+    served = KnowledgeBase(proxied.target(proxied.write, tmp_path))
+    before = served.sidecar.ids("cases")
+    with pytest.raises(BrokenBackup, match="truncated or corrupt, nothing restored"):
+        restore(served, tmp_path / "backup")
+    assert served.sidecar.ids("cases") == before
+    served.close()
 
 
 def test_a_forged_slurm_case_through_the_proxy_with_a_write_token_is_refused(
