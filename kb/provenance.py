@@ -191,17 +191,26 @@ class Standing:
 def standing(case: CaseRecord, accounting: JobAccounting | None) -> Standing:
     """Re-check a real run's case at read time: confirmed when its record says sacct
     confirmed it on write and ``accounting`` (the reader's sacct, where it has one and it
-    answers) confirms it again; unconfirmed otherwise (one sacct call per case)."""
+    answers) confirms it again; unconfirmed otherwise (one sacct call per case). A case
+    stored before the stamp existed counts as confirmed when sacct confirms it now."""
     real = case.real
-    if real is None or not real.confirmed:
-        return Standing(False, "unconfirmed: its record does not say sacct confirmed it")
+    if real is None:
+        return Standing(False, "unconfirmed: it records no run")
+    stamped = bool(real.confirmed)
     stored = f"confirmed by sacct when stored ({real.confirmed[:10]})"
+    unstamped = "unconfirmed: its record does not say sacct confirmed it"
     if accounting is None:
+        if not stamped:
+            return Standing(False, unstamped)
         return Standing(True, f"{stored}, not re-checked here (no Slurm accounting)")
     try:
         confirm_real_run(case, accounting)
     except SacctUnanswered:
+        if not stamped:
+            return Standing(False, f"{unstamped}, and sacct did not answer")
         return Standing(True, f"{stored}, not re-checked (sacct did not answer)")
     except UnconfirmedRun as exc:
         return Standing(False, f"unconfirmed: sacct disagrees ({exc.problems[0]})")
+    if not stamped:  # stored before the stamp existed: sacct's word now is the whole check
+        return Standing(True, "confirmed by sacct now (stored before confirmations were stamped)")
     return Standing(True, "confirmed by sacct, checked again now")
