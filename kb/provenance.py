@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import getpass
 import socket
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
@@ -214,3 +214,36 @@ def standing(case: CaseRecord, accounting: JobAccounting | None) -> Standing:
     if not stamped:  # stored before the stamp existed: sacct's word now is the whole check
         return Standing(True, "confirmed by sacct now (stored before confirmations were stamped)")
     return Standing(True, "confirmed by sacct, checked again now")
+
+
+class _Fetched:
+    """sacct rows fetched once for many cases, answering as the accounting would (or, when
+    sacct did not answer, failing as it did)."""
+
+    def __init__(self, rows: dict[str, dict[str, str]] | None, error: str = "") -> None:
+        self.rows, self.error = rows, error
+
+    def accounting(
+        self, job_ids: Sequence[str], fields: Sequence[str] = CONFIRM_FIELDS
+    ) -> dict[str, dict[str, str]]:
+        if self.rows is None:
+            raise UserFacingError(self.error)
+        return {j: self.rows[j] for j in job_ids if j in self.rows}
+
+
+def confirmed_ids(cases: Iterable[CaseRecord], accounting: JobAccounting | None) -> set[str]:
+    """The ids of ``cases`` that may be used as what they claim: every simulated one, and the
+    real runs' that :func:`standing` confirms, with one sacct call for all of them."""
+    cases = list(cases)
+    real = [c for c in cases if is_real(c.source)]
+    ok = {c.case_id for c in cases if not is_real(c.source)}
+    if not real:
+        return ok
+    fetched: JobAccounting | None = None
+    if accounting is not None:
+        ids = sorted({j for c in real if c.real is not None for j in c.real.job_ids.values()})
+        try:
+            fetched = _Fetched(accounting.accounting(ids, CONFIRM_FIELDS))
+        except UserFacingError as exc:
+            fetched = _Fetched(None, exc.one_line())
+    return ok | {c.case_id for c in real if standing(c, fetched).confirmed}

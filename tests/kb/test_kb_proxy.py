@@ -241,7 +241,8 @@ def test_a_slurm_case_written_around_the_checks_is_never_cited_as_a_real_run(
     genuine = example_case("20261202-090000-aaaa")
     forged = example_case("20261202-090500-bbbb")  # a run Slurm never had, its job ids reused
     assert forged.real is not None
-    stamp = replace(forged.real, confirmed="2026-12-02T09:06:00+00:00")  # the record's word
+    stamp = replace(forged.real, confirmed="2026-12-02T09:06:00+00:00",  # the record's word
+                    job_ids=genuine.real.job_ids if genuine.real else {})  # fmt: skip
     forged = replace(forged, written_by="mallory@elsewhere", real=stamp)
     raw = KnowledgeBase(proxied.target(proxied.write, tmp_path))
     written_around_the_checks(raw, forged)

@@ -44,6 +44,7 @@ from tests.kb.learn_killed import (
     example_run,
     example_workflow,
     learn,
+    written_around_the_checks,
 )
 from tests.kb.served_server import served_kb
 
@@ -73,7 +74,9 @@ def test_a_finished_run_becomes_a_case_timed_from_its_first_start() -> None:
         case.real.started_at == "2026-09-21T14:13:20+00:00"
         and case.recorded_at == case.real.started_at
     )
-    assert case.real.job_ids == {"prep": "100", "work_a": "101", "work_b": "102", "merge": "103"}
+    first = int(case.real.job_ids["prep"])  # each run's own job ids, in task order
+    assert case.real.job_ids == {t: str(first + i)
+                                 for i, t in enumerate(("prep", "work_a", "work_b", "merge"))}
     # the plan said 8, 4, 4, 2 s; the tasks took 2, 1, 1.5, 0.5 s
     assert task_errors(case)["work_b"] == pytest.approx((4.0, 1.5))
     assert per_task_mape(case) == pytest.approx((3 + 3 + 2.5 / 1.5 + 3) / 4)
@@ -321,3 +324,24 @@ def test_a_real_case_is_confirmed_at_read_time_only_as_far_as_sacct_can_say(
     assert standing(genuine, sacct).words.startswith("confirmed by sacct now")
     assert not standing(genuine, None).confirmed
     assert not standing(genuine, _SacctAway()).confirmed
+
+
+def test_estimates_leave_out_a_real_run_sacct_does_not_confirm(tmp_path: Path) -> None:
+    """#45: a forged real run written around the write-time check (work_a 8,471 s slower)
+    would move the plan under ``--estimates kb``; the estimates use only the real runs the
+    reader's sacct confirms, so the genuine run alone sets each task's runtime."""
+    genuine = example_case("20261202-120000-2222")
+    forged = example_case("20261202-120500-3333")
+    work = forged.timeline["work_a"]
+    forged = replace(forged, timeline={**forged.timeline, "work_a": (work[0], work[1],
+                                                                     work[1] + 8471.0)})
+    forged = replace(forged, metrics=replace(forged.metrics, makespan=work[1] + 8471.0))
+    kb = KnowledgeBase(tmp_path / "kb")
+    try:
+        assert learn(kb, genuine)
+        written_around_the_checks(kb, forged)
+        predictions = retrieve_predictions(kb, example_workflow(), example_platform())
+        assert [s for s in predictions.sources if is_real(s)] == [genuine.source]
+        assert predictions.tasks["work_a"] < 100.0  # the genuine run's second, not 8,471 s
+    finally:
+        kb.close()
