@@ -37,6 +37,7 @@ from dataclasses import replace
 import numpy as np
 
 from kb.node_fit import hierarchical_fit, observations
+from kb.provenance import confirmed_ids
 from kb.records import (
     REAL_PREFIX,
     CaseRecord,
@@ -195,6 +196,10 @@ def retrieve_predictions(
     if wider is None:  # read only for a workflow that recurs here (a few hundred records)
         recurs = any(c.workflow_hash == workflow_hash(request) for c in history)
         wider = kb.recurring_cases(RECURRING_HISTORY) if recurs else []
+    # a real run's case is used only as far as sacct confirms it (one sacct call for all)
+    ok = confirmed_ids([*records, *history, *wider], kb.accounting)
+    records, history, wider = ([c for c in cases if c.case_id in ok]
+                               for cases in (records, history, wider))  # fmt: skip
     records, history, wider = real_first(records), real_first(history), real_first(wider)
     predictions = predict_runtimes(
         records, request=request, platform=platform, history=history, wider=wider

@@ -10,16 +10,23 @@ Slurm's accounting confirms it (:func:`confirm_real_run`): every job it names is
 the run's job name, in the state it says, on the node it says, and each task's timeline lies
 within its job's sacct interval. :class:`~kb.store.KnowledgeBase` checks this on every write of
 such a case, with the accounting it was opened with (the CLI and the app give it Slurm's);
-opened without one, it refuses them.
+opened without one, it refuses them, and stamps each case it stores with when sacct
+confirmed it (``RealExecution.confirmed``).
+
+The stamp is only the record's word: a holder of a served store's write token can write a case
+with Chroma's HTTP API, stamp and all, around the check. So a reader re-checks before citing a
+``slurm:`` case as a real run (:func:`standing`): a case is cited as real only when its record
+says sacct confirmed it and, where the reader has Slurm's accounting and it answers, sacct
+confirms it again; otherwise it is *unconfirmed*.
 """
 
 from __future__ import annotations
 
 import getpass
 import socket
-from collections.abc import Sequence
-from dataclasses import replace
-from datetime import datetime
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Protocol
 
 from kb.records import CaseRecord, is_real
@@ -101,6 +108,10 @@ class UnconfirmedRun(InputError):
     kind = "case"
 
 
+class SacctUnanswered(UnconfirmedRun):
+    """sacct did not answer, so it neither confirmed nor contradicted the run."""
+
+
 def _epoch(text: str) -> float | None:
     try:
         return datetime.fromisoformat(text).timestamp()
@@ -126,7 +137,7 @@ def confirm_real_run(case: CaseRecord, accounting: JobAccounting | None) -> None
     try:
         rows = accounting.accounting(sorted(set(real.job_ids.values())), CONFIRM_FIELDS)
     except UserFacingError as exc:
-        raise UnconfirmedRun(subject, [f"sacct cannot confirm it: {exc.one_line()}"]) from exc
+        raise SacctUnanswered(subject, [f"sacct cannot confirm it: {exc.one_line()}"]) from exc
     t0 = _epoch(real.started_at)
     for task, job in sorted(real.job_ids.items()):
         row = rows.get(job)
@@ -158,3 +169,81 @@ def confirm_real_run(case: CaseRecord, accounting: JobAccounting | None) -> None
                         f"{longest:.1f} s")  # fmt: skip
     if problems:
         raise UnconfirmedRun(subject, [*problems, "not stored"])
+
+
+def stamp_confirmed(case: CaseRecord) -> CaseRecord:
+    """``case`` with the time sacct confirmed its run (a real run's case, just confirmed by
+    :func:`confirm_real_run`); other cases unchanged."""
+    if case.real is None or not is_real(case.source):
+        return case
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    return replace(case, real=replace(case.real, confirmed=now))
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Whether a ``slurm:`` case may be cited as a real run, and the words that say why."""
+
+    confirmed: bool
+    words: str
+
+
+def standing(case: CaseRecord, accounting: JobAccounting | None) -> Standing:
+    """Re-check a real run's case at read time: confirmed when its record says sacct
+    confirmed it on write and ``accounting`` (the reader's sacct, where it has one and it
+    answers) confirms it again; unconfirmed otherwise (one sacct call per case). A case
+    stored before the stamp existed counts as confirmed when sacct confirms it now."""
+    real = case.real
+    if real is None:
+        return Standing(False, "unconfirmed: it records no run")
+    stamped = bool(real.confirmed)
+    stored = f"confirmed by sacct when stored ({real.confirmed[:10]})"
+    unstamped = "unconfirmed: its record does not say sacct confirmed it"
+    if accounting is None:
+        if not stamped:
+            return Standing(False, unstamped)
+        return Standing(True, f"{stored}, not re-checked here (no Slurm accounting)")
+    try:
+        confirm_real_run(case, accounting)
+    except SacctUnanswered:
+        if not stamped:
+            return Standing(False, f"{unstamped}, and sacct did not answer")
+        return Standing(True, f"{stored}, not re-checked (sacct did not answer)")
+    except UnconfirmedRun as exc:
+        return Standing(False, f"unconfirmed: sacct disagrees ({exc.problems[0]})")
+    if not stamped:  # stored before the stamp existed: sacct's word now is the whole check
+        return Standing(True, "confirmed by sacct now (stored before confirmations were stamped)")
+    return Standing(True, "confirmed by sacct, checked again now")
+
+
+class _Fetched:
+    """sacct rows fetched once for many cases, answering as the accounting would (or, when
+    sacct did not answer, failing as it did)."""
+
+    def __init__(self, rows: dict[str, dict[str, str]] | None, error: str = "") -> None:
+        self.rows, self.error = rows, error
+
+    def accounting(
+        self, job_ids: Sequence[str], fields: Sequence[str] = CONFIRM_FIELDS
+    ) -> dict[str, dict[str, str]]:
+        if self.rows is None:
+            raise UserFacingError(self.error)
+        return {j: self.rows[j] for j in job_ids if j in self.rows}
+
+
+def confirmed_ids(cases: Iterable[CaseRecord], accounting: JobAccounting | None) -> set[str]:
+    """The ids of ``cases`` that may be used as what they claim: every simulated one, and the
+    real runs' that :func:`standing` confirms, with one sacct call for all of them."""
+    cases = list(cases)
+    real = [c for c in cases if is_real(c.source)]
+    ok = {c.case_id for c in cases if not is_real(c.source)}
+    if not real:
+        return ok
+    fetched: JobAccounting | None = None
+    if accounting is not None:
+        ids = sorted({j for c in real if c.real is not None for j in c.real.job_ids.values()})
+        try:
+            fetched = _Fetched(accounting.accounting(ids, CONFIRM_FIELDS))
+        except UserFacingError as exc:
+            fetched = _Fetched(None, exc.one_line())
+    return ok | {c.case_id for c in real if standing(c, fetched).confirmed}

@@ -132,6 +132,11 @@ class RealExecution:
     """How the plan's runtimes were estimated (``workflow``, or the knowledge base's cases)."""
     timing: str = ""
     """Where the times come from: ``job stamps`` (sub-millisecond) or ``sacct`` (seconds)."""
+    confirmed: str = ""
+    """When sacct confirmed the run, as the store wrote the case (ISO-8601 UTC,
+    :func:`kb.provenance.stamp_confirmed`); empty: never confirmed on write (stored before the
+    check, or written around it). A claim of the record only: readers re-check with sacct
+    where they can (:func:`kb.provenance.standing`)."""
 
     @property
     def completed(self) -> bool:

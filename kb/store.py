@@ -43,6 +43,7 @@ from kb.provenance import (
     confirm_real_run,
     signed,
     source_kind,
+    stamp_confirmed,
     writer,
 )
 from kb.records import CaseRecord, platform_hash
@@ -249,6 +250,7 @@ class KnowledgeBase:
             for c in cases:
                 check_plausible(c)
                 confirm_real_run(c, self.accounting)
+            cases = [stamp_confirmed(c) for c in cases]
         if embeddings is not None and embeddings.shape[1] != self.embedder.dim:
             log.info("recomputing %d embeddings with %s", len(embeddings), self.embedder.name)
             embeddings = None
@@ -309,11 +311,12 @@ class KnowledgeBase:
         estimate). The id is the run's, so learning a run twice stores it once. Slurm's
         accounting must confirm it first (:func:`~kb.provenance.confirm_real_run`).
         """
-        case = signed(case, writer())
         if case.real is None:
             raise ValueError(f"case {case.case_id} is not a real run's")
+        case = signed(case, writer())
         confirm_real_run(case, self.accounting)
-        if not case.real.completed:
+        case = stamp_confirmed(case)
+        if case.real is None or not case.real.completed:
             if self.sidecar.existing([case.case_id], "failed_cases"):
                 return False
             self.sidecar.put_failed(case)
@@ -332,6 +335,7 @@ class KnowledgeBase:
         """Rewrite a stored case's record and metadata (e.g. its weight after a merge)."""
         check_plausible(case)
         confirm_real_run(case, self.accounting)
+        case = stamp_confirmed(case)
         self.sidecar.put_cases([case], [case_to_bytes(case)])
         self.cases.update(ids=[case.case_id], metadatas=[case_metadata(case)])
         self.sidecar.mark_chroma_synced(self.cases.name)

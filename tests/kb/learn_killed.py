@@ -17,6 +17,7 @@ import math
 import os
 import signal
 import sys
+import zlib
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -50,8 +51,11 @@ def example_platform() -> Platform:
     return Platform("slurm-debug", (Node("n1", cores=2), Node("n2", cores=2), Node("n3", 4)))
 
 
+DEFAULT_RUN = "20260921-000000-abcd"
+
+
 def example_run(
-    run_id: str = "20260921-000000-abcd", slower: float = 1.0, **changes: Any
+    run_id: str = DEFAULT_RUN, slower: float = 1.0, **changes: Any
 ) -> FinishedRun:
     """A finished run of :func:`example_workflow`: real runtimes 2, 1, 1.5, 0.5 s (times
     ``slower``), 0.3 s of dispatch between dependent jobs, planned on the stated runtimes."""
@@ -66,8 +70,9 @@ def example_run(
         ends[task] = starts[task] + real[task] * slower
     starts["merge"] = max(ends["work_a"], ends["work_b"]) + 0.3
     ends["merge"] = starts["merge"] + real["merge"] * slower
-    tasks = {
-        t: TaskExecution(nodes[t], starts[t], ends[t], "COMPLETED", str(100 + i))
+    first = 100 if run_id == DEFAULT_RUN else 1000 + zlib.crc32(run_id.encode()) % 90_000 * 4
+    tasks = {  # job ids as Slurm's: each run's own
+        t: TaskExecution(nodes[t], starts[t], ends[t], "COMPLETED", str(first + i))
         for i, t in enumerate(real)
     }
     known = {
@@ -90,7 +95,7 @@ def example_run(
     )  # fmt: skip
 
 
-def example_case(run_id: str = "20260921-000000-abcd", **changes: Any) -> CaseRecord:
+def example_case(run_id: str = DEFAULT_RUN, **changes: Any) -> CaseRecord:
     return case_from_run(example_run(run_id, **changes))
 
 
@@ -141,8 +146,11 @@ def written_around_the_checks(kb: KnowledgeBase, case: CaseRecord) -> None:
 
 
 def learn(kb: KnowledgeBase, case: CaseRecord, decisions: Sequence[DecisionRecord] = ()) -> bool:
-    """``kb.add_real_case`` with the case's own jobs as Slurm's accounting."""
+    """``kb.add_real_case`` with the case's own jobs added to Slurm's accounting (the rows of
+    the runs learned before kept: sacct still has them when the store is read)."""
+    known = kb.accounting.rows if isinstance(kb.accounting, RecordedAccounting) else {}
     kb.accounting = RecordedAccounting(case)
+    kb.accounting.rows = {**known, **kb.accounting.rows}
     return kb.add_real_case(case, decisions)
 
 

@@ -72,3 +72,46 @@ def test_cli_backup_and_restore_and_a_folder_without_a_backup(tmp_path: Path) ->
     missing = cli("restore", str(tmp_path / "nothing"), "--kb", str(tmp_path / "again"))
     assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
     assert "holds no backup" in missing.stderr
+
+
+def test_a_truncated_or_corrupt_backup_is_refused_and_the_store_left_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """``kb restore`` checks the backup against its manifest before it writes anything: cut
+    short, one byte changed, or without a manifest, it exits 2 in one line and the live store
+    holds what it held."""
+    filled(tmp_path / "kb").close()
+    assert backup(KnowledgeBase(tmp_path / "kb"), tmp_path / "b")["cases"] == 3
+    live = KnowledgeBase(tmp_path / "live")
+    live.add_cases([make_case(9)])
+    held = {kind: live.sidecar.ids(kind) for kind in ("cases", "decisions", "failed_cases")}
+    live.close()
+    file = tmp_path / "b" / "cases.sqlite"
+    whole = file.read_bytes()
+    env = {**os.environ, "WASS_HOME": str(tmp_path / "home")}
+    damages = (
+        (whole[: len(whole) // 2], None, f"has {len(whole) // 2} bytes, its manifest {len(whole)}"),
+        (whole[:-1] + bytes([whole[-1] ^ 1]), None, "has another SHA-256"),
+        (whole, "manifest.json", "its manifest (manifest.json) is missing"),
+    )
+    for content, removed, said in damages:
+        file.write_bytes(content)
+        if removed:
+            (tmp_path / "b" / removed).rename(tmp_path / "manifest.kept")
+        done = subprocess.run([*WASS_CHAT, "kb", "restore", str(tmp_path / "b"), "--kb",
+                               str(tmp_path / "live")], capture_output=True, text=True,
+                              env=env, check=False)  # fmt: skip
+        message = done.stderr.strip()
+        assert done.returncode == 2 and said in message and "\n" not in message, message
+        assert "nothing restored" in message
+        with pytest.raises(InputError, match="nothing restored"):  # the API refuses it too
+            restore(KnowledgeBase(tmp_path / "api"), tmp_path / "b")
+        after = KnowledgeBase(tmp_path / "live")
+        assert {kind: after.sidecar.ids(kind) for kind in held} == held
+        after.close()
+    (tmp_path / "manifest.kept").rename(tmp_path / "b" / "manifest.json")
+    file.write_bytes(whole)  # the positive control: the intact backup restores
+    again = KnowledgeBase(tmp_path / "live")
+    assert restore(again, tmp_path / "b")["cases"] == 3
+    assert again.sidecar.ids("cases") > held["cases"]
+    again.close()

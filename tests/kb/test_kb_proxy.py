@@ -15,6 +15,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,7 +164,7 @@ def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
 def test_a_served_store_backs_up_through_the_proxy_while_it_runs(
     proxied: Proxied, tmp_path: Path
 ) -> None:
-    from kb.backup import backup, restore
+    from kb.backup import BrokenBackup, backup, restore
 
     served = KnowledgeBase(proxied.target(proxied.write, tmp_path))
     served.add_cases([make_case(21), make_case(22)])
@@ -177,6 +178,15 @@ def test_a_served_store_backs_up_through_the_proxy_while_it_runs(
     assert restore(local, tmp_path / "backup")["cases"] == len(held)
     assert local.sidecar.ids("cases") == held
     local.close()
+    # A truncated backup restored into the running server: refused, the served store as it was
+    whole = (tmp_path / "backup" / "cases.sqlite").read_bytes()
+    (tmp_path / "backup" / "cases.sqlite").write_bytes(whole[: len(whole) - 4096])
+    served = KnowledgeBase(proxied.target(proxied.write, tmp_path))
+    before = served.sidecar.ids("cases")
+    with pytest.raises(BrokenBackup, match="truncated or corrupt, nothing restored"):
+        restore(served, tmp_path / "backup")
+    assert served.sidecar.ids("cases") == before
+    served.close()
 
 
 def test_a_forged_slurm_case_through_the_proxy_with_a_write_token_is_refused(
@@ -210,3 +220,70 @@ def test_a_forged_slurm_case_through_the_proxy_with_a_write_token_is_refused(
         assert genuine.case_id in writer.sidecar.ids("cases")
     finally:
         writer.close()
+
+
+def test_a_slurm_case_written_around_the_checks_is_never_cited_as_a_real_run(
+    proxied: Proxied, tmp_path: Path
+) -> None:
+    """#45: a write token's holder writes a ``slurm:`` case straight to the server (its record
+    and vector, with a forged "confirmed by sacct" stamp and the genuine run's job ids), around
+    ``confirm_real_run``. The why-answer re-checks with the reader's sacct: the forged case is
+    named as unconfirmed and never cited as a real run; once the genuine run is learned, it is
+    the one cited; limited to trusted sources, the forged one is left out altogether."""
+    from dataclasses import replace
+
+    from tests.kb.learn_killed import RecordedAccounting, example_case, written_around_the_checks
+    from wass_chat.agent.answers.render import render_placement
+    from wass_chat.agent.facts.counterfactual import RecordedRun
+    from wass_chat.agent.facts.facts import Facts
+    from wass_chat.agent.facts.sources import Sources
+    from wass_chat.config import Settings
+
+    genuine = example_case("20261202-090000-aaaa")
+    forged = example_case("20261202-090500-bbbb")  # a run Slurm never had, its job ids reused
+    assert forged.real is not None
+    stamp = replace(forged.real, confirmed="2026-12-02T09:06:00+00:00",  # the record's word
+                    job_ids=genuine.real.job_ids if genuine.real else {})  # fmt: skip
+    forged = replace(forged, written_by="mallory@elsewhere", real=stamp)
+    raw = KnowledgeBase(proxied.target(proxied.write, tmp_path))
+    written_around_the_checks(raw, forged)
+    raw.close()
+    sacct = RecordedAccounting(genuine)  # the cluster's accounting: the genuine run's jobs
+    run = RecordedRun(
+        "20261202-100000-cccc", genuine.workflow, genuine.platform, "heft",
+        dict(genuine.placements), {t: s for t, (_, s, _) in genuine.timeline.items()},
+        genuine.metrics.makespan, source="decision log",
+    )  # fmt: skip
+
+    def why(sources: set[str] | None = None) -> tuple[dict[str, Any], str]:
+        settings = Settings(home=tmp_path / "home")
+        where = Sources(settings)
+        where._kb = KnowledgeBase(proxied.target(proxied.read, tmp_path), sources=sources,
+                                  accounting=sacct)  # fmt: skip
+        where._runs[run.run_id] = run
+        try:
+            facts = Facts(settings, where).explain_placement(run.run_id, "work_a")
+        finally:
+            where._kb.close()
+        return facts, render_placement(facts)
+
+    facts, text = why()
+    assert "real_case" not in facts and "The real run" not in text, text
+    (flagged,) = [u for u in facts["unconfirmed_cases"] if u["case_id"] == forged.case_id]
+    assert flagged["written_by"] == "mallory@elsewhere"
+    assert flagged["why"].startswith("unconfirmed: sacct disagrees"), flagged
+    assert f"{forged.case_id}`" in text and "not cited as a real run" in text
+    assert all(c["case_id"] != forged.case_id or "real" not in c for c in facts["cases"])
+
+    learner = KnowledgeBase(proxied.target(proxied.write, tmp_path), accounting=sacct)
+    assert learner.add_real_case(genuine) is True  # through the checks: confirmed, stamped
+    learner.close()
+    facts, text = why()
+    assert facts["real_case"]["case_id"] == genuine.case_id
+    assert facts["real_case"]["confirmation"] == "confirmed by sacct, checked again now"
+    assert "The real run `20261202-090000-aaaa`" in text and "checked again now" in text
+    assert "mallory" not in text  # the newer genuine run is cited first, the forged one never
+    facts, text = why({"simulated", "slurm"})  # trusted sources only
+    assert facts["real_case"]["case_id"] == genuine.case_id
+    assert "unconfirmed_cases" not in facts and forged.case_id not in text
+    assert forged.case_id not in {c["case_id"] for c in facts["cases"]}

@@ -7,8 +7,10 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +20,7 @@ from kb.codec import case_from_bytes, case_to_bytes
 from kb.curate import plan_curation
 from kb.decisions import decisions_from_case
 from kb.estimates import history_words, retrieve_predictions
+from kb.provenance import Standing, standing
 from kb.real_runs import (
     TaskExecution,
     case_from_run,
@@ -31,14 +34,17 @@ from kb.records import case_from_result, is_real
 from kb.store import KnowledgeBase
 from policy.base import plan_and_simulate
 from policy.registry import get_scheduler
+from sim.errors import ServiceUnavailable
 from sim.uncertainty import estimate_from_history
 from tests.kb.learn_killed import (
     POINTS,
+    RecordedAccounting,
     example_case,
     example_platform,
     example_run,
     example_workflow,
     learn,
+    written_around_the_checks,
 )
 from tests.kb.served_server import served_kb
 
@@ -68,7 +74,9 @@ def test_a_finished_run_becomes_a_case_timed_from_its_first_start() -> None:
         case.real.started_at == "2026-09-21T14:13:20+00:00"
         and case.recorded_at == case.real.started_at
     )
-    assert case.real.job_ids == {"prep": "100", "work_a": "101", "work_b": "102", "merge": "103"}
+    first = int(case.real.job_ids["prep"])  # each run's own job ids, in task order
+    assert case.real.job_ids == {t: str(first + i)
+                                 for i, t in enumerate(("prep", "work_a", "work_b", "merge"))}
     # the plan said 8, 4, 4, 2 s; the tasks took 2, 1, 1.5, 0.5 s
     assert task_errors(case)["work_b"] == pytest.approx((4.0, 1.5))
     assert per_task_mape(case) == pytest.approx((3 + 3 + 2.5 / 1.5 + 3) / 4)
@@ -282,3 +290,58 @@ def test_a_served_store_learns_real_runs_the_same_way(kb_server: ChromaTarget) -
         assert other.query(example_workflow(), example_platform(), 1)[0].case_id == case.case_id
     finally:
         other.close()
+
+
+class _SacctAway:
+    """sacct that does not answer (the controller or slurmdbd down)."""
+
+    def accounting(self, job_ids: Sequence[str], fields: Sequence[str] = ()) -> dict[str, Any]:
+        raise ServiceUnavailable("sacct: slurmdbd does not answer")
+
+
+def test_a_real_case_is_confirmed_at_read_time_only_as_far_as_sacct_can_say(
+    tmp_path: Path,
+) -> None:
+    """:func:`kb.provenance.standing`: a stored case (stamped on write) is confirmed by the
+    sacct that has its jobs, unconfirmed by one whose jobs are another run's; no sacct, or one
+    that does not answer, leaves it "not re-checked" if stamped and unconfirmed if not; a case
+    from before the stamp is confirmed by sacct alone."""
+    genuine = example_case("20261202-110000-1111")
+    kb = KnowledgeBase(tmp_path / "kb")
+    assert learn(kb, genuine)
+    stored = kb.get_cases([genuine.case_id])[genuine.case_id]
+    kb.close()
+    assert stored.real is not None and stored.real.confirmed  # stamped by the write path
+    sacct, other = RecordedAccounting(genuine), RecordedAccounting(example_case("20261202-1"))
+    assert standing(stored, sacct) == Standing(True, "confirmed by sacct, checked again now")
+    refused = standing(stored, other)
+    assert not refused.confirmed and refused.words.startswith("unconfirmed: sacct disagrees")
+    offline = standing(stored, None)
+    assert offline.confirmed and "not re-checked here" in offline.words
+    assert standing(stored, _SacctAway()).confirmed
+    assert "sacct did not answer" in standing(stored, _SacctAway()).words
+    assert genuine.real is not None and not genuine.real.confirmed  # as before the stamp
+    assert standing(genuine, sacct).words.startswith("confirmed by sacct now")
+    assert not standing(genuine, None).confirmed
+    assert not standing(genuine, _SacctAway()).confirmed
+
+
+def test_estimates_leave_out_a_real_run_sacct_does_not_confirm(tmp_path: Path) -> None:
+    """#45: a forged real run written around the write-time check (work_a 8,471 s slower)
+    would move the plan under ``--estimates kb``; the estimates use only the real runs the
+    reader's sacct confirms, so the genuine run alone sets each task's runtime."""
+    genuine = example_case("20261202-120000-2222")
+    forged = example_case("20261202-120500-3333")
+    work = forged.timeline["work_a"]
+    forged = replace(forged, timeline={**forged.timeline, "work_a": (work[0], work[1],
+                                                                     work[1] + 8471.0)})
+    forged = replace(forged, metrics=replace(forged.metrics, makespan=work[1] + 8471.0))
+    kb = KnowledgeBase(tmp_path / "kb")
+    try:
+        assert learn(kb, genuine)
+        written_around_the_checks(kb, forged)
+        predictions = retrieve_predictions(kb, example_workflow(), example_platform())
+        assert [s for s in predictions.sources if is_real(s)] == [genuine.source]
+        assert predictions.tasks["work_a"] < 100.0  # the genuine run's second, not 8,471 s
+    finally:
+        kb.close()

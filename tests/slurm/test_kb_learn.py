@@ -157,6 +157,7 @@ def test_the_explanation_of_a_tasks_node_cites_a_real_run(three_runs: ThreeRuns)
     real = facts["real_case"]
     assert real["run"]["run_id"] in three_runs.run_ids[:2]  # an earlier run, not itself
     assert real["task_real_s"] >= REAL_SECONDS["work_a"]
+    assert real["confirmation"] == "confirmed by sacct, checked again now"  # real sacct, read time
     text = render_placement(with_verdict(facts)).replace("`", "")
     print("\n" + text.split("\n")[0])
     assert f"The real run {real['run']['run_id']} of {real['run']['date']}" in text

@@ -225,14 +225,7 @@ def test_a_submit_limit_keeps_the_jobs_before_it_and_every_command_answers(
     cluster: Cluster, tmp_path: Path, workflow: Path
 ) -> None:
     home = tmp_path / "home"
-    queued = SlurmCommands().run(["squeue", "-h", "-u", "root", "-o", "%i"]).split()
-    limit = len(queued) + FAULT_AT - 1
-    sacctmgr = ["sacctmgr", "-i", "modify", "user", "root", "set"]
-    subprocess.run([*sacctmgr, f"MaxSubmitJobs={limit}"], check=True, capture_output=True)
-    try:
-        done = submit(workflow, home, None)
-    finally:
-        subprocess.run([*sacctmgr, "MaxSubmitJobs=-1"], check=True, capture_output=True)
+    done = limited_submission(workflow, home)
     assert done.returncode == 2, done.stderr
     message = done.stderr.strip()
     assert f"partly submitted: {FAULT_AT - 1} of {TASKS} jobs" in message and "\n" not in message
@@ -248,6 +241,73 @@ def test_a_submit_limit_keeps_the_jobs_before_it_and_every_command_answers(
     assert row["state"] == "cancelled" and row["learned"], (row, done.stderr)
     assert "warning: run 20261202-000000-dead not listed: unreadable run record" in done.stderr
     assert cli(home, "status", run_id, "--json").returncode == 0
+
+
+def limited_submission(workflow: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """``submit --yes`` under ``MaxSubmitJobs``: the first :data:`FAULT_AT` - 1 jobs go in."""
+    queued = SlurmCommands().run(["squeue", "-h", "-u", "root", "-o", "%i"]).split()
+    sacctmgr = ["sacctmgr", "-i", "modify", "user", "root", "set"]
+    subprocess.run([*sacctmgr, f"MaxSubmitJobs={len(queued) + FAULT_AT - 1}"], check=True,
+                   capture_output=True)  # fmt: skip
+    try:
+        return submit(workflow, home, None)
+    finally:
+        subprocess.run([*sacctmgr, "MaxSubmitJobs=-1"], check=True, capture_output=True)
+
+
+def squeue_ids() -> list[str]:
+    return sorted(SlurmCommands().run(["squeue", "-h", "-o", "%i"]).split())
+
+
+def test_resume_submits_only_the_rest_of_the_plan_approved(
+    cluster: Cluster, tmp_path: Path, workflow: Path
+) -> None:
+    """A record changed since its approval (a job's command, or the workflow) is refused in
+    one line with squeue and the record untouched; the genuine record resumes exactly the
+    remaining jobs of the approved plan, with their commands as approved."""
+    home = tmp_path / "home"
+    done = limited_submission(workflow, home)
+    assert done.returncode == 2 and "partly submitted" in done.stderr, done.stderr
+    run_id = the_run(home)
+    path = home / "runs" / f"{run_id}.json"
+    genuine = path.read_text()
+    doc = json.loads(genuine)
+    approved = {j["task"]: j["sbatch"] for j in doc["approved_plan"]["jobs"]}
+    submitted = {d["task"] for d in doc["decisions"] if d["job_id"]}
+    assert len(submitted) == FAULT_AT - 1
+    before = squeue_ids()
+    forged_command = json.loads(genuine)
+    last = forged_command["approved_plan"]["jobs"][-1]
+    last["sbatch"][-1] = f"--wrap=touch {tmp_path / 'forged'}"
+    forged_workflow = json.loads(genuine)
+    forged_workflow["workflow"]["name"] = "not-the-one-approved"
+    cases = ((forged_command, "is not the plan approved"),
+             (forged_workflow, "its workflow changed since the plan was approved"))  # fmt: skip
+    for forged, said in cases:
+        path.write_text(json.dumps(forged))
+        written = path.read_text()
+        done = cli(home, "resume", run_id, "--yes")
+        message = done.stderr.strip()
+        assert done.returncode == 2 and said in message and "\n" not in message, message
+        assert "nothing was resumed" in message
+        assert squeue_ids() == before  # nothing submitted
+        assert path.read_text() == written  # nothing rewritten
+    path.write_text(genuine)
+    done = cli(home, "resume", run_id, "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    resumed = json.loads(done.stdout)
+    assert set(resumed["resumed"]) == set(approved) - submitted
+    assert len(squeue_ids()) == len(before) + TASKS - len(submitted)
+    in_slurm = slurm_jobs(home, run_id)
+    assert len(in_slurm) == TASKS and all(len(ids) == 1 for ids in in_slurm.values()), in_slurm
+    assert resumed["jobs"] == {task: ids[0] for task, ids in in_slurm.items()}
+    # Each resumed job runs the approved script (Slurm keeps a --wrap job's script)
+    task = sorted(set(approved) - submitted)[-1]
+    script = SlurmCommands().run(["scontrol", "write", "batch_script", in_slurm[task][0], "-"])
+    wrap = next(w for w in approved[task] if w.startswith("--wrap="))[len("--wrap="):]
+    assert wrap in script and "forged" not in script
+    assert not (tmp_path / "forged").exists()
+    check_recovered(home, run_id, TASKS)
 
 
 def _names(home: Path) -> set[str]:

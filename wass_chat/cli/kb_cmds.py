@@ -393,16 +393,11 @@ def restore_command(
     kb_dir: Path | None = KB_DIR,
     as_json: bool = JSON,
 ) -> None:
-    """Add the backup's records the knowledge base lacks, embedding their vectors again."""
-    from kb.backup import BACKUP_FILE, restore
-    from kb.sidecar import Sidecar
-    from sim.errors import InputError
+    """Add the backup's records the knowledge base lacks, embedding their vectors again, once
+    the backup has the size and digest its manifest names (else exit 2, nothing restored)."""
+    from kb.backup import check_backup, restore
 
-    if not (directory / BACKUP_FILE).is_file():
-        raise InputError(str(directory), ["holds no backup (cases.sqlite)"])
-    held = Sidecar(directory / BACKUP_FILE)
-    total = held.count("cases")
-    held.close()
+    total = check_backup(directory)["cases"]  # a broken backup: refused before the store opens
     kb = open_kb(kb_dir)
     try:
         with progress_bar("restoring cases", total) as advance:

@@ -323,28 +323,31 @@ def resume(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Submit the rest of a run whose submission stopped part-way (partly submitted or
-    interrupted): the saved plan's jobs of the tasks Slurm has no job for, after reconciling
-    the run with Slurm, nothing re-planned (docs/slurm.md, Submission faults)."""
+    interrupted): the approved plan's jobs of the tasks Slurm has no job for, after checking
+    the record still holds the plan approved and reconciling the run with Slurm, nothing
+    re-planned (docs/slurm.md, Resuming a run that stopped)."""
     import shlex
 
     from wass_chat.slurm.commands import SlurmCommands
-    from wass_chat.slurm.resume import resume_run, resumption
+    from wass_chat.slurm.resume import resume_run, resumption, resumption_digest
 
     runlog = _runlog()
     commands = SlurmCommands()
     rest = resumption(runlog.get(run), commands, runlog)
+    digest = resumption_digest(rest)
     if not as_json:
-        console.print(f"run {run}: {rest.record.jobs_line} in Slurm; {len(rest.jobs)} to submit",
-                      markup=False)  # fmt: skip
-        for job in rest.jobs:
-            console.print(f"  {job.task}: sbatch {shlex.join(job.argv(rest.waits_for))}",
-                          markup=False, soft_wrap=True)  # fmt: skip
+        console.print(f"run {run}: {rest.record.jobs_line} in Slurm; {len(rest.jobs)} to submit "
+                      f"(digest {digest[:12]})", markup=False)  # fmt: skip
+        for task, argv in rest.shown():
+            console.print(f"  {task}: sbatch {shlex.join(argv)}", markup=False, soft_wrap=True)
     if rest.jobs and not yes:
         if not sys.stdin or not sys.stdin.isatty():
             raise InputError("resume", ["no terminal to confirm on: review the jobs, pass --yes"])
-        typer.confirm(f"Submit these {len(rest.jobs)} jobs of run {run}?", abort=True)
-    record = resume_run(rest, commands, runlog)
+        typer.confirm(f"Submit these {len(rest.jobs)} jobs of run {run} (digest "
+                      f"{digest[:12]})?", abort=True)  # fmt: skip
+    record = resume_run(rest, digest, commands, runlog)  # the jobs shown, exactly
     result = {"run_id": run, "state": record.state, "resumed": [j.task for j in rest.jobs],
+              "digest": digest,
               "jobs": {d.task: d.job_id for d in record.decisions}}  # fmt: skip
     emit(result, as_json, lambda r: console.print(
         f"resumed run {run}: {len(r['resumed'])} jobs submitted, {record.jobs_line}"))  # fmt: skip

@@ -13,7 +13,6 @@ the job by its name before the run is logged, and ``status``/``runs``/``cancel``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -23,7 +22,7 @@ from typing import Any, Protocol
 from sim.errors import InputError, ServiceUnavailable, UserFacingError
 from sim.platforms import platform_to_dict
 from sim.wfformat import workflow_to_dict
-from wass_chat.atomic_files import OutputError, write_atomic
+from wass_chat.atomic_files import OutputError
 from wass_chat.run_journal import SubmissionJournal
 from wass_chat.runlog import (
     NOT_SUBMITTED,
@@ -49,11 +48,6 @@ FINISHED_STATES = frozenset(
 )  # fmt: skip
 
 
-PLAN_SUFFIX = ".plan"
-"""The saved plan beside a run's record (``RUN.plan``): every job's sbatch arguments as
-approved, what ``wass-chat resume`` submits the rest of (:mod:`wass_chat.slurm.resume`)."""
-
-
 class Sbatchable(Protocol):
     """One job to submit: its task, job name and sbatch arguments (parents' ids filled in)."""
 
@@ -64,55 +58,6 @@ class Sbatchable(Protocol):
     def name(self) -> str: ...
 
     def argv(self, job_ids: Mapping[str, str] | None = None) -> list[str]: ...
-
-
-@dataclass(frozen=True)
-class SavedJob:
-    """A job of a saved plan: its sbatch arguments with ``{job:TASK}`` placeholders for its
-    parents' job ids (:meth:`argv` fills in those given and drops the others: a parent that
-    already completed is no longer waited for)."""
-
-    task: str
-    name: str
-    parents: tuple[str, ...]
-    template: tuple[str, ...]
-
-    def argv(self, job_ids: Mapping[str, str] | None = None) -> list[str]:
-        ids = [(job_ids or {})[p] for p in self.parents if p in (job_ids or {})]
-        args: list[str] = []
-        for word in self.template:
-            if word.startswith("--dependency=afterok:"):
-                if ids:
-                    args.append(f"--dependency=afterok:{':'.join(ids)}")
-            elif word == "--kill-on-invalid-dep=yes":
-                if ids:
-                    args.append(word)
-            else:
-                args.append(word)
-        return args
-
-
-def plan_path(runlog: RunLog, run_id: str) -> Path:
-    return runlog.path(run_id).with_suffix(PLAN_SUFFIX)
-
-
-def save_plan(runlog: RunLog, plan: SubmissionPlan) -> None:
-    """Write the plan's jobs (sbatch arguments as approved) beside its record, fsync'd."""
-    jobs = [{"task": j.task, "name": j.name, "parents": list(j.parents), "argv": j.argv()}
-            for j in plan.jobs]  # fmt: skip
-    write_atomic(plan_path(runlog, plan.run_id), json.dumps({"run_id": plan.run_id,
-                                                             "jobs": jobs}))  # fmt: skip
-
-
-def saved_plan(runlog: RunLog, run_id: str) -> list[SavedJob] | None:
-    """The saved jobs of run ``run_id`` in submission order (None: no plan saved, a run
-    submitted by an older version, or a file that cannot be read)."""
-    try:
-        doc = json.loads(plan_path(runlog, run_id).read_text())
-        return [SavedJob(str(j["task"]), str(j["name"]), tuple(map(str, j["parents"])),
-                         tuple(map(str, j["argv"]))) for j in doc["jobs"]]  # fmt: skip
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
 
 
 class PartlySubmitted(UserFacingError):
@@ -214,7 +159,6 @@ def submit_plan(
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OutputError(directory, exc) from exc
-    save_plan(runlog, plan)
     return journaled_submission(record, plan.jobs, commands, runlog)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from kb.provenance import standing
 from kb.records import CaseRecord, is_real, real_source, workflow_hash
 from policy.registry import DEFAULT_COMPARISON, canonical_name, scheduler_names
 from sim.errors import InputError, ServiceUnavailable, UnknownName
@@ -64,7 +65,7 @@ class CaseFacts(TypedDict, total=False):
 
 class RealCaseFacts(TypedDict):
     """A real run of the same workflow on the same cluster, for a why-answer: where it put the
-    task and how long the task really took there."""
+    task and how long the task really took there, and how sacct confirmed it."""
 
     case_id: str
     run: RealRunFacts
@@ -72,6 +73,18 @@ class RealCaseFacts(TypedDict):
     same_node: bool
     task_real_s: float
     task_predicted_s: float | None
+    confirmation: str
+    """:func:`kb.provenance.standing`'s words: confirmed when stored, and again now."""
+    written_by: str
+
+
+class UnconfirmedCaseFacts(TypedDict):
+    """A ``slurm:`` case that claims a real run sacct does not confirm: never cited as one."""
+
+    case_id: str
+    source: str
+    written_by: str
+    why: str
 
 
 class PlacementFacts(TypedDict, total=False):
@@ -97,6 +110,7 @@ class PlacementFacts(TypedDict, total=False):
     cases: list[CaseFacts]
     best_case_plan: BestCasePlan
     real_case: RealCaseFacts
+    unconfirmed_cases: list[UnconfirmedCaseFacts]
 
 
 class CasesFacts(TypedDict, total=False):
@@ -166,9 +180,11 @@ class Facts:
             plan = plan_difference(recorded, task, record)  # what the best case did differently
             if plan is not None:
                 facts["best_case_plan"] = plan
-        real = real_case(self.sources.knowledge_base, recorded, task)
+        real, unconfirmed = real_case(self.sources.knowledge_base, recorded, task)
         if real is not None:
             facts["real_case"] = real
+        if unconfirmed:
+            facts["unconfirmed_cases"] = unconfirmed
         return dict(facts)
 
     def similar_cases(
@@ -196,16 +212,23 @@ class Facts:
 
     def _cases(self, workflow: Any, platform: Any, k: int) -> list[CaseFacts]:
         """The ``k`` most similar cases, real runs first where they tie with simulated ones."""
+        kb = self.sources.knowledge_base
         found = []
-        for c in self.sources.knowledge_base.query(workflow, platform, k=k):
+        for c in kb.query(workflow, platform, k=k):
             facts = CaseFacts(
                 case_id=c.case_id, similarity=c.similarity, scheduler=c.scheduler,
                 makespan_s=c.makespan, workflow=c.workflow, platform=c.platform, source=c.source,
                 outcome=f"{c.scheduler} achieved {c.makespan:.1f} s ({c.source})",
             )  # fmt: skip
             if c.real and c.record is not None and (run := real_run_facts(c.record)) is not None:
-                facts["real"] = run
-                facts["outcome"] = real_run_words(run)
+                said = standing(c.record, kb.accounting)
+                if said.confirmed:
+                    facts["real"] = run
+                    facts["outcome"] = real_run_words(run)
+                elif kb.sources is not None:  # limited to trusted sources: left out
+                    continue
+                else:
+                    facts["outcome"] = f"a real run's claim, {said.words}"
             found.append(facts)
         return found
 
@@ -357,9 +380,13 @@ def real_run_words(run: RealRunFacts) -> str:
     return text
 
 
-def real_case(kb: Any, run: RecordedRun, task: str) -> RealCaseFacts | None:
+def real_case(
+    kb: Any, run: RecordedRun, task: str
+) -> tuple[RealCaseFacts | None, list[UnconfirmedCaseFacts]]:
     """The latest real run of ``run``'s very workflow on its platform (another run first, this
-    one if it is the only one learned), with where it put ``task`` and how long it took."""
+    one if it is the only one learned) that sacct confirms (:func:`kb.provenance.standing`),
+    with where it put ``task`` and how long it took; and the cases claiming such a run that
+    sacct does not confirm (none when the store is limited to trusted sources: left out)."""
     from kb.estimates import PLATFORM_HISTORY  # here: it loads the planners (~0.2 s)
 
     own = real_source(run.run_id)
@@ -368,9 +395,19 @@ def real_case(kb: Any, run: RecordedRun, task: str) -> RealCaseFacts | None:
         if is_real(c.source) and c.workflow_hash == workflow_hash(run.workflow)
         and task in c.timeline and c.real is not None
     ]  # fmt: skip
-    if not found:
-        return None
-    case = min(found, key=lambda c: c.source == own)  # most recent first (cases_on's order)
+    found.sort(key=lambda c: c.source == own)  # most recent first (cases_on's order), stable
+    unconfirmed: list[UnconfirmedCaseFacts] = []
+    for case in found:
+        said = standing(case, kb.accounting)
+        if said.confirmed:
+            return _real_case_facts(case, run, task, said.words), unconfirmed
+        if kb.sources is None:
+            unconfirmed.append(UnconfirmedCaseFacts(case_id=case.case_id, source=case.source,
+                                                    written_by=case.written_by, why=said.words))
+    return None, unconfirmed
+
+
+def _real_case_facts(case: CaseRecord, run: RecordedRun, task: str, words: str) -> RealCaseFacts:
     real, (_, start, end) = case.real, case.timeline[task]
     assert real is not None
     predicted = real.predicted.get(task)
@@ -385,4 +422,6 @@ def real_case(kb: Any, run: RecordedRun, task: str) -> RealCaseFacts | None:
         task_predicted_s=round((predicted[1] - predicted[0]) * real.scale, 3)
         if predicted is not None
         else None,
+        confirmation=words,
+        written_by=case.written_by,
     )

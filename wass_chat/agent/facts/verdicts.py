@@ -181,6 +181,8 @@ def _real_words(f: Mapping[str, Any]) -> str:
     text += f"; that run took {run['real_makespan_s']:.1f} s"
     if run["predicted_makespan_s"] is not None:
         text += f", our simulation of it said {run['predicted_makespan_s']:.1f} s"
+    if real.get("confirmation"):
+        text += f" (case {lit(real['case_id'])}, {real['confirmation']})"
     return text + "."
 
 
