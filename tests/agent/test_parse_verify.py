@@ -102,6 +102,25 @@ def test_invented_numbers_and_ids_fail(text: str, bad: str) -> None:
     assert bad in verdict.unsupported_numbers + verdict.unknown_ids
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "functions.compare_schedulers:\n{}",
+        "I will check.\nfunctions.simulate: {\"workflow\": \"demo\"}",
+        "<tool_call>\n{}\n</tool_call>",
+        "<|python_tag|>simulate()",
+    ],
+)
+def test_a_tool_call_written_as_text_is_not_an_answer(text: str) -> None:
+    verdict = verify_answer(text, FACTS)
+    assert not verdict.ok and verdict.tool_syntax
+    assert "tool call written as text" in verdict.reason()
+
+
+def test_prose_naming_a_tool_is_an_answer() -> None:
+    assert verify_answer("The functions.simulate tool ran on gpu02.", FACTS).ok
+
+
 def test_the_digits_of_a_hex_digest_are_not_numbers() -> None:
     """A plan's digest (``2e70ab3f``) starts like a number (2e70) but is a word: the checker
     must not call it invented, while a real number glued to its unit still counts."""

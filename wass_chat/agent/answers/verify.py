@@ -70,6 +70,12 @@ _NUMBER = re.compile(
 )
 """A number, with its unit when one follows; never the digits inside a word such as a hex
 digest (``2e70ab3f`` is not 2e70)."""
+_TOOL_SYNTAX = re.compile(
+    r"^\s*(?:functions\.\w+\s*:?\s*[{(]|<\|?(?:tool_call|function_call|python_tag)\b)",
+    re.MULTILINE,
+)
+"""A line that opens a tool call in a chat template's own syntax: ``functions.NAME:`` followed
+by its arguments (SmolLM2 through llama.cpp's server), ``<tool_call>``, ``<|python_tag|>``."""
 _TOKEN_SPLIT = re.compile(r"[\s,;()\[\]{}'\"=`]+")
 ALWAYS_ALLOWED = frozenset({0.0, 1.0, 2.0})
 """Numbers so generic ("1 node", "0 bytes", "2 schedulers") that they need no support."""
@@ -87,6 +93,8 @@ class Verdict:
     """Sentences claiming an action on the cluster that no tool result shows done."""
     unsafe_commands: tuple[str, ...] = ()
     """Destructive commands the answer suggests that are not ours (in the facts)."""
+    tool_syntax: bool = False
+    """The text is a tool call written out (``functions.simulate: {}``), not an answer."""
 
     def reason(self) -> str:
         """One line saying what was not grounded."""
@@ -100,6 +108,8 @@ class Verdict:
         if self.unsafe_commands:
             commands = ", ".join(self.unsafe_commands)
             parts.append(f"destructive commands not from the facts: {commands}")
+        if self.tool_syntax:
+            parts.append("a tool call written as text, not an answer")
         return "; ".join(parts) or "grounded"
 
 
@@ -174,13 +184,15 @@ def verify_answer(
     cited = tuple(i for i in grounding.citable if i.lower() in lowered)
     claims = tuple(false_claims(text, facts))
     commands = tuple(unsafe_commands(text, grounding.strings))
+    syntax = bool(_TOOL_SYNTAX.search(text))
     return Verdict(
-        ok=not unknown and not unsupported and not claims and not commands,
+        ok=not unknown and not unsupported and not claims and not commands and not syntax,
         unsupported_numbers=tuple(dict.fromkeys(unsupported)),
         unknown_ids=tuple(unknown),
         cited_ids=cited,
         false_claims=claims,
         unsafe_commands=commands,
+        tool_syntax=syntax,
     )
 
 
