@@ -94,6 +94,8 @@ class Waiting:
     age_factor: int = 0
     size_factor: int = 0
     max_nodes: int = 0
+    size_weight: int = 0
+    """PriorityWeightJobSize (0: not known), so that a resized copy's factor is exact."""
 
     @property
     def cpus_per_node(self) -> int:
@@ -288,7 +290,11 @@ def fresh_copy(
     a fresh job's priority, estimated as the original's less its age factor, with its job-size
     factor scaled by Slurm's size fraction (the mean of its node and CPU shares of the cluster,
     as 22.05-26.05 compute it without PriorityFlags=SMALL_RELATIVE_TO_TIME) of the new size
-    over the old. Fair-share, partition and QOS factors are the user's and stay."""
+    over the old. Fair-share, partition and QOS factors are the user's and stay. With the
+    weight known (``size_weight``) both size factors are exact and truncated, as Slurm casts
+    the weighted sum to an integer (priority_multifactor.c): sprio prints the factor rounded
+    (188 for 187.5), so scaling its figure put a halved 4-CPU copy one above a job of the
+    copy's size, and ties (broken by job id) then went the other way."""
     new = replace(job, job_id=job_id, eligible=None, age_factor=0, **changes)  # type: ignore[arg-type]
     nodes = max(1, len(cluster.nodes))
     cpus = max(1, cluster.total_cpus)
@@ -296,8 +302,12 @@ def fresh_copy(
     def share(w: Waiting) -> float:
         return (w.nodes / nodes + w.cpus / cpus) / 2
 
-    size = round(job.size_factor * share(new) / share(job)) if share(job) else job.size_factor
-    priority = job.priority - job.age_factor - job.size_factor + size
+    if job.size_weight:  # Slurm truncates the weighted sum (the rest taken as whole)
+        size = math.floor(job.size_weight * share(new))
+        priority = job.priority - job.age_factor - math.floor(job.size_weight * share(job)) + size
+    else:
+        size = round(job.size_factor * share(new) / share(job)) if share(job) else job.size_factor
+        priority = job.priority - job.age_factor - job.size_factor + size
     return replace(new, priority=max(0, priority), size_factor=size)
 
 
@@ -526,6 +536,9 @@ def queue_from_text(
     held, waiting, left_out = parse_jobs(jobs_text, now, tiers, largest)
     if sprio_text:
         waiting = with_priority_factors(waiting, sprio_text)
+    weight = config_values(config_text).get("priorityweightjobsize", "")
+    if weight.isdigit():
+        waiting = [replace(w, size_weight=int(weight)) for w in waiting]
     active, later = parse_reservations(reservations_text, now)
     used: dict[str, int] = {}
     for piece in held:
