@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections import deque
+from typing import TypeVar
+
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
@@ -52,28 +56,58 @@ class Notice(Static):
         self.text = text
 
 
+W = TypeVar("W", bound=Widget)
+
+MAX_ITEMS = 120
+"""Items the log keeps live: every mounted Markdown answer costs layout and memory on each
+new item, so a 120-question session took each answer from 2.2 s to 10.8 s (issue #45). The
+older items stay in the conversation (saved, exported, resumed); the log shows how many it hid."""
+
+
 class ChatLog(VerticalScroll):
-    """Scrolls to the newest item while the user has not scrolled up."""
+    """Scrolls to the newest item while the user has not scrolled up; keeps the newest
+    ``max_items`` items live and one notice above them counting the hidden ones."""
 
     can_focus = False
+
+    def __init__(self, *args: object, max_items: int = MAX_ITEMS, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.max_items = max_items
+        self.hidden = 0
+        self._items: deque[Widget] = deque()
+        self._marker: Notice | None = None
 
     def on_mount(self) -> None:
         self.anchor()
 
+    def _add(self, item: W) -> W:
+        self.mount(item)
+        self._items.append(item)
+        excess = len(self._items) - self.max_items
+        if excess > 0:
+            for _ in range(excess):
+                self._items.popleft().remove()
+            self.hidden += excess
+            text = (
+                f"{self.hidden} earlier items are hidden here; the conversation keeps them"
+                " (Ctrl+S exports it whole)."
+            )
+            if self._marker is None:
+                self._marker = Notice(text, "hidden")
+                self.mount(self._marker, before=0)
+            else:
+                self._marker.text = text
+                self._marker.update(text)
+        return item
+
     def add_user(self, text: str) -> UserMessage:
-        message = UserMessage(text)
-        self.mount(message)
-        return message
+        return self._add(UserMessage(text))
 
     def start_answer(self, text: str = "") -> AnswerMessage:
-        answer = AnswerMessage(text)
-        self.mount(answer)
-        return answer
+        return self._add(AnswerMessage(text))
 
     def add_tool_call(self, call: ToolCall) -> ToolCallBlock:
-        block = ToolCallBlock(call)
-        self.mount(block)
-        return block
+        return self._add(ToolCallBlock(call))
 
     def complete_tool(self, result: ToolResult) -> ToolCallBlock:
         """Attach ``result`` to the block of its call (or a new block when the call was unseen)."""
@@ -86,12 +120,13 @@ class ChatLog(VerticalScroll):
         return block
 
     def add_notice(self, text: str, kind: str = "info") -> Notice:
-        notice = Notice(text, kind)
-        self.mount(notice)
-        return notice
+        return self._add(Notice(text, kind))
 
     def clear(self) -> None:
         self.remove_children()
+        self._items.clear()
+        self._marker = None
+        self.hidden = 0
 
     def replay(self, entries: list[Entry]) -> None:
         """Show a saved conversation's items as they were shown when it was live."""

@@ -58,6 +58,18 @@ def rss_mb() -> float:
     raise RuntimeError("no VmRSS in /proc/self/status")
 
 
+def take_sample(
+    number: int, text: str, latencies: Sequence[float], round_size: int, trace_heap: bool
+) -> Sample:
+    """The process after question ``number`` (``latencies`` so far, the last one its own),
+    read after a full garbage collection so it counts what is kept, not what is not reached."""
+    gc.collect()
+    heap = tracemalloc.get_traced_memory()[0] / 2**20 if trace_heap else None
+    last_round = latencies[-round_size:]
+    round_mean = sum(last_round) / len(last_round)
+    return Sample(number, text, latencies[-1], round_mean, rss_mb(), heap)
+
+
 async def _answer(session: ChatSession, text: str) -> Final:
     final: Final | None = None
     async for event in session.send(text):
@@ -101,11 +113,7 @@ def bench_session(
             if progress is not None:
                 progress(number, latency)
             if number in wanted:
-                gc.collect()
-                heap = tracemalloc.get_traced_memory()[0] / 2**20 if trace_heap else None
-                last_round = latencies[-len(questions) :]
-                round_mean = sum(last_round) / len(last_round)
-                samples.append(Sample(number, text, latency, round_mean, rss_mb(), heap))
+                samples.append(take_sample(number, text, latencies, len(questions), trace_heap))
 
     try:
         asyncio.run(run())
