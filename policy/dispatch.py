@@ -10,7 +10,7 @@ if it can start without waiting for cores, memory or GPUs (only for its data); a
 ``patience`` that would wait, the rest wait for the next event. With no event left, the backlog
 is placed in the selector's order as is.
 
-Used by :mod:`policy.lachesis` (scores fixed per task on arrival, a heap) and
+Used by :mod:`policy.learned.lachesis` (scores fixed per task on arrival, a heap) and
 :mod:`policy.learned.decima` (scores from the whole current state at each event).
 """
 

@@ -102,19 +102,19 @@ def _dqn(**kwargs: Any) -> Scheduler:
 
 
 def _rag_guarded(**kwargs: Any) -> Scheduler:
-    from policy.rag_guarded import RagGuarded
+    from policy.learned.rag_guarded import RagGuarded
 
     return RagGuarded(**kwargs)
 
 
 def _classic_chooser(**kwargs: Any) -> Scheduler:
-    from policy.rag_guarded import ClassicChooser
+    from policy.learned.rag_guarded import ClassicChooser
 
     return ClassicChooser(**kwargs)
 
 
 def _lookahead_guarded(**kwargs: Any) -> Scheduler:
-    from policy.rag_guarded import LookaheadGuarded
+    from policy.learned.rag_guarded import LookaheadGuarded
 
     return LookaheadGuarded(**kwargs)
 

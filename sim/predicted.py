@@ -24,7 +24,7 @@ median: when the request times the history's actual/request ratio exceeds the pr
 of the category, drawn uniformly (which one is unknown), runs that long instead. Only runtimes
 are drawn: the predictions carry nothing about file sizes' spread, and their per-class node
 slowdowns are left out (the caller runs the draws on the nodes it chooses; the guard uses the
-planning view's, see :mod:`policy.rag_guarded`).
+planning view's, see :mod:`policy.learned.rag_guarded`).
 
 **The nodes.** When a recurring workflow's runs measured this platform's nodes, their fit
 knows how well it compared each pair (:attr:`RuntimePredictions.node_covariance`):

@@ -8,7 +8,7 @@ name runs online:
 
 * ``online-heft``, ``fifo-deft``, ``tdca``, ``lachesis`` (with its ablation
   ``lachesis-rank``) and ``decima`` (with ``decima-untrained``): :mod:`policy.online`,
-  :mod:`policy.fifo_deft`, :mod:`policy.tdca`, :mod:`policy.lachesis`,
+  :mod:`policy.fifo_deft`, :mod:`policy.tdca`, :mod:`policy.learned.lachesis`,
   :mod:`policy.learned.decima` (all but the first run task copies);
 * a classic list scheduler (``heft``, ``cpop``, ``peft``, ``minmin``...): on each arriving
   workflow on its own (:class:`policy.online.PerArrival`);
@@ -152,7 +152,7 @@ def run_on_stream(
 
             plan_copies = Tdca().schedule_with_copies
         if name.startswith("lachesis"):  # its checkpoint loaded before the clock starts
-            from policy.lachesis import Lachesis, PolicyScores, rank_order
+            from policy.learned.lachesis import Lachesis, PolicyScores, rank_order
 
             scores = PolicyScores(network_model) if name == "lachesis" else rank_order
             plan_copies = Lachesis(scores, network_model, name=name).schedule_with_copies

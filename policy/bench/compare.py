@@ -70,7 +70,8 @@ def paired(ours: Mapping[Key, float], theirs: Mapping[Key, float]) -> dict[str, 
 
 
 CHOOSER = "heft-or-peft"
-"""The guard's bar (:class:`policy.rag_guarded.ClassicChooser`): HEFT or PEFT, judged alike."""
+"""The guard's bar (:class:`policy.learned.rag_guarded.ClassicChooser`): HEFT or PEFT, judged
+alike."""
 
 
 def guard_check(

@@ -12,17 +12,11 @@ from sim.batch.config import scheduler_preset
 from sim.batch.engine import simulate_batch
 from sim.batch.model import UNLIMITED, WorkloadError
 from sim.batch.swf import parse_swf, read_swf
-from wass_chat.batch.cluster_source import (
-    add_nodes,
-    cluster_from_jobs,
-    cluster_from_records,
-    records,
-    remove_nodes,
-    scheduler_from_config,
-)
+from wass_chat.batch.cluster_source import add_nodes, cluster_from_jobs, remove_nodes
 from wass_chat.batch.predict import accuracy, predicted_runtimes
 from wass_chat.batch.sacct_workload import workload_from_jobs
 from wass_chat.sacct.parse import parse_sacct_text
+from wass_chat.slurm.scontrol_cluster import cluster_from_records, records, scheduler_from_config
 
 DATA = Path(__file__).parent / "data"
 SACCT = (DATA / "sacct.txt").read_text()  # hand-made, in Slurm 22.05's sacct -P layout

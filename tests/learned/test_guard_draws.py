@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from policy.heft import HEFT
+from policy.learned.rag_guarded import TIE, ClassicChooser, RagGuarded, regret_quantile
 from policy.peft import PEFT
 from policy.planning_views import instance_views, plan, replay
-from policy.rag_guarded import TIE, ClassicChooser, RagGuarded, regret_quantile
 from policy.validate import validate_schedule
 from sim.demo import demo_platform, demo_workflow
 from sim.engine import simulate

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from policy.rag_guarded import RagGuarded, regret_quantile
+from policy.learned.rag_guarded import RagGuarded, regret_quantile
 from sim.demo import demo_platform, demo_workflow
 from sim.model import REFERENCE_SPEED, Platform, Workflow
 from sim.schedule import StaticSchedule

@@ -137,7 +137,7 @@ def test_training_with_expert_iteration_validates_each_round_and_keeps_the_best(
 
 
 def test_guarded_lookahead_is_never_worse_than_its_candidates() -> None:
-    from policy.rag_guarded import LookaheadGuarded
+    from policy.learned.rag_guarded import LookaheadGuarded
 
     workflow, platform = materialize(DATA_BOUND)
     guarded = get_scheduler("rag-guarded-lookahead")

@@ -16,9 +16,9 @@ from policy.learned.calibration import calibrate
 from policy.learned.instance_context import SPREAD, Spreads
 from policy.learned.lookahead import DEFAULT_K, LookaheadPlanner, LookaheadPolicy
 from policy.learned.model import PolicyNet
+from policy.learned.rag_guarded import LookaheadGuarded
 from policy.learned.rollout import replayed_makespan
 from policy.planning_views import instance_views
-from policy.rag_guarded import LookaheadGuarded
 from sim.demo import demo_platform, demo_workflow
 from sim.model import Platform, Workflow
 from sim.schedule import StaticSchedule

@@ -18,6 +18,7 @@ from policy.learned.instance_context import CANDIDATE_FEATURES, PRIOR_GAP, Insta
 from policy.learned.instances import InstanceSpec, sample_specs
 from policy.learned.model import PolicyNet, load_checkpoint
 from policy.learned.planner import LearnedPlanner, SampledPlanner
+from policy.learned.rag_guarded import RagGuarded
 from policy.learned.rollout import Episode, run_episode
 from policy.learned.train import (
     TrainConfig,
@@ -27,7 +28,6 @@ from policy.learned.train import (
     validation_specs,
 )
 from policy.peft import PEFT
-from policy.rag_guarded import RagGuarded
 from policy.validate import validate_schedule
 from sim.demo import demo_platform, demo_workflow
 from sim.engine import simulate

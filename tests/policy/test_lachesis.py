@@ -7,7 +7,7 @@ import pytest
 
 from policy.bench.arrivals import run_on_stream
 from policy.fifo_deft import FifoDeft
-from policy.lachesis import Lachesis, PolicyScores, rank_order
+from policy.learned.lachesis import Lachesis, PolicyScores, rank_order
 from policy.ranks import upward_rank
 from policy.validate import validate_schedule
 from sim.arrivals import Arrival, Stream, StreamSpec, merge_stream, poisson_stream

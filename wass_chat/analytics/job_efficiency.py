@@ -18,10 +18,12 @@ from typing import Any
 
 import polars as pl
 
-from sim.errors import InputError
+from sim.errors import InputError, UserFacingError
 from wass_chat.analytics.efficiency import MEMORY_BASES, efficiency_table, step_usage
 from wass_chat.analytics.gpu_usage import GpuFigures, gpu_advice, gpu_table, job_gpu_figures
 from wass_chat.analytics.period import ACTIVE_STATES
+from wass_chat.sacct.fetch import fetch_jobs, sacct_version
+from wass_chat.sacct.parse import parse_sacct_text
 
 WASTEFUL_CPU = 0.5
 """Below this CPU efficiency (and with more than one CPU) a job asked for too many CPUs."""
@@ -339,9 +341,6 @@ def find_jobs(
     found = jobs_efficiency(cached, job_ids, user, account, start, end)
     missing = [j for j in job_ids if not any(_matches(job, j) for job in found)]
     if missing and live:
-        from wass_chat.sacct.fetch import fetch_jobs, sacct_version
-        from wass_chat.sacct.parse import parse_sacct_text
-
         fetched = parse_sacct_text(fetch_jobs(missing), subject="sacct -j").jobs
         fetched = fetched.with_columns(pl.lit(sacct_version(), pl.String).alias("slurm_version"))
         found += jobs_efficiency(fetched.lazy(), missing, user, account, start, end)
@@ -350,6 +349,19 @@ def find_jobs(
         where = "the accounting cache" + (" nor sacct" if live else " (--no-live)")
         raise InputError("job ids", [f"not found in {where}: {', '.join(missing)}"])
     return found
+
+
+def efficiency_suggestions(job_id: str) -> list[str]:
+    """The suggestions for the job's next request (asked of sacct, as ``wass-chat sacct
+    efficiency JOBID`` does); none when Slurm's accounting does not answer. What the
+    explanation of a completed job advises (:func:`wass_chat.slurm.explain.explain_job`'s
+    ``suggestions``)."""
+    try:
+        frame = parse_sacct_text(fetch_jobs([job_id]), subject="sacct -j").jobs
+    except UserFacingError:
+        return []
+    found = jobs_efficiency(frame.lazy(), [job_id])
+    return list(found[0].suggestions) if found else []
 
 
 def _matches(job: JobEfficiency, wanted: str) -> bool:

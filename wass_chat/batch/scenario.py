@@ -44,7 +44,8 @@ def cluster_for(
     nodes), ``live``, ``jobs``, or a platform file; with its scheduler settings (live only),
     power model and a label saying where it came from."""
     from sim.batch.cluster_file import load_cluster_file
-    from wass_chat.batch.cluster_source import cluster_from_jobs, live_cluster
+    from wass_chat.batch.cluster_source import cluster_from_jobs
+    from wass_chat.slurm.scontrol_cluster import live_cluster
 
     if choice in ("auto", "live"):
         try:

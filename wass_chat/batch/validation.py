@@ -30,11 +30,11 @@ from sim.batch.metrics import agreement
 from sim.batch.model import BatchCluster, Workload
 from sim.batch.result import BatchResult
 from sim.errors import InputError
-from wass_chat.batch.cluster_source import cluster_from_records, records, scheduler_from_config
 from wass_chat.batch.sacct_workload import workload_from_jobs
 from wass_chat.sacct.fetch import supported_fields
 from wass_chat.sacct.parse import parse_sacct_text
 from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.slurm.scontrol_cluster import cluster_from_records, records, scheduler_from_config
 
 FINAL_STATES = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL")
 JOB_NAME = "wass-batch-validate"

@@ -42,16 +42,16 @@ import numpy as np
 from sim.batch.config import SchedulerConfig
 from sim.batch.engine import simulate_batch
 from sim.batch.model import UNLIMITED, BatchCluster, Partition, Workload, make_workload
-from wass_chat.batch.cluster_source import (
+from wass_chat.slurm.commands import SlurmCommands, parse_scontrol_record, scontrol_lines
+from wass_chat.slurm.formats import memory_mb, slurm_duration, slurm_time
+from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.occupancy import count_ids
+from wass_chat.slurm.scontrol_cluster import (
     cluster_from_records,
     config_values,
     records,
     scheduler_from_config,
 )
-from wass_chat.slurm.commands import SlurmCommands, parse_scontrol_record, scontrol_lines
-from wass_chat.slurm.formats import memory_mb, slurm_duration, slurm_time
-from wass_chat.slurm.hostlist import expand
-from wass_chat.slurm.occupancy import count_ids
 
 COMPLETING_S = 1
 """Seconds a node stays busy after a job on it ends (Slurm's COMPLETING; the what-if

@@ -15,9 +15,9 @@ from typing import Any
 
 from wass_chat.agent.answers.render_batch import BATCH_RENDERERS
 from wass_chat.agent.answers.render_cluster import CLUSTER_RENDERERS, plain
-from wass_chat.agent.answers.units import percent, seconds, size
 from wass_chat.agent.facts.verdicts import verdict_sentences
 from wass_chat.agent.safety import literal as lit
+from wass_chat.agent.units import percent, seconds, size
 
 Facts = Mapping[str, Any]
 

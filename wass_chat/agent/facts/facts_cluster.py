@@ -291,6 +291,7 @@ class ClusterFacts:
         """Why a job waits, runs or ended as it did, from Slurm's own sources (verdict first, then
         the quoted evidence, advice checked with ``sbatch --test-only``, the expected start).
         Without ``jobid``: the asker's latest job that ended badly ("why did my job crash?")."""
+        from wass_chat.analytics.job_efficiency import efficiency_suggestions
         from wass_chat.slurm.commands import SlurmCommands
         from wass_chat.slurm.explain import asker, explain_job
         from wass_chat.slurm.explain.latest import explain_latest_bad
@@ -299,7 +300,7 @@ class ClusterFacts:
         if not jobid:
             return dict(explain_latest_bad(commands, asker()))
         try:
-            return dict(explain_job(commands, jobid))
+            return dict(explain_job(commands, jobid, suggestions=efficiency_suggestions))
         except ServiceUnavailable as exc:
             cached = self._cached_job(jobid.strip(), exc.one_line())
             if cached is None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wass_chat.agent.answers.units import percent, seconds, size
 from wass_chat.agent.facts.case_plan import best_case
 from wass_chat.agent.safety import literal as lit
+from wass_chat.agent.units import percent, seconds, size
 
 NEGLIGIBLE_S = 0.05
 """Makespan differences below this (the answers' one decimal) count as none."""

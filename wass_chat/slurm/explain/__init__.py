@@ -23,7 +23,7 @@ from datetime import datetime
 from sim.errors import InputError
 from wass_chat.slurm.advice import Advice, JobRequest, check, judge, request_of
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
-from wass_chat.slurm.explain.aftermath import Aftermath, ended_aftermath
+from wass_chat.slurm.explain.aftermath import Aftermath, Suggestions, ended_aftermath
 from wass_chat.slurm.explain.ended import finished, running, scheduler_of, waited
 from wass_chat.slurm.explain.model import Explanation, JobWhyFacts
 from wass_chat.slurm.explain.pending import EXPLAINERS, generic
@@ -71,9 +71,15 @@ def is_operator(commands: SlurmCommands, user: str) -> bool:
 
 
 def explain_job(
-    commands: SlurmCommands, job_id: str, now: datetime | None = None, user: str | None = None
+    commands: SlurmCommands,
+    job_id: str,
+    now: datetime | None = None,
+    user: str | None = None,
+    suggestions: Suggestions | None = None,
 ) -> JobWhyFacts:
-    """Why job ``job_id`` waits, runs or ended as it did, from Slurm's own sources."""
+    """Why job ``job_id`` waits, runs or ended as it did, from Slurm's own sources; a completed
+    job is advised what ``suggestions`` gives for it (the agent passes the efficiency code's
+    :func:`~wass_chat.analytics.job_efficiency.efficiency_suggestions`)."""
     job_id = job_id.strip()
     if not _JOB_ID.fullmatch(job_id):
         raise InputError(job_id, ["a Slurm job id is a number (or ARRAY_TASK)"])
@@ -110,7 +116,7 @@ def explain_job(
     else:
         out = finished(snap, commands, klass)
         out.advice = _ended_advice(commands, snap, klass)
-        after = ended_aftermath(commands, snap, klass)
+        after = ended_aftermath(commands, snap, klass, suggestions)
         out.verdict += after.sentence()
         out.advice += after.advice
     restarts = snap.get("Restarts")

@@ -6,7 +6,8 @@ next wants the error file and its last lines (:mod:`wass_chat.slurm.job_files`),
 82, which waits for 81 to succeed, now never starts, and what to change: the failing command,
 or (for a job that finished but used little of what it held) the requests that the efficiency
 code's :func:`~wass_chat.analytics.job_efficiency.advice` suggests, from the same figures
-``wass-chat sacct efficiency`` shows. Time and memory kills keep their advice checked with
+``wass-chat sacct efficiency`` shows (the caller passes them in: the analytics sit above
+Slurm's floor). Time and memory kills keep their advice checked with
 ``sbatch --test-only`` (:func:`wass_chat.slurm.explain._ended_advice`).
 """
 
@@ -17,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.errors import UserFacingError
 from wass_chat.slurm.advice import Advice
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_parsable
 from wass_chat.slurm.explain.phrases import names
@@ -37,7 +37,9 @@ _SACCT_FILE_FIELDS = ("WorkDir", "StdOut", "StdErr", "SubmitLine")
 """sacct fields that say where the files are (SubmitLine last: it may hold ``|``)."""
 
 Suggestions = Callable[[str], list[str]]
-"""A job id -> the efficiency code's suggestions for its next request."""
+"""A job id -> the efficiency code's suggestions for its next request: the analytics' (above
+this floor) :func:`~wass_chat.analytics.job_efficiency.efficiency_suggestions`, passed in by
+whoever explains the job (the agent's ``job_why`` tool)."""
 
 
 @dataclass
@@ -90,7 +92,8 @@ def ended_aftermath(
     klass: str,
     suggestions: Suggestions | None = None,
 ) -> Aftermath:
-    """The aftermath of the ended job in ``snap`` (reason class ``klass``), asked of Slurm."""
+    """The aftermath of the ended job in ``snap`` (reason class ``klass``), asked of Slurm;
+    a completed job's advice is what ``suggestions`` gives (none without it)."""
     after = Aftermath()
     if klass == REFUSED_CLASS:  # no script ran: no files, no failing command, only dependants
         after.stranded = stranded(commands, snap, after)
@@ -104,7 +107,7 @@ def ended_aftermath(
         after.failed_step = _failed_step(snap)
         after.advice.append(_fix_the_command(snap, after))
     if klass == "completed":
-        tips = (suggestions or efficiency_suggestions)(snap.job_id)
+        tips = suggestions(snap.job_id) if suggestions else []
         after.advice += [
             Advice(
                 tip,
@@ -210,18 +213,3 @@ def _fix_the_command(snap: Snapshot, after: Aftermath) -> Advice:
         None,
         where,
     )
-
-
-def efficiency_suggestions(job_id: str) -> list[str]:
-    """The efficiency code's suggestions for the job (asked of sacct, as ``wass-chat sacct
-    efficiency JOBID`` does); none when Slurm's accounting does not answer."""
-    from wass_chat.analytics.job_efficiency import jobs_efficiency
-    from wass_chat.sacct.fetch import fetch_jobs
-    from wass_chat.sacct.parse import parse_sacct_text
-
-    try:
-        frame = parse_sacct_text(fetch_jobs([job_id]), subject="sacct -j").jobs
-    except UserFacingError:
-        return []
-    found = jobs_efficiency(frame.lazy(), [job_id])
-    return list(found[0].suggestions) if found else []
