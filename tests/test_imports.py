@@ -65,6 +65,7 @@ FLOORS: tuple[str, ...] = (
     "tui.screens",
     "tui.app",
     "tui.screenshot",
+    "tui.app_bench",
     "wass_chat.cli",
 )
 """Lowest first. ``policy``: the classic schedulers, then the learned ones (and the learned
@@ -76,7 +77,8 @@ and cache faults), analytics, the cluster what-ifs, the report, and the agent: i
 (cancellation, the safety of quoted text, how answers print quantities), understanding a
 message, the facts, the answers, then the session level (its own modules). The MCP server
 sits above the agent it serves, so nothing else in ``wass_chat`` reaches it. ``tui``: its
-non-UI modules (stores, bridges, keys), widgets, screens, the app, the screenshot tool; and
+non-UI modules (stores, bridges, keys), widgets, screens, the app, the screenshot tool, the
+app bench (drives the app headless); and
 ``wass_chat.cli`` above the terminal app it opens."""
 CHAINS = ("wass_chat", "wass_chat.agent", "tui")
 """Packages whose every subpackage has its own floor in :data:`FLOORS`: a new one would
