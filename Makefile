@@ -71,6 +71,7 @@ $(TEST_STAMP): $(APP_STAMP) pyproject.toml scripts/install-system-deps
 
 lint: test-setup
 	$(VENV)/bin/ruff check sim policy kb wass_chat tui tests
+	$(VENV)/bin/ruff format --check sim policy kb wass_chat tui tests
 
 typecheck: test-setup
 	$(VENV)/bin/mypy

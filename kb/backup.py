@@ -98,8 +98,13 @@ def backup(kb: KnowledgeBase, directory: Path) -> dict[str, int]:
     for leftover in (Path(f"{partial}-wal"), Path(f"{partial}-shm")):
         leftover.unlink(missing_ok=True)
     size, digest = _hashed(partial)
-    manifest = {"version": MANIFEST_VERSION, "file": BACKUP_FILE, "bytes": size,
-                "sha256": digest, "counts": counts}  # fmt: skip
+    manifest = {
+        "version": MANIFEST_VERSION,
+        "file": BACKUP_FILE,
+        "bytes": size,
+        "sha256": digest,
+        "counts": counts,
+    }
     listed = directory / f".{MANIFEST_FILE}.partial"
     listed.write_text(json.dumps(manifest, indent=1))
     _publish(listed, directory / MANIFEST_FILE)
@@ -118,8 +123,9 @@ def _copy_records(kb: KnowledgeBase, path: Path) -> None:
                 if kind == "decisions":
                     out.put_decisions([decision_from_bytes(b) for b in bodies.values()])
                 elif kind == "cases":
-                    out.put_cases([case_from_bytes(b) for b in bodies.values()],
-                                  list(bodies.values()))  # fmt: skip
+                    out.put_cases(
+                        [case_from_bytes(b) for b in bodies.values()], list(bodies.values())
+                    )
                 else:
                     for body in bodies.values():
                         out.put_failed(case_from_bytes(body))
@@ -131,16 +137,21 @@ def _manifest(directory: Path) -> dict[str, Any]:
     """The backup's manifest, once its file is there; raises :class:`InputError` for a folder
     without a backup and :class:`BrokenBackup` for a missing or unreadable manifest."""
     if not (directory / BACKUP_FILE).is_file():
-        raise InputError(str(directory), ["holds no backup (cases.sqlite): name the folder"
-                                          " `wass-chat kb backup` wrote"])  # fmt: skip
+        raise InputError(
+            str(directory),
+            ["holds no backup (cases.sqlite): name the folder `wass-chat kb backup` wrote"],
+        )
     try:
         manifest = json.loads((directory / MANIFEST_FILE).read_text())
         int(manifest["bytes"]), str(manifest["sha256"]), dict(manifest["counts"])
     except (OSError, ValueError, TypeError, KeyError) as exc:
-        raise BrokenBackup(str(directory), [
-            f"its manifest ({MANIFEST_FILE}) is missing or unreadable ({type(exc).__name__}), "
-            "so what it holds cannot be checked: nothing restored (back the store up again)"
-        ]) from exc  # fmt: skip
+        raise BrokenBackup(
+            str(directory),
+            [
+                f"its manifest ({MANIFEST_FILE}) is missing or unreadable ({type(exc).__name__}), "
+                "so what it holds cannot be checked: nothing restored (back the store up again)"
+            ],
+        ) from exc
     return dict(manifest)
 
 
@@ -152,10 +163,13 @@ def check_backup(directory: Path, copy_to: Path | None = None) -> dict[str, int]
     size, digest = _hashed(directory / BACKUP_FILE, copy_to)
     if (size, digest) != (int(manifest["bytes"]), str(manifest["sha256"])):
         said = f"{size} bytes" if size != int(manifest["bytes"]) else "another SHA-256"
-        raise BrokenBackup(str(directory), [
-            f"{BACKUP_FILE} has {said}, its manifest {int(manifest['bytes'])} bytes of SHA-256 "
-            f"{str(manifest['sha256'])[:12]}: truncated or corrupt, nothing restored"
-        ])  # fmt: skip
+        raise BrokenBackup(
+            str(directory),
+            [
+                f"{BACKUP_FILE} has {said}, its manifest {int(manifest['bytes'])} bytes of SHA-256 "
+                f"{str(manifest['sha256'])[:12]}: truncated or corrupt, nothing restored"
+            ],
+        )
     return {kind: int(manifest["counts"].get(kind, 0)) for kind in KINDS}
 
 
@@ -175,9 +189,10 @@ def restore(
         found = {kind: held.count(kind) for kind in KINDS}
         if found != counts:
             held.close()
-            raise BrokenBackup(str(directory), [
-                f"{BACKUP_FILE} holds {found}, its manifest says {counts}: nothing restored"
-            ])  # fmt: skip
+            raise BrokenBackup(
+                str(directory),
+                [f"{BACKUP_FILE} holds {found}, its manifest says {counts}: nothing restored"],
+            )
         return _restore_from(kb, held, progress)
 
 

@@ -115,8 +115,22 @@ def bench_row(case_id: str, i: int) -> tuple[object, ...]:
     """A synthetic sidecar row (see ``kb.sidecar_rows.CASE_COLUMNS``) for bench case ``i``: real
     columns a hit reads, an empty body (the bench measures retrieval, not decoding)."""
     makespan = float(i % 997)
-    return (case_id, f"wf{i}", f"bench;{i}", "bench", "p", SCHEDULERS[i % 4], makespan, "",
-            "", 1, "bench", "", b"", "bench")  # fmt: skip
+    return (
+        case_id,
+        f"wf{i}",
+        f"bench;{i}",
+        "bench",
+        "p",
+        SCHEDULERS[i % 4],
+        makespan,
+        "",
+        "",
+        1,
+        "bench",
+        "",
+        b"",
+        "bench",
+    )
 
 
 def exact_top_k(
@@ -169,10 +183,11 @@ def measure_reopen(directory: Path, query: np.ndarray, family: str) -> dict[str,
     """
     launched = time.time()
     out = subprocess.run(
-        [sys.executable, "-c", _REOPEN_SCRIPT, str(directory), json.dumps(query.tolist()),
-         family],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+        [sys.executable, "-c", _REOPEN_SCRIPT, str(directory), json.dumps(query.tolist()), family],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     t = json.loads(out.stdout.strip().splitlines()[-1])
     return {
         "seconds": t["answered"] - launched,
@@ -232,10 +247,19 @@ def sweep_ef_search(
         for ef in config.ef_sweep:
             kb.cases.modify(configuration={"hnsw": {"ef_search": ef}})
             out = subprocess.run(
-                [sys.executable, "-c", _SWEEP_SCRIPT, str(directory), str(query_file),
-                 str(config.k), str(family_file)],
-                check=True, capture_output=True, text=True,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-c",
+                    _SWEEP_SCRIPT,
+                    str(directory),
+                    str(query_file),
+                    str(config.k),
+                    str(family_file),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             measured = json.loads(out.stdout.strip().splitlines()[-1])
             results.append(
                 {
@@ -269,15 +293,20 @@ def run_bench(
     for start in range(0, config.cases, MAX_BATCH):
         stop = min(start + MAX_BATCH, config.cases)
         ids = [bench_case_id(i) for i in range(start, stop)]
-        kb.sidecar.insert_case_rows([bench_row(case_id, i) for i, case_id in
-                                     enumerate(ids, start)])  # fmt: skip
+        kb.sidecar.insert_case_rows([bench_row(case_id, i) for i, case_id in enumerate(ids, start)])
         kb.cases.add(
             ids=ids,
             embeddings=vectors[start:stop],
-            metadatas=[{"scheduler": SCHEDULERS[i % 4], "makespan": float(i % 997),
-                        "workflow": "bench", "family": str(families[i])}
-                       for i in range(start, stop)],
-        )  # fmt: skip
+            metadatas=[
+                {
+                    "scheduler": SCHEDULERS[i % 4],
+                    "makespan": float(i % 997),
+                    "workflow": "bench",
+                    "family": str(families[i]),
+                }
+                for i in range(start, stop)
+            ],
+        )
         insert_progress(stop - start)
     kb.sidecar.mark_chroma_synced(kb.cases.name)
     insert_seconds = time.perf_counter() - started

@@ -111,8 +111,10 @@ class KnowledgeBaseUnwritable(UserFacingError):
     Chroma opens its database read-write even to read it."""
 
     def __init__(self, path: Path, cause: str) -> None:
-        super().__init__(f"cannot open the knowledge base at {path}: {cause} "
-                         "(a read-only data home: set WASS_HOME to a folder you can write)")
+        super().__init__(
+            f"cannot open the knowledge base at {path}: {cause} "
+            "(a read-only data home: set WASS_HOME to a folder you can write)"
+        )
 
 
 def _refuse_loudly(client: Any, where: str) -> None:

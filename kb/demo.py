@@ -55,10 +55,11 @@ def demo_jobs() -> list[SeedJob]:
     from sim.demo import demo_workflow, demo_workflow_names
 
     jobs = [
-        SeedJob(WorkflowSpec(f"demo:{name}", len(demo_workflow(name)), 0), "demo",
-                scheduler_names())
+        SeedJob(
+            WorkflowSpec(f"demo:{name}", len(demo_workflow(name)), 0), "demo", scheduler_names()
+        )
         for name in demo_workflow_names()
-    ]  # fmt: skip
+    ]
     shapes = {
         WorkflowSpec.sized(shape, size, seed)
         for shape in DEMO_SHAPES
@@ -98,8 +99,12 @@ def write_demo_store(path: Path, asset: Path | None = None) -> int:
 
         with gzip.GzipFile(path, "wb", mtime=0) as raw, tarfile.open(fileobj=raw, mode="w") as tar:
             for member in sorted(store.rglob("*")):
-                tar.add(member, arcname=str(member.relative_to(store)), recursive=False,
-                        filter=normalised)  # fmt: skip
+                tar.add(
+                    member,
+                    arcname=str(member.relative_to(store)),
+                    recursive=False,
+                    filter=normalised,
+                )
     return count
 
 
@@ -139,8 +144,9 @@ def write_demo_asset(path: Path) -> int:
     bodies: list[bytes] = []
     embeddings = []
     for job in demo_jobs():
-        done = run_job(job, DEMO_SEED_CONFIG.network_model, DEMO_SEED_CONFIG.decisions_per_case,
-                       by=DEMO_WRITER)  # fmt: skip
+        done = run_job(
+            job, DEMO_SEED_CONFIG.network_model, DEMO_SEED_CONFIG.decisions_per_case, by=DEMO_WRITER
+        )
         bodies += done.bodies
         embeddings.append(done.embeddings)
     offsets = np.cumsum([0, *(len(b) for b in bodies)])

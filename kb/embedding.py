@@ -115,9 +115,15 @@ _CENTRE = np.array([f[1] for f in _FEATURES])
 FEATURE_SCALE = np.array([f[2] for f in _FEATURES])
 """Normalisation scale of each raw feature: the unit a perturbation is measured in."""
 _GROUP_WEIGHT = {
-    "size": 1.0, "levels": 1.0, "degrees": 1.0, "work": 0.8, "data": 0.8,
-    "ratios": 1.0, "platform": 0.6, "fit": 0.6,
-}  # fmt: skip
+    "size": 1.0,
+    "levels": 1.0,
+    "degrees": 1.0,
+    "work": 0.8,
+    "data": 0.8,
+    "ratios": 1.0,
+    "platform": 0.6,
+    "fit": 0.6,
+}
 _WEIGHT = np.array([_GROUP_WEIGHT[f[3]] for f in _FEATURES])
 
 _DECISION_CENTRE = np.array([1.0, 6.0, 1.5, 1.5, 0.5, 0.5, 0.5, 0.5, 0.5, 1.0, 0.2, 0.0])
@@ -155,32 +161,51 @@ def raw_features(workflow: Workflow, platform: Platform) -> np.ndarray:
     ideal = workflow.total_work / platform.total_capacity
     cp_fastest = critical_path_work(workflow) / platform.fastest_core_speed
     values = [
-        _log10(n), _log10(len(workflow.files) + 1), _log10(edges.size + 1),
+        _log10(n),
+        _log10(len(workflow.files) + 1),
+        _log10(edges.size + 1),
         _log10((edges.size + 1) / n),
-        _log10(widths.size), _log10(widths.max()), widths.size / n, widths.max() / n,
+        _log10(widths.size),
+        _log10(widths.max()),
+        widths.size / n,
+        widths.max() / n,
         *(q / widths.max() for q in _quantiles(widths, (0.25, 0.5, 0.75))),
         coefficient_of_variation(widths),
-        float(in_deg.mean()), _log10(in_deg.max() + 1), coefficient_of_variation(in_deg),
-        float(out_deg.mean()), _log10(out_deg.max() + 1), coefficient_of_variation(out_deg),
-        float((in_deg == 0).mean()), float((out_deg == 0).mean()),
+        float(in_deg.mean()),
+        _log10(in_deg.max() + 1),
+        coefficient_of_variation(in_deg),
+        float(out_deg.mean()),
+        _log10(out_deg.max() + 1),
+        coefficient_of_variation(out_deg),
+        float((in_deg == 0).mean()),
+        float((out_deg == 0).mean()),
         *(_log10(q) for q in _quantiles(runtimes, (0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0))),
-        coefficient_of_variation(runtimes), _log10(total_seconds),
+        coefficient_of_variation(runtimes),
+        _log10(total_seconds),
         *(_log10(q + 1) for q in _quantiles(file_sizes, (0.1, 0.5, 0.9, 1.0))),
-        _log10(total_bytes), input_bytes / total_bytes, coefficient_of_variation(file_sizes),
+        _log10(total_bytes),
+        input_bytes / total_bytes,
+        coefficient_of_variation(file_sizes),
         *(_log10(q + 1) for q in _quantiles(edges, (0.1, 0.5, 0.9))),
         float((edges == 0).mean()) if edges.size else 0.0,
         _log10(communication_to_computation_ratio(workflow, platform) or 0.0),
-        _log10(parallelism), _log10(cp_seconds),
+        _log10(parallelism),
+        _log10(cp_seconds),
         _log10(len({t.category or t.name for t in workflow.tasks})),
         float(np.mean([t.cores for t in workflow.tasks])),
-        _log10(len(platform.nodes)), _log10(platform.total_cores),
-        coefficient_of_variation(speeds), _log10(speeds.max() / speeds.min()),
-        coefficient_of_variation(bandwidths), coefficient_of_variation(cores),
-        _log10(float(speeds.mean()) / REFERENCE_SPEED), _log10(float(bandwidths.mean())),
+        _log10(len(platform.nodes)),
+        _log10(platform.total_cores),
+        coefficient_of_variation(speeds),
+        _log10(speeds.max() / speeds.min()),
+        coefficient_of_variation(bandwidths),
+        coefficient_of_variation(cores),
+        _log10(float(speeds.mean()) / REFERENCE_SPEED),
+        _log10(float(bandwidths.mean())),
         float(np.mean([node.gpus > 0 for node in platform.nodes])),
-        _log10(parallelism / platform.total_cores), _log10(ideal),
+        _log10(parallelism / platform.total_cores),
+        _log10(ideal),
         _log10(cp_fastest / ideal) if ideal > 0 else 0.0,
-    ]  # fmt: skip
+    ]
     return np.asarray(values, dtype=np.float64)
 
 
@@ -202,9 +227,14 @@ class StructuralEmbedder:
     @property
     def checksum(self) -> str:
         spec = [
-            _FEATURES, sorted(_GROUP_WEIGHT.items()), DECISION_FEATURES,
-            _DECISION_CENTRE.tolist(), _DECISION_SCALE.tolist(), self.dim, self.decision_dim,
-        ]  # fmt: skip
+            _FEATURES,
+            sorted(_GROUP_WEIGHT.items()),
+            DECISION_FEATURES,
+            _DECISION_CENTRE.tolist(),
+            _DECISION_SCALE.tolist(),
+            self.dim,
+            self.decision_dim,
+        ]
         return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:12]
 
     def normalise(self, raw: np.ndarray) -> np.ndarray:

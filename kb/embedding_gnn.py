@@ -125,7 +125,10 @@ def _require_file(path: Path) -> Path:
     resolved = path.expanduser().resolve()
     if not resolved.is_file():
         raise InputError(
-            str(resolved), ["no policy checkpoint here for the gnn-v1 embedder: train one with "
-                            "`wass-chat train policy` or give an existing .pt file"]
-        )  # fmt: skip
+            str(resolved),
+            [
+                "no policy checkpoint here for the gnn-v1 embedder: train one with "
+                "`wass-chat train policy` or give an existing .pt file"
+            ],
+        )
     return resolved

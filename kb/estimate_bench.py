@@ -88,9 +88,13 @@ def estimate_errors(
         platform = instance.platform.build(instance.seed)
         for mode in ERROR_MODES:
             views = instance_views(
-                workflow, platform, instance.seed, mode, cfg,  # type: ignore[arg-type]
+                workflow,
+                platform,
+                instance.seed,
+                mode,  # type: ignore[arg-type]
+                cfg,
                 predictions.get(instance.id),
-            )  # fmt: skip
+            )
             per_mode[mode].append(estimate_error(views.planning, views.actual))
     summary: dict[str, Any] = {"instances": len(instances)}
     for mode, rows in per_mode.items():

@@ -161,10 +161,12 @@ def recurring_fit(
         nodes={n: math.exp(v) for n, v in slowdown.items()},
         task_log_spread=math.sqrt(sum(map(sum, repeated)) / dof) if dof else 0.0,
         runs=len(runs),
-        node_covariance={a: dict(zip(names, map(float, row), strict=True))
-                         for a, row in zip(names, covariance, strict=True)},
+        node_covariance={
+            a: dict(zip(names, map(float, row), strict=True))
+            for a, row in zip(names, covariance, strict=True)
+        },
         task_nodes=dict(where),
-    )  # fmt: skip
+    )
 
 
 def _medians(pairs: Iterable[tuple[str, float]]) -> dict[str, float]:
@@ -198,8 +200,9 @@ def retrieve_predictions(
         wider = kb.recurring_cases(RECURRING_HISTORY) if recurs else []
     # a real run's case is used only as far as sacct confirms it (one sacct call for all)
     ok = confirmed_ids([*records, *history, *wider], kb.accounting)
-    records, history, wider = ([c for c in cases if c.case_id in ok]
-                               for cases in (records, history, wider))  # fmt: skip
+    records, history, wider = (
+        [c for c in cases if c.case_id in ok] for cases in (records, history, wider)
+    )
     records, history, wider = real_first(records), real_first(history), real_first(wider)
     predictions = predict_runtimes(
         records, request=request, platform=platform, history=history, wider=wider
@@ -259,9 +262,14 @@ def realised_case(
     schedule = HEFT().schedule(request, platform, views.occupancy)
     result, _ = replay(schedule, views, network_model)
     return case_from_result(
-        request, platform, result, workflow_key=workflow_key, source=REALISED,
-        recorded_at="1970-01-01T00:00:00+00:00", scheduler_name="heft",
-    )  # fmt: skip
+        request,
+        platform,
+        result,
+        workflow_key=workflow_key,
+        source=REALISED,
+        recorded_at="1970-01-01T00:00:00+00:00",
+        scheduler_name="heft",
+    )
 
 
 Progress = Callable[[int], None]

@@ -87,10 +87,13 @@ def check_plausible(case: CaseRecord) -> None:
     except ValueError as exc:  # a task that fits no node: the case cannot have run there
         raise ImplausibleCase(f"case {case.case_id}", [str(exc)]) from exc
     if makespan < bound * (1 - BOUND_SLACK):
-        raise ImplausibleCase(f"case {case.case_id}", [
-            f"its makespan {makespan:.1f} s is below the critical-path bound {bound:.1f} s of"
-            f" {case.workflow.name} on {case.platform.name}: no schedule can be that fast"
-        ])  # fmt: skip
+        raise ImplausibleCase(
+            f"case {case.case_id}",
+            [
+                f"its makespan {makespan:.1f} s is below the critical-path bound {bound:.1f} s of"
+                f" {case.workflow.name} on {case.platform.name}: no schedule can be that fast"
+            ],
+        )
 
 
 class JobAccounting(Protocol):
@@ -126,14 +129,22 @@ def confirm_real_run(case: CaseRecord, accounting: JobAccounting | None) -> None
         return
     subject = f"case {case.case_id} ({case.source})"
     if accounting is None:
-        raise UnconfirmedRun(subject, ["a slurm: case is stored only when sacct confirms its "
-                                       "run, and this store was opened without Slurm's "
-                                       "accounting"])  # fmt: skip
+        raise UnconfirmedRun(
+            subject,
+            [
+                "a slurm: case is stored only when sacct confirms its "
+                "run, and this store was opened without Slurm's "
+                "accounting"
+            ],
+        )
     real = case.real
     if real is None or not real.job_ids or case.source != f"slurm:{real.run_id}":
         raise UnconfirmedRun(subject, ["it names no job of its run for sacct to confirm"])
-    problems = [f"task {t} has a timeline but no job" for t in sorted(case.timeline)
-                if t not in real.job_ids]  # fmt: skip
+    problems = [
+        f"task {t} has a timeline but no job"
+        for t in sorted(case.timeline)
+        if t not in real.job_ids
+    ]
     try:
         rows = accounting.accounting(sorted(set(real.job_ids.values())), CONFIRM_FIELDS)
     except UserFacingError as exc:
@@ -152,21 +163,30 @@ def confirm_real_run(case: CaseRecord, accounting: JobAccounting | None) -> None
         if task not in case.timeline:
             continue
         if row.get("NodeList") != case.placements.get(task):
-            problems.append(f"task {task}: the case says node {case.placements.get(task)}, "
-                            f"sacct {row.get('NodeList')}")  # fmt: skip
+            problems.append(
+                f"task {task}: the case says node {case.placements.get(task)}, "
+                f"sacct {row.get('NodeList')}"
+            )
         first, last = _epoch(row.get("Start", "")), _epoch(row.get("End", ""))
         _, start, end = case.timeline[task]
         if first is None or last is None or t0 is None:
             problems.append(f"task {task}: sacct has no start and end for job {job}")
-        elif not (first - CONFIRM_SLACK_S <= t0 + start * real.scale
-                  <= t0 + end * real.scale <= last + CONFIRM_SLACK_S):  # fmt: skip
-            problems.append(f"task {task}: the case says {(end - start) * real.scale:.1f} s "
-                            f"from {t0 + start * real.scale:.0f}, sacct {last - first:.0f} s "
-                            f"from {first:.0f}")  # fmt: skip
+        elif not (
+            first - CONFIRM_SLACK_S
+            <= t0 + start * real.scale
+            <= t0 + end * real.scale
+            <= last + CONFIRM_SLACK_S
+        ):
+            problems.append(
+                f"task {task}: the case says {(end - start) * real.scale:.1f} s "
+                f"from {t0 + start * real.scale:.0f}, sacct {last - first:.0f} s "
+                f"from {first:.0f}"
+            )
     longest = max((e for _, _, e in case.timeline.values()), default=0.0)
     if abs(case.metrics.makespan - longest) > 1e-6 * max(1.0, longest):
-        problems.append(f"its makespan {case.metrics.makespan:.1f} s is not its timeline's "
-                        f"{longest:.1f} s")  # fmt: skip
+        problems.append(
+            f"its makespan {case.metrics.makespan:.1f} s is not its timeline's {longest:.1f} s"
+        )
     if problems:
         raise UnconfirmedRun(subject, [*problems, "not stored"])
 

@@ -38,9 +38,15 @@ if TYPE_CHECKING:
     from kb.store import KnowledgeBase
 
 FAILURE_ORDER = (
-    "FAILED", "OUT_OF_MEMORY", "TIMEOUT", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED",
+    "FAILED",
+    "OUT_OF_MEMORY",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "PREEMPTED",
     "CANCELLED",
-)  # fmt: skip
+)
 """Which state names a run that did not complete: the first of these any task ended in."""
 
 

@@ -35,9 +35,16 @@ from sim.schedule import NetworkModel
 from sim.wfformat import workflow_to_dict
 
 DEFAULT_RECIPES = (
-    "montage", "epigenomics", "genome", "seismology", "soykb", "srasearch", "blast", "bwa",
+    "montage",
+    "epigenomics",
+    "genome",
+    "seismology",
+    "soykb",
+    "srasearch",
+    "blast",
+    "bwa",
     "cycles",
-)  # fmt: skip
+)
 """Every WfCommons recipe :mod:`sim.recipes` offers (the learned policy trains on all nine)."""
 DEFAULT_SHAPES = ("chain", "fan-out", "fan-in", "fork-join", "layered", "genomics")
 DEFAULT_SCHEDULERS = ("heft", "wass", "slurm", "random")
@@ -234,9 +241,12 @@ def run_job(
     for name, case_id in zip(job.schedulers, job_case_ids(job), strict=True):
         scheduler = get_scheduler(name, seed=job.spec.seed)
         result = plan_and_simulate(scheduler, workflow, platform, network_model)
-        case = signed(case_from_result(
-            workflow, platform, result, job.spec.key, scheduler_name=canonical_name(name)
-        ), by)  # fmt: skip
+        case = signed(
+            case_from_result(
+                workflow, platform, result, job.spec.key, scheduler_name=canonical_name(name)
+            ),
+            by,
+        )
         assert case.case_id == case_id, "case id must match the plan's"
         cases.append(case)
         decisions += decisions_from_case(case, decisions_per_case)

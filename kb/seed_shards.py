@@ -65,8 +65,9 @@ def seed_plan(config: SeedConfig, tasks: int) -> ArrayPlan:
 
 
 def seed_config(plan: ArrayPlan) -> SeedConfig:
-    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
-                              for k, v in plan.spec.items()}  # fmt: skip
+    fields: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in plan.spec.items()
+    }
     return SeedConfig(**fields)
 
 
@@ -86,9 +87,12 @@ class ShardWriter:
         self._db.executescript(_SCHEMA)
         self._embedder = embedder = StructuralEmbedder()
         meta = {
-            "plan": plan.digest, "task": str(task), "pid": str(os.getpid()),
-            "embedder": embedder.name, "checksum": embedder.checksum,
-        }  # fmt: skip
+            "plan": plan.digest,
+            "task": str(task),
+            "pid": str(os.getpid()),
+            "embedder": embedder.name,
+            "checksum": embedder.checksum,
+        }
         with self._db:
             self._db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
 
@@ -99,15 +103,26 @@ class ShardWriter:
             for case, body, vector in zip(job.cases, job.bodies, job.embeddings, strict=True):
                 columns = list(case_row(case, body))
                 del columns[_BODY]
-                rows.append((case.case_id, json.dumps(columns), body,
-                             json.dumps(case_metadata(case)),
-                             np.asarray(vector, dtype=np.float32).tobytes()))  # fmt: skip
+                rows.append(
+                    (
+                        case.case_id,
+                        json.dumps(columns),
+                        body,
+                        json.dumps(case_metadata(case)),
+                        np.asarray(vector, dtype=np.float32).tobytes(),
+                    )
+                )
             vectors = self._embedder.embed_decisions([d.state for d in job.decisions])
             decisions += [
-                (d.decision_id, d.case_id, decision_to_bytes(d),
-                 json.dumps(decision_metadata(d)), np.asarray(v, dtype=np.float32).tobytes())
+                (
+                    d.decision_id,
+                    d.case_id,
+                    decision_to_bytes(d),
+                    json.dumps(decision_metadata(d)),
+                    np.asarray(v, dtype=np.float32).tobytes(),
+                )
                 for d, v in zip(job.decisions, vectors, strict=True)
-            ]  # fmt: skip
+            ]
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO cases VALUES (?,?,?,?,?)", rows)
             self._db.executemany("INSERT OR REPLACE INTO decisions VALUES (?,?,?,?,?)", decisions)

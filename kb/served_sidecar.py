@@ -187,10 +187,13 @@ class ServedSidecar:
 
     def switch_embedder(self, active: ActiveEmbedder, collection: str) -> None:
         """Record ``active`` and mark ``collection`` in sync (one upsert, as one transaction)."""
-        self._put_store({
-            "embedder": active.name, "embedder_checksum": active.checksum,
-            _SYNC: json.dumps({"pending": 0, "collection": collection}),
-        })  # fmt: skip
+        self._put_store(
+            {
+                "embedder": active.name,
+                "embedder_checksum": active.checksum,
+                _SYNC: json.dumps({"pending": 0, "collection": collection}),
+            }
+        )
 
     # --- reads ----------------------------------------------------------------------------
     def count(self, table: str = "cases") -> int:
@@ -231,8 +234,14 @@ class ServedSidecar:
         for page in _pages(ids):
             got = self._tables["cases"].get(ids=page, include=["metadatas"])
             for i, m in zip(got["ids"], got["metadatas"], strict=True):
-                found[i] = CaseHit(m["scheduler"], float(m["makespan"]), m["workflow"],
-                                   m["platform"], m["source"], _decode(m["body"]))  # fmt: skip
+                found[i] = CaseHit(
+                    m["scheduler"],
+                    float(m["makespan"]),
+                    m["workflow"],
+                    m["platform"],
+                    m["source"],
+                    _decode(m["body"]),
+                )
         return found
 
     def ids_on_platform(self, platform_hash: str, limit: int) -> list[str]:
@@ -266,11 +275,21 @@ class ServedSidecar:
         rows = []
         for page in self._scan("cases", ["metadatas"]):
             for i, m in zip(page["ids"], page["metadatas"], strict=True):
-                rows.append(CaseRow(
-                    i, m["workflow_hash"], m["platform"], m["platform_hash"], m["scheduler"],
-                    float(m["makespan"]), m["placement_hash"], tuple(m["nodes_used"].split(",")),
-                    int(m["weight"]), m["source"], m["workflow_key"],
-                ))  # fmt: skip
+                rows.append(
+                    CaseRow(
+                        i,
+                        m["workflow_hash"],
+                        m["platform"],
+                        m["platform_hash"],
+                        m["scheduler"],
+                        float(m["makespan"]),
+                        m["placement_hash"],
+                        tuple(m["nodes_used"].split(",")),
+                        int(m["weight"]),
+                        m["source"],
+                        m["workflow_key"],
+                    )
+                )
         return rows
 
     def decision_case_ids(self, case_ids: Sequence[str]) -> list[str]:

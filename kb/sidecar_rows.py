@@ -18,9 +18,21 @@ index range (``LIKE`` would not use the index)."""
 
 
 CASE_COLUMNS = (
-    "id", "workflow_hash", "workflow_key", "platform", "platform_hash", "scheduler", "makespan",
-    "placement_hash", "nodes_used", "weight", "source", "recorded_at", "body", "workflow",
-)  # fmt: skip
+    "id",
+    "workflow_hash",
+    "workflow_key",
+    "platform",
+    "platform_hash",
+    "scheduler",
+    "makespan",
+    "placement_hash",
+    "nodes_used",
+    "weight",
+    "source",
+    "recorded_at",
+    "body",
+    "workflow",
+)
 """Columns of the ``cases`` table, in the order
 :meth:`kb.sidecar.Sidecar.insert_case_rows` expects."""
 
@@ -31,10 +43,21 @@ def case_row(case: CaseRecord, body: bytes) -> tuple[object, ...]:
     carry."""
     c = case
     return (
-        c.case_id, c.workflow_hash, c.workflow_key, c.platform.name, c.platform_hash,
-        c.scheduler, c.metrics.makespan, c.placement_hash, ",".join(c.nodes_used),
-        c.weight, c.source, c.recorded_at, body, c.workflow.name,
-    )  # fmt: skip
+        c.case_id,
+        c.workflow_hash,
+        c.workflow_key,
+        c.platform.name,
+        c.platform_hash,
+        c.scheduler,
+        c.metrics.makespan,
+        c.placement_hash,
+        ",".join(c.nodes_used),
+        c.weight,
+        c.source,
+        c.recorded_at,
+        body,
+        c.workflow.name,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,11 +94,14 @@ def require_index(directory: Path) -> None:
     finally:
         held.close()
     if cases:
-        raise StoreMissing(str(directory), [
-            f"its Chroma index {CHROMA_INDEX.parent}/ is missing while the sidecar holds"
-            f" {cases} cases: restore it from a backup or rebuild it with"
-            " `wass-chat kb reembed --embedder structural-v0`"
-        ])  # fmt: skip
+        raise StoreMissing(
+            str(directory),
+            [
+                f"its Chroma index {CHROMA_INDEX.parent}/ is missing while the sidecar holds"
+                f" {cases} cases: restore it from a backup or rebuild it with"
+                " `wass-chat kb reembed --embedder structural-v0`"
+            ],
+        )
 
 
 class KnowledgeBase:
@@ -210,10 +213,13 @@ class KnowledgeBase:
         store, or a server whose data folder was wiped)."""
         if self.count() == 0:
             where = self.directory if self.sidecar_path() else "the Chroma server"
-            raise StoreMissing(str(where), [
-                "the knowledge base holds no cases (missing, emptied, or not the store you"
-                " meant): seed it (`wass-chat kb seed`) or restore it from a backup"
-            ])  # fmt: skip
+            raise StoreMissing(
+                str(where),
+                [
+                    "the knowledge base holds no cases (missing, emptied, or not the store you"
+                    " meant): seed it (`wass-chat kb seed`) or restore it from a backup"
+                ],
+            )
 
     def sidecar_path(self) -> Path | None:
         """The embedded sidecar's file (None for a served store)."""
@@ -404,8 +410,11 @@ class KnowledgeBase:
             rows = self.sidecar.hits(ids[:cut])
             return rank_cases(ids[:cut], distances[:cut], rows)[:k]
         rows = self.sidecar.hits(ids)  # limited to trusted sources: filter, then cut
-        kept = [(i, d) for i, d in zip(ids, distances, strict=True)
-                if i in rows and source_kind(rows[i].source) in self.sources]  # fmt: skip
+        kept = [
+            (i, d)
+            for i, d in zip(ids, distances, strict=True)
+            if i in rows and source_kind(rows[i].source) in self.sources
+        ]
         cut = tie_cut([d for _, d in kept], k)
         return rank_cases([i for i, _ in kept[:cut]], [d for _, d in kept[:cut]], rows)[:k]
 
@@ -450,8 +459,9 @@ class KnowledgeBase:
                 log.warning(
                     "the %s index lacks %d vectors (a store from before platform-family shards,"
                     " or an interrupted write): embedding them once",
-                    kind, missing,
-                )  # fmt: skip
+                    kind,
+                    missing,
+                )
             self._fill(kind, collection)
         if lacking == 0:
             self._drop_unsharded_cases()

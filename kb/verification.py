@@ -19,8 +19,12 @@ def implausible_cases(kb: KnowledgeBase, chunk: int = 1000) -> list[dict[str, st
             try:
                 check_plausible(case)
             except ImplausibleCase as exc:
-                found.append({
-                    "case_id": case_id, "source": case.source,
-                    "written_by": case.written_by, "problem": exc.problems[0],
-                })  # fmt: skip
+                found.append(
+                    {
+                        "case_id": case_id,
+                        "source": case.source,
+                        "written_by": case.written_by,
+                        "problem": exc.problems[0],
+                    }
+                )
     return found

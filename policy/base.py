@@ -70,10 +70,14 @@ def check_plannable(workflow: Workflow, scheduler: str) -> None:
     """Refuse (:class:`WorkflowError`) a workflow too large for a list scheduler to plan in
     reasonable time, rather than run for hours."""
     if len(workflow.tasks) > MAX_PLANNED_TASKS:
-        raise WorkflowError(workflow.name, [
-            f"{len(workflow.tasks):,} tasks: {scheduler} plans at most {MAX_PLANNED_TASKS:,} "
-            "(docs/schedulers.md, \"Workflow size\"); simulate it with --scheduler eft, "
-            "which places tasks as they become ready"])  # fmt: skip
+        raise WorkflowError(
+            workflow.name,
+            [
+                f"{len(workflow.tasks):,} tasks: {scheduler} plans at most {MAX_PLANNED_TASKS:,} "
+                '(docs/schedulers.md, "Workflow size"); simulate it with --scheduler eft, '
+                "which places tasks as they become ready"
+            ],
+        )
 
 
 Scheduler = StaticScheduler | DynamicScheduler

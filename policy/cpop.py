@@ -82,8 +82,13 @@ class CPOP(ListScheduler):
         plan = Plan(workflow, platform, insertion=True, occupancy=occupancy)
         pinned: Node | None = None
         if able:  # on a busy cluster, counting from when other jobs leave the node
-            pinned = min(able, key=lambda n: plan.timelines[n.name].available_time
-                         + sum(compute_time(tasks[t], n) for t in critical))  # fmt: skip
+            pinned = min(
+                able,
+                key=lambda n: (
+                    plan.timelines[n.name].available_time
+                    + sum(compute_time(tasks[t], n) for t in critical)
+                ),
+            )
         on_path = set(critical) if pinned is not None else set()
 
         for task in ready_by_priority(workflow, priority):

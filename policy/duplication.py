@@ -69,8 +69,9 @@ class CopyPlan(Plan):
             producer = wf.producer.get(file_id)
             if producer is None:
                 chosen[file_id] = (
-                    SHARED_FS, t.release + shared_fs_read_time(size, self.platform, node)
-                )  # fmt: skip
+                    SHARED_FS,
+                    t.release + shared_fs_read_time(size, self.platform, node),
+                )
                 continue
             if producer == task:
                 continue
@@ -181,9 +182,14 @@ class CopyPlan(Plan):
                     transfers[key] = TransferRecord(file_id, size, where, node_name, begin, landed)
         records.sort(key=lambda r: (r.start, r.end, r.task, r.node))
         return SimResult.from_records(
-            wf, self.platform, scheduler, "ideal", tuple(records), tuple(transfers.values()),
+            wf,
+            self.platform,
+            scheduler,
+            "ideal",
+            tuple(records),
+            tuple(transfers.values()),
             backend="plan",
-        )  # fmt: skip
+        )
 
     def _version_read(self, task: str, node: str, file_id: str) -> str:
         """The expanded workflow's id of the version of ``file_id`` that the instance of
@@ -217,12 +223,20 @@ class CopyPlan(Plan):
             expanded_tasks.append(replace(t, id=name, inputs=inputs, outputs=outputs))
             assignment[name] = node
             start[name] = begin
-        expanded = Workflow(f"{wf.name}+copies", tuple(expanded_tasks), tuple(expanded_files),
-                            wf.description, wf.meta)  # fmt: skip
+        expanded = Workflow(
+            f"{wf.name}+copies",
+            tuple(expanded_tasks),
+            tuple(expanded_files),
+            wf.description,
+            wf.meta,
+        )
         schedule = StaticSchedule.from_priorities(
-            assignment, start, scheduler, self.makespan,
+            assignment,
+            start,
+            scheduler,
+            self.makespan,
             tie_break={t: i for i, t in enumerate(expanded.topological_order)},
-        )  # fmt: skip
+        )
         return CopySchedule(wf, expanded, schedule, self.copy_count)
 
 

@@ -43,15 +43,15 @@ def batch_workflow(workflow: Workflow, tasks: tuple[str, ...], name: str = "") -
     another batch: only whole workflows can be planned one arrival at a time.
     """
     members = set(tasks)
-    outside = sorted(
-        {p for t in tasks for p in workflow.parents[t] if p not in members}
-    )  # fmt: skip
+    outside = sorted({p for t in tasks for p in workflow.parents[t] if p not in members})
     if outside:
         raise ScheduleError(
             "online planning",
-            [f"tasks released together depend on {outside[0]!r}, released at another time "
-             f"({len(outside)} such parents): arrivals must be whole workflows"],
-        )  # fmt: skip
+            [
+                f"tasks released together depend on {outside[0]!r}, released at another time "
+                f"({len(outside)} such parents): arrivals must be whole workflows"
+            ],
+        )
     by_id = workflow.task_by_id
     chosen = [replace(by_id[t], release=0.0) for t in tasks]
     used = {f for t in chosen for f in (*t.inputs, *t.outputs)}
@@ -111,9 +111,13 @@ class PerArrival(StaticScheduler):
             )
             for task in sorted(batch, key=lambda t: (local.start[t], local.finish[t])):
                 plan.place(
-                    Slot(task, local.placement[task], time + local.start[task],
-                         time + local.finish[task])
-                )  # fmt: skip
+                    Slot(
+                        task,
+                        local.placement[task],
+                        time + local.start[task],
+                        time + local.finish[task],
+                    )
+                )
         return plan.to_schedule(self.name)
 
 

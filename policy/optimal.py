@@ -39,10 +39,7 @@ def _edge_time(
     nodes = platform.node_by_name
     files = workflow.edge_files[(parent, child)]
     return max(
-        (
-            transfer_time(workflow.file_by_id[f].size, platform, nodes[a], nodes[b])
-            for f in files
-        ),
+        (transfer_time(workflow.file_by_id[f].size, platform, nodes[a], nodes[b]) for f in files),
         default=0.0,
     )
 
@@ -104,7 +101,7 @@ def solve_optimal(
             model.add_cumulative(intervals, [c for _, c, _ in per_node[n.name]], n.cores)
         if any(m for _, _, m in per_node[n.name]):
             model.add_cumulative(intervals, [m for _, _, m in per_node[n.name]], n.memory)
-    for (parent, child) in workflow.edge_files:
+    for parent, child in workflow.edge_files:
         model.add(start[child] >= end[parent])
         for a in nodes:
             for b in nodes:
@@ -126,8 +123,10 @@ def solve_optimal(
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         raise RuntimeError(f"CP-SAT found no schedule within {time_limit} s")
     assignment = {
-        t.id: n.name for t in tasks for n in nodes if (t.id, n.name) in on
-        and solver.value(on[(t.id, n.name)])
+        t.id: n.name
+        for t in tasks
+        for n in nodes
+        if (t.id, n.name) in on and solver.value(on[(t.id, n.name)])
     }
     starts = {t.id: float(solver.value(start[t.id])) for t in tasks}
     schedule = StaticSchedule.from_priorities(

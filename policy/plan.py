@@ -89,9 +89,13 @@ class Plan:
         t = self.workflow.task_by_id[task]
         duration = compute_time(t, node)
         start = self.timelines[node.name].earliest_start(
-            max(self.data_ready(task, node), self.now), duration, t.cores, t.memory,
-            self.insertion, gpus_used(t, node),
-        )  # fmt: skip
+            max(self.data_ready(task, node), self.now),
+            duration,
+            t.cores,
+            t.memory,
+            self.insertion,
+            gpus_used(t, node),
+        )
         return Slot(task, node.name, start, start + duration)
 
     def best_slot(self, task: str, nodes: tuple[Node, ...]) -> Slot:

@@ -60,9 +60,7 @@ def mean_compute_time(workflow: Workflow, platform: Platform, task: str) -> floa
     return sum(compute_time(t, n) for n in candidates) / len(candidates)
 
 
-def mean_edge_time(
-    workflow: Workflow, parent: str, child: str, means: CommunicationMeans
-) -> float:
+def mean_edge_time(workflow: Workflow, parent: str, child: str, means: CommunicationMeans) -> float:
     """Mean time of the transfers along one edge (c-bar in HEFT); 0 for a control edge."""
     files = workflow.edge_files[(parent, child)]
     if not files:
@@ -82,10 +80,7 @@ def upward_rank(
     rank: dict[str, float] = {}
     for task in reversed(workflow.topological_order):
         tail = max(
-            (
-                mean_edge_time(workflow, task, c, means) + rank[c]
-                for c in workflow.children[task]
-            ),
+            (mean_edge_time(workflow, task, c, means) + rank[c] for c in workflow.children[task]),
             default=0.0,
         )
         rank[task] = mean_compute_time(workflow, platform, task) + tail
@@ -136,9 +131,7 @@ def saga_downward_rank(workflow: Workflow, platform: Platform) -> dict[str, floa
     return rank
 
 
-def optimistic_cost_table(
-    workflow: Workflow, platform: Platform
-) -> dict[tuple[str, str], float]:
+def optimistic_cost_table(workflow: Workflow, platform: Platform) -> dict[tuple[str, str], float]:
     """OCT(t, p) = max over children c of min over nodes q of (OCT(c, q) + w(c, q) + c'(t, c)).
 
     c'(t, c) is the mean edge time when q != p and 0 otherwise; OCT of an exit task is 0.

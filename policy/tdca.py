@@ -80,8 +80,9 @@ class Cluster:
     """Whether its first task is placed (its node chosen, or none left for it)."""
 
 
-def edge_time(workflow: Workflow, platform: Platform, parent: str, child: str, a: Node,
-              b: Node) -> float:  # fmt: skip
+def edge_time(
+    workflow: Workflow, platform: Platform, parent: str, child: str, a: Node, b: Node
+) -> float:
     """``delta``: seconds the edge's files take from node ``a`` to ``b`` (they move in
     parallel; 0 on one node or for a control edge)."""
     files = workflow.edge_files[(parent, child)]
@@ -100,10 +101,13 @@ def estimates(plan: CopyPlan, batch: tuple[str, ...]) -> Estimates:
         ect[task] = {}
         for p in hosts(t, platform):
             est = t.release + max(
-                (shared_fs_read_time(wf.file_by_id[f].size, platform, p)
-                 for f in t.inputs if f not in wf.producer),
+                (
+                    shared_fs_read_time(wf.file_by_id[f].size, platform, p)
+                    for f in t.inputs
+                    if f not in wf.producer
+                ),
                 default=0.0,
-            )  # fmt: skip
+            )
             for j in wf.parents[task]:
                 done = ect[j].items() if j in ect else plan.versions(j)
                 landed = min(end + edge_time(wf, platform, j, task, nodes[q], p) for q, end in done)
@@ -140,10 +144,13 @@ def levels(workflow: Workflow, platform: Platform, batch: tuple[str, ...]) -> di
     for task in reversed(batch):
         t = workflow.task_by_id[task]
         tail = max(
-            (level[k] + mean_edge_time(workflow, task, k, means)
-             for k in workflow.children[task] if k in level),
+            (
+                level[k] + mean_edge_time(workflow, task, k, means)
+                for k in workflow.children[task]
+                if k in level
+            ),
             default=0.0,
-        )  # fmt: skip
+        )
         level[task] = tail + max(compute_time(t, n) for n in hosts(t, platform))
     return level
 
@@ -175,8 +182,9 @@ def clusters(
             if j is None:
                 break
             if not worth(j, task, p):
-                options = [k for k in wf.parents[task]
-                           if k in ect and k not in held and worth(k, task, p)]  # fmt: skip
+                options = [
+                    k for k in wf.parents[task] if k in ect and k not in held and worth(k, task, p)
+                ]
                 if not options:
                     break
                 j = min(options, key=lambda k: (ect[k][p.name], position[k]))
@@ -242,9 +250,11 @@ class Tdca:
                 free = tuple(n for n in cluster.hosts if n.name not in occupied)
                 candidates = free or hosts(plan.workflow.task_by_id[task], plan.platform)
             else:
-                candidates = (cluster.node,) if cluster.node else hosts(
-                    plan.workflow.task_by_id[task], plan.platform
-                )  # fmt: skip
+                candidates = (
+                    (cluster.node,)
+                    if cluster.node
+                    else hosts(plan.workflow.task_by_id[task], plan.platform)
+                )
             best: tuple[Slot, list[Slot]] | None = None
             for node in candidates:
                 choice = self._with_copies(plan, task, node, copies_before[task])

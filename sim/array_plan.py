@@ -49,22 +49,29 @@ class ArrayPlan:
         object.__setattr__(self, "spec", json.loads(json.dumps(self.spec)))
 
     def to_json(self) -> str:
-        return json.dumps({"kind": self.kind, "spec": self.spec, "tasks": self.tasks,
-                           "shard_suffix": self.shard_suffix, "volatile": list(self.volatile)},
-                          indent=1)  # fmt: skip
+        return json.dumps(
+            {
+                "kind": self.kind,
+                "spec": self.spec,
+                "tasks": self.tasks,
+                "shard_suffix": self.shard_suffix,
+                "volatile": list(self.volatile),
+            },
+            indent=1,
+        )
 
     @classmethod
     def from_json(cls, text: str) -> ArrayPlan:
         doc = json.loads(text)
-        return cls(doc["kind"], doc["spec"], int(doc["tasks"]), doc["shard_suffix"],
-                   tuple(doc["volatile"]))  # fmt: skip
+        return cls(
+            doc["kind"], doc["spec"], int(doc["tasks"]), doc["shard_suffix"], tuple(doc["volatile"])
+        )
 
     @property
     def digest(self) -> str:
         """Names the plan: what is computed and how it is split (not the workers per task)."""
         what = {k: v for k, v in self.spec.items() if k not in self.volatile}
-        payload = json.dumps({"kind": self.kind, "spec": what, "tasks": self.tasks},
-                             sort_keys=True)  # fmt: skip
+        payload = json.dumps({"kind": self.kind, "spec": what, "tasks": self.tasks}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def block(self, task: int, items: Sequence[Item]) -> list[Item]:

@@ -144,11 +144,13 @@ def with_gpu_tasks(
         raise StreamError("gpu shares", [f"need {need} and prefer {prefer}: each >= 0, sum <= 1"])
     draws = rng.random(len(workflow.tasks))
     tasks = tuple(
-        replace(t, gpus=max(t.gpus, 1)) if u < need
-        else replace(t, prefers_gpu=True) if u < need + prefer
+        replace(t, gpus=max(t.gpus, 1))
+        if u < need
+        else replace(t, prefers_gpu=True)
+        if u < need + prefer
         else t
         for t, u in zip(workflow.tasks, draws, strict=True)
-    )  # fmt: skip
+    )
     return replace(workflow, tasks=tasks)
 
 

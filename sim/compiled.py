@@ -161,8 +161,10 @@ def _build_workflow(wf: Workflow) -> CompiledWorkflow:
     for i, r in enumerate(release):
         if r > 0:
             released_tasks[group[r]].append(i)
-    first_read = [0.0 if p >= 0 or not readers else min(release[c] for c in readers)
-                  for p, readers in zip(producer, consumers, strict=True)]  # fmt: skip
+    first_read = [
+        0.0 if p >= 0 or not readers else min(release[c] for c in readers)
+        for p, readers in zip(producer, consumers, strict=True)
+    ]
     released_inputs: list[list[int]] = [[] for _ in release_times]
     for file, r in enumerate(first_read):
         if r > 0:

@@ -49,8 +49,7 @@ def demo_workflow_names() -> tuple[str, ...]:
 def demo_workflow(name: str = "genomics-49") -> Workflow:
     """A shipped demo workflow by name (see :func:`demo_workflow_names`)."""
     if name not in DEMO_WORKFLOWS:
-        raise InputError(name, [f"no demo workflow {name!r} "
-                                f"(demos: {', '.join(DEMO_WORKFLOWS)})"])
+        raise InputError(name, [f"no demo workflow {name!r} (demos: {', '.join(DEMO_WORKFLOWS)})"])
     file_name = workflow_asset_file(name)
     return loads_workflow(_asset(file_name), subject=f"sim/data/{file_name}")
 
@@ -64,7 +63,7 @@ def resolve_workflow(spec: str) -> Workflow:
     from sim.wfformat import read_workflow
 
     if spec.startswith(DEMO_PREFIX):
-        return demo_workflow(spec[len(DEMO_PREFIX):])
+        return demo_workflow(spec[len(DEMO_PREFIX) :])
     return read_workflow(spec)
 
 

@@ -78,8 +78,9 @@ class UnknownName(InputError):
             problem += "; the nearest: " + ", ".join(self.nearest)
         elif self.known:
             shown = ", ".join(self.known[:8])
-            problem += f"; known: {shown}" + (f" and {len(self.known) - 8} more" if len(
-                self.known) > 8 else "")  # fmt: skip
+            problem += f"; known: {shown}" + (
+                f" and {len(self.known) - 8} more" if len(self.known) > 8 else ""
+            )
         super().__init__(name, [problem])
 
     def one_line(self, limit: int = 5) -> str:

@@ -49,10 +49,13 @@ def _load() -> Any:
     except ImportError:
         return None
     if SOURCES.is_dir() and getattr(_core, "SOURCE_HASH", "") != source_hash():
-        raise StaleCoreError("sim._core", [
-            "built from other sources than sim/csrc/: rebuild it (make setup, or "
-            ".venv/bin/python setup.py build_ext --inplace)"
-        ])  # fmt: skip
+        raise StaleCoreError(
+            "sim._core",
+            [
+                "built from other sources than sim/csrc/: rebuild it (make setup, or "
+                ".venv/bin/python setup.py build_ext --inplace)"
+            ],
+        )
     return _core
 
 
@@ -101,11 +104,30 @@ def _instance(wf: CompiledWorkflow, pf: CompiledPlatform) -> Any:
     if len(_instances) >= 16:
         _instances.clear()
     instance = _core.Instance(
-        wf.work, wf.cores, wf.memory, wf.gpus, wf.parents, wf.children, wf.inputs, wf.outputs,
-        tuple(float(s) for s in wf.file_size), wf.producer, pf.speed, pf.cores, pf.memory,
-        pf.gpus, pf.bandwidth, float(pf.latency), float(pf.fs_bandwidth), pf.link_bandwidth,
-        wf.prefers_gpu, pf.gpu_speed, wf.release_times, wf.released_tasks, wf.released_inputs,
-    )  # fmt: skip
+        wf.work,
+        wf.cores,
+        wf.memory,
+        wf.gpus,
+        wf.parents,
+        wf.children,
+        wf.inputs,
+        wf.outputs,
+        tuple(float(s) for s in wf.file_size),
+        wf.producer,
+        pf.speed,
+        pf.cores,
+        pf.memory,
+        pf.gpus,
+        pf.bandwidth,
+        float(pf.latency),
+        float(pf.fs_bandwidth),
+        pf.link_bandwidth,
+        wf.prefers_gpu,
+        pf.gpu_speed,
+        wf.release_times,
+        wf.released_tasks,
+        wf.released_inputs,
+    )
     _instances[key] = (wf, pf, instance)
     return instance
 

@@ -33,8 +33,13 @@ def generate_workflow(
     if kind in SHAPES:
         config = ShapeConfig() if ccr is None else ShapeConfig(ccr=ccr)
         return generate_shape(kind, num_tasks, seed, config)
-    raise InputError(kind, [f"unknown workflow kind {kind!r} "
-                            f"(recipes: {', '.join(RECIPES)}; shapes: {', '.join(SHAPES)})"])
+    raise InputError(
+        kind,
+        [
+            f"unknown workflow kind {kind!r} "
+            f"(recipes: {', '.join(RECIPES)}; shapes: {', '.join(SHAPES)})"
+        ],
+    )
 
 
 __all__ = [

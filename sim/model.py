@@ -158,9 +158,7 @@ class Workflow:
     @cached_property
     def topological_order(self) -> tuple[str, ...]:
         """Task ids, parents before children; ties kept in declaration order (deterministic)."""
-        order = _topological_order(
-            [t.id for t in self.tasks], self.parents, self.children
-        )
+        order = _topological_order([t.id for t in self.tasks], self.parents, self.children)
         assert order is not None  # construction rejected cycles
         return order
 
@@ -325,7 +323,7 @@ def find_cycle(wf: Workflow) -> list[str] | None:
                 kid = kids[i]
                 state = colour.get(kid, 0)
                 if state == 1:
-                    return [*path[path.index(kid):], kid]
+                    return [*path[path.index(kid) :], kid]
                 if state == 0:
                     colour[kid] = 1
                     stack.append((kid, 0))

@@ -79,8 +79,9 @@ class Occupancy:
 
     def active(self) -> tuple[Hold, ...]:
         """The holds that matter: some cores or memory, ending after they start and after 0."""
-        return tuple(h for h in self.holds
-                     if h.until > max(h.start, 0.0) and (h.cores > 0 or h.memory > 0))  # fmt: skip
+        return tuple(
+            h for h in self.holds if h.until > max(h.start, 0.0) and (h.cores > 0 or h.memory > 0)
+        )
 
     @property
     def from_start(self) -> bool:
@@ -100,8 +101,9 @@ class Occupancy:
             if not (math.isfinite(h.start) and h.start >= 0):
                 problems.append(f"hold on {h.node!r} starts at {h.start} (need a finite time >= 0)")
             if h.cores < 0 or h.memory < 0:
-                problems.append(f"hold on {h.node!r} takes {h.cores} cores and {h.memory} B "
-                                "memory (need >= 0)")  # fmt: skip
+                problems.append(
+                    f"hold on {h.node!r} takes {h.cores} cores and {h.memory} B memory (need >= 0)"
+                )
         for name, (cores, memory) in self._peaks().items():
             if name not in nodes:
                 continue  # said above
@@ -110,8 +112,9 @@ class Occupancy:
                     f"holds on {name!r} take {cores} cores; the node has {nodes[name].cores}"
                 )
             if memory > nodes[name].memory:
-                problems.append(f"holds on {name!r} take {memory} B memory; the node has "
-                                f"{nodes[name].memory}")  # fmt: skip
+                problems.append(
+                    f"holds on {name!r} take {memory} B memory; the node has {nodes[name].memory}"
+                )
         if problems:
             raise OccupancyError(platform.name, problems)
 
@@ -123,10 +126,13 @@ class Occupancy:
                 by_node.setdefault(h.node, []).append(h)
         peaks = {}
         for name, holds in by_node.items():
-            overlapping = [[x for x in holds if x.start <= h.start < x.until or x is h]
-                           for h in holds]  # fmt: skip
-            peaks[name] = (max(sum(x.cores for x in o) for o in overlapping),
-                           max(sum(x.memory for x in o) for o in overlapping))  # fmt: skip
+            overlapping = [
+                [x for x in holds if x.start <= h.start < x.until or x is h] for h in holds
+            ]
+            peaks[name] = (
+                max(sum(x.cores for x in o) for o in overlapping),
+                max(sum(x.memory for x in o) for o in overlapping),
+            )
         return peaks
 
     def busy_until(self) -> dict[str, float]:
@@ -150,8 +156,11 @@ class Occupancy:
         total_memory = sum(n.memory for n in platform.nodes) / 2**20
         mem = f" and {memory:.0f} of {total_memory:.0f} MB memory" if memory else ""
         queued = len({h.job for h in active if h.start > 0})
-        ahead = (f"; {queued} queued job{'s' * (queued != 1)} ahead of it take nodes later"
-                 if queued else "")  # fmt: skip
+        ahead = (
+            f"; {queued} queued job{'s' * (queued != 1)} ahead of it take nodes later"
+            if queued
+            else ""
+        )
         return (
             f"the cluster was busy: {cores} of {platform.total_cores} cores{mem} on "
             f"{len({h.node for h in now})} of {len(platform.nodes)} nodes held{who}{ahead}, the "

@@ -38,8 +38,11 @@ from sim.units import Quantity, parse_quantity
 GiB = 2**30
 
 _NODE_FIELDS: dict[str, Quantity | None] = {
-    "speed": "speed", "memory": "size", "bandwidth": "bandwidth",
-    "power_idle": None, "power_busy": None,
+    "speed": "speed",
+    "memory": "size",
+    "bandwidth": "bandwidth",
+    "power_idle": None,
+    "power_busy": None,
 }
 _NODE_KEYS = {"name", "count", "cores", "gpus", "features", "gpu_type", "gpu_speed", *_NODE_FIELDS}
 _PLATFORM_KEYS = {"name", "latency", "shared_fs_bandwidth", "nodes"}
@@ -106,8 +109,11 @@ def _read_nodes(check: FieldChecker, raw: Mapping[str, Any], index: int) -> list
     }
     if count is not None and count < 1:
         check.add(f"{where}: 'count' must be at least 1, got {count}")
-    names = [name] if count is None else [f"{name}{i:0{max(2, len(str(count)))}d}"
-                                          for i in range(1, count + 1)]
+    names = (
+        [name]
+        if count is None
+        else [f"{name}{i:0{max(2, len(str(count)))}d}" for i in range(1, count + 1)]
+    )
     return [
         Node(
             n,
@@ -140,7 +146,11 @@ def _gpu_type(check: FieldChecker, raw: Mapping[str, Any], where: str) -> GpuTyp
 
 
 def _quantity(
-    check: FieldChecker, obj: Mapping[str, Any], key: str, kind: Quantity | None, where: str,
+    check: FieldChecker,
+    obj: Mapping[str, Any],
+    key: str,
+    kind: Quantity | None,
+    where: str,
     default: float,
 ) -> float:
     if key not in obj:
@@ -207,8 +217,9 @@ def dumps_platform(platform: Platform, *, as_json: bool = False) -> str:
 def save_platform(platform: Platform, path: str | Path) -> None:
     """Write ``platform`` as YAML, or JSON when ``path`` ends in ``.json``."""
     path = Path(path)
-    path.write_text(dumps_platform(platform, as_json=path.suffix.lower() == ".json"),
-                    encoding="utf-8")
+    path.write_text(
+        dumps_platform(platform, as_json=path.suffix.lower() == ".json"), encoding="utf-8"
+    )
 
 
 # --- generation ---------------------------------------------------------------------------
@@ -255,9 +266,15 @@ def gpu_cluster_spec(nodes: int) -> ClusterSpec:
     at mixed speeds, half of them with two GPUs of a model drawn from :data:`GPU_TYPES`, and a
     parallel filesystem (25 GB/s) that many workflows read at once."""
     return ClusterSpec(
-        nodes=nodes, heterogeneous=True, core_choices=(4, 8), gpu_fraction=0.5, gpus_per_node=2,
-        gpu_types=GPU_TYPES, shared_fs_bandwidth=25e9, name=f"gpu-{nodes}n",
-    )  # fmt: skip
+        nodes=nodes,
+        heterogeneous=True,
+        core_choices=(4, 8),
+        gpu_fraction=0.5,
+        gpus_per_node=2,
+        gpu_types=GPU_TYPES,
+        shared_fs_bandwidth=25e9,
+        name=f"gpu-{nodes}n",
+    )
 
 
 def generate_platform(spec: ClusterSpec, seed: int = 0) -> Platform:
@@ -289,17 +306,19 @@ def generate_platform(spec: ClusterSpec, seed: int = 0) -> Platform:
         else:
             speed, cores, bandwidth = spec.base_speed, spec.base_cores, spec.base_bandwidth
         gpus = spec.gpus_per_node if i in gpu_nodes else 0
-        nodes.append(Node(
-            name=f"{'gpu' if gpus else 'cpu'}{i + 1:0{width}d}",
-            cores=cores,
-            speed=speed,
-            memory=cores * spec.memory_per_core * (2 if gpus else 1),
-            gpus=gpus,
-            bandwidth=bandwidth,
-            power_idle=_idle_watts(cores, gpus),
-            power_busy=_idle_watts(cores, gpus) + _dynamic_watts(cores, speed, gpus),
-            features=("gpu",) if gpus else (),
-        ))
+        nodes.append(
+            Node(
+                name=f"{'gpu' if gpus else 'cpu'}{i + 1:0{width}d}",
+                cores=cores,
+                speed=speed,
+                memory=cores * spec.memory_per_core * (2 if gpus else 1),
+                gpus=gpus,
+                bandwidth=bandwidth,
+                power_idle=_idle_watts(cores, gpus),
+                power_busy=_idle_watts(cores, gpus) + _dynamic_watts(cores, speed, gpus),
+                features=("gpu",) if gpus else (),
+            )
+        )
     if spec.gpu_types and gpu_nodes:  # drawn last: platforms without types stay as they were
         drawn = rng.integers(len(spec.gpu_types), size=spec.nodes)
         nodes = [

@@ -70,15 +70,17 @@ def generate_recipe(
     problems = []
     minimum = recipe_minimum_tasks(recipe)
     if num_tasks < minimum:
-        problems.append(f"{recipe} needs at least {minimum} tasks (WfCommons' smallest "
-                        f"{recipe} base graph), got {num_tasks}")
+        problems.append(
+            f"{recipe} needs at least {minimum} tasks (WfCommons' smallest "
+            f"{recipe} base graph), got {num_tasks}"
+        )
     if not 0 <= seed <= _MAX_SEED:
         problems.append(f"seed must be in 0..{_MAX_SEED}, got {seed}")
     if problems:
         raise InputError(recipe, problems)
     doc = _wfcommons_instance(recipe, num_tasks, seed)
     doc["name"] = f"{recipe}-{num_tasks}"
-    doc["description"] = (f"WfCommons {recipe} recipe, at most {num_tasks} tasks, seed {seed}")
+    doc["description"] = f"WfCommons {recipe} recipe, at most {num_tasks} tasks, seed {seed}"
     workflow = workflow_from_dict(_rename_files(doc), f"{recipe} (wfcommons)")
     return workflow if ccr is None else scale_to_ccr(workflow, ccr)
 
@@ -130,5 +132,5 @@ def _rename_files(doc: dict[str, Any]) -> dict[str, Any]:
 
 def _suffix(file_id: str) -> str:
     match = _UUID_PREFIX.match(file_id)
-    suffix = file_id[match.end():] if match else ""
+    suffix = file_id[match.end() :] if match else ""
     return suffix if not suffix or suffix.startswith(".") else "." + suffix

@@ -28,8 +28,14 @@ GiB = 2**30
 
 SHAPES = ("chain", "fan-out", "fan-in", "fork-join", "layered", "genomics")
 GENOMICS_TASKS = 49
-_MINIMUM_TASKS = {"chain": 1, "fan-out": 2, "fan-in": 2, "fork-join": 3, "layered": 2,
-                  "genomics": GENOMICS_TASKS}
+_MINIMUM_TASKS = {
+    "chain": 1,
+    "fan-out": 2,
+    "fan-in": 2,
+    "fork-join": 3,
+    "layered": 2,
+    "genomics": GENOMICS_TASKS,
+}
 
 
 @dataclass(frozen=True)
@@ -81,8 +87,9 @@ def _parameter_problems(shape: str, num_tasks: int, config: ShapeConfig) -> list
     problems = []
     minimum = _MINIMUM_TASKS[shape]
     if shape == "genomics" and num_tasks != GENOMICS_TASKS:
-        problems.append(f"the genomics pipeline has exactly {GENOMICS_TASKS} tasks, "
-                        f"not {num_tasks}")
+        problems.append(
+            f"the genomics pipeline has exactly {GENOMICS_TASKS} tasks, not {num_tasks}"
+        )
     elif num_tasks < minimum:
         problems.append(f"{shape} needs at least {minimum} tasks, got {num_tasks}")
     if config.ccr < 0:
@@ -133,8 +140,9 @@ def _layered(n: int, rng: np.random.Generator) -> Skeleton:
     """Levels of random width; each task has 1-3 parents on the level above and, one time in
     five, one more from any earlier level."""
     num_levels = max(2, min(n, round(n**0.5)))
-    widths = np.ones(num_levels, dtype=int) + rng.multinomial(n - num_levels,
-                                                              [1 / num_levels] * num_levels)
+    widths = np.ones(num_levels, dtype=int) + rng.multinomial(
+        n - num_levels, [1 / num_levels] * num_levels
+    )
     levels: list[list[str]] = []
     skeleton: Skeleton = []
     index = 0
@@ -213,7 +221,10 @@ def _lognormal(rng: np.random.Generator, sigma: float, size: int) -> np.ndarray:
 def _with_costs(
     shape: str,
     name: str,
-    skeleton: Skeleton, rng: np.random.Generator, config: ShapeConfig, seed: int
+    skeleton: Skeleton,
+    rng: np.random.Generator,
+    config: ShapeConfig,
+    seed: int,
 ) -> Workflow:
     """Draw runtimes and file sizes for ``skeleton`` and scale the sizes to the target CCR."""
     runtimes = _lognormal(rng, config.runtime_sigma, len(skeleton)) * config.mean_runtime
@@ -245,15 +256,17 @@ def _with_costs(
     tasks = []
     for (tid, stage, _), runtime in zip(skeleton, runtimes, strict=True):
         seconds = round(float(runtime) * stage.runtime_factor, 3)
-        tasks.append(Task(
-            id=tid,
-            work=seconds * (stage.cores * REFERENCE_SPEED),
-            category=stage.category,
-            cores=stage.cores,
-            memory=stage.memory,
-            inputs=tuple(inputs[tid]),
-            outputs=tuple(outputs[tid]),
-        ))
+        tasks.append(
+            Task(
+                id=tid,
+                work=seconds * (stage.cores * REFERENCE_SPEED),
+                category=stage.category,
+                cores=stage.cores,
+                memory=stage.memory,
+                inputs=tuple(inputs[tid]),
+                outputs=tuple(outputs[tid]),
+            )
+        )
     raw = _lognormal(rng, config.size_sigma, len(edge_files) + len(other_files))
     mean_compute = fmean(t.runtime for t in tasks)
     mean_edge_raw = fmean(raw[: len(edge_files)]) if edge_files else 1.0

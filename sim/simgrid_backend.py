@@ -130,9 +130,7 @@ def encode_job(
             }
             for i in range(wf.n_tasks)
         ],
-        "order": [
-            [wf.task_index[t] for t in schedule.order.get(name, ())] for name in pf.names
-        ],
+        "order": [[wf.task_index[t] for t in schedule.order.get(name, ())] for name in pf.names],
     }
 
 

@@ -31,40 +31,42 @@ def nic_link(node_name: str) -> str:
 def to_simgrid_xml(platform: Platform) -> str:
     """The SimGrid XML text for ``platform`` (hosts, links, routes)."""
     half_latency = f"{platform.latency / 2!r}s"
-    lines = [_HEADER, f"  <zone id={quoteattr(platform.name or 'platform')} routing=\"Full\">"]
+    lines = [_HEADER, f'  <zone id={quoteattr(platform.name or "platform")} routing="Full">']
     for node in platform.nodes:
         lines.append(
-            f"    <host id={quoteattr(node.name)} speed=\"{node.speed!r}f\" core=\"{node.cores}\">"
+            f'    <host id={quoteattr(node.name)} speed="{node.speed!r}f" core="{node.cores}">'
         )
         lines.append(f'      <prop id="memory" value="{node.memory}"/>')
         lines.append(f'      <prop id="gpus" value="{node.gpus}"/>')
         one_core = node.power_idle + (node.power_busy - node.power_idle) / node.cores
-        lines.append(f'      <prop id="wattage_per_state" value="{node.power_idle!r}:'
-                     f'{one_core!r}:{node.power_busy!r}"/>')
+        lines.append(
+            f'      <prop id="wattage_per_state" value="{node.power_idle!r}:'
+            f'{one_core!r}:{node.power_busy!r}"/>'
+        )
         lines.append("    </host>")
-    lines.append(f"    <host id={quoteattr(SHARED_FS)} speed=\"1Gf\"/>")
+    lines.append(f'    <host id={quoteattr(SHARED_FS)} speed="1Gf"/>')
     for node in platform.nodes:
         lines.append(
-            f"    <link id={quoteattr(nic_link(node.name))} bandwidth=\"{node.bandwidth!r}Bps\""
-            f" latency=\"{half_latency}\" sharing_policy=\"SPLITDUPLEX\"/>"
+            f'    <link id={quoteattr(nic_link(node.name))} bandwidth="{node.bandwidth!r}Bps"'
+            f' latency="{half_latency}" sharing_policy="SPLITDUPLEX"/>'
         )
     lines.append(
-        f"    <link id={quoteattr(FS_LINK)} bandwidth=\"{platform.shared_fs_bandwidth!r}Bps\""
-        f" latency=\"{half_latency}\"/>"
+        f'    <link id={quoteattr(FS_LINK)} bandwidth="{platform.shared_fs_bandwidth!r}Bps"'
+        f' latency="{half_latency}"/>'
     )
     names = [n.name for n in platform.nodes]
     for i, src in enumerate(names):
-        for dst in names[i + 1:]:
+        for dst in names[i + 1 :]:
             lines.append(
                 f"    <route src={quoteattr(src)} dst={quoteattr(dst)}>"
-                f"<link_ctn id={quoteattr(nic_link(src))} direction=\"UP\"/>"
-                f"<link_ctn id={quoteattr(nic_link(dst))} direction=\"DOWN\"/></route>"
+                f'<link_ctn id={quoteattr(nic_link(src))} direction="UP"/>'
+                f'<link_ctn id={quoteattr(nic_link(dst))} direction="DOWN"/></route>'
             )
     for dst in names:
         lines.append(
             f"    <route src={quoteattr(SHARED_FS)} dst={quoteattr(dst)}>"
             f"<link_ctn id={quoteattr(FS_LINK)}/>"
-            f"<link_ctn id={quoteattr(nic_link(dst))} direction=\"DOWN\"/></route>"
+            f'<link_ctn id={quoteattr(nic_link(dst))} direction="DOWN"/></route>'
         )
     lines += ["  </zone>", "</platform>", ""]
     return "\n".join(line.rstrip("\n") for line in lines)

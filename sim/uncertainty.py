@@ -55,9 +55,9 @@ EstimateMode = Literal["user", "mean", "kb", "oracle"]
 ESTIMATE_MODES: tuple[str, ...] = ("user", "mean", "kb", "oracle")
 
 MODAL_WALLTIMES: tuple[float, ...] = tuple(
-    60.0 * m for m in (1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 360, 480, 720, 1440,
-                       2880)
-)  # fmt: skip
+    60.0 * m
+    for m in (1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 360, 480, 720, 1440, 2880)
+)
 """Round walltimes (seconds) a request is rounded up to: 1 min ... 48 h (our assumption)."""
 
 

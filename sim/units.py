@@ -16,8 +16,17 @@ Quantity = Literal["size", "bandwidth", "speed", "time"]
 
 _PREFIX = {
     "": 1.0,
-    "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
-    "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50,
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "Ki": 2.0**10,
+    "Mi": 2.0**20,
+    "Gi": 2.0**30,
+    "Ti": 2.0**40,
+    "Pi": 2.0**50,
 }
 
 # Unit suffix (after the prefix) -> factor to the base unit, per kind of quantity.
@@ -65,8 +74,8 @@ def _unit_factor(unit: str, kind: Quantity) -> float | None:
     if unit in units:  # time units like "ms" must not be read as prefix "m" + "s"
         return units[unit]
     for prefix in sorted(_PREFIX, key=len, reverse=True):
-        if prefix and unit.startswith(prefix) and unit[len(prefix):] in units:
-            return _PREFIX[prefix] * units[unit[len(prefix):]]
+        if prefix and unit.startswith(prefix) and unit[len(prefix) :] in units:
+            return _PREFIX[prefix] * units[unit[len(prefix) :]]
     return None
 
 

@@ -119,8 +119,6 @@ def summarize(wf: Workflow, platform: Platform | None = None) -> WorkflowSummary
         input_bytes=sum(wf.file_by_id[f].size for f in wf.input_files),
         sequential_runtime=sum(t.runtime for t in wf.tasks),
         ccr_reference=communication_to_computation_ratio(wf),
-        ccr_platform=None if platform is None else communication_to_computation_ratio(
-            wf, platform
-        ),
+        ccr_platform=None if platform is None else communication_to_computation_ratio(wf, platform),
         platform=None if platform is None else platform.name,
     )

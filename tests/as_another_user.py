@@ -52,8 +52,17 @@ def runnable_by(user: str, env: dict[str, str]) -> Iterator[None]:
                     changed[folder] = mode
                     folder.chmod(mode | stat.S_IXOTH)
             pairs = [f"{k}={v}" for k, v in env.items()]
-            check = ["runuser", "-u", user, "--", "env", *pairs, sys.executable, "-c",
-                     "import wass_chat.cli"]  # fmt: skip
+            check = [
+                "runuser",
+                "-u",
+                user,
+                "--",
+                "env",
+                *pairs,
+                sys.executable,
+                "-c",
+                "import wass_chat.cli",
+            ]
             done = subprocess.run(check, capture_output=True, text=True, cwd="/tmp", check=False)
             if done.returncode != 0:
                 pytest.fail(f"{user} cannot run {sys.executable}: {done.stderr.strip()[-600:]}")

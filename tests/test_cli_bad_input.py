@@ -24,24 +24,30 @@ from wass_chat.cli import main
 Builder = Callable[[Path], list[str]]
 
 _CHAIN = {
-    "name": "chain-3", "schemaVersion": "1.6",
+    "name": "chain-3",
+    "schemaVersion": "1.6",
     "workflow": {
         "specification": {
             "tasks": [
-                {"name": f"t{i}", "id": f"t{i}", "parents": [f"t{i - 1}"] if i else [],
-                 "children": [f"t{i + 1}"] if i < 2 else [], "inputFiles": [f"f{i}"],
-                 "outputFiles": [f"f{i + 1}"]}
+                {
+                    "name": f"t{i}",
+                    "id": f"t{i}",
+                    "parents": [f"t{i - 1}"] if i else [],
+                    "children": [f"t{i + 1}"] if i < 2 else [],
+                    "inputFiles": [f"f{i}"],
+                    "outputFiles": [f"f{i + 1}"],
+                }
                 for i in range(3)
             ],
             "files": [{"id": f"f{i}", "sizeInBytes": 1000} for i in range(4)],
         },
         "execution": {
-            "makespanInSeconds": 0.0, "executedAt": "1970-01-01T00:00:00Z",
-            "tasks": [{"id": f"t{i}", "runtimeInSeconds": 10.0, "coreCount": 1}
-                      for i in range(3)],
+            "makespanInSeconds": 0.0,
+            "executedAt": "1970-01-01T00:00:00Z",
+            "tasks": [{"id": f"t{i}", "runtimeInSeconds": 10.0, "coreCount": 1} for i in range(3)],
         },
     },
-}  # fmt: skip
+}
 
 
 def _spec(doc: dict) -> dict:
@@ -63,27 +69,34 @@ HOSTILE_WORKFLOWS: dict[str, str | bytes] = {
     "binary": bytes(range(256)) * 4,
     "non-UTF-8": '{"name": "caf\xe9"}'.encode("latin-1"),
     "a JSON list": "[1, 2, 3]",
-    "runtime a string": _mutated(lambda d: d["workflow"]["execution"]["tasks"][0].update(
-        runtimeInSeconds="fast")),
-    "runtime negative": _mutated(lambda d: d["workflow"]["execution"]["tasks"][0].update(
-        runtimeInSeconds=-5)),
+    "runtime a string": _mutated(
+        lambda d: d["workflow"]["execution"]["tasks"][0].update(runtimeInSeconds="fast")
+    ),
+    "runtime negative": _mutated(
+        lambda d: d["workflow"]["execution"]["tasks"][0].update(runtimeInSeconds=-5)
+    ),
     "runtime NaN": json.dumps(_CHAIN).replace(_RUNTIME, '"runtimeInSeconds": NaN', 1),
     "runtime Infinity": json.dumps(_CHAIN).replace(_RUNTIME, '"runtimeInSeconds": Infinity', 1),
     "cores zero": _mutated(lambda d: d["workflow"]["execution"]["tasks"][0].update(coreCount=0)),
     "file size a string": _mutated(lambda d: _spec(d)["files"][0].update(sizeInBytes="big")),
     "file size negative": _mutated(lambda d: _spec(d)["files"][0].update(sizeInBytes=-1)),
-    "missing id and name": _mutated(lambda d: (_spec(d)["tasks"][0].pop("id"),
-                                               _spec(d)["tasks"][0].pop("name"))),
+    "missing id and name": _mutated(
+        lambda d: (_spec(d)["tasks"][0].pop("id"), _spec(d)["tasks"][0].pop("name"))
+    ),
     "duplicate id": _mutated(lambda d: _spec(d)["tasks"][1].update(id="t0")),
     "self-loop": _mutated(lambda d: _spec(d)["tasks"][0]["parents"].append("t0")),
-    "cycle": _mutated(lambda d: (_spec(d)["tasks"][0]["parents"].append("t2"),
-                                 _spec(d)["tasks"][2]["children"].append("t0"))),
+    "cycle": _mutated(
+        lambda d: (
+            _spec(d)["tasks"][0]["parents"].append("t2"),
+            _spec(d)["tasks"][2]["children"].append("t0"),
+        )
+    ),
     "unknown parent": _mutated(lambda d: _spec(d)["tasks"][1]["parents"].append("ghost")),
     "parents not a list": _mutated(lambda d: _spec(d)["tasks"][1].update(parents="t0")),
     "tasks not a list": _mutated(lambda d: _spec(d).update(tasks={"a": 1})),
     "no workflow key": _mutated(lambda d: d.pop("workflow")),
     "unknown input file": _mutated(lambda d: _spec(d)["tasks"][0]["inputFiles"].append("nope")),
-}  # fmt: skip
+}
 
 WORKFLOW_COMMANDS: dict[str, Builder] = {
     "workflow validate": lambda f: ["workflow", "validate", str(f)],
@@ -118,40 +131,87 @@ _DEMOS = "workflow demos"
 _EXPORT = "plugin export --no-nodes -o {D}/o.lua --weights"
 OTHER_CASES: dict[str, tuple[Files, str, dict[str, str]]] = {
     "whatif --sacct a .parquet that is not Parquet": (
-        {"j.parquet": "not parquet"}, "whatif cluster --sacct {D}/j.parquet", {}),
+        {"j.parquet": "not parquet"},
+        "whatif cluster --sacct {D}/j.parquet",
+        {},
+    ),
     "whatif --swf an empty file": ({"t.swf": ""}, "whatif cluster --swf {D}/t.swf", {}),
     "whatif --swf a file that is not SWF": (
-        {"t.swf": "hello world\nthis is not swf\n"}, "whatif cluster --swf {D}/t.swf", {}),
+        {"t.swf": "hello world\nthis is not swf\n"},
+        "whatif cluster --swf {D}/t.swf",
+        {},
+    ),
     "whatif --swf only unusable jobs": (
         {"t.swf": " ".join(["1", "0", "0", "-1"] + ["-1"] * 14) + "\n"},
-        "whatif cluster --swf {D}/t.swf", {}),
+        "whatif cluster --swf {D}/t.swf",
+        {},
+    ),
     "whatif --swf a damaged .swf.gz": (
-        {"t.swf.gz": b"\x1f\x8bjunkjunk"}, "whatif cluster --swf {D}/t.swf.gz", {}),
+        {"t.swf.gz": b"\x1f\x8bjunkjunk"},
+        "whatif cluster --swf {D}/t.swf.gz",
+        {},
+    ),
     "submit --scale nan": (
-        _CHAIN_FILE, "submit {D}/w.json --platform demo --dry-run --scale nan", {}),
+        _CHAIN_FILE,
+        "submit {D}/w.json --platform demo --dry-run --scale nan",
+        {},
+    ),
     "workflow generate --ccr nan": (
-        {}, "workflow generate chain --tasks 5 --ccr nan -o {D}/g.json", {}),
+        {},
+        "workflow generate chain --tasks 5 --ccr nan -o {D}/g.json",
+        {},
+    ),
     "plugin export --weights a .npz that is not one": (
-        {"h.npz": "not npz"}, f"{_EXPORT} {{D}}/h.npz", {}),
+        {"h.npz": "not npz"},
+        f"{_EXPORT} {{D}}/h.npz",
+        {},
+    ),
     "plugin export --weights a .pt that is not one": (
-        {"h.pt": "not pt"}, f"{_EXPORT} {{D}}/h.pt", {}),
+        {"h.pt": "not pt"},
+        f"{_EXPORT} {{D}}/h.pt",
+        {},
+    ),
     "plugin export --weights binary": (
-        {"h.bin": bytes(range(256)) * 3}, f"{_EXPORT} {{D}}/h.bin", {}),
+        {"h.bin": bytes(range(256)) * 3},
+        f"{_EXPORT} {{D}}/h.bin",
+        {},
+    ),
     "plugin bench --template binary": (
-        {"t.lua": bytes(range(256)) * 3}, "plugin bench --jobs 3 --template {D}/t.lua", {}),
+        {"t.lua": bytes(range(256)) * 3},
+        "plugin bench --jobs 3 --template {D}/t.lua",
+        {},
+    ),
     "plugin bench --template not Lua": (
-        {"t.lua": "{not lua"}, "plugin bench --jobs 3 --template {D}/t.lua", {}),
+        {"t.lua": "{not lua"},
+        "plugin bench --jobs 3 --template {D}/t.lua",
+        {},
+    ),
     "agent eval --model not a GGUF": (
-        {"m.gguf": "nope"}, "agent eval --limit 1 --model {D}/m.gguf", {}),
+        {"m.gguf": "nope"},
+        "agent eval --limit 1 --model {D}/m.gguf",
+        {},
+    ),
     "a settings file in another encoding": (
-        {"c.toml": b"\xff\xfe\x00home"}, _DEMOS, {"WASS_CONFIG": "c.toml"}),
+        {"c.toml": b"\xff\xfe\x00home"},
+        _DEMOS,
+        {"WASS_CONFIG": "c.toml"},
+    ),
     "a negative Ollama timeout": ({}, _DEMOS, {"WASS_OLLAMA_TIMEOUT": "-2"}),
     "a Chroma port out of range": (
-        {"c.toml": "chroma_port = 99999\n"}, _DEMOS, {"WASS_CONFIG": "c.toml"}),
+        {"c.toml": "chroma_port = 99999\n"},
+        _DEMOS,
+        {"WASS_CONFIG": "c.toml"},
+    ),
     "an Ollama host that is not http": (
-        {"c.toml": 'ollama_host = "ftp://x"\n'}, _DEMOS, {"WASS_CONFIG": "c.toml"}),
+        {"c.toml": 'ollama_host = "ftp://x"\n'},
+        _DEMOS,
+        {"WASS_CONFIG": "c.toml"},
+    ),
     "an Ollama host that is not a host": (
-        {"c.toml": 'ollama_host = "not a url"\n'}, _DEMOS, {"WASS_CONFIG": "c.toml"}),
+        {"c.toml": 'ollama_host = "not a url"\n'},
+        _DEMOS,
+        {"WASS_CONFIG": "c.toml"},
+    ),
     "an empty partition": ({}, _DEMOS, {"WASS_SLURM_PARTITION": ""}),
     "an idle-GPU time of 0 minutes": ({}, _DEMOS, {"WASS_GPU_IDLE_CANCEL_AFTER_MIN": "0"}),
     "a GPU job id that is no number": ({}, "gpu idle --propose-cancel 12;rm", {}),
@@ -159,15 +219,23 @@ OTHER_CASES: dict[str, tuple[Files, str, dict[str, str]]] = {
     "the OpenAI backend with no base URL": ({}, _DEMOS, {"WASS_MODEL_BACKEND": "openai"}),
     "an unknown model backend": ({}, _DEMOS, {"WASS_MODEL_BACKEND": "openia"}),
     "an API key variable's name that is a key": (
-        {}, _DEMOS, {"WASS_OPENAI_API_KEY_ENV": "sk-0123456789abcdef"}),
+        {},
+        _DEMOS,
+        {"WASS_OPENAI_API_KEY_ENV": "sk-0123456789abcdef"},
+    ),
     "ask --model-url that is not http": (
-        {}, "ask --model-backend openai --model-url ftp://gateway/v1 --model m hello", {}),
+        {},
+        "ask --model-backend openai --model-url ftp://gateway/v1 --model m hello",
+        {},
+    ),
     "ask --model-backend unknown": ({}, "ask --model-backend openia hello", {}),
     "ask --model-backend openai with no URL": ({}, "ask --model-backend openai hello", {}),
     "ask --api-key-file that others may read": (
         {"k.key": "sk-0123456789abcdef"},
         "ask --model-backend openai --model-url http://127.0.0.1:9/v1 --model m "
-        "--api-key-file {D}/k.key hello", {}),
+        "--api-key-file {D}/k.key hello",
+        {},
+    ),
     "a data home that is a file": ({"home-file": "x"}, "runs", {"WASS_HOME": "home-file"}),
 }
 
@@ -231,9 +299,12 @@ def test_a_hostile_platform_is_one_line_and_exit_2(
 
 @pytest.mark.parametrize("case", list(OTHER_CASES))
 def test_an_input_that_tracebacked_or_was_accepted_is_one_line_and_exit_2(
-    case: str, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    case: str,
+    home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     from wass_chat.config import settings
 
     files, command, env = OTHER_CASES[case]
@@ -293,8 +364,12 @@ def test_a_read_only_data_home_is_one_line_and_exit_2(command: str, tmp_path: Pa
     try:
         done = subprocess.run(
             [*_without_root_override(), sys.executable, "-m", "wass_chat.cli", *argv],
-            capture_output=True, text=True, env=env, timeout=300, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+            check=False,
+        )
         assert done.returncode == 2, done.stderr
         err = done.stderr.strip()
         assert "Traceback" not in err and "\n" not in err and err.startswith("error: "), err
@@ -314,8 +389,11 @@ def test_a_workflow_above_the_planning_bound_is_refused_in_one_line_and_eft_runs
     tasks = str(MAX_PLANNED_TASKS + 1)
     assert main(["workflow", "generate", "chain", "--tasks", tasks, "-o", str(big)]) == 0
     capsys.readouterr()
-    for argv in (["simulate", str(big)], ["simulate", str(big), "--scheduler", "minmin"],
-                 ["submit", str(big), "--platform", "demo", "--dry-run"]):  # fmt: skip
+    for argv in (
+        ["simulate", str(big)],
+        ["simulate", str(big), "--scheduler", "minmin"],
+        ["submit", str(big), "--platform", "demo", "--dry-run"],
+    ):
         err = _assert_one_line_exit_2(argv, capsys, tmp_path)
         assert f"{MAX_PLANNED_TASKS + 1:,} tasks" in err and "--scheduler eft" in err, err
     assert main(["simulate", str(big), "--scheduler", "eft", "--json"]) == 0

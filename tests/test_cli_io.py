@@ -49,8 +49,11 @@ def test_help_describes_the_platform_group_as_more_than_slurm(
 ) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    platform = [row for row in (line.strip("│ ") for line in out.splitlines())
-                if row.startswith("platform ")]  # fmt: skip
+    platform = [
+        row
+        for row in (line.strip("│ ") for line in out.splitlines())
+        if row.startswith("platform ")
+    ]
     assert platform and "Generate" in platform[0], platform
     assert "Platforms from Slurm" not in out
 

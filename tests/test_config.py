@@ -36,7 +36,7 @@ def test_ollama_host_variable_is_honoured(tmp_path: Path, monkeypatch: pytest.Mo
     [
         ("home = [1, 2", "config.toml"),  # not TOML
         ('chroma_mode = "cloud"\n', "chroma_mode"),  # not an allowed value
-        ('no_such_key = 1\n', "no_such_key"),  # unknown key
+        ("no_such_key = 1\n", "no_such_key"),  # unknown key
         ("gpu_idle_cancel_after_min = 0\n", "gpu_idle_cancel_after_min"),  # never "at once"
         ("gpu_idle_cancel_after_min = 20000\n", "gpu_idle_cancel_after_min"),  # over a week
     ],
@@ -98,8 +98,12 @@ def test_every_setting_is_documented_in_its_docstring_and_on_the_config_page() -
 
 def _openai(tmp_path: Path, **extra: str) -> Path:
     cfg = tmp_path / "config.toml"
-    lines = {"model_backend": "openai", "openai_base_url": "http://127.0.0.1:8080/v1",
-             "openai_model": "qwen2.5-3b", **extra}  # fmt: skip
+    lines = {
+        "model_backend": "openai",
+        "openai_base_url": "http://127.0.0.1:8080/v1",
+        "openai_model": "qwen2.5-3b",
+        **extra,
+    }
     cfg.write_text("".join(f'{k} = "{v}"\n' for k, v in lines.items()))
     return cfg
 
@@ -111,7 +115,10 @@ def test_the_openai_backend_is_read_from_the_file_and_the_command_line_wins(
     cfg = _openai(tmp_path, openai_api_key_env="SITE_LLM_KEY")
     s = load_settings(cfg)
     assert (s.model_backend, s.openai_model, s.openai_api_key_env) == (
-        "openai", "from-env", "SITE_LLM_KEY")  # fmt: skip
+        "openai",
+        "from-env",
+        "SITE_LLM_KEY",
+    )
     given = load_settings(cfg, {"openai_model": "from-options"})
     assert given.openai_model == "from-options"
     assert load_settings(tmp_path / "absent.toml").model_backend == "ollama"  # the default

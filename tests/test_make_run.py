@@ -60,8 +60,12 @@ def test_make_run_installs_python_packages_only(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     done = subprocess.run(
         ["make", "-C", str(ROOT), "run", f"VENV={venv}", f"PYTHON={python}"],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     calls = log.read_text().splitlines()
     packaging = [c for c in calls if c.split()[0] in PACKAGING]
@@ -78,8 +82,11 @@ def test_make_test_still_installs_the_suites_system_packages(tmp_path: Path) -> 
     require(shutil.which("make") is not None, "GNU make is not installed")
     done = subprocess.run(
         ["make", "-C", str(ROOT), "-n", "test", f"VENV={tmp_path / 'venv'}"],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     planned = done.stdout.splitlines()
     assert "scripts/install-system-deps" in planned

@@ -33,10 +33,21 @@ def test_a_simulation_is_the_answer_ask_gives(setup: tuple[LiveClient, dict[str,
     out = structured(client.call("simulate", workflow="montage-60", scheduler="heft"))
     assert out["error"] is None and out["verified"], out["problems"]
     done = subprocess.run(
-        [sys.executable, "-m", "wass_chat.cli", "ask", "--offline", "--json",
-         "/simulate montage-60 scheduler=heft"],
-        capture_output=True, text=True, timeout=180, env={**os.environ, **env}, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "wass_chat.cli",
+            "ask",
+            "--offline",
+            "--json",
+            "/simulate montage-60 scheduler=heft",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, **env},
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     asked = json.loads(done.stdout)
     assert out["answer"] == asked["answer"]

@@ -50,8 +50,12 @@ def render_conversation_report(conversation: Conversation) -> str:
         lines.append("")
     if conversation.cases:
         about = f" similar to {conversation.cases_subject}" if conversation.cases_subject else ""
-        lines += [f"## Retrieved cases{about}", "", "| case | similarity | makespan |",
-                  "|---|---:|---:|"]  # fmt: skip
+        lines += [
+            f"## Retrieved cases{about}",
+            "",
+            "| case | similarity | makespan |",
+            "|---|---:|---:|",
+        ]
         for case in conversation.cases:
             similarity = case.get("similarity")
             makespan = case_makespan(case)

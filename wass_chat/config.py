@@ -207,11 +207,14 @@ class Settings(BaseSettings):
         if self.chroma_mode == "embedded":
             return ChromaTarget(self.kb_dir)
         return ChromaTarget(
-            self.kb_dir, self.chroma_mode, self.chroma_host, self.chroma_port,
+            self.kb_dir,
+            self.chroma_mode,
+            self.chroma_host,
+            self.chroma_port,
             tls=self.chroma_tls or self.chroma_ca_file is not None,
             ca_file=self.chroma_ca_file,
             token=read_secret(self.chroma_token_file, self.chroma_token_env, "chroma_token"),
-        )  # fmt: skip
+        )
 
     @property
     def models_dir(self) -> Path:

@@ -79,14 +79,21 @@ class FaultResult:
         return f"fault {self.number:>3} {self.kind:<20} {verdict}{said}"
 
 
-def cli(home: Path, *argv: str, path: str | None = None,
-        timeout: float = 300) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def cli(
+    home: Path, *argv: str, path: str | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     """``wass-chat ARGV`` in its own process (this interpreter's module), data home ``home``."""
     env = {**os.environ, "WASS_HOME": str(home)}
     if path is not None:
         env["PATH"] = path
-    return subprocess.run([sys.executable, "-m", "wass_chat.cli", *argv], env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "wass_chat.cli", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def fault_wrapper(folder: Path, at: int, fault: str) -> Path:
@@ -138,8 +145,9 @@ def fault_workflow(path: Path, seconds: float = 600.0) -> Path:
             tid = f"L{level}_{k}"
             inputs = (f"{above[k]}.out", f"{above[(k + 1) % 4]}.out") if level else ()
             files.append(File(f"{tid}.out", 1000))
-            tasks.append(Task(tid, work=seconds * 1e9, cores=1, inputs=inputs,
-                              outputs=(f"{tid}.out",)))  # fmt: skip
+            tasks.append(
+                Task(tid, work=seconds * 1e9, cores=1, inputs=inputs, outputs=(f"{tid}.out",))
+            )
         above = [f"L{level}_{k}" for k in range(4)]
     write_workflow(Workflow("fault-run", tuple(tasks), tuple(files)), path)
     return path
@@ -172,13 +180,19 @@ class SubmitFaults:
                     done = self._submit(home, f"{wrapper}:{path}")
                 finally:
                     os.kill(pid, signal.SIGCONT)
-                result.check("fault landed", done.returncode == 2
-                             and "partly submitted" in done.stderr, done.stderr)  # fmt: skip
+                result.check(
+                    "fault landed",
+                    done.returncode == 2 and "partly submitted" in done.stderr,
+                    done.stderr,
+                )
             elif result.kind == "submit-limit":
                 with submit_limit(at - 1):
                     done = self._submit(home, None)
-                result.check("fault landed", done.returncode == 2
-                             and "partly submitted" in done.stderr, done.stderr)  # fmt: skip
+                result.check(
+                    "fault landed",
+                    done.returncode == 2 and "partly submitted" in done.stderr,
+                    done.stderr,
+                )
             else:
                 with tmpfs(home):
                     try:
@@ -190,14 +204,16 @@ class SubmitFaults:
         finally:
             cancel_leftovers(home)
 
-    def _full_disk(self, result: FaultResult, home: Path, bin_dir: Path, at: int,
-                   path: str) -> None:  # fmt: skip
+    def _full_disk(
+        self, result: FaultResult, home: Path, bin_dir: Path, at: int, path: str
+    ) -> None:
         filler = home / "filler"
         fill = f'dd if=/dev/zero of={filler} bs=64k 2>/dev/null\nexec "$real" "$@"'
         wrapper = fault_wrapper(bin_dir, at, fill)
         done = self._submit(home, f"{wrapper}:{path}")
-        result.check("fault landed", done.returncode == 2 and "No space left" in done.stderr,
-                     done.stderr)  # fmt: skip
+        result.check(
+            "fault landed", done.returncode == 2 and "No space left" in done.stderr, done.stderr
+        )
         self._answers(result, home, full_disk=True)
         filler.unlink()
         self.check(result, home)
@@ -227,10 +243,13 @@ class SubmitFaults:
         resumed = done.returncode == 0 or "only a partly submitted" in done.stderr
         result.check("every command answers", resumed, f"resume: {done.stderr.strip()}")
         record = RunLog(home / "runs").get(run_id)
-        in_slurm = {t: [j.job_id for j in jobs]
-                    for t, jobs in slurm_jobs_of_run(record, SlurmCommands()).items()}  # fmt: skip
-        result.check("nothing doubled", all(len(ids) == 1 for ids in in_slurm.values()),
-                     str(in_slurm))  # fmt: skip
+        in_slurm = {
+            t: [j.job_id for j in jobs]
+            for t, jobs in slurm_jobs_of_run(record, SlurmCommands()).items()
+        }
+        result.check(
+            "nothing doubled", all(len(ids) == 1 for ids in in_slurm.values()), str(in_slurm)
+        )
         result.check("nothing lost", len(in_slurm) == TASKS, f"{len(in_slurm)} of {TASKS} tasks")
         done = cli(home, "runs", "--no-learn", "--json")
         if result.check("every command answers", done.returncode == 0, f"runs: {done.stderr}"):
@@ -238,15 +257,20 @@ class SubmitFaults:
             result.check("nothing lost", [r["jobs"] for r in rows] == [TASKS], str(rows))
         done = cli(home, "status", run_id, "--no-learn", "--json")
         if result.check("every command answers", done.returncode == 0, f"status: {done.stderr}"):
-            listed = {t["task"]: t["job_id"] for t in json.loads(done.stdout)["tasks"]
-                      if t["job_id"]}  # fmt: skip
-            result.check("nothing orphaned", listed == {t: ids[0] for t, ids in in_slurm.items()},
-                         f"status lists {len(listed)}, Slurm has {len(in_slurm)}")  # fmt: skip
+            listed = {
+                t["task"]: t["job_id"] for t in json.loads(done.stdout)["tasks"] if t["job_id"]
+            }
+            result.check(
+                "nothing orphaned",
+                listed == {t: ids[0] for t, ids in in_slurm.items()},
+                f"status lists {len(listed)}, Slurm has {len(in_slurm)}",
+            )
         done = cli(home, "cancel", run_id, "--yes")
         result.check("every command answers", done.returncode == 0, f"cancel: {done.stderr}")
         count = sum(len(ids) for ids in in_slurm.values())
-        result.check("nothing orphaned", f"cancelled {count} jobs" in done.stdout,
-                     done.stdout.strip())  # fmt: skip
+        result.check(
+            "nothing orphaned", f"cancelled {count} jobs" in done.stdout, done.stdout.strip()
+        )
         left = wait_until_gone([j for ids in in_slurm.values() for j in ids])
         result.check("nothing orphaned", not left, f"still alive: {left}")
 
@@ -283,8 +307,9 @@ def submit_limit(more: int) -> Iterator[None]:
 
     queued = SlurmCommands().run(["squeue", "-h", "-u", "root", "-o", "%i"]).split()
     sacctmgr = ["sacctmgr", "-i", "modify", "user", "root", "set"]
-    subprocess.run([*sacctmgr, f"MaxSubmitJobs={len(queued) + more}"], check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(
+        [*sacctmgr, f"MaxSubmitJobs={len(queued) + more}"], check=True, capture_output=True
+    )
     try:
         yield
     finally:
@@ -295,8 +320,11 @@ def submit_limit(more: int) -> Iterator[None]:
 def tmpfs(folder: Path, size: str = "2m") -> Iterator[None]:
     """``folder`` as a small tmpfs for the duration (root only)."""
     folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+        check=True,
+        capture_output=True,
+    )
     try:
         yield
     finally:
@@ -352,16 +380,26 @@ class CacheFaults:
     def parallel_imports(self, result: FaultResult, home: Path, exports: Path, seed: int) -> None:
         paths, total = sacct_exports(exports, PARALLEL_IMPORTS, 400, seed)
         env = {**os.environ, "WASS_HOME": str(home)}
-        running = [subprocess.Popen([sys.executable, "-m", "wass_chat.cli", "sacct", "import",
-                                     "--from-file", str(p)], env=env, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, text=True) for p in paths]  # fmt: skip
+        running = [
+            subprocess.Popen(
+                [sys.executable, "-m", "wass_chat.cli", "sacct", "import", "--from-file", str(p)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for p in paths
+        ]
         codes = [p.wait(timeout=600) for p in running]
         result.check("every command answers", codes == [0] * len(paths), str(codes))
         rows, unique, sources = stored_jobs(home)
         result.check("nothing lost", rows == total, f"{rows} of {total} rows kept")
         result.check("nothing doubled", unique == rows, f"{rows - unique} rows doubled")
-        result.check("nothing lost", sorted(sources) == sorted(f"file:{p.name}" for p in paths),
-                     f"{len(sources)} of {len(paths)} import records")  # fmt: skip
+        result.check(
+            "nothing lost",
+            sorted(sources) == sorted(f"file:{p.name}" for p in paths),
+            f"{len(sources)} of {len(paths)} import records",
+        )
 
     def far_future_row(self, result: FaultResult, home: Path, exports: Path, seed: int) -> None:
         (path,), total = sacct_exports(exports, 1, 50, seed)
@@ -379,8 +417,9 @@ class CacheFaults:
         done = cli(home, "report", "-o", str(home / "report.html"))
         result.check("every command answers", done.returncode == 0, done.stderr.strip())
 
-    def truncated_partition(self, result: FaultResult, home: Path, exports: Path,
-                            seed: int) -> None:  # fmt: skip
+    def truncated_partition(
+        self, result: FaultResult, home: Path, exports: Path, seed: int
+    ) -> None:
         (path,), total = sacct_exports(exports, 1, 300, seed)
         done = cli(home, "sacct", "import", "--from-file", str(path))
         result.check("every command answers", done.returncode == 0, done.stderr.strip())
@@ -389,8 +428,11 @@ class CacheFaults:
         damaged.write_bytes(damaged.read_bytes()[: self.rng.randint(8, 400)])
         done = cli(home, "sacct", "summary")
         said = done.stderr.strip()
-        result.check("damage named in one line", done.returncode == 2 and "damaged" in said
-                     and "\n" not in said, said)  # fmt: skip
+        result.check(
+            "damage named in one line",
+            done.returncode == 2 and "damaged" in said and "\n" not in said,
+            said,
+        )
         done = cli(home, "sacct", "import", "--from-file", str(path))  # the repair
         result.check("every command answers", done.returncode == 0, done.stderr.strip())
         rows, unique, _ = stored_jobs(home)
@@ -403,9 +445,20 @@ class CacheFaults:
         first, _, _ = stored_jobs(home)
         env = {**os.environ, "WASS_HOME": str(home)}
         started = time.monotonic()
-        victim = subprocess.Popen([sys.executable, "-m", "wass_chat.cli", "sacct", "import",
-                                   "--from-file", str(paths[1])], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        victim = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "wass_chat.cli",
+                "sacct",
+                "import",
+                "--from-file",
+                str(paths[1]),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(self.rng.uniform(0.5, 4.0))
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=60)
@@ -422,9 +475,12 @@ class CacheFaults:
 
 
 def fault_run(
-    faults: int, kinds: tuple[str, ...] = KINDS, seed: int = 0,
-    folder: Path | None = None, report: Callable[[FaultResult], None] | None = None,
-) -> list[FaultResult]:  # fmt: skip
+    faults: int,
+    kinds: tuple[str, ...] = KINDS,
+    seed: int = 0,
+    folder: Path | None = None,
+    report: Callable[[FaultResult], None] | None = None,
+) -> list[FaultResult]:
     """Inject ``faults`` faults, cycling through ``kinds``; each result is passed to
     ``report`` as soon as it is checked."""
     rng = random.Random(seed)
@@ -459,8 +515,11 @@ def summary(results: list[FaultResult]) -> dict[str, Any]:
         counts[0] += int(r.survived)
         counts[1] += 1
     survived = sum(r.survived for r in results)
-    return {"faults": len(results), "survived": survived,
-            "line": f"{len(results)} faults, {survived} survived",
-            "checks": {n: {"held": h, "of": t} for n, (h, t) in checks.items()},
-            "kinds": {k: {"survived": s, "of": t} for k, (s, t) in kinds.items()},
-            "failed": [r.line() for r in results if not r.survived]}  # fmt: skip
+    return {
+        "faults": len(results),
+        "survived": survived,
+        "line": f"{len(results)} faults, {survived} survived",
+        "checks": {n: {"held": h, "of": t} for n, (h, t) in checks.items()},
+        "kinds": {k: {"survived": s, "of": t} for k, (s, t) in kinds.items()},
+        "failed": [r.line() for r in results if not r.survived],
+    }

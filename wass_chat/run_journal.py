@@ -85,7 +85,6 @@ def _line(entry: dict[str, Any]) -> bytes:
     return (json.dumps(entry, separators=(",", ":")) + "\n").encode()
 
 
-
 class SubmissionJournal:
     """The journal of one submission, open and locked; every write is on disk when it returns.
 
@@ -98,8 +97,9 @@ class SubmissionJournal:
         Raises :class:`~wass_chat.atomic_files.OutputError` (nothing created) when the room
         cannot be reserved: then nothing may be submitted."""
         self.path = Path(path)
-        size = sum(len(_line({"sbatch": t})) + len(_line({"job": t, "id": LONGEST_JOB_ID}))
-                   for t in tasks)  # fmt: skip
+        size = sum(
+            len(_line({"sbatch": t})) + len(_line({"job": t, "id": LONGEST_JOB_ID})) for t in tasks
+        )
         size += max((len(_line({"refused": t})) for t in tasks), default=0)
         size += len(_line({"done": True})) + STOP_REASON_BYTES
         staging = self.path.with_name(f".{self.path.name}.new")
@@ -215,5 +215,6 @@ def read_journal(path: Path) -> JournalState | None:
                 stopped = entry["stop"]
             elif entry.get("done") is True:
                 done = True
-    return JournalState(jobs, tuple(attempted), frozenset(refused), stopped, done,
-                        submitter_alive(path))  # fmt: skip
+    return JournalState(
+        jobs, tuple(attempted), frozenset(refused), stopped, done, submitter_alive(path)
+    )

@@ -130,8 +130,11 @@ class RunRecord:
     @property
     def moved(self) -> tuple[tuple[str, str, str], ...]:
         """(task, approved node, node Slurm ran it on) of every task Slurm placed elsewhere."""
-        return tuple((d.task, d.node, d.real_node) for d in self.decisions
-                     if d.real_node and d.real_node != d.node)  # fmt: skip
+        return tuple(
+            (d.task, d.node, d.real_node)
+            for d in self.decisions
+            if d.real_node and d.real_node != d.node
+        )
 
     def decision(self, task: str) -> Decision:
         for d in self.decisions:
@@ -277,8 +280,9 @@ def begin_submission(runlog: RunLog, record: RunRecord) -> SubmissionJournal:
     """Journal first (its room reserved, locked), then the record in state ``submitting``,
     fsync'd: nothing is submitted unless both are on disk (raises
     :class:`~wass_chat.atomic_files.OutputError` otherwise, leaving neither)."""
-    journal = SubmissionJournal(journal_path(runlog.path(record.run_id)),
-                                [d.task for d in record.decisions])  # fmt: skip
+    journal = SubmissionJournal(
+        journal_path(runlog.path(record.run_id)), [d.task for d in record.decisions]
+    )
     try:
         # write_atomic fsyncs the file and its folder: the record is on disk before any sbatch
         submitting = replace(record, state="submitting").to_dict()

@@ -26,9 +26,10 @@ def read_secret(secret_file: Path | None, secret_env: str | None, setting: str) 
             why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
             raise ConfigError(str(secret_file), [f"{setting}_file: {why}"]) from None
         if mode & 0o077:
-            raise ConfigError(str(secret_file), [
-                f"{setting}_file is readable by others (mode {mode & 0o777:o}): chmod 600 it"
-            ])  # fmt: skip
+            raise ConfigError(
+                str(secret_file),
+                [f"{setting}_file is readable by others (mode {mode & 0o777:o}): chmod 600 it"],
+            )
         if not text:
             raise ConfigError(str(secret_file), [f"{setting}_file is empty"])
         return text

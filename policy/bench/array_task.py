@@ -57,11 +57,14 @@ def bench_plan(
     its digest: a knowledge base that predicts otherwise gets another array directory.
     """
     payload: dict[str, object] = {
-        "instances": [asdict(i) for i in instances], "run": asdict(spec), "jobs": jobs,
-    }  # fmt: skip
+        "instances": [asdict(i) for i in instances],
+        "run": asdict(spec),
+        "jobs": jobs,
+    }
     if predictions is not None:
-        payload["predictions"] = {i.id: predictions_to_json(predictions[i.id])
-                                  for i in instances if i.id in predictions}  # fmt: skip
+        payload["predictions"] = {
+            i.id: predictions_to_json(predictions[i.id]) for i in instances if i.id in predictions
+        }
     return ArrayPlan(KIND, payload, tasks, "json", ("jobs",))
 
 
@@ -87,8 +90,9 @@ def run_task(directory: Path, task: int) -> Path:
         block = plan.block(task, plan_instances(plan))
         spec, jobs = spec_from_dict(plan.spec["run"]), int(plan.spec["jobs"])
         predictions = plan_predictions(plan, block)
-        run_matrix(block, spec, jobs, predictions=predictions,
-                   on_outcome=lambda o: shard.write(asdict(o)))  # fmt: skip
+        run_matrix(
+            block, spec, jobs, predictions=predictions, on_outcome=lambda o: shard.write(asdict(o))
+        )
 
     return run_line_task(directory, KIND, task, work)
 

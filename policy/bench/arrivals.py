@@ -49,14 +49,32 @@ from sim.placement import EarliestFinishPlacement
 from sim.schedule import NetworkModel, SimResult
 
 STREAM_ONLY = (
-    "online-heft", "fifo-deft", "eft", "lachesis", "lachesis-rank", "tdca", "decima",
+    "online-heft",
+    "fifo-deft",
+    "eft",
+    "lachesis",
+    "lachesis-rank",
+    "tdca",
+    "decima",
     "decima-untrained",
-)  # fmt: skip
+)
 """Names the arrivals bench knows besides the registry's."""
 DEFAULT_ARRIVAL_SCHEDULERS = (
-    "online-heft", "fifo-deft", "heft", "peft", "minmin", "eft", "slurm", "policy", "dqn",
-    "lachesis", "lachesis-rank", "tdca", "decima", "decima-untrained",
-)  # fmt: skip
+    "online-heft",
+    "fifo-deft",
+    "heft",
+    "peft",
+    "minmin",
+    "eft",
+    "slurm",
+    "policy",
+    "dqn",
+    "lachesis",
+    "lachesis-rank",
+    "tdca",
+    "decima",
+    "decima-untrained",
+)
 COPYING = ("fifo-deft", "tdca", "lachesis", "lachesis-rank", "decima", "decima-untrained")
 """Names whose plans run task copies (checked with ``copies=True``)."""
 METRICS = ("makespan", "speedup", "slr")
@@ -197,11 +215,24 @@ def run_instance(instance: ArrivalInstance, spec: ArrivalSpec) -> list[StreamRec
     for name in spec.schedulers:
         result, copies, seconds = run_on_stream(name, workflow, platform, spec.network_model)
         m = stream_summary(result, workflow, platform)
-        records.append(StreamRecord(
-            instance.id, instance.count, platform.name, instance.seed, name, m["workflows"],
-            m["tasks"], m["makespan"], m["speedup"], m["slr"], m["stream_slr"],
-            m["mean_response"], copies, seconds,
-        ))  # fmt: skip
+        records.append(
+            StreamRecord(
+                instance.id,
+                instance.count,
+                platform.name,
+                instance.seed,
+                name,
+                m["workflows"],
+                m["tasks"],
+                m["makespan"],
+                m["speedup"],
+                m["slr"],
+                m["stream_slr"],
+                m["mean_response"],
+                copies,
+                seconds,
+            )
+        )
     return records
 
 
@@ -247,8 +278,12 @@ def summarize_arrivals(records: list[StreamRecord], reference: str = "eft") -> d
     base = {(r.instance, r.platform): r for r in records if r.scheduler == reference}
     rows = []
     for (scheduler, count), group in groups.items():
-        row: dict[str, Any] = {"scheduler": scheduler, "count": count, "seeds": len(group),
-                               "tasks": sum(r.tasks for r in group) / len(group)}  # fmt: skip
+        row: dict[str, Any] = {
+            "scheduler": scheduler,
+            "count": count,
+            "seeds": len(group),
+            "tasks": sum(r.tasks for r in group) / len(group),
+        }
         for metric in METRICS:
             row[metric] = geometric_mean_ci([getattr(r, metric) for r in group]).as_dict()
         row["copies"] = sum(r.copies for r in group) / len(group)
@@ -263,9 +298,12 @@ def summarize_arrivals(records: list[StreamRecord], reference: str = "eft") -> d
                 estimate = geometric_mean_ci(ratios).as_dict()
                 row[f"{metric}_ratio"] = {**estimate, "wins": sum(x < 1 - 1e-9 for x in ratios)}
         rows.append(row)
-    return {"rows": rows, "schedulers": list(dict.fromkeys(r.scheduler for r in records)),
-            "counts": sorted({r.count for r in records}),
-            "reference": reference if base else None}  # fmt: skip
+    return {
+        "rows": rows,
+        "schedulers": list(dict.fromkeys(r.scheduler for r in records)),
+        "counts": sorted({r.count for r in records}),
+        "reference": reference if base else None,
+    }
 
 
 def arrivals_markdown(summary: dict[str, Any], title: str) -> str:
@@ -288,8 +326,11 @@ def arrivals_markdown(summary: dict[str, Any], title: str) -> str:
     if summary.get("reference"):
         reference = summary["reference"]
         for metric in PAIRED:
-            lines += [f"## {labels[metric]} over {reference}'s on the same streams (paired "
-                      "geometric mean, 95% CI, streams where it is lower)", ""]  # fmt: skip
+            lines += [
+                f"## {labels[metric]} over {reference}'s on the same streams (paired "
+                "geometric mean, 95% CI, streams where it is lower)",
+                "",
+            ]
             lines.append("| scheduler | " + " | ".join(str(c) for c in counts) + " |")
             lines.append("| --- |" + " --- |" * len(counts))
             for name in names:
@@ -298,8 +339,10 @@ def arrivals_markdown(summary: dict[str, Any], title: str) -> str:
                     e = by[(name, count)].get(f"{metric}_ratio") if (name, count) in by else None
                     cells.append(
                         f"{e['value']:.3f} ({e['low']:.3f}-{e['high']:.3f}), {e['wins']}/"
-                        f"{e['count']}" if e else ""
-                    )  # fmt: skip
+                        f"{e['count']}"
+                        if e
+                        else ""
+                    )
                 lines.append(f"| {name} | " + " | ".join(cells) + " |")
             lines.append("")
     lines += ["## CPU time per task placed (ms) and copies run (mean per stream)", ""]

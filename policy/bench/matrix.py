@@ -91,8 +91,11 @@ class Instance:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Instance:
         """The inverse of ``asdict(instance)``."""
-        return cls(WorkflowSource(**data["workflow"]), PlatformSource(**data["platform"]),
-                   int(data["seed"]))  # fmt: skip
+        return cls(
+            WorkflowSource(**data["workflow"]),
+            PlatformSource(**data["platform"]),
+            int(data["seed"]),
+        )
 
 
 def parse_recipes(text: str) -> list[WorkflowSource]:

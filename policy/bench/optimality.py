@@ -41,7 +41,10 @@ def small_instances(count: int, seed: int) -> list[tuple[Workflow, Platform]]:
     for k in range(count):
         n_tasks = int(rng.integers(6, 11))
         workflow = random_dag(
-            rng, n_tasks, float(rng.uniform(0.2, 0.5)), with_inputs=bool(k % 2),
+            rng,
+            n_tasks,
+            float(rng.uniform(0.2, 0.5)),
+            with_inputs=bool(k % 2),
             name=f"small-{k}",
         )
         platform = random_platform(rng, 3, latency=1e-4, name=f"small-{k}")

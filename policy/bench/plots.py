@@ -63,10 +63,17 @@ def arrivals_plot(summary: dict[str, Any]) -> bytes:
             values = [by[(name, c)][metric] for c in xs]
             color = f"C{k % 10}"  # past ten lines the colours repeat: dashed, square markers
             style = "-" if k < 10 else "--"
-            ax.plot(xs, [v["value"] for v in values], marker="o" if k < 10 else "s",
-                    linestyle=style, color=color, label=name)  # fmt: skip
-            ax.fill_between(xs, [v["low"] for v in values], [v["high"] for v in values],
-                            color=color, alpha=0.15)  # fmt: skip
+            ax.plot(
+                xs,
+                [v["value"] for v in values],
+                marker="o" if k < 10 else "s",
+                linestyle=style,
+                color=color,
+                label=name,
+            )
+            ax.fill_between(
+                xs, [v["low"] for v in values], [v["high"] for v in values], color=color, alpha=0.15
+            )
         ax.set_xlabel("workflows in the stream")
         ax.set_ylabel(labels[metric])
         if metric != "speedup":

@@ -115,9 +115,14 @@ def run_instance(
         cfg = UncertaintyConfig(seed=spec.uncertainty_seed).scaled(noise)
         mode = spec.estimates or "oracle"
         views = instance_views(
-            workflow, platform, instance.seed, mode, cfg,  # type: ignore[arg-type]
-            predictions, spec.load,
-        )  # fmt: skip
+            workflow,
+            platform,
+            instance.seed,
+            mode,  # type: ignore[arg-type]
+            cfg,
+            predictions,
+            spec.load,
+        )
         workflow, platform = views.actual
         if spec.reruns and spec.estimates:
             runs = reruns(views, cfg, instance.seed, spec.reruns)
@@ -224,17 +229,25 @@ def record_dict(record: RunRecord) -> dict[str, object]:
 def outcome_from_dict(data: dict[str, Any]) -> InstanceOutcome:
     """The inverse of ``asdict(outcome)`` (JSON keeps every float exactly)."""
     return InstanceOutcome(
-        data["instance"], data["workflow_sha256"], data["platform_sha256"],
-        tuple(RunRecord(**r) for r in data["records"]), dict(data["seconds"]),
+        data["instance"],
+        data["workflow_sha256"],
+        data["platform_sha256"],
+        tuple(RunRecord(**r) for r in data["records"]),
+        dict(data["seconds"]),
         tuple(Hold(**h) for h in data["load"]),
-    )  # fmt: skip
+    )
 
 
 def spec_from_dict(data: dict[str, Any]) -> RunSpec:
     """The inverse of ``asdict(spec)``."""
     load = data.get("load")
     return RunSpec(
-        tuple(data["schedulers"]), data["network_model"], tuple(data["peers"]),
-        data["estimates"], data["noise"], data["uncertainty_seed"],
-        BackgroundConfig(**load) if load is not None else None, data.get("reruns", 0),
-    )  # fmt: skip
+        tuple(data["schedulers"]),
+        data["network_model"],
+        tuple(data["peers"]),
+        data["estimates"],
+        data["noise"],
+        data["uncertainty_seed"],
+        BackgroundConfig(**load) if load is not None else None,
+        data.get("reruns", 0),
+    )

@@ -80,7 +80,9 @@ def compiled_chooser(
     head = _head_arrays(net, emb)
     f64 = np.float64
     return _core.Chooser(
-        nt, nn, net.cfg.hidden,
+        nt,
+        nn,
+        net.cfg.hidden,
         _bytes([c.mask for c, _ in per_task], np.uint8),
         _bytes(in_off, np.int32),
         _bytes([f for f, _ in inputs], np.int32),
@@ -94,9 +96,15 @@ def compiled_chooser(
         _bytes([c.serve for c, _ in per_task], f64),
         _bytes([c.compute for c, _ in per_task], f64),
         _bytes([_fixed_features(ctx, t.id) for t in wf.tasks], np.float32),
-        _bytes(head["base"], f64), _bytes(head["base_abs"], f64),
-        _bytes(head["node"], f64), _bytes(head["node_abs"], f64),
-        _bytes(head["w1f"], f64), _bytes(head["w2"], f64), head["b2"],
-        float(net.eft_prior.item()), float(net.lookahead_weight.item()),
-        _bytes(rank, np.int32), ctx.scale,
-    )  # fmt: skip
+        _bytes(head["base"], f64),
+        _bytes(head["base_abs"], f64),
+        _bytes(head["node"], f64),
+        _bytes(head["node_abs"], f64),
+        _bytes(head["w1f"], f64),
+        _bytes(head["w2"], f64),
+        head["b2"],
+        float(net.eft_prior.item()),
+        float(net.lookahead_weight.item()),
+        _bytes(rank, np.int32),
+        ctx.scale,
+    )

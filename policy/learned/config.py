@@ -17,9 +17,16 @@ if TYPE_CHECKING:
     from sim.schedule import NetworkModel
 
 ALL_RECIPES = (
-    "montage", "epigenomics", "genome", "seismology", "soykb",
-    "srasearch", "blast", "bwa", "cycles",
-)  # fmt: skip
+    "montage",
+    "epigenomics",
+    "genome",
+    "seismology",
+    "soykb",
+    "srasearch",
+    "blast",
+    "bwa",
+    "cycles",
+)
 """The WfCommons recipes training draws from by default."""
 TrainProgress = Callable[[str], None]
 """Called with each progress line of a training run (PPO's and the DQN's)."""

@@ -180,11 +180,19 @@ def graph_state(backlog: DecimaBacklog, clock: float) -> tuple[GraphState, list[
         for task, runtime in zip(tasks, runtimes, strict=True):
             spec = workflow.task_by_id[task]
             waited = max(clock - spec.release, 0.0)
-            features.append([
-                math.log1p(runtime / MINUTE), math.log1p(backlog.rank[task] / MINUTE),
-                left_work, left_tasks, float(spec.gpus > 0), float(spec.prefers_gpu),
-                math.log1p(waited / MINUTE), float(task in backlog.executable), done,
-            ])  # fmt: skip
+            features.append(
+                [
+                    math.log1p(runtime / MINUTE),
+                    math.log1p(backlog.rank[task] / MINUTE),
+                    left_work,
+                    left_tasks,
+                    float(spec.gpus > 0),
+                    float(spec.prefers_gpu),
+                    math.log1p(waited / MINUTE),
+                    float(task in backlog.executable),
+                    done,
+                ]
+            )
             rows.append(task)
             workflow_of.append(w)
     index = {t: i for i, t in enumerate(rows)}

@@ -147,9 +147,17 @@ def train_and_save(
 ) -> TrainingResult:
     """Train (``wass-chat train decima``) and save the kept network with its metadata."""
     result = train_decima(cfg, log)
-    save_decima(result.net, str(out), {
-        "steps": result.steps, "rollouts": cfg.rollouts, "seed": cfg.seed,
-        "learning_rate": LEARNING_RATE, "cpu_seconds": round(result.cpu_seconds, 1),
-        "kept_step": result.kept_step, "validation": result.validation,
-    })  # fmt: skip
+    save_decima(
+        result.net,
+        str(out),
+        {
+            "steps": result.steps,
+            "rollouts": cfg.rollouts,
+            "seed": cfg.seed,
+            "learning_rate": LEARNING_RATE,
+            "cpu_seconds": round(result.cpu_seconds, 1),
+            "kept_step": result.kept_step,
+            "validation": result.validation,
+        },
+    )
     return result

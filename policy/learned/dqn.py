@@ -125,35 +125,38 @@ def td_update(
         n0, n1 = int(joined["compute"].ptr[k]), int(joined["compute"].ptr[k + 1])
         own = {"task": emb["task"][t0:t1], "compute": emb["compute"][n0:n1]}
         inputs = q_net.candidate_inputs(
-            own, torch.tensor([t.task for t in chosen]),
+            own,
+            torch.tensor([t.task for t in chosen]),
             torch.from_numpy(np.stack([t.feats for t in chosen])),
-        )  # fmt: skip
+        )
         q = q_net.q_values(inputs, torch.from_numpy(np.stack([t.mask for t in chosen])))
         q_taken[rows] = q.gather(1, torch.tensor([[t.action] for t in chosen])).squeeze(1)
         with torch.no_grad():
             frozen = {"task": target_emb["task"][t0:t1], "compute": target_emb["compute"][n0:n1]}
             next_inputs = target_net.candidate_inputs(
-                frozen, torch.tensor([t.next_task for t in chosen]),
+                frozen,
+                torch.tensor([t.next_task for t in chosen]),
                 torch.from_numpy(np.stack([t.next_feats for t in chosen])),
-            )  # fmt: skip
+            )
             next_mask = torch.from_numpy(np.stack([t.next_mask for t in chosen]))
             # Double DQN: the online network picks the next action, the target values it.
             online_next = q_net.q_values(
                 q_net.candidate_inputs(
-                    own, torch.tensor([t.next_task for t in chosen]),
+                    own,
+                    torch.tensor([t.next_task for t in chosen]),
                     torch.from_numpy(np.stack([t.next_feats for t in chosen])),
                 ),
                 next_mask,
-            )  # fmt: skip
+            )
             best_next = online_next.argmax(dim=1, keepdim=True)
             next_q = target_net.q_values(next_inputs, next_mask).gather(1, best_next).squeeze(1)
             rewards = torch.tensor([t.reward for t in chosen], dtype=torch.float32)
             not_done = torch.tensor([0.0 if t.done else 1.0 for t in chosen])
             targets[rows] = rewards + cfg.gamma * next_q * not_done
     td = targets - q_taken
-    loss = (torch.from_numpy(weights) * nn.functional.huber_loss(
-        q_taken, targets, reduction="none"
-    )).mean()  # fmt: skip
+    loss = (
+        torch.from_numpy(weights) * nn.functional.huber_loss(q_taken, targets, reduction="none")
+    ).mean()
     optimizer.zero_grad()
     loss.backward()
     nn.utils.clip_grad_norm_(q_net.parameters(), cfg.max_grad_norm)
@@ -202,9 +205,11 @@ def train(cfg: DQNConfig, progress: TrainProgress | None = None) -> DQNResult:
         while global_step < cfg.total_steps:
             # 1. collect one episode with the current epsilon
             epsilon = linear_schedule(
-                cfg.start_epsilon, cfg.end_epsilon, cfg.exploration_fraction * cfg.total_steps,
+                cfg.start_epsilon,
+                cfg.end_epsilon,
+                cfg.exploration_fraction * cfg.total_steps,
                 global_step,
-            )  # fmt: skip
+            )
             workflow, platform = stream_instance(cfg, TRAINING_SEEDS + int(rng.integers(2**30)))
             agent = DQNPolicy(q_net, epsilon, seed=int(rng.integers(2**31)), record=True)
             q_net.eval()
@@ -216,11 +221,19 @@ def train(cfg: DQNConfig, progress: TrainProgress | None = None) -> DQNResult:
             for record in result.tasks:
                 ends[context.task_index[record.task]] = record.end
             steps = transitions(agent.decisions, ends, context.scale, episode)
-            print(json.dumps({
-                "charts/episode": episode, "charts/step": global_step,
-                "charts/epsilon": epsilon, "charts/episodic_return": sum(t.reward for t in steps),
-                "charts/makespan": result.makespan, "charts/decisions": len(steps),
-            }), file=metrics)  # fmt: skip
+            print(
+                json.dumps(
+                    {
+                        "charts/episode": episode,
+                        "charts/step": global_step,
+                        "charts/epsilon": epsilon,
+                        "charts/episodic_return": sum(t.reward for t in steps),
+                        "charts/makespan": result.makespan,
+                        "charts/decisions": len(steps),
+                    }
+                ),
+                file=metrics,
+            )
             # 2. feed its transitions to the buffer, training as the steps pass
             for transition in steps:
                 evicted = replay.add(transition)
@@ -228,18 +241,26 @@ def train(cfg: DQNConfig, progress: TrainProgress | None = None) -> DQNResult:
                     graphs.pop(evicted.episode, None)
                 global_step += 1
                 if global_step > cfg.learning_starts and global_step % cfg.train_frequency == 0:
-                    beta = min(1.0, cfg.beta_start + (1 - cfg.beta_start) * global_step
-                               / cfg.total_steps)  # fmt: skip
+                    beta = min(
+                        1.0, cfg.beta_start + (1 - cfg.beta_start) * global_step / cfg.total_steps
+                    )
                     indices, batch, weights = replay.sample(cfg.batch_size, beta, rng)
                     loss, td, mean_q = td_update(
                         q_net, target_net, optimizer, batch, weights, graphs, cfg
                     )
                     replay.update_priorities(indices, td)
                     if global_step % 100 == 0:
-                        print(json.dumps({
-                            "losses/td_loss": loss, "losses/q_values": mean_q,
-                            "losses/beta": beta, "charts/step": global_step,
-                        }), file=metrics)  # fmt: skip
+                        print(
+                            json.dumps(
+                                {
+                                    "losses/td_loss": loss,
+                                    "losses/q_values": mean_q,
+                                    "losses/beta": beta,
+                                    "charts/step": global_step,
+                                }
+                            ),
+                            file=metrics,
+                        )
                 if global_step % cfg.target_network_frequency == 0:
                     target_net.load_state_dict(q_net.state_dict())
                 if global_step % cfg.validate_every == 0:
@@ -258,8 +279,12 @@ def train(cfg: DQNConfig, progress: TrainProgress | None = None) -> DQNResult:
     score, kept, state = best if best is not None else (float("nan"), "last", q_net.state_dict())
     q_net.load_state_dict(state)
     checkpoint = out / "dqn.pt"
-    extra = {"train_config": json.dumps(asdict(cfg)), "kept": kept, "validation_ratio": score,
-             "steps": global_step}  # fmt: skip
+    extra = {
+        "train_config": json.dumps(asdict(cfg)),
+        "kept": kept,
+        "validation_ratio": score,
+        "steps": global_step,
+    }
     save_qnet(q_net, str(checkpoint), extra)
     return DQNResult(
         checkpoint, metrics_path, global_step, episode, time.monotonic() - start, kept, score

@@ -106,10 +106,20 @@ def transitions(
         reward = -(ends[d.task] - d.now) / scale
         last = t == len(decisions) - 1
         after = d if last else decisions[t + 1]
-        found.append(Transition(
-            episode, d.task, d.feats, d.mask, d.action, reward, after.task, after.feats,
-            after.mask, last,
-        ))  # fmt: skip
+        found.append(
+            Transition(
+                episode,
+                d.task,
+                d.feats,
+                d.mask,
+                d.action,
+                reward,
+                after.task,
+                after.feats,
+                after.mask,
+                last,
+            )
+        )
     return found
 
 

@@ -84,8 +84,10 @@ def _task_constants(instance: InstanceConstants, task: str) -> TaskConstants:
     ctx = instance.context
     wf, pf = ctx.workflow, ctx.platform
     t = wf.task_by_id[task]
-    mask = np.array([n.cores >= t.cores and n.memory >= t.memory and n.gpus >= t.gpus
-                     for n in pf.nodes], dtype=bool)  # fmt: skip
+    mask = np.array(
+        [n.cores >= t.cores and n.memory >= t.memory and n.gpus >= t.gpus for n in pf.nodes],
+        dtype=bool,
+    )
     file_index, unwritten = instance.file_index, instance.unwritten
     return TaskConstants(
         mask=mask,

@@ -36,9 +36,14 @@ class RatioSummary:
         wins = sum(r < 1 - 1e-9 for r in ratios)
         losses = sum(r > 1 + 1e-9 for r in ratios)
         return {
-            "instances": len(ratios), "ratio_gm": gm, "ci_low": low, "ci_high": high,
-            "wins": wins, "ties": len(ratios) - wins - losses, "losses": losses,
-        }  # fmt: skip
+            "instances": len(ratios),
+            "ratio_gm": gm,
+            "ci_low": low,
+            "ci_high": high,
+            "wins": wins,
+            "ties": len(ratios) - wins - losses,
+            "losses": losses,
+        }
 
 
 @dataclass(frozen=True)
@@ -163,10 +168,17 @@ class HeldOutDraw:
         from policy.learned.instances import sample_specs
 
         return {
-            regime_name(ccr): sample_specs(self.recipes, self.count, self.seed, self.tasks,
-                                           self.nodes, evaluation=True, ccrs=(ccr,))
+            regime_name(ccr): sample_specs(
+                self.recipes,
+                self.count,
+                self.seed,
+                self.tasks,
+                self.nodes,
+                evaluation=True,
+                ccrs=(ccr,),
+            )
             for ccr in self.ccrs
-        }  # fmt: skip
+        }
 
 
 def evaluate_regimes(

@@ -61,15 +61,21 @@ def evaluation_plan(
     if checkpoint is not None and not checkpoint.is_file():
         raise InputError(str(checkpoint), ["no policy checkpoint here"])
     digest = hashlib.sha256(checkpoint.read_bytes()).hexdigest() if checkpoint else None
-    spec = {"checkpoint": str(checkpoint.resolve()) if checkpoint else None,
-            "checkpoint_sha256": digest, "draw": asdict(draw), "network_model": network_model,
-            "lookahead": lookahead, "workers": workers}  # fmt: skip
+    spec = {
+        "checkpoint": str(checkpoint.resolve()) if checkpoint else None,
+        "checkpoint_sha256": digest,
+        "draw": asdict(draw),
+        "network_model": network_model,
+        "lookahead": lookahead,
+        "workers": workers,
+    }
     return ArrayPlan(KIND, spec, tasks, "json", ("workers",))
 
 
 def plan_specs(plan: ArrayPlan) -> dict[str, list[InstanceSpec]]:
-    draw: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
-                            for k, v in plan.spec["draw"].items()}  # fmt: skip
+    draw: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in plan.spec["draw"].items()
+    }
     return HeldOutDraw(**draw).specs()
 
 
@@ -87,8 +93,14 @@ def run_task(directory: Path, task: int) -> Path:
             specs = block[first : first + chunk]
             scores = score_instances(net, specs, plan.spec["network_model"], lookahead, workers)
             for k, (ratio, heft_over_bound) in enumerate(scores):
-                shard.write({"index": start + first + k, "label": specs[k].label,
-                             "ratio": ratio, "heft_over_bound": heft_over_bound})  # fmt: skip
+                shard.write(
+                    {
+                        "index": start + first + k,
+                        "label": specs[k].label,
+                        "ratio": ratio,
+                        "heft_over_bound": heft_over_bound,
+                    }
+                )
 
     return array_plan.run_line_task(directory, KIND, task, work)
 
@@ -100,8 +112,10 @@ def merged_evaluations(directory: Path) -> tuple[dict[str, Evaluation], list[int
     missing = array_plan.missing_tasks(directory, plan)
     if missing:
         return {}, missing
-    scores = {int(row["index"]): (float(row["ratio"]), float(row["heft_over_bound"]))
-              for _, row in array_plan.shard_rows(directory, plan)}  # fmt: skip
+    scores = {
+        int(row["index"]): (float(row["ratio"]), float(row["heft_over_bound"]))
+        for _, row in array_plan.shard_rows(directory, plan)
+    }
     result, offset = {}, 0
     for regime, specs in plan_specs(plan).items():
         result[regime] = summarize_scores(specs, [scores[offset + k] for k in range(len(specs))])

@@ -114,13 +114,16 @@ def expert_iteration(
         net.eval()
         hits, missed = np.concatenate(agreement(net, labelled)), np.concatenate(overruled)
         new_missed = np.concatenate(fresh_missed)
-        after_round(round_, {
-            "exit/round": round_,
-            "exit/expert_ratio_gm": float(np.exp(np.mean([np.log(ep.ratio) for ep in fresh]))),
-            "exit/labels": float(sum(len(ep.trajectory) for ep in labelled)),
-            "exit/loss": float(np.mean(losses)),
-            "exit/overruled": float(new_missed.mean()) if len(new_missed) else 0.0,
-            "exit/agree": float(hits.mean()) if len(hits) else 1.0,
-            "exit/agree_overruled": float(hits[missed].mean()) if missed.any() else 1.0,
-            "time/minutes": (time.monotonic() - start) / 60,
-        })  # fmt: skip
+        after_round(
+            round_,
+            {
+                "exit/round": round_,
+                "exit/expert_ratio_gm": float(np.exp(np.mean([np.log(ep.ratio) for ep in fresh]))),
+                "exit/labels": float(sum(len(ep.trajectory) for ep in labelled)),
+                "exit/loss": float(np.mean(losses)),
+                "exit/overruled": float(new_missed.mean()) if len(new_missed) else 0.0,
+                "exit/agree": float(hits.mean()) if len(hits) else 1.0,
+                "exit/agree_overruled": float(hits[missed].mean()) if missed.any() else 1.0,
+                "time/minutes": (time.monotonic() - start) / 60,
+            },
+        )

@@ -272,9 +272,12 @@ def lookahead_episode(
 
 
 def _worker(
-    state: dict[str, Any], cfg: NetConfig, specs: Sequence[InstanceSpec],
-    network_model: NetworkModel, k: int,
-) -> list[Episode]:  # fmt: skip
+    state: dict[str, Any],
+    cfg: NetConfig,
+    specs: Sequence[InstanceSpec],
+    network_model: NetworkModel,
+    k: int,
+) -> list[Episode]:
     torch.set_num_threads(1)
     net = PolicyNet(cfg)
     net.load_state_dict(state)
@@ -332,11 +335,14 @@ class LookaheadPlanner(LearnedPlanner):
     ) -> StaticSchedule:
         check_fits(workflow, platform)
         if len(workflow.tasks) > MAX_TASKS:
-            raise InputError(workflow.name, [
-                f"policy-lookahead plans at most {MAX_TASKS} tasks (this one has "
-                f"{len(workflow.tasks)}; its cost grows with the square of the task count): "
-                "use policy or rag-guarded"
-            ])  # fmt: skip
+            raise InputError(
+                workflow.name,
+                [
+                    f"policy-lookahead plans at most {MAX_TASKS} tasks (this one has "
+                    f"{len(workflow.tasks)}; its cost grows with the square of the task count): "
+                    "use policy or rag-guarded"
+                ],
+            )
         workflow, platform, spreads = self.planning_inputs(workflow, platform)
         expert = LookaheadPolicy(
             self.net, workflow, platform, self.network_model, self.k, occupancy, spreads

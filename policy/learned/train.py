@@ -175,9 +175,13 @@ def validation_specs(cfg: TrainConfig, train_specs: list[InstanceSpec]) -> list[
         return []
     taken = set(train_specs)
     drawn = sample_specs(
-        cfg.recipes, 2 * cfg.validation_instances, cfg.seed + 7919, cfg.tasks, cfg.nodes,
+        cfg.recipes,
+        2 * cfg.validation_instances,
+        cfg.seed + 7919,
+        cfg.tasks,
+        cfg.nodes,
         ccrs=cfg.ccrs,
-    )  # fmt: skip
+    )
     return [s for s in drawn if s not in taken][: cfg.validation_instances]
 
 
@@ -195,9 +199,15 @@ def validation_ratio(
 ) -> float:
     """Geometric mean of the greedy policy's makespan / HEFT on ``specs``."""
     episodes = collect(
-        net, [(s, 0) for s in specs], "greedy", cfg.network_model, pool, cfg.workers,
-        setting_of(cfg), predictions,
-    )  # fmt: skip
+        net,
+        [(s, 0) for s in specs],
+        "greedy",
+        cfg.network_model,
+        pool,
+        cfg.workers,
+        setting_of(cfg),
+        predictions,
+    )
     return float(np.exp(np.mean([np.log(ep.ratio) for ep in episodes])))
 
 
@@ -278,9 +288,15 @@ def train(
                 for _ in range(cfg.samples_per_instance)
             ]
             episodes = collect(
-                net, jobs, "sample", cfg.network_model, pool, cfg.workers, setting_of(cfg),
+                net,
+                jobs,
+                "sample",
+                cfg.network_model,
+                pool,
+                cfg.workers,
+                setting_of(cfg),
                 predictions,
-            )  # fmt: skip
+            )
             if teacher is not None and cfg.use_rag:
                 for ep in episodes:
                     teacher.shape(ep, cfg.rag_coef)
@@ -322,6 +338,11 @@ def train(
     }
     save_checkpoint(net, str(checkpoint), extra)
     return TrainResult(
-        checkpoint, metrics_path, ratio_gm, time.monotonic() - start,
-        best_update=kept_update, kept=kept, validation_ratio=kept_score,
-    )  # fmt: skip
+        checkpoint,
+        metrics_path,
+        ratio_gm,
+        time.monotonic() - start,
+        best_update=kept_update,
+        kept=kept,
+        validation_ratio=kept_score,
+    )

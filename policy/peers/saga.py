@@ -173,8 +173,13 @@ def representable_instance(workflow: Workflow, platform: Platform) -> tuple[Work
         inputs[child].append(file_id)
     tasks = tuple(
         replace(
-            t, cores=1, memory=0, gpus=0, inputs=tuple(inputs[t.id]),
-            outputs=tuple(outputs[t.id]), parents=(),
+            t,
+            cores=1,
+            memory=0,
+            gpus=0,
+            inputs=tuple(inputs[t.id]),
+            outputs=tuple(outputs[t.id]),
+            parents=(),
         )
         for t in workflow.tasks
     )

@@ -98,11 +98,21 @@ def simulate_compiled(
     n = len(w)
     dep_ptr = _i64(w.dep_ptr if len(w.dep_ptr) == n + 1 else np.zeros(n + 1))
     jobs = (
-        _i64(req.partition), _i64(w.nnodes), _i64(w.cpus_per_node), _i64(w.mem_per_node),
-        _i64(w.gpus_per_node), _i64(req.run_s), _i64(req.estimate_s), _i64(req.limit_s),
-        _i64(w.submit_s), _i64(w.earliest_s), _i64(tiers[req.partition]), _i64(w.user),
-        dep_ptr, _i64(w.dep_parent),
-    )  # fmt: skip
+        _i64(req.partition),
+        _i64(w.nnodes),
+        _i64(w.cpus_per_node),
+        _i64(w.mem_per_node),
+        _i64(w.gpus_per_node),
+        _i64(req.run_s),
+        _i64(req.estimate_s),
+        _i64(req.limit_s),
+        _i64(w.submit_s),
+        _i64(w.earliest_s),
+        _i64(tiers[req.partition]),
+        _i64(w.user),
+        dep_ptr,
+        _i64(w.dep_parent),
+    )
     nodes = tuple(_i64([getattr(x, k) for x in cluster.nodes]) for k in ("cpus", "memory", "gpus"))
     watts = tuple(
         np.ascontiguousarray([getattr(p, k) for p in profiles], np.float64)
@@ -111,12 +121,27 @@ def simulate_compiled(
     wt = cfg.weights
     t0 = int(w.earliest_s.min()) if n else 0
     config = (
-        ORDERS[cfg.order], int(cfg.backfill), int(cfg.node_order == "best_fit"), cfg.bf_interval_s,
-        cfg.bf_window_s, cfg.reservation_depth, cfg.bf_max_job_test, cfg.calc_period_s, wt.age,
-        wt.fairshare, wt.max_age_s, wt.decay_half_life_s, int(power is not None),
-        power.suspend_after_s if power else 0, power.boot_s if power else 0, len(w.users), t0,
-        int(dep_ptr[-1] > 0), cfg.completing_s, cfg.bf_resolution_s,
-    )  # fmt: skip
+        ORDERS[cfg.order],
+        int(cfg.backfill),
+        int(cfg.node_order == "best_fit"),
+        cfg.bf_interval_s,
+        cfg.bf_window_s,
+        cfg.reservation_depth,
+        cfg.bf_max_job_test,
+        cfg.calc_period_s,
+        wt.age,
+        wt.fairshare,
+        wt.max_age_s,
+        wt.decay_half_life_s,
+        int(power is not None),
+        power.suspend_after_s if power else 0,
+        power.boot_s if power else 0,
+        len(w.users),
+        t0,
+        int(dep_ptr[-1] > 0),
+        cfg.completing_s,
+        cfg.bf_resolution_s,
+    )
     static = np.ascontiguousarray(prio.static, np.float64)
     out = _core.run(jobs, static, nodes, watts, pptr, pidx, config, progress)
     start, end, backfilled, alloc, energy, busy, off, events, main, bf, t_end = out

@@ -39,12 +39,27 @@ PARTITION = [{"PartitionName": "debug", "Nodes": "n[1-4]", "State": "UP", "Total
 
 
 def _pending(cpus: int, estimate: datetime | None, planned: str = "") -> Snapshot:
-    job = {"JobId": "15", "JobState": "PENDING", "Reason": "Resources", "Partition": "debug",
-           "NumCPUs": str(cpus), "NumNodes": "1", "TRES": f"cpu={cpus},node=1",
-           "UserId": "alice(1001)"}  # fmt: skip
+    job = {
+        "JobId": "15",
+        "JobState": "PENDING",
+        "Reason": "Resources",
+        "Partition": "debug",
+        "NumCPUs": str(cpus),
+        "NumNodes": "1",
+        "TRES": f"cpu={cpus},node=1",
+        "UserId": "alice(1001)",
+    }
     hog = RunningJob("14", "hog", "bob", "debug", "n[1-4]", 16, NOW + timedelta(minutes=50))
-    return Snapshot("15", NOW, job=job, nodes=NODES, partitions=PARTITION, running=[hog],
-                    start_estimate=estimate, planned_nodes=planned)  # fmt: skip
+    return Snapshot(
+        "15",
+        NOW,
+        job=job,
+        nodes=NODES,
+        partitions=PARTITION,
+        running=[hog],
+        start_estimate=estimate,
+        planned_nodes=planned,
+    )
 
 
 def _job_facts(snap: Snapshot, verdict_out: Any, **extra: Any) -> dict[str, Any]:
@@ -70,8 +85,15 @@ def test_a_blocking_job_is_named_with_its_whole_size_and_no_second_start_time() 
 
 def test_without_slurms_estimate_the_start_is_our_replay_and_says_so() -> None:
     snap = _pending(8, None)
-    hog = BusyJob("14", "bob", "debug", "00:50:00", "", (("n1", 2), ("n2", 2), ("n3", 4),
-                  ("n4", 8)), NOW + timedelta(minutes=50))  # fmt: skip
+    hog = BusyJob(
+        "14",
+        "bob",
+        "debug",
+        "00:50:00",
+        "",
+        (("n1", 2), ("n2", 2), ("n3", 4), ("n4", 8)),
+        NOW + timedelta(minutes=50),
+    )
     replay = replayed_start(snap, [hog])
     assert replay is not None and replay.when == hog.end and replay.freed_by == "14"
     note = replay.note(NOW)
@@ -93,8 +115,13 @@ def test_the_issues_contradictions_are_caught() -> None:
         "before its current estimate of 06:20"
     )
     assert contradictions(advice_agrees) == []  # 06:35 is the changed request's start
-    assert contradictions("- x: Slurm would start it now, instead of about 06:25.\n"
-                          "**Expected start:** about 06:20.") != []  # fmt: skip
+    assert (
+        contradictions(
+            "- x: Slurm would start it now, instead of about 06:25.\n"
+            "**Expected start:** about 06:20."
+        )
+        != []
+    )
     assert contradictions("holds 16 of the 2 CPUs") == ["16 of 2: a part larger than its whole"]
     assert contradictions("- Time: ran 00:00:02 of its 00:05:00 limit") == []  # no count
     counted = (
@@ -105,9 +132,14 @@ def test_the_issues_contradictions_are_caught() -> None:
 
 def test_a_number_only_our_own_sentence_states_is_not_grounded() -> None:
     verdict = "Job 1 used 4 CPUs for 12 s."
-    facts: dict[str, Any] = {"kind": "job_why", "verdict": verdict, "evidence": [
-        {"command": "scontrol show job 1", "field": "NumCPUs", "value": "4"},
-        {"command": "scontrol show job 1", "field": "RunTime", "value": "00:00:10"}]}  # fmt: skip
+    facts: dict[str, Any] = {
+        "kind": "job_why",
+        "verdict": verdict,
+        "evidence": [
+            {"command": "scontrol show job 1", "field": "NumCPUs", "value": "4"},
+            {"command": "scontrol show job 1", "field": "RunTime", "value": "00:00:10"},
+        ],
+    }
     assert ungrounded("Job 1 used 4 CPUs for 10 s.", facts) == []
     assert ungrounded(verdict, facts) == ["number 12 s is not in the facts"]
     assert ungrounded("It started at 06:12.", facts) == ["clock time 06:12 is no time in the facts"]
@@ -120,16 +152,41 @@ def _queue(reasons: list[str]) -> dict[str, Any]:
     counted: dict[str, int] = {}
     for r in reasons:
         counted[r] = counted.get(r, 0) + 1
-    rows = [{"reason": code, "jobs": n, "class": classify(code).klass, "cpus": n,
-             "outcome": classify(code).outcome, "meaning": classify(code).meaning}
-            for code, n in sorted(counted.items(), key=lambda kv: -kv[1])]  # fmt: skip
+    rows = [
+        {
+            "reason": code,
+            "jobs": n,
+            "class": classify(code).klass,
+            "cpus": n,
+            "outcome": classify(code).outcome,
+            "meaning": classify(code).meaning,
+        }
+        for code, n in sorted(counted.items(), key=lambda kv: -kv[1])
+    ]
     # job 81: no number of the headline's counts may come from an id or an age by chance
-    longest = [{"job_id": "81", "user": "alice", "partition": "debug", "reason": reasons[0],
-                "age_s": 75.0, "cpus": 1}]  # fmt: skip
-    return {"kind": "queue", "verdict": queue_verdict(pending, rows, [], longest),
-            "partition": None, "user": None, "pending": len(pending), "running": 0,
-            "reasons": rows, "attention": attention(pending), "partitions": [],
-            "longest": longest, "source": "squeue"}  # fmt: skip
+    longest = [
+        {
+            "job_id": "81",
+            "user": "alice",
+            "partition": "debug",
+            "reason": reasons[0],
+            "age_s": 75.0,
+            "cpus": 1,
+        }
+    ]
+    return {
+        "kind": "queue",
+        "verdict": queue_verdict(pending, rows, [], longest),
+        "partition": None,
+        "user": None,
+        "pending": len(pending),
+        "running": 0,
+        "reasons": rows,
+        "attention": attention(pending),
+        "partitions": [],
+        "longest": longest,
+        "source": "squeue",
+    }
 
 
 def test_a_tie_is_said_as_a_tie_and_the_jobs_needing_a_person_are_counted() -> None:
@@ -138,8 +195,13 @@ def test_a_tie_is_said_as_a_tie_and_the_jobs_needing_a_person_are_counted() -> N
     assert "most common reason is" not in verdict
     assert "no reason is more common than another" in verdict and "1 job each" in verdict
     assert "3 of the 4 need a person to act" in verdict
-    assert facts["attention"] == {"never": 2, "release": 1, "admin": 0, "needs_a_person": 3,
-                                  "starts_by_itself": 1}  # fmt: skip
+    assert facts["attention"] == {
+        "never": 2,
+        "release": 1,
+        "admin": 0,
+        "needs_a_person": 3,
+        "starts_by_itself": 1,
+    }
     assert problems(render(facts), facts) == []  # the 3 of "3 of the 4" is a fact
 
 
@@ -171,8 +233,12 @@ def test_sbatch_filename_patterns_expand_as_sbatch_documents(pattern: str, expan
 def test_the_files_come_from_the_best_source_and_say_how_sure_they_are() -> None:
     names = JobNames("81", name="train", user="alice")
     out, err = job_files(names, "/w", {"StdOut": "/w/o-81", "StdErr": "/w/e-81"})  # type: ignore[misc]
-    assert (out.path, err.path, out.source, out.certain) == ("/w/o-81", "/w/e-81",
-                                                             "scontrol show job", True)  # fmt: skip
+    assert (out.path, err.path, out.source, out.certain) == (
+        "/w/o-81",
+        "/w/e-81",
+        "scontrol show job",
+        True,
+    )
     out, err = job_files(names, "/w", sacct={"StdOut": "%x-%j.out", "StdErr": ""})  # type: ignore[misc]
     assert (out.path, err.path, out.source) == ("/w/train-81.out", "/w/train-81.out", "sacct")
     line = "sbatch -J train -e logs/%x.%j.err job.sh"
@@ -180,8 +246,11 @@ def test_the_files_come_from_the_best_source_and_say_how_sure_they_are() -> None
     assert (out.path, err.path, err.certain) == ("/w/slurm-81.out", "/w/logs/train.81.err", False)
     out, err = job_files(names, "/w")  # type: ignore[misc]
     assert (out.path, err.path, out.source, out.certain) == (
-        "/w/slurm-81.out", "/w/slurm-81.out", "Slurm's default name", False
-    )  # fmt: skip
+        "/w/slurm-81.out",
+        "/w/slurm-81.out",
+        "Slurm's default name",
+        False,
+    )
     assert job_files(names) is None
 
 
@@ -219,8 +288,14 @@ def test_an_ended_job_says_where_its_error_output_went_and_whom_it_strands() -> 
         " It strands 1 pending job (job 82), which waits on it (afterok) and can never start "
         "as it stands."
     )
-    job = {"JobId": "81", "JobState": "FAILED", "ExitCode": "3:0", "RunTime": "00:00:02",
-           "UserId": "alice(1001)", "Partition": "debug"}  # fmt: skip
+    job = {
+        "JobId": "81",
+        "JobState": "FAILED",
+        "ExitCode": "3:0",
+        "RunTime": "00:00:02",
+        "UserId": "alice(1001)",
+        "Partition": "debug",
+    }
     snap = Snapshot("81", NOW, job=job)
     out = finished(snap, None, "failed")
     out.verdict += after.sentence()
@@ -238,13 +313,26 @@ def test_an_ended_job_says_where_its_error_output_went_and_whom_it_strands() -> 
 def test_a_job_that_used_none_of_four_cpus_and_3_mb_of_2000_gets_the_efficiency_advice() -> None:
     """The issue's job, through the efficiency code's own advice (which the answer reuses)."""
     job = JobEfficiency(
-        job_id="13", job_id_raw="13", user="alice", account=None, partition="debug",
-        state="COMPLETED", nnodes=1, ncpus=4, elapsed_s=240, timelimit_s=None,
-        cpu_used_s=0.002, cpu_efficiency_pct=0.0, mem_used_bytes=3 * 2**20,
-        mem_request_bytes=2000 * 2**20, memory_efficiency_pct=0.15,
-        memory_basis="TRESUsageInTot", time_efficiency_pct=None, wasted_core_hours=0.27,
+        job_id="13",
+        job_id_raw="13",
+        user="alice",
+        account=None,
+        partition="debug",
+        state="COMPLETED",
+        nnodes=1,
+        ncpus=4,
+        elapsed_s=240,
+        timelimit_s=None,
+        cpu_used_s=0.002,
+        cpu_efficiency_pct=0.0,
+        mem_used_bytes=3 * 2**20,
+        mem_request_bytes=2000 * 2**20,
+        memory_efficiency_pct=0.15,
+        memory_basis="TRESUsageInTot",
+        time_efficiency_pct=None,
+        wasted_core_hours=0.27,
         usage_recorded=True,
-    )  # fmt: skip
+    )
     tips = advice(job)
     assert any(t.startswith("CPU: it kept 0.0 of its 4 CPUs busy") for t in tips)
     assert any("--mem=256M" in t and "3M of the 2000M" in t for t in tips)

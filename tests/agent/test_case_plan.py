@@ -68,9 +68,14 @@ def test_a_case_of_another_graph_is_not_compared() -> None:
     run = _run({t: "gpu02" for t in wf.task_by_id})
     other = demo_workflow("fork-join-20")
     case = CaseRecord(
-        "case-y", other, demo_platform(), "heft", {t: "gpu02" for t in other.task_by_id}, {},
+        "case-y",
+        other,
+        demo_platform(),
+        "heft",
+        {t: "gpu02" for t in other.task_by_id},
+        {},
         CaseMetrics(10.0),
-    )  # fmt: skip
+    )
     assert plan_difference(run, TASK, case) is None
 
 

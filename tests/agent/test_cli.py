@@ -193,8 +193,9 @@ def test_yes_never_approves_a_plan_on_a_platform_file_either(
     platform file (here the demo's nodes under another name) needs a person's approval."""
     from tests.agent.conftest import submit_on_site
 
-    out = run_ask([submit_on_site(tmp_path), "--offline", "--yes"], tmp_path / "home",
-                  monkeypatch, capsys)  # fmt: skip
+    out = run_ask(
+        [submit_on_site(tmp_path), "--offline", "--yes"], tmp_path / "home", monkeypatch, capsys
+    )
     approval = out["approval"]
     assert isinstance(approval, dict) and approval["decision"] == "reject"
     assert "live cluster's nodes" in str(approval["refused"]) and "site-cluster" in str(

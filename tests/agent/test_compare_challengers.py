@@ -22,8 +22,9 @@ from wass_chat.config import Settings
 
 
 def _makespan(workflow: str, scheduler: str) -> float:
-    run = plan_and_simulate(get_scheduler(scheduler, seed=0), demo_workflow(workflow),
-                            demo_platform())  # fmt: skip
+    run = plan_and_simulate(
+        get_scheduler(scheduler, seed=0), demo_workflow(workflow), demo_platform()
+    )
     return run.makespan
 
 
@@ -49,9 +50,16 @@ def test_without_challengers_nothing_is_added() -> None:
 
 def test_only_cases_of_the_same_workflow_with_a_registered_scheduler_challenge() -> None:
     def case(workflow: str, scheduler: str, makespan: float) -> CaseFacts:
-        return CaseFacts(case_id=f"case-{scheduler}", similarity=0.9, scheduler=scheduler,
-                         makespan_s=makespan, workflow=workflow, platform="demo-cluster",
-                         source="simulated", outcome="")  # fmt: skip
+        return CaseFacts(
+            case_id=f"case-{scheduler}",
+            similarity=0.9,
+            scheduler=scheduler,
+            makespan_s=makespan,
+            workflow=workflow,
+            platform="demo-cluster",
+            source="simulated",
+            outcome="",
+        )
 
     cases = [
         case("genomics-49", "policy-lookahead", 446.3),
@@ -66,8 +74,9 @@ def test_a_knowledge_base_that_does_not_answer_leaves_the_ranking_and_says_so(
     tmp_path: Path,
 ) -> None:
     """A site's served store that is down costs the challengers, not the comparison."""
-    settings = Settings(home=tmp_path / "home", chroma_mode="http", chroma_host="127.0.0.1",
-                        chroma_port=9)  # fmt: skip
+    settings = Settings(
+        home=tmp_path / "home", chroma_mode="http", chroma_host="127.0.0.1", chroma_port=9
+    )
     facts = with_verdict(Facts(settings).compare_schedulers(workflow="fork-join-20"))
     assert facts["results"] and facts["from_cases"] == []
     assert "127.0.0.1" in facts["cases_unavailable"]

@@ -50,16 +50,33 @@ def site_run(runs_dir: Path, run_id: str | None = None) -> RunRecord:
     wf, pf = demo_workflow(), demo_platform()
     first, second = wf.topological_order[:2]
     decisions = (
-        Decision(first, pf.nodes[0].name, "7001", 0.0, 10.0, evidence={"scheduler": "heft"},
-                 state="COMPLETED", real_start="2026-11-30T10:00:00",
-                 real_end="2026-11-30T10:00:12"),
-        Decision(second, pf.nodes[1].name, "7002", 10.0, 20.0, evidence={"scheduler": "heft"},
-                 state="COMPLETED", real_start="2026-11-30T10:00:13",
-                 real_end="2026-11-30T10:00:25"),
-    )  # fmt: skip
+        Decision(
+            first,
+            pf.nodes[0].name,
+            "7001",
+            0.0,
+            10.0,
+            evidence={"scheduler": "heft"},
+            state="COMPLETED",
+            real_start="2026-11-30T10:00:00",
+            real_end="2026-11-30T10:00:12",
+        ),
+        Decision(
+            second,
+            pf.nodes[1].name,
+            "7002",
+            10.0,
+            20.0,
+            evidence={"scheduler": "heft"},
+            state="COMPLETED",
+            real_start="2026-11-30T10:00:13",
+            real_end="2026-11-30T10:00:25",
+        ),
+    )
     log = RunLog(runs_dir)
-    record = log.create(wf.name, workflow_to_dict(wf), platform_to_dict(pf), "heft", 20.0,
-                        decisions, run_id=run_id)  # fmt: skip
+    record = log.create(
+        wf.name, workflow_to_dict(wf), platform_to_dict(pf), "heft", 20.0, decisions, run_id=run_id
+    )
     return log.update(record.run_id, state="completed")
 
 
@@ -145,8 +162,9 @@ def opened(tmp_path_factory: pytest.TempPathFactory) -> OpenedSite:
     shown = rendered(report_of(site))
     page = site.home / "report.html"
     page.write_text(shown.html)
-    return OpenedSite(site, own, demo_ids, runs_files, demo_files, listed, status, latest,
-                      shown, page)  # fmt: skip
+    return OpenedSite(
+        site, own, demo_ids, runs_files, demo_files, listed, status, latest, shown, page
+    )
 
 
 def test_the_demo_opened_on_a_site_leaves_its_runs_out_of_everything(opened: OpenedSite) -> None:
@@ -169,8 +187,17 @@ def test_the_runs_table_is_readable(opened: OpenedSite) -> None:
     own = opened.own
     shown = runs_table(opened.shown.report.runs.runs)
     (row,) = shown.rows
-    assert shown.header == ("Run", "Created", "Workflow", "Scheduler", "Tasks", "Jobs",
-                      "Planned makespan", "Actual makespan", "State")  # fmt: skip
+    assert shown.header == (
+        "Run",
+        "Created",
+        "Workflow",
+        "Scheduler",
+        "Tasks",
+        "Jobs",
+        "Planned makespan",
+        "Actual makespan",
+        "State",
+    )
     expected = (own.workflow_name, "heft", "2", "2", "20 s", "25 s", "completed")
     assert row[0] == own.run_id and row[2:] == expected
     html = opened.shown.html
@@ -187,8 +214,10 @@ def test_a_home_with_demo_runs_from_an_earlier_version_keeps_every_run_of_its_ow
     # it reached Slurm, so it is the site's, whatever its name.
     named = site_run(site.runs_dir, run_id="demo-genomics-49-custom")
     legacy = legacy_demo_runs(site.runs_dir, tmp_path_factory.mktemp("old-version"))
-    site_files = {run_id: site.runs_dir.joinpath(f"{run_id}.json").read_bytes()
-                  for run_id in (own.run_id, named.run_id)}  # fmt: skip
+    site_files = {
+        run_id: site.runs_dir.joinpath(f"{run_id}.json").read_bytes()
+        for run_id in (own.run_id, named.run_id)
+    }
     legacy_bytes = {r: site.runs_dir.joinpath(f"{r}.json").read_bytes() for r in legacy}
     assert not is_demo_record(RunLog(site.runs_dir).get(named.run_id))
 
@@ -201,8 +230,9 @@ def test_a_home_with_demo_runs_from_an_earlier_version_keeps_every_run_of_its_ow
 
     # The demo's start moves them to the demo home, as they were; the site's runs stay, intact.
     ensure_demo_runs(site)
-    assert {run_id: site.runs_dir.joinpath(f"{run_id}.json").read_bytes()
-            for run_id in site_files} == site_files  # fmt: skip
+    assert {
+        run_id: site.runs_dir.joinpath(f"{run_id}.json").read_bytes() for run_id in site_files
+    } == site_files
     assert {p.stem for p in site.runs_dir.glob("*.json")} == set(site_files)
     assert {r: site.demo_runs_dir.joinpath(f"{r}.json").read_bytes() for r in legacy} == (
         legacy_bytes
@@ -217,9 +247,16 @@ def assert_runs_table(dom: str, run_id: str, tasks: int) -> None:
     rows = re.findall(r"<tr>(.*?)</tr>", box, re.S)
     header, body = rows[0], rows[1:]
     assert re.findall(r"<th[^>]*>(.*?)</th>", header) == [
-        "Run", "Created", "Workflow", "Scheduler", "Tasks", "Jobs",
-        "Planned makespan", "Actual makespan", "State",
-    ]  # fmt: skip
+        "Run",
+        "Created",
+        "Workflow",
+        "Scheduler",
+        "Tasks",
+        "Jobs",
+        "Planned makespan",
+        "Actual makespan",
+        "State",
+    ]
     assert len(body) == 1, body
     cells = re.findall(r"<td[^>]*>(.*?)</td>", body[0])
     assert cells[0] == run_id and cells[4] == str(tasks) and cells[5] == str(tasks)

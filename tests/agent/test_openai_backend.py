@@ -86,11 +86,30 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
     # clean environment, so only the options below count.
     env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}
     command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL,
-        "--host", "127.0.0.1", "--port", str(port), "--api_key", KEY,
-        "--chat_format", "chatml-function-calling", "--n_ctx", "8192", "--n_threads", "1",
-        "--seed", "0", "--verbose", "False",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf),
+        "--model_alias",
+        MODEL,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--api_key",
+        KEY,
+        "--chat_format",
+        "chatml-function-calling",
+        "--n_ctx",
+        "8192",
+        "--n_threads",
+        "1",
+        "--seed",
+        "0",
+        "--verbose",
+        "False",
+    ]
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}/v1"
@@ -107,8 +126,12 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
 
 
 def _openai_settings(settings: Settings, url: str) -> Settings:
-    update = {"model_backend": "openai", "openai_base_url": url, "openai_model": MODEL,
-              "openai_api_key_env": KEY_ENV}  # fmt: skip
+    update = {
+        "model_backend": "openai",
+        "openai_base_url": url,
+        "openai_model": MODEL,
+        "openai_api_key_env": KEY_ENV,
+    }
     return settings.model_copy(update=update)
 
 
@@ -144,10 +167,21 @@ def test_an_agent_loop_through_the_openai_backend_runs_a_tool_and_checks_the_ans
 ) -> None:
     before = len(_rejections(agent_home))
     done = _ask(
-        ["--json", "--model-backend", "openai", "--model-url", llama_server.url,
-         "--model", MODEL, "--api-key-env", KEY_ENV, QUESTION],
-        agent_home, tmp_path,
-    )  # fmt: skip
+        [
+            "--json",
+            "--model-backend",
+            "openai",
+            "--model-url",
+            llama_server.url,
+            "--model",
+            MODEL,
+            "--api-key-env",
+            KEY_ENV,
+            QUESTION,
+        ],
+        agent_home,
+        tmp_path,
+    )
     out = json.loads(done.stdout)
     assert out["mode"] == "openai", out
     assert out["model"] == {"backend": "openai", "name": MODEL, "url": llama_server.url}
@@ -180,9 +214,12 @@ def test_an_agent_loop_through_the_openai_backend_runs_a_tool_and_checks_the_ans
 
 
 def test_a_wrong_key_or_base_url_says_why_in_one_line_and_never_shows_the_key(
-    llama_server: LlamaServer, settings: Settings, monkeypatch: pytest.MonkeyPatch,
-    agent_home: Path, tmp_path: Path,
-) -> None:  # fmt: skip
+    llama_server: LlamaServer,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    agent_home: Path,
+    tmp_path: Path,
+) -> None:
     monkeypatch.setenv(KEY_ENV, "not-the-key-7a1d")
     refused = probe(_openai_settings(settings, llama_server.url))
     assert not refused.ok and "refused the API key (HTTP 401)" in refused.detail
@@ -190,10 +227,20 @@ def test_a_wrong_key_or_base_url_says_why_in_one_line_and_never_shows_the_key(
     monkeypatch.setenv(KEY_ENV, KEY)
     wrong = llama_server.url.removesuffix("/v1") + "/api"
     done = _ask(
-        ["--model-backend", "openai", "--model-url", wrong, "--model", MODEL,
-         "--api-key-env", KEY_ENV, "hello"],
-        agent_home, tmp_path,
-    )  # fmt: skip
+        [
+            "--model-backend",
+            "openai",
+            "--model-url",
+            wrong,
+            "--model",
+            MODEL,
+            "--api-key-env",
+            KEY_ENV,
+            "hello",
+        ],
+        agent_home,
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     (line,) = [x for x in done.stderr.splitlines() if x.startswith("mode:")]
     assert line.startswith("mode: offline (OpenAI-compatible server at ")
@@ -202,9 +249,11 @@ def test_a_wrong_key_or_base_url_says_why_in_one_line_and_never_shows_the_key(
 
 
 async def test_the_app_header_names_the_server_and_f4_lists_its_models(
-    llama_server: LlamaServer, settings: Settings, monkeypatch: pytest.MonkeyPatch,
+    llama_server: LlamaServer,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
-) -> None:  # fmt: skip
+) -> None:
     from tests.tui.pilot_steps import chat_screen, settle
     from tui.app import ModelSessions, WassChatApp
     from tui.conversation_store import ConversationStore
@@ -220,9 +269,10 @@ async def test_the_app_header_names_the_server_and_f4_lists_its_models(
         lambda model: open_session(with_model(on_server, model), offline=False),
     )
     app = WassChatApp(
-        lambda: open_session(on_server), ConversationStore(tmp_path / "history"),
+        lambda: open_session(on_server),
+        ConversationStore(tmp_path / "history"),
         model_sessions=models,
-    )  # fmt: skip
+    )
     async with app.run_test(size=(160, 36)) as pilot:
         await settle(pilot)
         header = chat_screen(pilot).query_one(StatusHeader)

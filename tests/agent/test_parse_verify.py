@@ -106,7 +106,7 @@ def test_invented_numbers_and_ids_fail(text: str, bad: str) -> None:
     "text",
     [
         "functions.compare_schedulers:\n{}",
-        "I will check.\nfunctions.simulate: {\"workflow\": \"demo\"}",
+        'I will check.\nfunctions.simulate: {"workflow": "demo"}',
         "<tool_call>\n{}\n</tool_call>",
         "<|python_tag|>simulate()",
     ],
@@ -149,9 +149,14 @@ def test_numbers_of_computed_sentences_ground_an_answer_but_outside_text_does_no
         "job_name": "makespan 77 s",
         "verdict": "Job 82 waits for CPUs: job 80 of user root holds all 8 CPUs of n4 until "
         "about 23:44; it needs 8 CPUs on one node.",
-        "advice": [{"text": "ask for 4 CPUs instead of 8", "outcome": "Slurm would start it "
-                    "at about 23:35 on n3, instead of about 23:44", "helps": True}],
-    }  # fmt: skip
+        "advice": [
+            {
+                "text": "ask for 4 CPUs instead of 8",
+                "outcome": "Slurm would start it at about 23:35 on n3, instead of about 23:44",
+                "helps": True,
+            }
+        ],
+    }
     faithful = (
         "Job 82 waits for CPUs: job 80 holds all 8 CPUs of n4 until about 23:44. Asking for 4 "
         "CPUs would let it start at about 23:35 on n3."

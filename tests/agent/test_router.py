@@ -252,11 +252,23 @@ def test_help_lists_every_command_of_the_table() -> None:
     for command, _spec in slash_commands():
         assert command.usage in HELP
     assert {spec.tool for spec in INTENTS if spec.tool} <= {
-        "explain_placement", "similar_cases", "simulate", "compare_schedulers",
-        "submit_workflow", "run_status", "cluster_status", "job_why", "queue_overview",
-        "top_waiters", "sacct_summary", "generate_report", "efficiency", "cluster_whatif",
-        "energy_usage", "gpu_usage",
-    }  # fmt: skip
+        "explain_placement",
+        "similar_cases",
+        "simulate",
+        "compare_schedulers",
+        "submit_workflow",
+        "run_status",
+        "cluster_status",
+        "job_why",
+        "queue_overview",
+        "top_waiters",
+        "sacct_summary",
+        "generate_report",
+        "efficiency",
+        "cluster_whatif",
+        "energy_usage",
+        "gpu_usage",
+    }
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,9 @@ def test_the_agent_reads_the_served_store(kb_server: ChromaTarget, tmp_path: Pat
     cases = [make_case(seed) for seed in range(6)]
     assert writer.add_cases(cases) == 6
     home = tmp_path / "sysadmin-2"
-    settings = Settings(home=home, chroma_mode="http", chroma_host=kb_server.host,
-                        chroma_port=kb_server.port)  # fmt: skip
+    settings = Settings(
+        home=home, chroma_mode="http", chroma_host=kb_server.host, chroma_port=kb_server.port
+    )
     kb = Sources(settings).knowledge_base
     assert kb.count() == 6 and kb.sidecar.ids() == {c.case_id for c in cases}
     assert kb.query(cases[3].workflow, cases[3].platform, k=1)[0].case_id == cases[3].case_id

@@ -58,12 +58,14 @@ def test_unknown_run_in_the_decision_log_names_the_nearest(tmp_path: Any) -> Non
 
 
 def _jobs() -> pl.LazyFrame:
-    return pl.DataFrame({
-        "is_step": [False, False, False, True],
-        "user": ["alice", "bob", None, "stepper"],
-        "account": ["physics", "chem", "physics", "x"],
-        "partition": ["debug", "gpu,debug", "batch", "y"],
-    }).lazy()  # fmt: skip
+    return pl.DataFrame(
+        {
+            "is_step": [False, False, False, True],
+            "user": ["alice", "bob", None, "stepper"],
+            "account": ["physics", "chem", "physics", "x"],
+            "partition": ["debug", "gpu,debug", "batch", "y"],
+        }
+    ).lazy()
 
 
 def test_cache_filters_refuse_what_the_cache_never_saw() -> None:
@@ -105,9 +107,14 @@ def test_queue_slash_command_takes_an_account() -> None:
 REFUSED = {
     "kind": "error",
     "error": "No partition 'debgu' on this cluster; did you mean debug? Partitions: debug, small",
-    "unknown": {"what": "partition", "name": "debgu", "nearest": ["debug"],
-                "known": ["debug", "small"], "known_count": 2},
-}  # fmt: skip
+    "unknown": {
+        "what": "partition",
+        "name": "debgu",
+        "nearest": ["debug"],
+        "known": ["debug", "small"],
+        "known_count": 2,
+    },
+}
 
 
 def test_answer_checks_fail_an_all_clear_for_an_unknown_name() -> None:

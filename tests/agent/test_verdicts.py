@@ -148,11 +148,21 @@ def test_a_runs_verdict_says_how_far_it_is_and_which_job_to_ask_about() -> None:
     from wass_chat.agent.facts.verdicts_cluster import run_verdict
 
     def run(*states: str) -> RunStatusFacts:
-        tasks = [TaskState(task=f"t{i}", node="n1", state=s, job_id=str(100 + i))
-                 for i, s in enumerate(states)]  # fmt: skip
+        tasks = [
+            TaskState(task=f"t{i}", node="n1", state=s, job_id=str(100 + i))
+            for i, s in enumerate(states)
+        ]
         counts = {s: states.count(s) for s in states}
-        return RunStatusFacts(kind="run_status", run_id="run-1", workflow="w", scheduler="heft",
-                              state_counts=counts, tasks=tasks, note="", verdict="")  # fmt: skip
+        return RunStatusFacts(
+            kind="run_status",
+            run_id="run-1",
+            workflow="w",
+            scheduler="heft",
+            state_counts=counts,
+            tasks=tasks,
+            note="",
+            verdict="",
+        )
 
     assert run_verdict(run("SIMULATED", "SIMULATED")).startswith(
         "Run run-1 is a simulated plan (w by heft), never submitted to Slurm: its 2 tasks"
@@ -169,11 +179,24 @@ def test_an_accounting_periods_verdict_gives_waits_failures_and_requests() -> No
     from wass_chat.agent.facts.fact_kinds import SacctSummaryFacts
     from wass_chat.agent.facts.verdicts_cluster import sacct_verdict
 
-    stats = {"users": 3.0, "wait_median_s": 116.0, "wait_p90_s": 1707.0,
-             "failure_rate": 0.1, "over_request_ratio": 2.86}  # fmt: skip
-    facts = SacctSummaryFacts(kind="sacct_summary", period="2024-01", user=None, jobs=1200,
-                              state_counts={}, statistics=stats, insights=[], note="",
-                              verdict="")  # fmt: skip
+    stats = {
+        "users": 3.0,
+        "wait_median_s": 116.0,
+        "wait_p90_s": 1707.0,
+        "failure_rate": 0.1,
+        "over_request_ratio": 2.86,
+    }
+    facts = SacctSummaryFacts(
+        kind="sacct_summary",
+        period="2024-01",
+        user=None,
+        jobs=1200,
+        state_counts={},
+        statistics=stats,
+        insights=[],
+        note="",
+        verdict="",
+    )
     assert sacct_verdict(facts) == (
         "1,200 jobs (2024-01) from 3 users: half waited under 1 min 56 s to start, 90% under "
         "28 min 27 s. 10.0% of finished jobs failed; completed jobs asked for 2.9x the "

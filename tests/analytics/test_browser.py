@@ -84,7 +84,7 @@ def test_every_section_and_chart_renders_without_errors(rendered, name):
     drawable = [c.id for c in report.analysis.charts if c.points]
     assert_rendered(page.dom, shown_sections(report), drawable)
     assert 'data-drawn-ms="' in page.dom  # the page's script finished
-    assert "<img class=\"static-chart\"" not in page.dom  # each chart drawn over its PNG
+    assert '<img class="static-chart"' not in page.dom  # each chart drawn over its PNG
     assert_not_blank(page.screenshot)
     if name == "synthetic":
         assert len(drawable) >= len(CHART_IDS) - 1  # the fixture may have no pending job
@@ -137,9 +137,7 @@ def test_the_page_is_no_wider_than_the_window(rendered, name):
     assert seen["pageWidth"] <= seen["viewportWidth"]
 
 
-def test_the_charts_show_without_javascript_as_a_mailed_or_printed_page_would(
-    rendered, tmp_path
-):
+def test_the_charts_show_without_javascript_as_a_mailed_or_printed_page_would(rendered, tmp_path):
     """Issue #41: the charts were blank in a static screenshot (drawn by JavaScript only).
     Each chart also carries a PNG of itself, shown with scripts off."""
     import base64
@@ -180,7 +178,6 @@ def test_the_charts_show_without_javascript_as_a_mailed_or_printed_page_would(
     run_chromium(require_chromium(), without, tmp_path / "profile2", f"--screenshot={bare}")
     ink = [(np.asarray(Image.open(p).convert("L")) < 250).mean() for p in (shot, bare)]
     assert ink[0] > 1.3 * ink[1], ink
-
 
 
 def test_the_gpu_section_of_a_site_that_records_gpu_use(rendered):

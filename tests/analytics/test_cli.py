@@ -94,9 +94,9 @@ def test_another_sites_export_imports_and_answers_per_job(home, capsys):
     assert not cache.exists() or not any(cache.iterdir())
     record = run_json(capsys, "sacct", "import", "--from-file", str(HB), "--format", HB_FORMAT)
     assert record["rows_written"] == 47 and record["malformed"] == 0
-    assert record["source"] == "file:hb_jobinfo_sacct.txt" and "MaxVMSize" in record[
-        "unknown_columns"
-    ]
+    assert (
+        record["source"] == "file:hb_jobinfo_sacct.txt" and "MaxVMSize" in record["unknown_columns"]
+    )
     jobs = run_json(capsys, "sacct", "efficiency", "7951797", "7216821", "--no-live")
     assert [j["job_id"] for j in jobs] == ["7951797", "7216821_106"]  # an array id: its tasks
     mpi = jobs[0]

@@ -94,8 +94,13 @@ def test_efficiency_finding_and_insights_quote_the_tables(hand):
 OLD_LAYOUT = FIELD_NAMES[:26]
 """The product's headerless layout before the usage fields (TotalCPU, MaxRSS, TRESUsageInTot)."""
 NEWER = ["total_cpu_s", "max_rss_bytes", "tres_usage_in_tot", "ntasks"]
-GPU_USAGE = ["tres_usage_in_max", "gpu_util_tot_pct", "gpu_util_max_pct", "gpu_mem_tot_bytes",
-             "gpu_mem_max_bytes"]  # fmt: skip
+GPU_USAGE = [
+    "tres_usage_in_max",
+    "gpu_util_tot_pct",
+    "gpu_util_max_pct",
+    "gpu_mem_tot_bytes",
+    "gpu_mem_max_bytes",
+]
 """Columns read from the GPU usage fields (TRESUsageInMax/Ave, AdminComment), newer still."""
 
 

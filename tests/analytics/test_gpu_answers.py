@@ -36,8 +36,12 @@ def test_gpus_held_from_tres_or_the_per_node_request():
     assert held_gpus(SCONTROL_22_05) == (1, None)
     typed = {**SCONTROL_22_05, "TRES": "cpu=8,gres/gpu:a100=4,gres/gpu=4,node=1"}
     assert held_gpus(typed) == (4, "a100")
-    per_node = {**SCONTROL_22_05, "TRES": "cpu=2,node=2", "NumNodes": "2",
-                "TresPerNode": "gres/gpu:h100:2"}  # fmt: skip
+    per_node = {
+        **SCONTROL_22_05,
+        "TRES": "cpu=2,node=2",
+        "NumNodes": "2",
+        "TresPerNode": "gres/gpu:h100:2",
+    }
     assert held_gpus(per_node) == (4, "h100")
     assert held_gpus({**SCONTROL_22_05, "TRES": "cpu=1,node=1", "TresPerNode": ""}) == (0, None)
     assert run_seconds("1-02:03:04") == 93784 and run_seconds("03:04") == 184
@@ -71,9 +75,21 @@ def test_sstat_gpuutil_is_read_per_gpu_by_the_version_rule():
 
 
 def _live(**kw) -> LiveGpuJob:
-    base = dict(job_id="7", user="alice", partition="gpu", nodes="n4", gpus=2, gpu_type="a100",
-                run_time_s=7200, start="2026-12-02T10:00:00", recorded=True, source="sstat",
-                utilisation_pct=0.0, peak_utilisation_pct=0.0, idle=True)  # fmt: skip
+    base = dict(
+        job_id="7",
+        user="alice",
+        partition="gpu",
+        nodes="n4",
+        gpus=2,
+        gpu_type="a100",
+        run_time_s=7200,
+        start="2026-12-02T10:00:00",
+        recorded=True,
+        source="sstat",
+        utilisation_pct=0.0,
+        peak_utilisation_pct=0.0,
+        idle=True,
+    )
     return LiveGpuJob(**{**base, **kw})
 
 
@@ -106,8 +122,12 @@ def test_a_jobs_gpu_answer_quotes_the_efficiency_views_figures():
     )
     assert facts["jobs"][0]["utilisation_pct"] == 60
     assert not problems(render(dict(facts)), dict(facts))
-    unrecorded = export(*[r.replace("gres/gpumem=30G,gres/gpuutil=240", "mem=1G")
-                          for r in gpu_job("gres/gpumem=30G,gres/gpuutil=240")])  # fmt: skip
+    unrecorded = export(
+        *[
+            r.replace("gres/gpumem=30G,gres/gpuutil=240", "mem=1G")
+            for r in gpu_job("gres/gpumem=30G,gres/gpuutil=240")
+        ]
+    )
     blind = job_facts(unrecorded.lazy(), "1")
     assert NOT_RECORDED in blind["verdict"] and "0%" not in blind["verdict"]
     assert "not in the accounting data" in job_facts(jobs.lazy(), "99")["verdict"]

@@ -204,10 +204,18 @@ def test_sacct_efficiency_json_gives_each_gpu_figure_with_its_source(tmp_path: P
         "WASS_CONFIG": no_settings_file(tmp_path),
     }
     base = [sys.executable, "-m", "wass_chat.cli"]
-    subprocess.run([*base, "sacct", "import", "--from-file", str(path)], env=env,
-                   check=True, capture_output=True)  # fmt: skip
-    done = subprocess.run([*base, "sacct", "efficiency", "1", "--json", "--no-live"],
-                          env=env, capture_output=True, text=True)  # fmt: skip
+    subprocess.run(
+        [*base, "sacct", "import", "--from-file", str(path)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    done = subprocess.run(
+        [*base, "sacct", "efficiency", "1", "--json", "--no-live"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     (row,) = json.loads(done.stdout)
     g = row["gpu"]
@@ -221,9 +229,9 @@ def test_the_assistant_answers_gpu_questions_from_the_same_figures(tmp_path: Pat
     facts the chat and `ask` answer from) quote sacct efficiency's and the report's numbers."""
     jobs = export(*gpu_job("gres/gpumem=30G,gres/gpuutil=240"))
     facts = job_facts(jobs.lazy(), ["1"])
-    assert "Its 4 a100 GPUs ran at 60.0% on average (4.80 of 8.00 GPU-hours used)." in facts[
-        "verdict"
-    ]
+    assert (
+        "Its 4 a100 GPUs ran at 60.0% on average (4.80 of 8.00 GPU-hours used)." in facts["verdict"]
+    )
     assert facts["jobs"][0]["gpu"]["utilisation_pct"] == 60
     table = synthesize(4000, seed=5, with_steps=True)
     cache = SacctCache(_cache_with(tmp_path, table)).scan()
@@ -232,5 +240,7 @@ def test_the_assistant_answers_gpu_questions_from_the_same_figures(tmp_path: Pat
     top = a.tables["gpu_waste_by_user"].row(0, named=True)
     assert period["gpu_wasters"][0]["user"] == top["user"]
     assert period["gpu_wasters"][0]["wasted_gpu_hours"] == pytest.approx(top["wasted_gpu_hours"])
-    assert any(line.startswith("1. " + top["user"]) and "wasted GPU-hours" in line
-               for line in period["lines"])  # fmt: skip
+    assert any(
+        line.startswith("1. " + top["user"]) and "wasted GPU-hours" in line
+        for line in period["lines"]
+    )

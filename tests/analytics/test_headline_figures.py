@@ -67,19 +67,40 @@ def test_node_hours_that_round_to_zero_keep_their_digits():
 
 
 REFUSED_ROW = dict(  # as sacct records sbatch --mem=64G on a cluster of 8000 MB nodes (22.05)
-    user="rita", state="FAILED", submit=at(3), start=at(3), end=at(3), elapsed_s=0,
-    exit_status=1, node_list=None,
-)  # fmt: skip
+    user="rita",
+    state="FAILED",
+    submit=at(3),
+    start=at(3),
+    end=at(3),
+    elapsed_s=0,
+    exit_status=1,
+    node_list=None,
+)
 
 
 def test_a_refused_submission_is_no_failed_job():
     rows = [
-        dict(user="ann", state="COMPLETED", submit=at(1), start=at(1), end=at(2),
-             elapsed_s=3600, node_list="n1"),
-        dict(user="ann", state="FAILED", submit=at(2), start=at(2), end=at(2.5),
-             elapsed_s=1800, node_list="n1", exit_status=3),
+        dict(
+            user="ann",
+            state="COMPLETED",
+            submit=at(1),
+            start=at(1),
+            end=at(2),
+            elapsed_s=3600,
+            node_list="n1",
+        ),
+        dict(
+            user="ann",
+            state="FAILED",
+            submit=at(2),
+            start=at(2),
+            end=at(2.5),
+            elapsed_s=1800,
+            node_list="n1",
+            exit_status=3,
+        ),
         REFUSED_ROW,
-    ]  # fmt: skip
+    ]
     loaded = load_period(make_jobs(rows).lazy(), PERIOD)
     s = summarize(loaded)
     assert s.jobs == 3 and s.refused == 1 and s.state_counts[REFUSED] == 1
@@ -94,11 +115,24 @@ def test_one_pending_count_at_the_period_end():
     # ended "yesterday": the job that started after the end was pending then, RUNNING now
     rows = [
         dict(user="ann", state="PENDING", submit=at(20), reason="Priority"),
-        dict(user="ben", state="RUNNING", submit=at(21), start=at(30), node_list="n1",
-             reason="Resources"),
-        dict(user="ann", state="COMPLETED", submit=at(1), start=at(1), end=at(2),
-             elapsed_s=3600, node_list="n1"),
-    ]  # fmt: skip
+        dict(
+            user="ben",
+            state="RUNNING",
+            submit=at(21),
+            start=at(30),
+            node_list="n1",
+            reason="Resources",
+        ),
+        dict(
+            user="ann",
+            state="COMPLETED",
+            submit=at(1),
+            start=at(1),
+            end=at(2),
+            elapsed_s=3600,
+            node_list="n1",
+        ),
+    ]
     loaded = load_period(make_jobs(rows).lazy(), PERIOD)
     table = pending_reasons(pending_at_end(loaded, PERIOD))
     s = summarize(loaded)
@@ -115,11 +149,20 @@ def test_the_jobs_energy_never_exceeds_the_total():
     model = PowerModel({"box": PowerProfile(100, 200, 0, 10, 300)}, pue=1.0)
     jobs = make_jobs(
         [
-            dict(user=u, partition="cpu", state="COMPLETED", submit=at(0), start=at(0),
-                 end=at(2), elapsed_s=7200, ncpus=4, node_list="c1")
+            dict(
+                user=u,
+                partition="cpu",
+                state="COMPLETED",
+                submit=at(0),
+                start=at(0),
+                end=at(2),
+                elapsed_s=7200,
+                ncpus=4,
+                node_list="c1",
+            )
             for u in ("ann", "ben")
         ]
-    )  # fmt: skip
+    )
     e = period_energy(jobs, at(0), at(2), cluster, model, bucket_s=3600)
     assert e.jobs_kwh == pytest.approx(2 * (100 + 200) * 2 / 1000)  # each: all idle + all CPU
     assert e.it_kwh == pytest.approx(e.jobs_kwh) and e.idle_kwh >= 0  # was 101.5%-style > 100
@@ -128,8 +171,10 @@ def test_the_jobs_energy_never_exceeds_the_total():
     assert "(100.0%)" in text and "> -0.01" not in text and ", 0 kWh, is idle" in text
     assert any("more nodes busy than the cluster has" in line for line in assumptions(e))
     total = float(e.over_time["it_kwh"].sum())
-    assert total == pytest.approx(e.it_kwh) and (e.over_time["jobs_kwh"] <= e.over_time[
-        "it_kwh"] + 1e-12).all()  # fmt: skip
+    assert (
+        total == pytest.approx(e.it_kwh)
+        and (e.over_time["jobs_kwh"] <= e.over_time["it_kwh"] + 1e-12).all()
+    )
 
 
 def test_the_summary_checker_passes_the_rules_text_and_catches_each_wrong_figure():
@@ -167,8 +212,15 @@ def test_the_summary_checker_passes_the_rules_text_and_catches_each_wrong_figure
 def test_users_tied_on_failure_rate_are_named_together():
     # ann and ben fail 10 of 20 each, 60 others never: both at 50.0%, neither "the worst"
     def job(user: str, state: str, i: int) -> dict[str, object]:
-        return dict(user=user, state=state, submit=at(i / 10), start=at(i / 10),
-                    end=at(i / 10 + 0.05), elapsed_s=180, node_list="n1")  # fmt: skip
+        return dict(
+            user=user,
+            state=state,
+            submit=at(i / 10),
+            start=at(i / 10),
+            end=at(i / 10 + 0.05),
+            elapsed_s=180,
+            node_list="n1",
+        )
 
     rows = [
         job(u, "FAILED" if i % 2 else "COMPLETED", i) for u in ("ben", "ann") for i in range(20)

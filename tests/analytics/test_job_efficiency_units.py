@@ -28,13 +28,26 @@ def test_request_sizes_read_back_through_sacct(num_bytes: float, printed: str) -
 def job(nnodes: int, ncpus: int, busy_cpus: float) -> JobEfficiency:
     elapsed = 3600
     return JobEfficiency(
-        job_id="7", job_id_raw="7", user="u", account=None, partition="batch",
-        state="COMPLETED", nnodes=nnodes, ncpus=ncpus, elapsed_s=elapsed, timelimit_s=None,
-        cpu_used_s=busy_cpus * elapsed, cpu_efficiency_pct=100 * busy_cpus / ncpus,
-        mem_used_bytes=None, mem_request_bytes=None, memory_efficiency_pct=None,
-        memory_basis="TRESUsageInTot", time_efficiency_pct=None, wasted_core_hours=0.0,
+        job_id="7",
+        job_id_raw="7",
+        user="u",
+        account=None,
+        partition="batch",
+        state="COMPLETED",
+        nnodes=nnodes,
+        ncpus=ncpus,
+        elapsed_s=elapsed,
+        timelimit_s=None,
+        cpu_used_s=busy_cpus * elapsed,
+        cpu_efficiency_pct=100 * busy_cpus / ncpus,
+        mem_used_bytes=None,
+        mem_request_bytes=None,
+        memory_efficiency_pct=None,
+        memory_basis="TRESUsageInTot",
+        time_efficiency_pct=None,
+        wasted_core_hours=0.0,
         usage_recorded=True,
-    )  # fmt: skip
+    )
 
 
 def cpu_tip(j: JobEfficiency) -> str:

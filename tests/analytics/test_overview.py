@@ -63,8 +63,11 @@ def test_grounded_model_summary_is_used_and_says_so(report, tmp_path):
     assert o.by_model and o.text == text and MODEL in o.author and "checked" in o.author
     assert '"cpu_efficiency_pct"' in sent and "A draft written by rules" in sent
     # independently of the verifier: every number the model wrote is one of the facts'
-    shown = {f"{facts['jobs']:,}", str(facts["cpu_efficiency_pct"]),
-             f"{facts['wasted_core_hours']:,}"}  # fmt: skip
+    shown = {
+        f"{facts['jobs']:,}",
+        str(facts["cpu_efficiency_pct"]),
+        f"{facts['wasted_core_hours']:,}",
+    }
     assert set(numbers(text)) <= shown
     page = render_html(dataclasses.replace(report, overview=o))
     assert 'data-author="model"' in page and f"Written by the local model {MODEL}" in page

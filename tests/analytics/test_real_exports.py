@@ -36,8 +36,15 @@ def hb_rows() -> list[dict[str, str]]:
     return [dict(zip(HB_FORMAT, line[:-1].split("☃"), strict=True)) for line in lines]
 
 
-def write(path: Path, rows: list[dict[str, str]], columns: list[str], sep: str, *,
-          header: bool, trailing: bool) -> Path:  # fmt: skip
+def write(
+    path: Path,
+    rows: list[dict[str, str]],
+    columns: list[str],
+    sep: str,
+    *,
+    header: bool,
+    trailing: bool,
+) -> Path:
     """Write ``rows`` as sacct would with ``--format=columns --delimiter=sep``, ``-p``/``-P``,
     with or without ``-n``."""
     end = sep if trailing else ""
@@ -139,8 +146,22 @@ def test_every_layout_sacct_writes_reads_the_same(tmp_path: Path, seed: int):
     """Header or not, -p or -P, any delimiter, any order and subset of columns, aliases."""
     rng = random.Random(seed)
     rows = hb_rows()
-    needed = ["JobID", "State", "Elapsed", "TotalCPU", "NCPUs", "Timelimit", "AllocTRES",
-              "TRESUsageInTot", "MaxRSS", "NTasks", "Submit", "Start", "End", "User"]  # fmt: skip
+    needed = [
+        "JobID",
+        "State",
+        "Elapsed",
+        "TotalCPU",
+        "NCPUs",
+        "Timelimit",
+        "AllocTRES",
+        "TRESUsageInTot",
+        "MaxRSS",
+        "NTasks",
+        "Submit",
+        "Start",
+        "End",
+        "User",
+    ]
     extra = rng.sample([c for c in HB_FORMAT if c not in needed], k=rng.randint(0, 12))
     columns = needed + extra
     rng.shuffle(columns)
@@ -232,8 +253,14 @@ def test_format_names_are_checked():
 
 def test_malformed_lines_are_counted_with_their_file_line_numbers(tmp_path: Path):
     rows = hb_rows()
-    path = write(tmp_path / "x.txt", rows[:5], ["JobID", "State", "JobName"], "|",
-                 header=True, trailing=False)  # fmt: skip
+    path = write(
+        tmp_path / "x.txt",
+        rows[:5],
+        ["JobID", "State", "JobName"],
+        "|",
+        header=True,
+        trailing=False,
+    )
     lines = path.read_text().splitlines()
     lines.insert(3, "")  # a blank line keeps the numbering of the file
     lines[4] = lines[4] + "|oops"

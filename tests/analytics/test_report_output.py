@@ -52,11 +52,13 @@ def test_page_is_one_light_file(page):
 
 
 def test_axes_rates_from_zero_and_log_ticks_at_decades():
-    rates = ChartSpec("r", "rates", "x", "%", (Trace("f", ("a", "b"), (3.0, 4.0), "line"),), "",
-                      y_from_zero=True)  # fmt: skip
+    rates = ChartSpec(
+        "r", "rates", "x", "%", (Trace("f", ("a", "b"), (3.0, 4.0), "line"),), "", y_from_zero=True
+    )
     assert figure_dict(rates)["layout"]["yaxis"]["rangemode"] == "tozero"
-    log = ChartSpec("l", "log", "x", "y", (Trace("p", (0.01, 100.0), (1.0, 2.0), "scatter"),), "",
-                    log_x=True)  # fmt: skip
+    log = ChartSpec(
+        "l", "log", "x", "y", (Trace("p", (0.01, 100.0), (1.0, 2.0), "scatter"),), "", log_x=True
+    )
     axis = figure_dict(log)["layout"]["xaxis"]
     assert (axis["type"], axis["dtick"], axis["exponentformat"]) == ("log", 1, "none")
 
@@ -74,8 +76,9 @@ def test_png_date_labels_do_not_overlap_and_log_ticks_are_decades():
     boxes = [t.get_window_extent() for t in fig.axes[0].get_xticklabels() if t.get_text()]
     assert len(boxes) >= 3
     assert all(a.x1 <= b.x0 for a, b in pairwise(boxes))
-    log = ChartSpec("l", "log", "x", "y", (Trace("p", (0.01, 100.0), (1.0, 2.0), "scatter"),), "",
-                    log_x=True)  # fmt: skip
+    log = ChartSpec(
+        "l", "log", "x", "y", (Trace("p", (0.01, 100.0), (1.0, 2.0), "scatter"),), "", log_x=True
+    )
     fig = draw(log)
     fig.canvas.draw()
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels() if t.get_text()]

@@ -264,9 +264,18 @@ def test_a_job_started_without_a_time_limit_is_not_an_over_request() -> None:
     """Slurm records a job that started without a limit as ``365-00:00:00``; counting it made a
     live cluster's jobs 'ask for 2299500x the walltime they used'."""
     rows = [
-        {"job_id": str(i), "user": "u", "state": "COMPLETED", "submit": at(1), "eligible": at(1),
-         "start": at(1), "end": at(2), "elapsed_s": 3600, "timelimit_s": limit}
+        {
+            "job_id": str(i),
+            "user": "u",
+            "state": "COMPLETED",
+            "submit": at(1),
+            "eligible": at(1),
+            "start": at(1),
+            "end": at(2),
+            "elapsed_s": 3600,
+            "timelimit_s": limit,
+        }
         for i, limit in enumerate([7200, 365 * 86400])
-    ]  # fmt: skip
+    ]
     s = summarize(load_period(make_jobs(rows).lazy(), PERIOD))
     assert s.over_request_jobs == 1 and s.over_request_ratio == pytest.approx(2.0)

@@ -167,9 +167,10 @@ def test_pending_jobs_without_a_recorded_reason_are_not_said_to_wait_for_one():
     from wass_chat.analytics.findings import _pending
     from wass_chat.analytics.insights import pending_insight
 
-    rows = [dict(user="a", state="PENDING", submit=at(20 + i), reason=None, elapsed_s=0)
-            for i in range(3)] + [dict(user="b", state="PENDING", submit=at(23), reason="Priority",
-                                       elapsed_s=0)]  # fmt: skip
+    rows = [
+        dict(user="a", state="PENDING", submit=at(20 + i), reason=None, elapsed_s=0)
+        for i in range(3)
+    ] + [dict(user="b", state="PENDING", submit=at(23), reason="Priority", elapsed_s=0)]
     pending = waits.pending_at_end(load_period(make_jobs(rows).lazy(), PERIOD), PERIOD)
     table = waits.pending_reasons(pending)
     finding = _pending(table)

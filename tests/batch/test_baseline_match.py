@@ -156,5 +156,7 @@ def test_jobs_of_a_partition_the_cluster_no_longer_has_are_left_out_and_said() -
     gone = jobs.filter(~pl.col("is_step") & (pl.col("partition") == first))
     assert loaded.source["partitions_gone"] == [first]
     assert 0 < loaded.source["left_out_partition_gone"] <= gone.height
-    assert first not in {loaded.scenario.workload.partitions[i]
-                         for i in set(loaded.scenario.workload.partition.tolist())}  # fmt: skip
+    assert first not in {
+        loaded.scenario.workload.partitions[i]
+        for i in set(loaded.scenario.workload.partition.tolist())
+    }

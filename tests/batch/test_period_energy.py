@@ -109,11 +109,14 @@ def test_the_cluster_read_from_node_lists_matches_slurms_hostlists():
     lists = ["c[1-2]n[01-02],gpu1", "nid[000008-000011]", "nid000012", "login-a", "n[8-10]"]
     table = jobs(
         [
-            {**row(f"u{i}", "p", 0, 1, 4 * len(expand(text))), "node_list": text,
-             "nnodes": len(expand(text))}
+            {
+                **row(f"u{i}", "p", 0, 1, 4 * len(expand(text))),
+                "node_list": text,
+                "nnodes": len(expand(text)),
+            }
             for i, text in enumerate(lists)
         ]
-    )  # fmt: skip
+    )
     cluster = cluster_from_jobs(table)
     names = {n.name for n in cluster.nodes}
     assert names == {name for text in lists for name in expand(text)}

@@ -54,9 +54,7 @@ def example_platform() -> Platform:
 DEFAULT_RUN = "20260921-000000-abcd"
 
 
-def example_run(
-    run_id: str = DEFAULT_RUN, slower: float = 1.0, **changes: Any
-) -> FinishedRun:
+def example_run(run_id: str = DEFAULT_RUN, slower: float = 1.0, **changes: Any) -> FinishedRun:
     """A finished run of :func:`example_workflow`: real runtimes 2, 1, 1.5, 0.5 s (times
     ``slower``), 0.3 s of dispatch between dependent jobs, planned on the stated runtimes."""
     real = {"prep": 2.0, "work_a": 1.0, "work_b": 1.5, "merge": 0.5}
@@ -90,9 +88,12 @@ def example_run(
         "timing": "job stamps",
     }
     return FinishedRun(
-        example_workflow(), example_platform(), "heft", tasks,
+        example_workflow(),
+        example_platform(),
+        "heft",
+        tasks,
         RealExecution(**{**known, **changes}),
-    )  # fmt: skip
+    )
 
 
 def example_case(run_id: str = DEFAULT_RUN, **changes: Any) -> CaseRecord:
@@ -114,12 +115,13 @@ class RecordedAccounting:
             for task, job in real.job_ids.items():
                 _, start, end = case.timeline.get(task, (0.0, math.nan, math.nan))
                 self.rows[job] = {
-                    "JobID": job, "JobName": f"wass-{real.run_id}-{task}",
+                    "JobID": job,
+                    "JobName": f"wass-{real.run_id}-{task}",
                     "State": real.task_states.get(task, ""),
                     "NodeList": case.placements.get(task, "None assigned"),
                     "Start": _local(t0 + start * real.scale),
                     "End": _local(t0 + end * real.scale),
-                }  # fmt: skip
+                }
 
     def accounting(
         self, job_ids: Sequence[str], fields: Sequence[str] = ()

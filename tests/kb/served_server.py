@@ -31,16 +31,24 @@ def served_kb(tmp_path: Path) -> Iterator[ChromaTarget]:
     data = Path(shm / f"wass-kb-test-{os.getpid()}" if shm.is_dir() else tmp_path)
     port = free_port()
     env = {**os.environ, "WASS_KB_SERVER_DIR": str(data), "WASS_KB_SERVER_PORT": str(port)}
-    up = subprocess.run([str(SCRIPT), "up"], env=env, capture_output=True, text=True,
-                        timeout=120, check=False)  # fmt: skip
+    up = subprocess.run(
+        [str(SCRIPT), "up"], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert up.returncode == 0, up.stderr
     assert f"WASS_CHROMA_MODE=http WASS_CHROMA_HOST=127.0.0.1 WASS_CHROMA_PORT={port}" in up.stdout
     try:
         yield ChromaTarget(tmp_path / "nowhere", "http", "127.0.0.1", port)
     finally:
-        down = subprocess.run([str(SCRIPT), "purge"], env=env, capture_output=True, text=True,
-                              timeout=60, check=False)  # fmt: skip
+        down = subprocess.run(
+            [str(SCRIPT), "purge"], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
         assert down.returncode == 0, down.stderr
-        status = subprocess.run([str(SCRIPT), "status"], env=env, capture_output=True,
-                                text=True, timeout=60, check=False)  # fmt: skip
+        status = subprocess.run(
+            [str(SCRIPT), "status"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert status.returncode == 1 and "stopped" in status.stdout

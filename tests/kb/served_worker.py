@@ -34,8 +34,13 @@ def main(first: int, last: int, out: Path) -> None:
         hits = kb.query(probe.workflow, probe.platform, k=3)
         found += any(h.case_id == probe.case_id for h in hits)
     kb.close()
-    doc = {"added": added, "adds": len(added), "queries": len(added), "found": found,
-           "home": str(settings().home)}  # fmt: skip
+    doc = {
+        "added": added,
+        "adds": len(added),
+        "queries": len(added),
+        "found": found,
+        "home": str(settings().home),
+    }
     out.write_text(json.dumps(doc))
 
 

@@ -26,8 +26,12 @@ def filled(directory: Path) -> KnowledgeBase:
     kb = KnowledgeBase(directory)
     cases = [make_case(s) for s in (1, 2, 3)]
     kb.add_cases(cases, decisions=[d for c in cases for d in decisions_from_case(c, 2)])
-    failed = replace(make_case(4), case_id="real-failed", source="slurm:run-f",
-                     real=RealExecution(run_id="run-f", state="FAILED"))  # fmt: skip
+    failed = replace(
+        make_case(4),
+        case_id="real-failed",
+        source="slurm:run-f",
+        real=RealExecution(run_id="run-f", state="FAILED"),
+    )
     written_around_the_checks(kb, failed)  # a write token's straight write
     return kb
 
@@ -60,8 +64,9 @@ def test_cli_backup_and_restore_and_a_folder_without_a_backup(tmp_path: Path) ->
     env = {**os.environ, "WASS_HOME": str(tmp_path / "home")}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*WASS_CHAT, "kb", *args], capture_output=True, text=True,
-                              env=env, check=False)  # fmt: skip
+        return subprocess.run(
+            [*WASS_CHAT, "kb", *args], capture_output=True, text=True, env=env, check=False
+        )
 
     done = cli("backup", str(tmp_path / "b"), "--kb", str(tmp_path / "kb"))
     assert done.returncode == 0, done.stderr
@@ -98,9 +103,13 @@ def test_a_truncated_or_corrupt_backup_is_refused_and_the_store_left_as_it_was(
         file.write_bytes(content)
         if removed:
             (tmp_path / "b" / removed).rename(tmp_path / "manifest.kept")
-        done = subprocess.run([*WASS_CHAT, "kb", "restore", str(tmp_path / "b"), "--kb",
-                               str(tmp_path / "live")], capture_output=True, text=True,
-                              env=env, check=False)  # fmt: skip
+        done = subprocess.run(
+            [*WASS_CHAT, "kb", "restore", str(tmp_path / "b"), "--kb", str(tmp_path / "live")],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
         message = done.stderr.strip()
         assert done.returncode == 2 and said in message and "\n" not in message, message
         assert "nothing restored" in message

@@ -13,10 +13,16 @@ from kb.bench import BenchConfig, run_bench
 @pytest.mark.slow
 def test_a_small_bench_reports_recall_reopen_and_an_ef_sweep(tmp_path: Path) -> None:
     config = BenchConfig(
-        cases=3000, recipes=("epigenomics",), shapes=("chain", "fork-join"), sizes=(20, 50),
-        seeds=2, platforms=("homo-4", "hetero-8@1"), queries=20, ef_sweep=(32,),
+        cases=3000,
+        recipes=("epigenomics",),
+        shapes=("chain", "fork-join"),
+        sizes=(20, 50),
+        seeds=2,
+        platforms=("homo-4", "hetero-8@1"),
+        queries=20,
+        ef_sweep=(32,),
         directory=tmp_path / "kb",
-    )  # fmt: skip
+    )
     stages: list[str] = []
 
     def on_stage(name: str, total: int) -> Callable[[int], None]:

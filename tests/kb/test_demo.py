@@ -68,14 +68,20 @@ def test_a_fresh_home_loads_the_asset_and_seeds_only_what_it_lacks(
 ) -> None:
     bodies, embeddings = read_demo_asset()
     dropped = next(
-        i for i, b in enumerate(bodies) if case_from_bytes(b).scheduler == "heft"
+        i
+        for i, b in enumerate(bodies)
+        if case_from_bytes(b).scheduler == "heft"
         and not case_from_bytes(b).workflow_key.startswith("demo:")
-    )  # fmt: skip
+    )
     keep = [i for i in range(len(bodies)) if i != dropped]
     partial = tmp_path / "partial.npz"
     offsets = np.cumsum([0, *(len(bodies[i]) for i in keep)])
-    np.savez(partial, bodies=np.frombuffer(b"".join(bodies[i] for i in keep), dtype=np.uint8),
-             offsets=offsets, embeddings=embeddings[keep])  # fmt: skip
+    np.savez(
+        partial,
+        bodies=np.frombuffer(b"".join(bodies[i] for i in keep), dtype=np.uint8),
+        offsets=offsets,
+        embeddings=embeddings[keep],
+    )
     monkeypatch.setattr(kb.demo, "demo_asset_path", lambda: partial)
 
     report = ensure_demo_kb(tmp_path / "kb")

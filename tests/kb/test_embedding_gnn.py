@@ -24,10 +24,16 @@ from sim.errors import InputError
 from sim.recipes import generate_recipe
 
 SEEDED = SeedConfig(
-    count=40, recipes=("epigenomics", "blast"), shapes=("fork-join", "layered", "chain"),
-    platforms=("homo-4", "hetero-8@0"), schedulers=("heft", "slurm", "wass", "random"),
-    sizes=(50,), jobs=1, batch=40, decisions_per_case=2,
-)  # fmt: skip
+    count=40,
+    recipes=("epigenomics", "blast"),
+    shapes=("fork-join", "layered", "chain"),
+    platforms=("homo-4", "hetero-8@0"),
+    schedulers=("heft", "slurm", "wass", "random"),
+    sizes=(50,),
+    jobs=1,
+    batch=40,
+    decisions_per_case=2,
+)
 """10 workflows x 4 schedulers: two WfCommons recipes and three shapes on two platforms."""
 
 pytestmark = pytest.mark.xdist_group("gnn-embedder")
@@ -193,8 +199,10 @@ def test_a_recorded_checkpoint_that_vanished_or_changed_is_an_input_error(
     assert main(["kb", "reembed", "--embedder", "structural-v0", "--kb", str(directory)]) == 0
     recovered = KnowledgeBase(directory)  # the gnn vectors went with their checkpoint
     assert recovered.embedder.name == "structural-v0" and recovered.cases.count() == 40
-    assert all(n.startswith(("cases-structural-v0-", "decisions-structural-v0-"))
-               for n in recovered.collection_names())  # fmt: skip
+    assert all(
+        n.startswith(("cases-structural-v0-", "decisions-structural-v0-"))
+        for n in recovered.collection_names()
+    )
     recovered.close()
 
 

@@ -64,7 +64,7 @@ def staged_workflow(seed: int = 0) -> Workflow:
             outputs=("out",),
         )
     ]
-    return Workflow("staged", tuple(tasks), tuple(files))  # fmt: skip
+    return Workflow("staged", tuple(tasks), tuple(files))
 
 
 def test_the_two_way_fit_recovers_class_slowdowns_and_category_runtimes() -> None:
@@ -138,9 +138,7 @@ def test_estimates_commands_seed_a_history_and_report_errors(
     # the bench instance's own earlier runs (a recurring workflow): keyed apart, all stored
     runs = ["--seeds", "1", "--first-seed", "0", "--runs", "2"]
     assert main(["estimates", "seed", "--kb", kb, *runs, *common]) == 0
-    assert json.loads(capsys.readouterr().out) == {
-        "planned": 2, "added": 2, "cases": 5, "kb": kb
-    }  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == {"planned": 2, "added": 2, "cases": 5, "kb": kb}
     assert main(["estimates", "error", "--kb", kb, "--seeds", "1", *common]) == 0
     recurring = json.loads(capsys.readouterr().out)
     assert recurring["kb"]["median_abs_log_ratio"] < errors["kb"]["median_abs_log_ratio"]

@@ -46,11 +46,17 @@ class Proxied:
     write: str
 
     def target(self, token: str | None, tmp: Path, ca: bool = True) -> ChromaTarget:
-        return ChromaTarget(tmp / "unused", "http", "127.0.0.1", self.port, tls=True,
-                            ca_file=self.cert if ca else None, token=token)  # fmt: skip
+        return ChromaTarget(
+            tmp / "unused",
+            "http",
+            "127.0.0.1",
+            self.port,
+            tls=True,
+            ca_file=self.cert if ca else None,
+            token=token,
+        )
 
-    def call(self, method: str, path: str, token: str | None = None,
-             body: object = None) -> int:  # fmt: skip
+    def call(self, method: str, path: str, token: str | None = None, body: object = None) -> int:
         """The HTTP status of one request through the proxy, TLS checked against its cert."""
         data = json.dumps(body).encode() if body is not None else None
         url = f"https://127.0.0.1:{self.port}{path}"
@@ -70,11 +76,16 @@ class Proxied:
 def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
     data = tmp_path_factory.mktemp("kb-server")
     port, chroma_port = free_port(), free_port()
-    env = {**os.environ, "WASS_KB_SERVER_DIR": str(data), "WASS_KB_SERVER_PORT": str(port),
-           "WASS_KB_SERVER_CHROMA_PORT": str(chroma_port),
-           "WASS_KB_SERVER_PROXY": "on"}  # fmt: skip
-    up = subprocess.run([str(SCRIPT), "up"], env=env, capture_output=True, text=True,
-                        timeout=120, check=False)  # fmt: skip
+    env = {
+        **os.environ,
+        "WASS_KB_SERVER_DIR": str(data),
+        "WASS_KB_SERVER_PORT": str(port),
+        "WASS_KB_SERVER_CHROMA_PORT": str(chroma_port),
+        "WASS_KB_SERVER_PROXY": "on",
+    }
+    up = subprocess.run(
+        [str(SCRIPT), "up"], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert up.returncode == 0, up.stderr
     tokens = dict(line.split("=", 1) for line in (data / "tokens").read_text().split())
     assert (data / "tokens").stat().st_mode & 0o777 == 0o600
@@ -84,8 +95,9 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
         yield Proxied(port, data / "tls" / "cert.pem", tokens["read"], tokens["write"])
     finally:
         logs = "".join(p.read_text() for p in (data / "log").glob("*.log"))
-        down = subprocess.run([str(SCRIPT), "down"], env=env, capture_output=True, text=True,
-                              timeout=60, check=False)  # fmt: skip
+        down = subprocess.run(
+            [str(SCRIPT), "down"], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
         assert down.returncode == 0, down.stderr
         assert tokens["read"] not in logs and tokens["write"] not in logs  # never logged
 
@@ -105,10 +117,13 @@ def test_the_read_token_reads_but_cannot_write_and_the_write_token_can(proxied: 
     # The write token makes a collection the read token then tries to change.
     assert proxied.call("POST", COLLECTIONS, token=proxied.write, body={"name": "probe"}) == 200
     with urllib.request.urlopen(
-        urllib.request.Request(f"https://127.0.0.1:{proxied.port}{COLLECTIONS}/probe",
-                               headers={"Authorization": f"Bearer {proxied.read}"}),
-        context=ssl.create_default_context(cafile=str(proxied.cert)), timeout=30,
-    ) as answer:  # fmt: skip
+        urllib.request.Request(
+            f"https://127.0.0.1:{proxied.port}{COLLECTIONS}/probe",
+            headers={"Authorization": f"Bearer {proxied.read}"},
+        ),
+        context=ssl.create_default_context(cafile=str(proxied.cert)),
+        timeout=30,
+    ) as answer:
         probe = json.loads(answer.read())["id"]
     add = {"ids": ["a"], "embeddings": [[1.0, 0.0]]}
     assert proxied.call("POST", f"{COLLECTIONS}/{probe}/add", proxied.read, add) == 403
@@ -242,24 +257,33 @@ def test_a_slurm_case_written_around_the_checks_is_never_cited_as_a_real_run(
     genuine = example_case("20261202-090000-aaaa")
     forged = example_case("20261202-090500-bbbb")  # a run Slurm never had, its job ids reused
     assert forged.real is not None
-    stamp = replace(forged.real, confirmed="2026-12-02T09:06:00+00:00",  # the record's word
-                    job_ids=genuine.real.job_ids if genuine.real else {})  # fmt: skip
+    stamp = replace(
+        forged.real,
+        confirmed="2026-12-02T09:06:00+00:00",  # the record's word
+        job_ids=genuine.real.job_ids if genuine.real else {},
+    )
     forged = replace(forged, written_by="mallory@elsewhere", real=stamp)
     raw = KnowledgeBase(proxied.target(proxied.write, tmp_path))
     written_around_the_checks(raw, forged)
     raw.close()
     sacct = RecordedAccounting(genuine)  # the cluster's accounting: the genuine run's jobs
     run = RecordedRun(
-        "20261202-100000-cccc", genuine.workflow, genuine.platform, "heft",
-        dict(genuine.placements), {t: s for t, (_, s, _) in genuine.timeline.items()},
-        genuine.metrics.makespan, source="decision log",
-    )  # fmt: skip
+        "20261202-100000-cccc",
+        genuine.workflow,
+        genuine.platform,
+        "heft",
+        dict(genuine.placements),
+        {t: s for t, (_, s, _) in genuine.timeline.items()},
+        genuine.metrics.makespan,
+        source="decision log",
+    )
 
     def why(sources: set[str] | None = None) -> tuple[dict[str, Any], str]:
         settings = Settings(home=tmp_path / "home")
         where = Sources(settings)
-        where._kb = KnowledgeBase(proxied.target(proxied.read, tmp_path), sources=sources,
-                                  accounting=sacct)  # fmt: skip
+        where._kb = KnowledgeBase(
+            proxied.target(proxied.read, tmp_path), sources=sources, accounting=sacct
+        )
         where._runs[run.run_id] = run
         try:
             facts = Facts(settings, where).explain_placement(run.run_id, "work_a")

@@ -75,8 +75,9 @@ def test_a_finished_run_becomes_a_case_timed_from_its_first_start() -> None:
         and case.recorded_at == case.real.started_at
     )
     first = int(case.real.job_ids["prep"])  # each run's own job ids, in task order
-    assert case.real.job_ids == {t: str(first + i)
-                                 for i, t in enumerate(("prep", "work_a", "work_b", "merge"))}
+    assert case.real.job_ids == {
+        t: str(first + i) for i, t in enumerate(("prep", "work_a", "work_b", "merge"))
+    }
     # the plan said 8, 4, 4, 2 s; the tasks took 2, 1, 1.5, 0.5 s
     assert task_errors(case)["work_b"] == pytest.approx((4.0, 1.5))
     assert per_task_mape(case) == pytest.approx((3 + 3 + 2.5 / 1.5 + 3) / 4)
@@ -177,12 +178,13 @@ def test_real_runs_teach_a_slow_nodes_slowdown_and_a_categorys_runtime(
     slow = replace(run.tasks["work_b"], end=run.tasks["work_b"].start + 1.5 * 1.5)  # type: ignore[operator]
     learn(kb, case_from_run(replace(run, tasks={**run.tasks, "work_b": slow})))
     moved = example_run("run-n1")
-    learn(kb,
+    learn(
+        kb,
         case_from_run(
             replace(
                 moved, tasks={**moved.tasks, "work_b": replace(moved.tasks["work_b"], node="n1")}
             )
-        )
+        ),
     )
     learned = retrieve_predictions(kb, wf, pf)
     assert (
@@ -202,10 +204,14 @@ def test_the_sim_to_real_report_over_learned_runs() -> None:
     first = example_case("run-1")
     better = example_run(
         "run-2",
-        predicted={"prep": (0.0, 2.2), "work_a": (2.2, 3.2), "work_b": (2.2, 3.7),
-                   "merge": (3.7, 4.2)},
+        predicted={
+            "prep": (0.0, 2.2),
+            "work_a": (2.2, 3.2),
+            "work_b": (2.2, 3.7),
+            "merge": (3.7, 4.2),
+        },
         predicted_makespan=4.2,
-    )  # fmt: skip
+    )
     report = calibration_report([first, case_from_run(better)], failed_runs=1)
     one, two = report.runs
     assert one.per_task_mape == pytest.approx(per_task_mape(first))
@@ -241,8 +247,12 @@ def test_a_sigkill_while_learning_leaves_the_store_as_it_was_or_complete(
     before.close()
     child = subprocess.run(
         [sys.executable, "-m", "tests.kb.learn_killed", str(directory), point],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     killed = child.returncode == -9
     assert killed == (point != "never"), child.stderr
     case = example_case()
@@ -256,9 +266,7 @@ def test_a_sigkill_while_learning_leaves_the_store_as_it_was_or_complete(
             assert learned == [case.case_id] and reopened.count() == 2
             assert reopened.sidecar.count("decisions") == 4 == reopened.decisions.count()
         assert reopened.cases.count() == reopened.count()  # every case has its vector
-        assert learn(reopened, case, decisions_from_case(case, 4)) == (
-            point == "mid-transaction"
-        )
+        assert learn(reopened, case, decisions_from_case(case, 4)) == (point == "mid-transaction")
         assert reopened.count() == 2 and reopened.cases.count() == 2
         assert reopened.sidecar.count("decisions") == 4 == reopened.decisions.count()
         assert reopened.query(example_workflow(), example_platform(), 1)[0].case_id == case.case_id
@@ -333,8 +341,9 @@ def test_estimates_leave_out_a_real_run_sacct_does_not_confirm(tmp_path: Path) -
     genuine = example_case("20261202-120000-2222")
     forged = example_case("20261202-120500-3333")
     work = forged.timeline["work_a"]
-    forged = replace(forged, timeline={**forged.timeline, "work_a": (work[0], work[1],
-                                                                     work[1] + 8471.0)})
+    forged = replace(
+        forged, timeline={**forged.timeline, "work_a": (work[0], work[1], work[1] + 8471.0)}
+    )
     forged = replace(forged, metrics=replace(forged.metrics, makespan=work[1] + 8471.0))
     kb = KnowledgeBase(tmp_path / "kb")
     try:

@@ -27,9 +27,15 @@ from kb.store import KnowledgeBase
 from sim.errors import InputError
 
 SMALL = SeedConfig(
-    count=24, recipes=(), shapes=("chain", "fan-out", "fork-join"), platforms=("homo-4",),
-    schedulers=("heft", "slurm", "wass", "random"), sizes=(10, 20), jobs=1, batch=8,
-)  # fmt: skip
+    count=24,
+    recipes=(),
+    shapes=("chain", "fan-out", "fork-join"),
+    platforms=("homo-4",),
+    schedulers=("heft", "slurm", "wass", "random"),
+    sizes=(10, 20),
+    jobs=1,
+    batch=8,
+)
 
 
 def test_plans_are_deterministic_and_ids_distinct() -> None:
@@ -67,11 +73,31 @@ def test_sigkill_mid_seed_leaves_a_store_that_reopens_and_resumes(tmp_path: Path
     directory = tmp_path / "kb"
     config = SeedConfig(**{**SMALL.__dict__, "count": 200})
     command = [
-        sys.executable, "-m", "wass_chat.cli", "kb", "seed", "--count", "200", "--recipes", "",
-        "--shapes", ",".join(config.shapes), "--platforms", "homo-4", "--sizes", "10,20",
-        "--schedulers", ",".join(config.schedulers), "--jobs", "1", "--batch", "8",
-        "--kb", str(directory), "--json",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "wass_chat.cli",
+        "kb",
+        "seed",
+        "--count",
+        "200",
+        "--recipes",
+        "",
+        "--shapes",
+        ",".join(config.shapes),
+        "--platforms",
+        "homo-4",
+        "--sizes",
+        "10,20",
+        "--schedulers",
+        ",".join(config.schedulers),
+        "--jobs",
+        "1",
+        "--batch",
+        "8",
+        "--kb",
+        str(directory),
+        "--json",
+    ]
     child = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
@@ -121,8 +147,11 @@ def test_seeded_platforms_and_seed_ranges_resolve() -> None:
     from sim.platforms import ClusterSpec, generate_platform
 
     assert expand_platforms(["demo", "hetero-8@2..4"]) == (
-        "demo", "hetero-8@2", "hetero-8@3", "hetero-8@4",
-    )  # fmt: skip
+        "demo",
+        "hetero-8@2",
+        "hetero-8@3",
+        "hetero-8@4",
+    )
     seeded = resolve_platform("hetero-8@3")
     assert seeded.nodes == generate_platform(ClusterSpec(8, heterogeneous=True), seed=3).nodes
     assert seeded.nodes != resolve_platform("hetero-8").nodes
@@ -132,9 +161,12 @@ def test_seeded_platforms_and_seed_ranges_resolve() -> None:
 
 def test_plans_pair_every_kind_with_every_platform() -> None:
     config = SeedConfig(
-        count=4 * 36, recipes=(), shapes=("chain", "fan-out", "fork-join"),
+        count=4 * 36,
+        recipes=(),
+        shapes=("chain", "fan-out", "fork-join"),
         platforms=("homo-4", "homo-8", "hetero-8@0", "hetero-8@1", "hetero-16", "demo"),
-        schedulers=("heft", "slurm", "wass", "random"), sizes=(10,),
-    )  # fmt: skip
+        schedulers=("heft", "slurm", "wass", "random"),
+        sizes=(10,),
+    )
     pairs = {(job.spec.kind, job.platform) for job in plan_seed(config)}
     assert len(pairs) == 3 * 6

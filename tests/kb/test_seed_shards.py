@@ -22,9 +22,14 @@ from sim.errors import InputError
 from sim.model import Platform, Workflow
 
 TINY = SeedConfig(
-    count=28, recipes=(), shapes=("chain", "fork-join", "layered"), platforms=("demo", "homo-8"),
-    schedulers=("heft", "random"), sizes=(10, 20), jobs=1,
-)  # fmt: skip
+    count=28,
+    recipes=(),
+    shapes=("chain", "fork-join", "layered"),
+    platforms=("demo", "homo-8"),
+    schedulers=("heft", "random"),
+    sizes=(10, 20),
+    jobs=1,
+)
 
 
 def test_task_blocks_cover_the_plan_once_in_order() -> None:
@@ -52,8 +57,12 @@ def test_shards_merge_to_the_serial_seed_once(tmp_path: Path) -> None:
     write_plan(directory, plan)
     for task in (0, 1, 3):  # task 2 as a separate process, the way a node runs it
         run_task(directory, task)
-    subprocess.run([sys.executable, "-m", "kb.seed_shards", str(directory), "--task", "2"],
-                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "kb.seed_shards", str(directory), "--task", "2"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     assert finished_tasks(directory, plan) == {0, 1, 2, 3}
     serial = KnowledgeBase(tmp_path / "serial")
     seed_knowledge_base(serial, TINY)

@@ -25,8 +25,13 @@ def test_two_homes_add_and_query_one_served_store_at_once(
 ) -> None:
     """1,000 operations per process (500 single-case adds, 500 queries), 100 cases added by
     both; then a third client finds all 900 cases, each once, in records and vectors."""
-    env = {**os.environ, "WASS_CHROMA_MODE": "http", "WASS_CHROMA_HOST": kb_server.host,
-           "WASS_CHROMA_PORT": str(kb_server.port), "PYTHONPATH": str(ROOT)}  # fmt: skip
+    env = {
+        **os.environ,
+        "WASS_CHROMA_MODE": "http",
+        "WASS_CHROMA_HOST": kb_server.host,
+        "WASS_CHROMA_PORT": str(kb_server.port),
+        "PYTHONPATH": str(ROOT),
+    }
     runs = {"a": (0, 499), "b": (899, 400)}  # seeds 400-499 are added by both, in opposite order
     workers = {}
     for name, (first, last) in runs.items():
@@ -68,5 +73,7 @@ def test_two_homes_add_and_query_one_served_store_at_once(
     kb.add_cases([make_case(0, "peft")])  # a second run of seed 0's workflow on its platform
     recurring = {make_case(0).case_id, make_case(0, "peft").case_id}
     assert {c.case_id for c in kb.recurring_cases()} == recurring
-    print(f"\nqueries that found their probe while both wrote: a {done['a']['found']}/500,"
-          f" b {done['b']['found']}/500")  # fmt: skip
+    print(
+        f"\nqueries that found their probe while both wrote: a {done['a']['found']}/500,"
+        f" b {done['b']['found']}/500"
+    )

@@ -56,8 +56,11 @@ def test_writes_go_to_their_family_and_queries_stay_in_it(shards: CaseShards) ->
 
 def test_a_short_shard_is_topped_up_from_the_others(shards: CaseShards) -> None:
     vectors = _unit(np.eye(6, dtype=np.float32) + 0.1)
-    shards.add([f"c{i}" for i in range(6)], vectors,
-               [{"family": "het8" if i < 2 else "hom16"} for i in range(6)])  # fmt: skip
+    shards.add(
+        [f"c{i}" for i in range(6)],
+        vectors,
+        [{"family": "het8" if i < 2 else "hom16"} for i in range(6)],
+    )
     found, distances = shards.query(vectors[0], 4, "het8")
     assert len(found) == 4 and found[0] == "c0" and distances == sorted(distances)
 

@@ -111,8 +111,10 @@ def test_reembed_fills_a_new_collection_and_drops_the_old(kb: KnowledgeBase) -> 
 
 def test_ties_beyond_k_still_return_the_best_makespans(kb: KnowledgeBase) -> None:
     names = ("random", "slurm", "wass", "cpop", "peft", "heft")
-    cases = [replace(make_case(7, s), metrics=CaseMetrics(makespan=100.0 - i)) for i, s in
-             enumerate(names)]  # fmt: skip
+    cases = [
+        replace(make_case(7, s), metrics=CaseMetrics(makespan=100.0 - i))
+        for i, s in enumerate(names)
+    ]
     kb.add_cases(cases)
     hits = kb.query(cases[0].workflow, cases[0].platform, k=2)
     assert [h.scheduler for h in hits] == ["heft", "peft"]
@@ -142,9 +144,22 @@ def test_a_sidecar_from_before_the_workflow_column_gains_it(tmp_path: Path) -> N
         db.execute(f"CREATE TABLE cases ({', '.join(columns)})")
         db.execute(
             f"INSERT INTO cases VALUES ({','.join('?' * len(columns))})",
-            (case.case_id, case.workflow_hash, "k", "lab", case.platform_hash, "heft", 1.0, "",
-             "", 1, "simulated", "", case_to_bytes(case)),
-        )  # fmt: skip
+            (
+                case.case_id,
+                case.workflow_hash,
+                "k",
+                "lab",
+                case.platform_hash,
+                "heft",
+                1.0,
+                "",
+                "",
+                1,
+                "simulated",
+                "",
+                case_to_bytes(case),
+            ),
+        )
     db.close()
     sidecar = Sidecar(path)
     assert sidecar.hits([case.case_id])[case.case_id].workflow == case.workflow.name

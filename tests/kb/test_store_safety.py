@@ -46,9 +46,11 @@ def test_cli_query_of_a_missing_store_exits_2_with_one_line(tmp_path: Path) -> N
 
     result = subprocess.run(
         [*WASS_CHAT, "kb", "query", "demo:montage-60", "--kb", str(tmp_path / "nowhere")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
         env={**os.environ, "WASS_HOME": str(tmp_path / "home")},
-    )  # fmt: skip
+    )
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1
@@ -56,9 +58,11 @@ def test_cli_query_of_a_missing_store_exits_2_with_one_line(tmp_path: Path) -> N
     assert not (tmp_path / "nowhere").exists()  # no empty store made where --kb pointed
     stats = subprocess.run(
         [*WASS_CHAT, "kb", "stats", "--kb", str(tmp_path / "nowhere")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
         env={**os.environ, "WASS_HOME": str(tmp_path / "home")},
-    )  # fmt: skip
+    )
     assert stats.returncode == 2 and "holds no knowledge base" in stats.stderr
 
 
@@ -118,8 +122,9 @@ def test_retrieval_limited_to_trusted_sources_never_returns_a_forged_real_run(
     kb.add_cases([honest])
     written_around_the_checks(kb, forged)  # a write token's straight write
     assert [h.source for h in kb.query(honest.workflow, honest.platform, k=2)] == [
-        "slurm:run-forged", "simulated",
-    ]  # fmt: skip
+        "slurm:run-forged",
+        "simulated",
+    ]
     kb.close()
     trusted = KnowledgeBase(directory, sources={"simulated"})
     hits = trusted.query(honest.workflow, honest.platform, k=2)
@@ -166,9 +171,13 @@ def test_kb_verify_finds_and_deletes_a_forged_case_stored_before_the_check(
     env = {**os.environ, "WASS_HOME": str(tmp_path / "home")}
 
     def verify(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*WASS_CHAT, "kb", "verify", "--kb", str(tmp_path / "kb"),
-                               "--json", *extra], capture_output=True, text=True, env=env,
-                              check=False)  # fmt: skip
+        return subprocess.run(
+            [*WASS_CHAT, "kb", "verify", "--kb", str(tmp_path / "kb"), "--json", *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
 
     found = verify()
     assert found.returncode == 1, found.stderr
@@ -178,5 +187,7 @@ def test_kb_verify_finds_and_deletes_a_forged_case_stored_before_the_check(
     assert verify("--delete").returncode == 0
     clean = verify()
     assert clean.returncode == 0 and json.loads(clean.stdout) == {
-        "cases": 1, "implausible": [], "deleted": False,
-    }  # fmt: skip
+        "cases": 1,
+        "implausible": [],
+        "deleted": False,
+    }

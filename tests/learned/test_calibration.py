@@ -175,9 +175,12 @@ def test_the_retrieved_runtime_teacher_rewards_only_the_candidate_the_history_fa
     assert len(rewards) == len(episode.trajectory) > 0
     assert np.all(rewards <= 0)
     for feats, mask, action, reward in zip(
-        episode.trajectory.feats, episode.trajectory.masks, episode.trajectory.actions, rewards,
+        episode.trajectory.feats,
+        episode.trajectory.masks,
+        episode.trajectory.actions,
+        rewards,
         strict=True,
-    ):  # fmt: skip
+    ):
         score = np.where(mask, feats[:, PRIOR_GAP] + feats[:, SPREAD], np.inf)
         if score[action] > score.min() + 1e-6:
             assert reward < 0
@@ -255,10 +258,21 @@ def test_a_tiny_training_run_under_user_estimates_plans_on_retrieved_predictions
     from policy.learned.train import TrainConfig, setting_of, train, validation_specs
 
     cfg = TrainConfig(
-        recipes=("srasearch",), tasks=(24, 30), nodes=(4,), train_instances=2, ccrs=(0.0,),
-        updates=1, instances_per_update=2, samples_per_instance=2, ppo_epochs=1, workers=0,
-        out_dir=str(tmp_path), validation_instances=1, validate_every=1, estimates="user",
-    )  # fmt: skip
+        recipes=("srasearch",),
+        tasks=(24, 30),
+        nodes=(4,),
+        train_instances=2,
+        ccrs=(0.0,),
+        updates=1,
+        instances_per_update=2,
+        samples_per_instance=2,
+        ppo_epochs=1,
+        workers=0,
+        out_dir=str(tmp_path),
+        validation_instances=1,
+        validate_every=1,
+        estimates="user",
+    )
     specs = sample_specs(cfg.recipes, 2, 0, cfg.tasks, cfg.nodes, ccrs=cfg.ccrs)
     specs += validation_specs(cfg, specs)
     predictions = {s: _predictions(s, leave_out=0) for s in specs}

@@ -142,10 +142,19 @@ def test_epsilon_falls_linearly_then_stays() -> None:
 
 def test_a_tiny_training_run_goes_end_to_end(tmp_path: Path) -> None:
     cfg = DQNConfig(
-        total_steps=120, learning_starts=30, train_frequency=2, batch_size=8, buffer_size=60,
-        target_network_frequency=20, validate_every=60, validation_streams=1,
-        stream_sizes=(2, 3), stream_tasks=(3, 5), nodes=(4,), out_dir=str(tmp_path),
-    )  # fmt: skip
+        total_steps=120,
+        learning_starts=30,
+        train_frequency=2,
+        batch_size=8,
+        buffer_size=60,
+        target_network_frequency=20,
+        validate_every=60,
+        validation_streams=1,
+        stream_sizes=(2, 3),
+        stream_tasks=(3, 5),
+        nodes=(4,),
+        out_dir=str(tmp_path),
+    )
     result = train(cfg)
     assert result.steps == 120 and result.episodes >= 2
     net, extra = load_qnet(str(result.checkpoint))

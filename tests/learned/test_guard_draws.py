@@ -108,8 +108,10 @@ def test_without_predictions_the_guard_judges_on_the_planning_view_as_before() -
     assert choice is not None and choice.draws == 0
     assert set(choice.makespans) == {"policy", "heft", "peft"}
     assert choice.makespans == choice.planned == choice.scores
-    for name, s in (("heft", HEFT().schedule(workflow, platform)),
-                    ("peft", PEFT().schedule(workflow, platform))):  # fmt: skip
+    for name, s in (
+        ("heft", HEFT().schedule(workflow, platform)),
+        ("peft", PEFT().schedule(workflow, platform)),
+    ):
         assert choice.makespans[name] == simulate(workflow, platform, s).makespan
     assert chosen.planned_makespan == min(choice.makespans.values())
 
@@ -165,8 +167,10 @@ def test_the_candidate_better_on_the_draws_wins() -> None:
     assert guard.last_choice is not None and guard.last_choice.winner == "peft"
     peft = PEFT().schedule(*views.planning)
     assert (chosen.assignment, chosen.order) == (peft.assignment, peft.order)
-    scores = regret_quantile({"a": np.array([1.0, 2.0]), "heft": np.array([2.0, 2.0]),
-                              "peft": np.array([3.0, 1.0])}, q=1.0)  # fmt: skip
+    scores = regret_quantile(
+        {"a": np.array([1.0, 2.0]), "heft": np.array([2.0, 2.0]), "peft": np.array([3.0, 1.0])},
+        q=1.0,
+    )
     assert scores == {"a": 2.0, "heft": 2.0, "peft": 1.5}
 
 
@@ -217,8 +221,9 @@ def test_the_classic_chooser_judges_like_the_guard_but_picks_only_a_classic() ->
     # without predictions (exact runtimes) it is min(HEFT, PEFT) on the view
     plain = ClassicChooser()
     made = plain.schedule(*views.planning)
-    spans = [simulate(*views.planning, s).makespan for s in (HEFT().schedule(*views.planning),
-                                                            peft)]  # fmt: skip
+    spans = [
+        simulate(*views.planning, s).makespan for s in (HEFT().schedule(*views.planning), peft)
+    ]
     assert plain.last_choice is not None and made.planned_makespan == min(spans)
 
 

@@ -27,10 +27,11 @@ def _instance() -> tuple[Workflow, Platform, str, str]:
     a, b = first.name, platform.nodes[1].name
     speeds = {a: first.speed, b: first.speed / 0.95}
     nodes = tuple(
-        replace(n, speed=speeds[n.name], cores=first.cores) if n.name in speeds
+        replace(n, speed=speeds[n.name], cores=first.cores)
+        if n.name in speeds
         else replace(n, speed=n.speed / 100)
         for n in platform.nodes
-    )  # fmt: skip
+    )
     return workflow, replace(platform, nodes=nodes), a, b
 
 

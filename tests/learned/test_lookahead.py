@@ -79,11 +79,24 @@ def test_expert_iteration_fits_the_lookahead_labels() -> None:
     missed = ~np.concatenate(agreement(net, labels))
     assert missed.any()  # the expert overruled the network somewhere
     before = _loss(net, labels)
-    cfg = TrainConfig(expert_iterations=1, expert_instances=1, expert_epochs=6, workers=0,
-                      minibatch_episodes=1, learning_rate=1e-3)  # fmt: skip
+    cfg = TrainConfig(
+        expert_iterations=1,
+        expert_instances=1,
+        expert_epochs=6,
+        workers=0,
+        minibatch_episodes=1,
+        learning_rate=1e-3,
+    )
     rounds: list[dict[str, float]] = []
-    expert_iteration(net, specs, cfg, None, np.random.default_rng(0),
-                     lambda i, row: rounds.append(row), time.monotonic())  # fmt: skip
+    expert_iteration(
+        net,
+        specs,
+        cfg,
+        None,
+        np.random.default_rng(0),
+        lambda i, row: rounds.append(row),
+        time.monotonic(),
+    )
     assert [r["exit/round"] for r in rounds] == [1]
     assert rounds[0]["exit/labels"] == len(labels[0].trajectory)
     # The round relabelled with the same (deterministic) expert, so these are its labels too.
@@ -122,10 +135,19 @@ def test_training_with_expert_iteration_validates_each_round_and_keeps_the_best(
     tmp_path: Path,
 ) -> None:
     cfg = TrainConfig(
-        recipes=("srasearch",), tasks=(24, 30), nodes=(4,), train_instances=2, ccrs=(1.0,),
-        expert_iterations=2, expert_instances=1, updates=0, use_rag=False, workers=0,
-        out_dir=str(tmp_path), validation_instances=2,
-    )  # fmt: skip
+        recipes=("srasearch",),
+        tasks=(24, 30),
+        nodes=(4,),
+        train_instances=2,
+        ccrs=(1.0,),
+        expert_iterations=2,
+        expert_instances=1,
+        updates=0,
+        use_rag=False,
+        workers=0,
+        out_dir=str(tmp_path),
+        validation_instances=2,
+    )
     result = train(cfg)
     rows = [json.loads(r) for r in result.metrics_path.read_text().splitlines()]
     assert [r["exit/round"] for r in rows if "exit/round" in r] == [1, 2]

@@ -27,10 +27,12 @@ def _busy(platform: Platform) -> Occupancy:
     """The fastest node held for good, the next one's cores half held for a while."""
     fast_first = sorted(platform.nodes, key=lambda n: -n.speed * n.cores)
     first, second = fast_first[0], fast_first[1]
-    return Occupancy((
-        Hold(first.name, first.cores, FOREVER, "job-1"),
-        Hold(second.name, max(1, second.cores // 2), 200.0, "job-2"),
-    ))  # fmt: skip
+    return Occupancy(
+        (
+            Hold(first.name, first.cores, FOREVER, "job-1"),
+            Hold(second.name, max(1, second.cores // 2), 200.0, "job-2"),
+        )
+    )
 
 
 def test_lookahead_plans_around_the_holds_and_never_loses_to_greedy_on_them() -> None:

@@ -43,14 +43,26 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_pool_reads_what_train_evaluate_wrote(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, stdout, err = cli(capsys, "train", "evaluate", "--untrained", "--instances", "2",
-                            "--recipes", "srasearch", "--ccrs", "1", "--json")  # fmt: skip
+    code, stdout, err = cli(
+        capsys,
+        "train",
+        "evaluate",
+        "--untrained",
+        "--instances",
+        "2",
+        "--recipes",
+        "srasearch",
+        "--ccrs",
+        "1",
+        "--json",
+    )
     assert code == 0, err
     result = tmp_path / "untrained.json"
     result.write_text(stdout)
     evaluated = json.loads(stdout)["ccr1"]
-    code, stdout, err = cli(capsys, "train", "pool", str(result), "--baseline", str(result),
-                            "--json")  # fmt: skip
+    code, stdout, err = cli(
+        capsys, "train", "pool", str(result), "--baseline", str(result), "--json"
+    )
     assert code == 0, err
     data = json.loads(stdout)["ccr1"]
     assert data["instances"] == evaluated["instances"] == 2

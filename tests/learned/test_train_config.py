@@ -18,14 +18,33 @@ from wass_chat.cli.train_dqn_cmds import train_dqn
 from wass_chat.cli.train_inputs import ccrs_of, recipes_of
 
 # `train policy` options -> the TrainConfig field each sets.
-OPTIONS = {"budget": "budget_minutes", "updates": "updates", "instances": "train_instances",
-           "seed": "seed", "workers": "workers", "validation": "validation_instances",
-           "expert_iterations": "expert_iterations", "expert_instances": "expert_instances",
-           "estimates": "estimates", "noise": "noise"}  # fmt: skip
+OPTIONS = {
+    "budget": "budget_minutes",
+    "updates": "updates",
+    "instances": "train_instances",
+    "seed": "seed",
+    "workers": "workers",
+    "validation": "validation_instances",
+    "expert_iterations": "expert_iterations",
+    "expert_instances": "expert_instances",
+    "estimates": "estimates",
+    "noise": "noise",
+}
 # `train policy` options that are no TrainConfig field: output, the teacher's and the
 # evaluation's inputs (checked below), a checkpoint to start from (no default).
-NOT_TRAINING = {"as_json", "reembed_kb", "history", "teacher_instances", "init", "holdout",
-                "eval_instances", "no_rag", "recipes", "ccrs", "out"}  # fmt: skip
+NOT_TRAINING = {
+    "as_json",
+    "reembed_kb",
+    "history",
+    "teacher_instances",
+    "init",
+    "holdout",
+    "eval_instances",
+    "no_rag",
+    "recipes",
+    "ccrs",
+    "out",
+}
 
 
 def test_every_field_has_a_docstring() -> None:
@@ -50,9 +69,15 @@ def test_the_parsed_cli_defaults_are_the_configs() -> None:
     config, held = TrainConfig(), HeldOutEvaluation()
     cli = cli_defaults(
         train_policy,
-        {"no_rag": "no_rag", "recipes": "recipes", "ccrs": "ccrs", "out": "out",
-         "eval_instances": "eval_instances", "holdout": "holdout"},
-    )  # fmt: skip
+        {
+            "no_rag": "no_rag",
+            "recipes": "recipes",
+            "ccrs": "ccrs",
+            "out": "out",
+            "eval_instances": "eval_instances",
+            "holdout": "holdout",
+        },
+    )
     assert (not cli["no_rag"]) is config.use_rag
     assert recipes_of(cli["recipes"]) == config.recipes
     assert ccrs_of(cli["ccrs"]) == config.ccrs
@@ -64,8 +89,12 @@ def test_the_parsed_cli_defaults_are_the_configs() -> None:
 
 
 def test_the_dqn_cli_defaults_are_the_configs() -> None:
-    options = {"steps": "total_steps", "learning_starts": "learning_starts", "seed": "seed",
-               "validation": "validation_streams"}  # fmt: skip
+    options = {
+        "steps": "total_steps",
+        "learning_starts": "learning_starts",
+        "seed": "seed",
+        "validation": "validation_streams",
+    }
     assert set(inspect.signature(train_dqn).parameters) == set(options) | {"out", "as_json"}
     config = DQNConfig()
     assert cli_defaults(train_dqn, options) == {f: getattr(config, f) for f in options.values()}

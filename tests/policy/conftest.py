@@ -66,8 +66,12 @@ def instance(request: pytest.FixtureRequest) -> tuple[Workflow, Platform]:
 
 
 LEARNED_VARIANTS = (
-    "policy-norag", "policy-sample", "policy-lookahead", "rag-guarded", "rag-guarded-lookahead",
-)  # fmt: skip
+    "policy-norag",
+    "policy-sample",
+    "policy-lookahead",
+    "rag-guarded",
+    "rag-guarded-lookahead",
+)
 """Schedulers built on the learned planner of ``policy`` (other weights, sampling, lookahead,
 guards): seconds per instance even on this zoo, ~80% of tests/policy's time when they ran over
 all of it. ``policy`` itself runs over the whole zoo; these over VARIANT_ZOO."""

@@ -28,11 +28,30 @@ SCHEDULERS = "online-heft,fifo-deft,heft,eft,slurm"
 
 def _bench(out: Path, jobs: int, *extra: str) -> dict:
     out.mkdir(parents=True, exist_ok=True)  # an output's folder must exist (-o rule)
-    code = main([
-        "bench", "--arrivals", "3,6", "--window", "120", "--platforms", "gpu:4", "--seeds", "2",
-        "--schedulers", SCHEDULERS, "--jobs", str(jobs), "--json", str(out / "a.json"),
-        "--markdown", str(out / "a.md"), "--plots", str(out / "plots"), *extra,
-    ])  # fmt: skip
+    code = main(
+        [
+            "bench",
+            "--arrivals",
+            "3,6",
+            "--window",
+            "120",
+            "--platforms",
+            "gpu:4",
+            "--seeds",
+            "2",
+            "--schedulers",
+            SCHEDULERS,
+            "--jobs",
+            str(jobs),
+            "--json",
+            str(out / "a.json"),
+            "--markdown",
+            str(out / "a.md"),
+            "--plots",
+            str(out / "plots"),
+            *extra,
+        ]
+    )
     assert code == 0
     return json.loads((out / "a.json").read_text())
 
@@ -86,17 +105,32 @@ def test_a_trace_is_replayed_as_one_stream(tmp_path: Path) -> None:
 
 def _record(scheduler: str, seed: int, makespan: float, slr: float) -> StreamRecord:
     return StreamRecord(
-        f"3|gpu:4|seed{seed}", 3, "gpu-4", seed, scheduler, 3, 30, makespan, 2.0, slr, slr,
-        makespan / 2, 0, 0.01,
-    )  # fmt: skip
+        f"3|gpu:4|seed{seed}",
+        3,
+        "gpu-4",
+        seed,
+        scheduler,
+        3,
+        30,
+        makespan,
+        2.0,
+        slr,
+        slr,
+        makespan / 2,
+        0,
+        0.01,
+    )
 
 
 def test_makespan_and_slr_are_also_paired_stream_by_stream_with_the_reference() -> None:
     records = [
-        _record("eft", 0, 100.0, 2.0), _record("heft", 0, 50.0, 4.0),
-        _record("eft", 1, 200.0, 2.0), _record("heft", 1, 400.0, 1.0),
-        _record("eft", 2, 100.0, 3.0), _record("heft", 2, 100.0, 3.0),
-    ]  # fmt: skip
+        _record("eft", 0, 100.0, 2.0),
+        _record("heft", 0, 50.0, 4.0),
+        _record("eft", 1, 200.0, 2.0),
+        _record("heft", 1, 400.0, 1.0),
+        _record("eft", 2, 100.0, 3.0),
+        _record("heft", 2, 100.0, 3.0),
+    ]
     summary = summarize_arrivals(records)
     assert summary["reference"] == "eft"
     heft = next(r for r in summary["rows"] if r["scheduler"] == "heft")

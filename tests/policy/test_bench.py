@@ -26,12 +26,29 @@ def workflow_file(tmp_path: Path) -> Path:
 
 def _run(workflow_file: Path, out: Path, jobs: int) -> dict:
     out.mkdir(parents=True, exist_ok=True)  # an output's folder must exist (-o rule)
-    code = main([
-        "bench", "--workflows", str(workflow_file), "--platforms", "hetero:4,homo:4",
-        "--schedulers", "heft,slurm,random", "--seeds", "2", "--network-model", "fair",
-        "--jobs", str(jobs), "--json", str(out / "b.json"), "--markdown", str(out / "b.md"),
-        "--plots", str(out / "plots"),
-    ])
+    code = main(
+        [
+            "bench",
+            "--workflows",
+            str(workflow_file),
+            "--platforms",
+            "hetero:4,homo:4",
+            "--schedulers",
+            "heft,slurm,random",
+            "--seeds",
+            "2",
+            "--network-model",
+            "fair",
+            "--jobs",
+            str(jobs),
+            "--json",
+            str(out / "b.json"),
+            "--markdown",
+            str(out / "b.md"),
+            "--plots",
+            str(out / "plots"),
+        ]
+    )
     assert code == 0
     return json.loads((out / "b.json").read_text())
 

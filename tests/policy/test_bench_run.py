@@ -21,8 +21,18 @@ from wass_chat.cli.bench_cmds import bench
 
 # CLI parameters that are not part of a bench's config: where the output goes, Slurm, and the
 # many-workflows bench (`--arrivals`, its own run: policy/bench/arrivals.py).
-OUTPUT_AND_SLURM = {"json_path", "markdown_path", "plots", "as_json", "slurm_array", "array_dir",
-                    "memory_mb", "arrivals", "window", "stream_ccr"}  # fmt: skip
+OUTPUT_AND_SLURM = {
+    "json_path",
+    "markdown_path",
+    "plots",
+    "as_json",
+    "slurm_array",
+    "array_dir",
+    "memory_mb",
+    "arrivals",
+    "window",
+    "stream_ccr",
+}
 
 
 def test_the_config_defaults_are_the_cli_defaults() -> None:
@@ -47,8 +57,9 @@ def test_a_bad_config_is_refused_before_any_work() -> None:
 def test_run_bench_reports_progress_and_the_cli_writes_its_document(tmp_path: Path) -> None:
     workflow = tmp_path / "dag.json"
     write_workflow(random_dag(np.random.default_rng(3), 10, 0.3, with_inputs=True), workflow)
-    cfg = BenchConfig(workflows=(str(workflow),), platforms="hetero:4", seeds=2,
-                      schedulers="heft,minmin")  # fmt: skip
+    cfg = BenchConfig(
+        workflows=(str(workflow),), platforms="hetero:4", seeds=2, schedulers="heft,minmin"
+    )
     seen: list[tuple[str, int, int]] = []
     result = run_bench(cfg, lambda stage, done, total: seen.append((stage, done, total)))
     assert seen[0] == ("2 instances", 0, 2)
@@ -57,9 +68,21 @@ def test_run_bench_reports_progress_and_the_cli_writes_its_document(tmp_path: Pa
     assert {r["scheduler"] for r in result.document["records"]} == {"heft", "minmin"}
     assert result.markdown.startswith("# wass-chat bench (fair network)")
 
-    argv = ["bench", "--workflows", str(workflow), "--platforms", "hetero:4", "--seeds", "2",
-            "--schedulers", "heft,minmin", "--json", str(tmp_path / "b.json"),
-            "--markdown", str(tmp_path / "b.md")]  # fmt: skip
+    argv = [
+        "bench",
+        "--workflows",
+        str(workflow),
+        "--platforms",
+        "hetero:4",
+        "--seeds",
+        "2",
+        "--schedulers",
+        "heft,minmin",
+        "--json",
+        str(tmp_path / "b.json"),
+        "--markdown",
+        str(tmp_path / "b.md"),
+    ]
     assert main(argv) == 0
     written = json.loads((tmp_path / "b.json").read_text())
     assert written["records"] == result.document["records"]

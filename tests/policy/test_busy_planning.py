@@ -23,10 +23,12 @@ FOREVER = 1e7
 def _busy(platform: Platform) -> Occupancy:
     """The first node held for good, the second half held for a while."""
     first, second = platform.nodes[0], platform.nodes[1]
-    return Occupancy((
-        Hold(first.name, first.cores, FOREVER, "job-1"),
-        Hold(second.name, max(1, second.cores // 2), 30.0, "job-2"),
-    ))  # fmt: skip
+    return Occupancy(
+        (
+            Hold(first.name, first.cores, FOREVER, "job-1"),
+            Hold(second.name, max(1, second.cores // 2), 30.0, "job-2"),
+        )
+    )
 
 
 @pytest.mark.parametrize("name", LIST_SCHEDULERS)
@@ -71,8 +73,9 @@ def test_a_hold_shifts_heft_onto_the_free_nodes() -> None:
 @pytest.mark.parametrize("name", DYNAMIC)
 def test_dynamic_schedulers_see_the_holds(name: str) -> None:
     workflow, platform = ZOO[-1]
-    result = plan_and_simulate(get_scheduler(name, seed=0), workflow, platform, "fair",
-                               _busy(platform))  # fmt: skip
+    result = plan_and_simulate(
+        get_scheduler(name, seed=0), workflow, platform, "fair", _busy(platform)
+    )
     held = platform.nodes[0].name
     assert all(r.start >= FOREVER for r in result.tasks if r.node == held)
     if name != "random":  # the others estimate finish times, so they avoid the held node
@@ -89,10 +92,11 @@ def test_rag_guarded_judges_its_candidates_on_the_same_load(
     schedule = guard.schedule(workflow, platform, occupancy)  # type: ignore[union-attr]
     mine = simulate(workflow, platform, schedule, "fair", occupancy).makespan
     classics = min(
-        simulate(workflow, platform, s.schedule(workflow, platform, occupancy), "fair",
-                 occupancy).makespan
+        simulate(
+            workflow, platform, s.schedule(workflow, platform, occupancy), "fair", occupancy
+        ).makespan
         for s in (HEFT(), PEFT())
-    )  # fmt: skip
+    )
     assert mine <= classics + 1e-9
     assert schedule.planned_makespan == pytest.approx(mine)
 

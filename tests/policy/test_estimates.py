@@ -199,42 +199,83 @@ def test_bench_cli_under_user_estimates_writes_the_settings(
     matrix: list[Instance], tmp_path: Path
 ) -> None:
     out = tmp_path / "b.json"
-    code = main([
-        "bench", "--workflows", matrix[0].workflow.name, "--platforms", "hetero:4",
-        "--schedulers", "heft,peft", "--seeds", "1", "--estimates", "user",
-        "--load", "share=0.5,seed=2", "--json", str(out),
-    ])  # fmt: skip
+    code = main(
+        [
+            "bench",
+            "--workflows",
+            matrix[0].workflow.name,
+            "--platforms",
+            "hetero:4",
+            "--schedulers",
+            "heft,peft",
+            "--seeds",
+            "1",
+            "--estimates",
+            "user",
+            "--load",
+            "share=0.5,seed=2",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0
     document = json.loads(out.read_text())
     assert document["settings"]["estimates"] == "user"
     load = BackgroundConfig(share=0.5, seed=2)
-    assert document["run"]["load"] == document["settings"]["load"] == {
-        "share": 0.5, "horizon": 1.0, "seed": 2, "seen": True,
-    }  # fmt: skip
+    assert (
+        document["run"]["load"]
+        == document["settings"]["load"]
+        == {
+            "share": 0.5,
+            "horizon": 1.0,
+            "seed": 2,
+            "seen": True,
+        }
+    )
     direct = run_instance(matrix[0], RunSpec(("heft", "peft"), estimates="user", load=load))
     assert [r["makespan"] for r in document["records"]] == [r.makespan for r in direct.records]
     assert document["instances"][0]["load"] == [
-        {"node": h.node, "cores": h.cores, "until": h.until, "job": "background",
-         "memory": h.memory, "start": h.start}
+        {
+            "node": h.node,
+            "cores": h.cores,
+            "until": h.until,
+            "job": "background",
+            "memory": h.memory,
+            "start": h.start,
+        }
         for h in direct.load
     ]
 
 
 def test_bench_cli_plans_on_a_perfect_history(matrix: list[Instance], tmp_path: Path) -> None:
     out = tmp_path / "b.json"
-    code = main([
-        "bench", "--workflows", matrix[0].workflow.name, "--platforms", "hetero:4",
-        "--schedulers", "heft,rag-guarded", "--seeds", "1", "--estimates", "kb",
-        "--perfect-history", "--json", str(out),
-    ])  # fmt: skip
+    code = main(
+        [
+            "bench",
+            "--workflows",
+            matrix[0].workflow.name,
+            "--platforms",
+            "hetero:4",
+            "--schedulers",
+            "heft,rag-guarded",
+            "--seeds",
+            "1",
+            "--estimates",
+            "kb",
+            "--perfect-history",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0
     document = json.loads(out.read_text())
     assert document["settings"]["perfect_history"] is True
     instances = [matrix[0]]
     direct = run_matrix(
-        instances, RunSpec(("heft", "rag-guarded"), estimates="kb"),
+        instances,
+        RunSpec(("heft", "rag-guarded"), estimates="kb"),
         predictions=perfect_predictions(instances, 1.0, 0),
-    )  # fmt: skip
+    )
     assert [r["makespan"] for r in document["records"]] == [
         r.makespan for o in direct for r in o.records
     ]

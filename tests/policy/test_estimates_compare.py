@@ -20,11 +20,15 @@ def _document(values: dict[str, list[float]]) -> dict:
     return {"records": records}
 
 
-USER = _document({
-    "heft": [100.0, 200.0, 300.0], "peft": [90.0, 210.0, 300.0],
-    "policy": [80.0, 180.0, 270.0], "policy-norag": [100.0, 180.0, 300.0],
-    "rag-guarded": [90.0, 205.0, 300.0],
-})  # fmt: skip
+USER = _document(
+    {
+        "heft": [100.0, 200.0, 300.0],
+        "peft": [90.0, 210.0, 300.0],
+        "policy": [80.0, 180.0, 270.0],
+        "policy-norag": [100.0, 180.0, 300.0],
+        "rag-guarded": [90.0, 205.0, 300.0],
+    }
+)
 KB = _document({"heft": [50.0, 100.0, 150.0], "policy": [50.0, 100.0, 150.0]})
 
 
@@ -51,10 +55,14 @@ def test_guard_check_counts_losses_to_the_better_classic() -> None:
 def test_the_guard_is_also_held_to_choosing_between_the_classics(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run = _document({
-        "heft": [100.0, 200.0, 300.0], "peft": [90.0, 210.0, 300.0],
-        "heft-or-peft": [100.0, 200.0, 300.0], "rag-guarded": [90.0, 205.0, 310.0],
-    })  # fmt: skip
+    run = _document(
+        {
+            "heft": [100.0, 200.0, 300.0],
+            "peft": [90.0, 210.0, 300.0],
+            "heft-or-peft": [100.0, 200.0, 300.0],
+            "rag-guarded": [90.0, 205.0, 310.0],
+        }
+    )
     entry = compare_runs({"user": run})["modes"]["user"]
     assert entry["chooser"]["losses"] == 1  # picked HEFT's 100 where PEFT ran 90
     assert entry["chooser"]["worst"] == pytest.approx(100 / 90)

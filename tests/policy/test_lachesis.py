@@ -86,8 +86,9 @@ def test_injected_scores_decide_across_workflows_and_equal_scores_fall_back_to_r
     ranked = Lachesis(rank_order, name="lachesis-rank")
     by_rank = list(ranked.plan(workflow, platform).placement)
     rank = upward_rank(workflow, platform)
-    assert by_rank[0] == max((t for t in workflow.entry_tasks if t.startswith("w000/")),
-                             key=lambda t: rank[t])  # fmt: skip
+    assert by_rank[0] == max(
+        (t for t in workflow.entry_tasks if t.startswith("w000/")), key=lambda t: rank[t]
+    )
     assert by_rank[1] == max(_second_choice(workflow, by_rank[0]), key=lambda t: rank[t])
 
 

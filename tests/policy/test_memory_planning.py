@@ -21,11 +21,14 @@ DYNAMIC = ("slurm", "wass", "random")
 
 def _platform() -> Platform:
     """Two equal nodes, n1 listed first (ties go to it), and a small-memory n0."""
-    return Platform("mem", (
-        Node("n1", cores=4, memory=4 * GB),
-        Node("n2", cores=4, memory=4 * GB),
-        Node("small", cores=8, memory=1 * GB),
-    ))  # fmt: skip
+    return Platform(
+        "mem",
+        (
+            Node("n1", cores=4, memory=4 * GB),
+            Node("n2", cores=4, memory=4 * GB),
+            Node("small", cores=8, memory=1 * GB),
+        ),
+    )
 
 
 def _fork_join(width: int = 4, memory: int = 2 * GB) -> Workflow:
@@ -90,9 +93,9 @@ def test_a_queued_job_takes_its_node_at_its_start() -> None:
     queued = Occupancy((Hold("n1", 4, 100.0, "job-9", start=15.0),))
     schedule = StaticSchedule({"a": "n1", "b": "n1"}, {"n1": ("a", "b")}, "pinned", 0.0)
     narrow = Platform("one", (Node("n1", cores=1, memory=4 * GB),))
-    result = simulate(workflow, narrow, schedule, "ideal", Occupancy((
-        Hold("n1", 1, 100.0, "job-9", start=15.0),
-    )))  # fmt: skip
+    result = simulate(
+        workflow, narrow, schedule, "ideal", Occupancy((Hold("n1", 1, 100.0, "job-9", start=15.0),))
+    )
     assert result.record_by_task["a"].start == 0.0  # free at 0: a queued job never preempts
     assert result.record_by_task["b"].start == pytest.approx(100.0)
     plan = get_scheduler("heft").plan(workflow, _platform(), queued)  # type: ignore[attr-defined]
@@ -103,15 +106,19 @@ def test_a_queued_job_takes_its_node_at_its_start() -> None:
 
 def test_holds_are_checked_per_instant() -> None:
     platform = _platform()
-    apart = Occupancy((
-        Hold("n1", 4, 50.0, "a", memory=4 * GB),
-        Hold("n1", 4, 90.0, "b", memory=4 * GB, start=50.0),
-    ))  # fmt: skip
+    apart = Occupancy(
+        (
+            Hold("n1", 4, 50.0, "a", memory=4 * GB),
+            Hold("n1", 4, 90.0, "b", memory=4 * GB, start=50.0),
+        )
+    )
     apart.check(platform)  # one after the other: never more than the node at once
-    together = Occupancy((
-        Hold("n1", 2, 50.0, "a", memory=3 * GB),
-        Hold("n1", 2, 90.0, "b", memory=2 * GB, start=20.0),
-    ))  # fmt: skip
+    together = Occupancy(
+        (
+            Hold("n1", 2, 50.0, "a", memory=3 * GB),
+            Hold("n1", 2, 90.0, "b", memory=2 * GB, start=20.0),
+        )
+    )
     with pytest.raises(OccupancyError, match="memory"):
         together.check(platform)
     assert not together.from_start and Occupancy((Hold("n1", 1, 5.0),)).from_start

@@ -48,26 +48,34 @@ def test_the_validator_catches_a_copy_that_feeds_a_child_too_early_or_vanishes()
     result = plan.to_result("fifo-deft")
     copied = next(t for t in plan.copies)
     node = next(iter(plan.copies[copied]))
-    early = replace(result, tasks=tuple(
-        replace(r, start=r.start + 5.0, end=r.end + 5.0) if (r.task, r.node) == (copied, node)
-        else r
-        for r in result.tasks
-    ))  # fmt: skip
-    assert any("before its input" in p for p in validate_schedule(workflow, platform, early,
-                                                                 copies=True))  # fmt: skip
+    early = replace(
+        result,
+        tasks=tuple(
+            replace(r, start=r.start + 5.0, end=r.end + 5.0)
+            if (r.task, r.node) == (copied, node)
+            else r
+            for r in result.tasks
+        ),
+    )
+    assert any(
+        "before its input" in p for p in validate_schedule(workflow, platform, early, copies=True)
+    )
     gone = replace(
         result, tasks=tuple(r for r in result.tasks if (r.task, r.node) != (copied, node))
     )
-    assert any("never delivered" in p for p in validate_schedule(workflow, platform, gone,
-                                                                copies=True))  # fmt: skip
+    assert any(
+        "never delivered" in p for p in validate_schedule(workflow, platform, gone, copies=True)
+    )
     assert any("ran 2 times" in p for p in validate_schedule(workflow, platform, result))
     twice = replace(result, tasks=(*result.tasks, result.tasks[0]))
-    assert any("one copy per node" in p for p in validate_schedule(workflow, platform, twice,
-                                                                  copies=True))  # fmt: skip
+    assert any(
+        "one copy per node" in p for p in validate_schedule(workflow, platform, twice, copies=True)
+    )
 
 
-@pytest.mark.parametrize("make", [lambda: PerArrival(HEFT()), lambda: PerArrival(MinMin()),
-                                  OnlineHEFT])  # fmt: skip
+@pytest.mark.parametrize(
+    "make", [lambda: PerArrival(HEFT()), lambda: PerArrival(MinMin()), OnlineHEFT]
+)
 @pytest.mark.parametrize("model", ["fair", "ideal"])
 def test_online_plans_are_valid_and_start_nothing_before_its_arrival(
     make: object, model: NetworkModel
@@ -120,8 +128,11 @@ def test_held_cores_cover_every_planned_core_and_never_exceed_a_node() -> None:
             for instant in (max(r.start, time), (max(r.start, time) + r.end) / 2):
                 if instant >= r.end:
                     continue
-                used = sum(x.cores for x in plan.timelines[node.name].reservations
-                           if x.start <= instant < x.end)  # fmt: skip
+                used = sum(
+                    x.cores
+                    for x in plan.timelines[node.name].reservations
+                    if x.start <= instant < x.end
+                )
                 held = sum(h.cores for h in mine if h.until > instant - time)
                 assert held >= used
 

@@ -63,8 +63,9 @@ def test_unknown_or_unfit_node(valid: tuple[Workflow, Platform, SimResult]) -> N
     workflow, platform, result = valid
     moved = _with_task(result, "a", node="nowhere")
     assert any("unknown node" in p for p in validate_schedule(workflow, platform, moved))
-    big = replace(workflow, tasks=tuple(replace(t, cores=2) if t.id == "a" else t
-                                        for t in workflow.tasks))
+    big = replace(
+        workflow, tasks=tuple(replace(t, cores=2) if t.id == "a" else t for t in workflow.tasks)
+    )
     assert any("cannot host" in p for p in validate_schedule(big, platform, result))
 
 
@@ -113,8 +114,9 @@ def test_input_never_delivered_or_late(valid: tuple[Workflow, Platform, SimResul
             replace(t, start=0.0) if t.file == edge_file else t for t in result.transfers
         ),
     )
-    assert any("before the file is there" in p
-               for p in validate_schedule(workflow, platform, premature))
+    assert any(
+        "before the file is there" in p for p in validate_schedule(workflow, platform, premature)
+    )
 
 
 def test_makespan_mismatch(valid: tuple[Workflow, Platform, SimResult]) -> None:

@@ -150,17 +150,23 @@ def test_the_validator_names_a_start_before_release_and_oversubscribed_gpus() ->
     merged = _two_arrivals()
     platform = Platform("one", (Node("n", 2, bandwidth=1e9, gpus=1),), shared_fs_bandwidth=1e9)
     result = simulate(merged, platform, HEFT().schedule(merged, platform), "ideal")
-    early = replace(result, tasks=tuple(
-        replace(r, start=r.start - 100.0, end=r.end - 100.0) if r.task == "w001/a" else r
-        for r in result.tasks
-    ))  # fmt: skip
+    early = replace(
+        result,
+        tasks=tuple(
+            replace(r, start=r.start - 100.0, end=r.end - 100.0) if r.task == "w001/a" else r
+            for r in result.tasks
+        ),
+    )
     assert any("before its release at 100" in p for p in validate_schedule(merged, platform, early))
     gpu = replace(merged, tasks=tuple(replace(t, gpus=1) for t in merged.tasks))
     a = result.record_by_task["w000/a"]
-    together = replace(result, tasks=tuple(
-        replace(r, start=a.start + 5.0, end=a.end + 5.0) if r.task == "w000/b" else r
-        for r in result.tasks
-    ))  # fmt: skip
+    together = replace(
+        result,
+        tasks=tuple(
+            replace(r, start=a.start + 5.0, end=a.end + 5.0) if r.task == "w000/b" else r
+            for r in result.tasks
+        ),
+    )
     assert any("uses 2 GPUs > 1" in p for p in validate_schedule(gpu, platform, together))
 
 
@@ -218,8 +224,9 @@ def test_poisson_arrivals_start_at_zero_and_average_the_window() -> None:
 
 def test_stream_metrics_count_each_workflow_from_its_arrival() -> None:
     merged = _two_arrivals()
-    platform = Platform("two", (Node("n", 1, bandwidth=1e9), Node("m", 1, bandwidth=1e9)),
-                        shared_fs_bandwidth=1e9)  # fmt: skip
+    platform = Platform(
+        "two", (Node("n", 1, bandwidth=1e9), Node("m", 1, bandwidth=1e9)), shared_fs_bandwidth=1e9
+    )
     result = simulate(merged, platform, HEFT().schedule(merged, platform), "ideal")
     summary = stream_summary(result, merged, platform)
     assert summary["workflows"] == 2

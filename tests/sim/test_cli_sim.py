@@ -31,8 +31,17 @@ def test_simulate_writes_gantt_charts_and_a_trace(
 ) -> None:
     png, html, trace = tmp_path / "g.png", tmp_path / "g.html", tmp_path / "t.json"
     report = run_json(
-        capsys, "simulate", "fork-join-20", "--scheduler", "eft", "--network-model", "ideal",
-        "--gantt", str(png), "--trace", str(trace),
+        capsys,
+        "simulate",
+        "fork-join-20",
+        "--scheduler",
+        "eft",
+        "--network-model",
+        "ideal",
+        "--gantt",
+        str(png),
+        "--trace",
+        str(trace),
     )
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     data = json.loads(trace.read_text())

@@ -20,11 +20,26 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object
     return result
 
 
-def test_generate_shape_then_show_and_validate(tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_generate_shape_then_show_and_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "fj.json"
-    made = run_json(capsys, "workflow", "generate", "fork-join", "--tasks", "12", "--seed", "3",
-                    "--ccr", "0.5", "-o", str(out), "--schema-version", "1.5")
+    made = run_json(
+        capsys,
+        "workflow",
+        "generate",
+        "fork-join",
+        "--tasks",
+        "12",
+        "--seed",
+        "3",
+        "--ccr",
+        "0.5",
+        "-o",
+        str(out),
+        "--schema-version",
+        "1.5",
+    )
     assert made["tasks"] == 12 and made["schemaVersion"] == "1.5"
     assert json.loads(out.read_text())["schemaVersion"] == "1.5"
     assert len(read_workflow(out)) == 12
@@ -40,16 +55,20 @@ def test_show_a_demo_workflow_for_people(capsys: pytest.CaptureFixture[str]) -> 
     assert "genomics-49" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [
-    ["workflow", "generate", "montage", "--tasks", "10", "--seed", "1"],
-    ["workflow", "generate", "spiral", "--tasks", "10"],
-    ["workflow", "generate", "chain", "--tasks", "5", "--schema-version", "1.4"],
-    ["workflow", "generate", "chain", "--tasks", "0"],
-    ["platform", "generate", "--nodes", "2"],
-    ["platform", "export-simgrid", "missing.yaml"],
-])
-def test_bad_input_exits_2_and_writes_nothing(tmp_path: Path, argv: list[str],
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["workflow", "generate", "montage", "--tasks", "10", "--seed", "1"],
+        ["workflow", "generate", "spiral", "--tasks", "10"],
+        ["workflow", "generate", "chain", "--tasks", "5", "--schema-version", "1.4"],
+        ["workflow", "generate", "chain", "--tasks", "0"],
+        ["platform", "generate", "--nodes", "2"],
+        ["platform", "export-simgrid", "missing.yaml"],
+    ],
+)
+def test_bad_input_exits_2_and_writes_nothing(
+    tmp_path: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out.file"
     assert main([*argv, "-o", str(out)]) == 2
     err = capsys.readouterr().err.strip()
@@ -57,8 +76,9 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path: Path, argv: list[str],
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-def test_validate_names_the_task_that_fits_no_node(tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_names_the_task_that_fits_no_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     tiny = tmp_path / "tiny.yaml"
     tiny.write_text("nodes:\n  - {name: n1, cores: 1, memory: 1GiB}\n")
     assert main(["workflow", "validate", "demo:genomics-49", "--platform", str(tiny)]) == 2
@@ -66,8 +86,7 @@ def test_validate_names_the_task_that_fits_no_node(tmp_path: Path,
     assert "task 'align_00' needs 4 cores" in err
 
 
-def test_validate_reports_a_broken_file(tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_reports_a_broken_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads((DATA / "blast-mini-v1.6.json").read_text())
     doc["workflow"]["specification"]["tasks"][0]["parents"] = ["cat_blast_ID0000004"]
     broken = tmp_path / "broken.json"
@@ -76,11 +95,22 @@ def test_validate_reports_a_broken_file(tmp_path: Path,
     assert "cycle split_fasta_ID0000001 ->" in capsys.readouterr().err
 
 
-def test_platform_generate_show_and_export(tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_platform_generate_show_and_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "cluster.yaml"
-    made = run_json(capsys, "platform", "generate", "--nodes", "16", "--heterogeneous",
-                    "--seed", "2", "-o", str(path))
+    made = run_json(
+        capsys,
+        "platform",
+        "generate",
+        "--nodes",
+        "16",
+        "--heterogeneous",
+        "--seed",
+        "2",
+        "-o",
+        str(path),
+    )
     assert made["nodes"] == 16 and load_platform(path).name == made["name"]
     shown = run_json(capsys, "platform", "show", str(path))
     assert len(shown["node_list"]) == 16  # type: ignore[arg-type]

@@ -162,16 +162,23 @@ class _Probe:
 
     def choose_node(self, task: str, view: ClusterView) -> str:
         t = self.workflow.task_by_id[task]
-        nodes = [n for n in self.platform.nodes if t.cores <= n.cores and t.memory <= n.memory
-                 and t.gpus <= n.gpus]  # fmt: skip
+        nodes = [
+            n
+            for n in self.platform.nodes
+            if t.cores <= n.cores and t.memory <= n.memory and t.gpus <= n.gpus
+        ]
         finishes = view.estimate_finish_all(task)
         self.answers.append((view.now, finishes))
         for n in nodes:
-            self.answers.append((
-                view.estimate_finish(task, n.name), view.available_time(n.name),
-                view.free_cores(n.name), view.estimate_runtime(task, n.name),
-                view.estimate_transfer(10**9, SHARED_FS, n.name),
-            ))  # fmt: skip
+            self.answers.append(
+                (
+                    view.estimate_finish(task, n.name),
+                    view.available_time(n.name),
+                    view.free_cores(n.name),
+                    view.estimate_runtime(task, n.name),
+                    view.estimate_transfer(10**9, SHARED_FS, n.name),
+                )
+            )
         for f in t.inputs:
             self.answers.append((f, view.file_locations(f)))
         for parent in self.workflow.parents[task]:
@@ -210,10 +217,15 @@ class _Forking(EarliestFinishPlacement):
         if self.decisions % 3 == 0:
             other = _Probe(len(self.rollouts))
             rollout = continue_from(view, other)
-            self.rollouts.append((
-                rollout.node_of, rollout.started, rollout.start, rollout.replayed_makespan(),
-                other.answers,
-            ))  # fmt: skip
+            self.rollouts.append(
+                (
+                    rollout.node_of,
+                    rollout.started,
+                    rollout.start,
+                    rollout.replayed_makespan(),
+                    other.answers,
+                )
+            )
         return super().choose_node(task, view)
 
 

@@ -7,8 +7,13 @@ from sim.engine_bench import DYNAMIC_TARGET_MS, dynamic_headline
 
 
 def _row(workflow: str, mode: str, model: str, wall: float, cpu: float) -> dict[str, object]:
-    return {"workflow": workflow, "mode": mode, "network_model": model,
-            "median_ms": wall, "median_cpu_ms": cpu}  # fmt: skip
+    return {
+        "workflow": workflow,
+        "mode": mode,
+        "network_model": model,
+        "median_ms": wall,
+        "median_cpu_ms": cpu,
+    }
 
 
 def test_the_headline_is_the_slowest_dynamic_fair_run_by_cpu_time() -> None:

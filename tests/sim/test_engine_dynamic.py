@@ -114,9 +114,7 @@ def test_available_time_projects_the_queue_onto_the_cores() -> None:
 
 
 def test_earliest_finish_placement_prefers_the_node_holding_the_data() -> None:
-    wf = workflow(
-        [Task("p", 1e9, outputs=("x",)), Task("c", 1e9, inputs=("x",))], {"x": 10 * GB}
-    )
+    wf = workflow([Task("p", 1e9, outputs=("x",)), Task("c", 1e9, inputs=("x",))], {"x": 10 * GB})
     result = simulate(wf, platform(node("n1"), node("n2")), EarliestFinishPlacement())
     assert result.placements == {"p": "n1", "c": "n1"}
     assert result.transfers == ()

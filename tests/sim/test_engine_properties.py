@@ -95,9 +95,7 @@ def check_invariants(result: SimResult, wf: Workflow, pf: Platform) -> None:
     for node_name, records in by_node.items():
         cores = pf.node_by_name[node_name].cores
         for r in records:
-            in_use = sum(
-                wf.task_by_id[o.task].cores for o in records if o.start <= r.start < o.end
-            )
+            in_use = sum(wf.task_by_id[o.task].cores for o in records if o.start <= r.start < o.end)
             assert in_use <= cores
     # Inputs are on the node before a task starts; parents end first.
     arrival = {(t.file, t.destination): t.end for t in result.transfers}

@@ -64,12 +64,15 @@ def test_shape_is_deterministic_for_a_seed(shape: str) -> None:
         assert generate_shape(shape, None, seed=11) != generate_shape(shape, None, seed=12)
 
 
-@pytest.mark.parametrize(("shape", "widths"), [
-    ("chain", [1] * 10),
-    ("fan-out", [1, 9]),
-    ("fan-in", [9, 1]),
-    ("fork-join", [1, 8, 1]),
-])
+@pytest.mark.parametrize(
+    ("shape", "widths"),
+    [
+        ("chain", [1] * 10),
+        ("fan-out", [1, 9]),
+        ("fan-in", [9, 1]),
+        ("fork-join", [1, 8, 1]),
+    ],
+)
 def test_shape_structure(shape: str, widths: list[int]) -> None:
     assert level_widths(generate_shape(shape, 10, seed=0)) == widths
 

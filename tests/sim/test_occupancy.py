@@ -45,10 +45,13 @@ def test_whole_node_holds_equal_background_tasks_run_first() -> None:
     busy = {used[0]: 400.0, used[1]: 95.5}
     holds = Occupancy.whole_nodes(pf, busy)
     extra = [
-        Task(f"bg-{n}", u * pf.node_by_name[n].speed * pf.node_by_name[n].cores,
-             cores=pf.node_by_name[n].cores)
+        Task(
+            f"bg-{n}",
+            u * pf.node_by_name[n].speed * pf.node_by_name[n].cores,
+            cores=pf.node_by_name[n].cores,
+        )
         for n, u in busy.items()
-    ]  # fmt: skip
+    ]
     loaded = Workflow(wf.name, (*wf.tasks, *extra), wf.files)
     assignment = {**schedule.assignment, **{t.id: t.id[3:] for t in extra}}
     order = dict(schedule.order)
@@ -72,8 +75,12 @@ def test_a_partial_hold_leaves_the_other_cores_free() -> None:
     starts = {r.task: r.start for r in result.tasks}
     assert starts == {"t0": 0.0, "t1": 0.0, "t2": 10.0}
     full = Occupancy((Hold("n0", 2, 25.0), Hold("n0", 1, 5.0)))
-    starts = {r.task: r.start for r in simulate(wf, pf, pinned(
-        dict.fromkeys(("t0", "t1", "t2"), "n0")), "ideal", full).tasks}  # fmt: skip
+    starts = {
+        r.task: r.start
+        for r in simulate(
+            wf, pf, pinned(dict.fromkeys(("t0", "t1", "t2"), "n0")), "ideal", full
+        ).tasks
+    }
     assert starts == {"t0": 0.0, "t1": 5.0, "t2": 10.0}
 
 

@@ -28,30 +28,35 @@ from sim.units import parse_quantity
 from tests.support import require
 
 
-@pytest.mark.parametrize(("text", "kind", "value"), [
-    ("10Gbps", "bandwidth", 1.25e9),
-    ("1.25GBps", "bandwidth", 1.25e9),
-    ("100MB/s", "bandwidth", 1e8),
-    ("64GiB", "size", 64 * 2**30),
-    ("500MB", "size", 5e8),
-    ("2.5Gf", "speed", 2.5e9),
-    ("10us", "time", 1e-5),
-    ("3", "time", 3.0),
-    (7, "size", 7.0),
-])
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("10Gbps", "bandwidth", 1.25e9),
+        ("1.25GBps", "bandwidth", 1.25e9),
+        ("100MB/s", "bandwidth", 1e8),
+        ("64GiB", "size", 64 * 2**30),
+        ("500MB", "size", 5e8),
+        ("2.5Gf", "speed", 2.5e9),
+        ("10us", "time", 1e-5),
+        ("3", "time", 3.0),
+        (7, "size", 7.0),
+    ],
+)
 def test_units(text: object, kind: str, value: float) -> None:
     assert parse_quantity(text, kind) == value  # type: ignore[arg-type]
 
 
 def test_platform_file_with_units_and_node_groups() -> None:
-    platform = loads_platform(textwrap.dedent("""
+    platform = loads_platform(
+        textwrap.dedent("""
         name: lab
         latency: 50us
         shared_fs_bandwidth: 1GBps
         nodes:
           - {name: big, cores: 32, speed: 3Gf, memory: 256GiB, gpus: 2, bandwidth: 100Gbps}
           - {name: small, count: 3, cores: 4, memory: 8GiB}
-    """))
+    """)
+    )
     assert platform.node_names == ("big", "small01", "small02", "small03")
     assert platform.latency == 5e-5
     assert platform.nodes[0].bandwidth == 12.5e9
@@ -60,14 +65,17 @@ def test_platform_file_with_units_and_node_groups() -> None:
 
 def test_every_platform_problem_is_reported_naming_the_node() -> None:
     with pytest.raises(PlatformError) as info:
-        loads_platform(textwrap.dedent("""
+        loads_platform(
+            textwrap.dedent("""
             name: broken
             latncy: 1ms
             nodes:
               - {name: a, cores: -2}
               - {name: b, cores: 4, bandwidth: 0Gbps}
               - {name: c, cores: 4, speed: fast, colour: red}
-        """), subject="broken.yaml")
+        """),
+            subject="broken.yaml",
+        )
     text = " | ".join(info.value.problems)
     assert info.value.subject == "broken.yaml"
     assert "platform: unknown key 'latncy'" in text
@@ -140,8 +148,10 @@ def test_simgrid_xml_structure() -> None:
     routes = list(root.iter("route"))
     assert len(routes) == len(platform) * (len(platform) - 1) // 2 + len(platform)
     for route in routes:
-        latency = sum(float(str(links[str(c.get("id"))].get("latency")).rstrip("s"))
-                      for c in route.iter("link_ctn"))
+        latency = sum(
+            float(str(links[str(c.get("id"))].get("latency")).rstrip("s"))
+            for c in route.iter("link_ctn")
+        )
         assert latency == pytest.approx(platform.latency)
 
 
@@ -162,8 +172,13 @@ def test_simgrid_loads_the_exported_platform(tmp_path: Path) -> None:
     """)
     a, b = platform.node_names[0], platform.node_names[1]
     # One SimGrid Engine per process: probe in a child so no other test's engine is disturbed.
-    out = subprocess.run([sys.executable, "-c", probe, str(xml), a, b], capture_output=True,
-                         text=True, check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(xml), a, b],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["hosts"][a] == [platform.nodes[0].cores, platform.nodes[0].speed]
     assert len(seen["hosts"]) == len(platform) + 1

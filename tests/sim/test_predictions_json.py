@@ -49,8 +49,9 @@ def _other_value(f: Field[Any], hint: Any, k: int) -> Any:
 
 def _every_field_set() -> RuntimePredictions:
     hints = typing.get_type_hints(RuntimePredictions)
-    values = {f.name: _other_value(f, hints[f.name], k)
-              for k, f in enumerate(fields(RuntimePredictions))}  # fmt: skip
+    values = {
+        f.name: _other_value(f, hints[f.name], k) for k, f in enumerate(fields(RuntimePredictions))
+    }
     return RuntimePredictions(**values)
 
 
@@ -66,8 +67,10 @@ def test_every_field_round_trips_through_json_text() -> None:
     assert isinstance(back.categories["mAdd"], CategoryPrediction)
     assert isinstance(back.sources, tuple)  # a JSON list read back as the field's tuple
     assert json.loads(text)[CATEGORIES]["mAdd"] == {
-        "runtime": 1e-7 / 3, "log_spread": 0.0, "samples": 2,
-    }  # fmt: skip
+        "runtime": 1e-7 / 3,
+        "log_spread": 0.0,
+        "samples": 2,
+    }
 
 
 def test_the_defaults_round_trip() -> None:

@@ -77,8 +77,9 @@ def test_nodes_of_one_class_differ_around_a_persistent_class_slowdown() -> None:
     assert len(set(slowdowns.round(9))) == len(nodes)  # nodes of one type differ
     expected = class_slowdown(cfg, node_class(nodes[0]))
     assert float(np.exp(np.mean(np.log(slowdowns)))) == pytest.approx(expected, rel=0.06)
-    assert class_slowdown(cfg, "cpu-8c") == class_slowdown(UncertaintyConfig(class_sigma=0.3),
-                                                           "cpu-8c")  # fmt: skip
+    assert class_slowdown(cfg, "cpu-8c") == class_slowdown(
+        UncertaintyConfig(class_sigma=0.3), "cpu-8c"
+    )
 
 
 def test_a_node_is_as_slow_for_every_workflow_that_runs_on_its_platform() -> None:

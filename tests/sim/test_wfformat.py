@@ -121,8 +121,9 @@ def random_dags(draw: Any) -> Workflow:
                     st.one_of(
                         st.none(),
                         st.tuples(st.just("")),
-                        st.lists(st.text(" abc-=$();'\"", max_size=8), min_size=1, max_size=4)
-                        .map(tuple),
+                        st.lists(st.text(" abc-=$();'\"", max_size=8), min_size=1, max_size=4).map(
+                            tuple
+                        ),
                     )
                 ),
             )

@@ -144,7 +144,12 @@ def test_pre_1_2_files_take_their_command_from_arguments_and_category_from_the_n
         "cycles_fertilizer_increase_output_parser",
     ]
     assert wf.tasks[1].command == (
-        "cycles", "--baseline", "False", "--id", "7ad729864a79597b71b8b8d8d86d7738", "--crop",
+        "cycles",
+        "--baseline",
+        "False",
+        "--id",
+        "7ad729864a79597b71b8b8d8d86d7738",
+        "--crop",
         "Maize",
     )
     assert wf.tasks[0].name == ""  # the name is the id

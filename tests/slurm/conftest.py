@@ -125,15 +125,19 @@ def _cluster_env(version: str) -> dict[str, str]:
     base = os.environ.get("WASS_SLURM_DIR", "/tmp/wass-slurm-tests")
     port_base = int(os.environ.get("WASS_SLURM_TEST_PORT_BASE", "26800"))
     port_base += 1000 * SLURM_VERSIONS.index(version)
-    return {**os.environ, "WASS_SLURM_DIR": f"{base}-{version}",
-            "WASS_SLURM_PORT_BASE": str(port_base)}  # fmt: skip
+    return {
+        **os.environ,
+        "WASS_SLURM_DIR": f"{base}-{version}",
+        "WASS_SLURM_PORT_BASE": str(port_base),
+    }
 
 
 def _exported(stdout: str, name: str) -> str | None:
     """The value of ``export NAME=...`` among the lines `slurm-cluster up` printed."""
     prefix = f"export {name}="
-    return next((line[len(prefix):] for line in stdout.splitlines()
-                 if line.startswith(prefix)), None)  # fmt: skip
+    return next(
+        (line[len(prefix) :] for line in stdout.splitlines() if line.startswith(prefix)), None
+    )
 
 
 @pytest.fixture(scope="session", params=selected_versions())
@@ -159,8 +163,9 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
         os.environ["PATH"] = path.replace("$PATH", os.environ["PATH"])
     try:
         # The clients on PATH are the cluster's version (the product calls them by name).
-        reported = subprocess.run(["sinfo", "--version"], capture_output=True, text=True,
-                                  check=True).stdout.split()  # fmt: skip
+        reported = subprocess.run(
+            ["sinfo", "--version"], capture_output=True, text=True, check=True
+        ).stdout.split()
         assert reported[-1].startswith(f"{version}."), reported
         yield Cluster(Path(env["WASS_SLURM_DIR"]), conf, up_seconds, version)
     finally:
@@ -170,8 +175,14 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
             else:
                 os.environ[key] = value
         start = time.monotonic()
-        down = subprocess.run([str(SCRIPT), "down", "--slurm", version], env=env,
-                              capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+        down = subprocess.run(
+            [str(SCRIPT), "down", "--slurm", version],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         print(
             f"\nslurm {version} cluster: up {up_seconds:.1f} s, "
             f"down {time.monotonic() - start:.1f} s"
@@ -198,8 +209,11 @@ def wait_for_final(
     deadline = time.monotonic() + timeout
     while True:
         rows = commands.accounting(job_ids)
-        done = [r for r in rows.values()
-                if r["State"].split()[0] in FINAL and r["End"] not in ("Unknown", "")]  # fmt: skip
+        done = [
+            r
+            for r in rows.values()
+            if r["State"].split()[0] in FINAL and r["End"] not in ("Unknown", "")
+        ]
         if len(done) == len(job_ids):
             return rows
         if time.monotonic() > deadline:
@@ -228,8 +242,9 @@ def layered_workflow(
                 inputs = tuple(f"{previous[int(i)]}.out" for i in sorted(chosen))
             cores = int(rng.choice([1, 2]))
             runtime = float(rng.uniform(*seconds))
-            tasks.append(Task(tid, work=runtime * cores * 1e9, cores=cores,
-                              inputs=inputs, outputs=(out,)))  # fmt: skip
+            tasks.append(
+                Task(tid, work=runtime * cores * 1e9, cores=cores, inputs=inputs, outputs=(out,))
+            )
             current.append(tid)
         previous = current
     return Workflow(name, tuple(tasks), tuple(files))

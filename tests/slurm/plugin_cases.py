@@ -116,9 +116,11 @@ def run_plugin(plugin: Path, jobs: list[Job], workdir: Path) -> list[Outcome]:
 
 def random_head(rng: np.random.Generator, dim: int = 7, hidden: int = 16) -> PolicyHead:
     return head_from_arrays(
-        rng.normal(size=(hidden, dim)), rng.normal(size=hidden),
-        rng.normal(size=hidden), rng.normal(),
-    )  # fmt: skip
+        rng.normal(size=(hidden, dim)),
+        rng.normal(size=hidden),
+        rng.normal(size=hidden),
+        rng.normal(),
+    )
 
 
 def _random_text(rng: np.random.Generator) -> str:

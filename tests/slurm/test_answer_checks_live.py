@@ -55,11 +55,23 @@ def _make_jobs(work: Path) -> dict[str, str]:
     script.write_text(FAILING)
     script.chmod(0o755)
     made: dict[str, str] = {}
-    made["failed"] = sbatch("-N1", "-n1", "-J", "reader", "-D", str(work), "-o", "out-%j.txt",
-                            "-e", "err-%x-%j.txt", wrap=f"{script}")  # fmt: skip
+    made["failed"] = sbatch(
+        "-N1",
+        "-n1",
+        "-J",
+        "reader",
+        "-D",
+        str(work),
+        "-o",
+        "out-%j.txt",
+        "-e",
+        "err-%x-%j.txt",
+        wrap=f"{script}",
+    )
     made["stranded"] = sbatch("-n1", f"--dependency=afterok:{made['failed']}", "-o", "/dev/null")
-    made["idle"] = sbatch("-N1", "-n4", "--mem=2000M", "--acctg-freq=1", "-o", "/dev/null",
-                          wrap="sleep 4")  # fmt: skip
+    made["idle"] = sbatch(
+        "-N1", "-n4", "--mem=2000M", "--acctg-freq=1", "-o", "/dev/null", wrap="sleep 4"
+    )
     wait_for_final([made["failed"], made["idle"]])
     made["hog"] = sbatch("-n16", "--time=30", "-o", "/dev/null")
     wait_for_reasons({made["hog"]: "RUNNING"})
@@ -68,8 +80,13 @@ def _make_jobs(work: Path) -> dict[str, str]:
     # under its job, which every version queues as PartitionConfig
     made["too_big"] = shrunk_partition_job()
     made["held"] = sbatch("-H", "-n1", "-o", "/dev/null")
-    wait_for_reasons({made["behind"]: "Resources", made["too_big"]: "PartitionConfig",
-                      made["stranded"]: "DependencyNeverSatisfied"})  # fmt: skip
+    wait_for_reasons(
+        {
+            made["behind"]: "Resources",
+            made["too_big"]: "PartitionConfig",
+            made["stranded"]: "DependencyNeverSatisfied",
+        }
+    )
     return made
 
 

@@ -69,9 +69,9 @@ def wass_chat(home: Path, *argv: str) -> object:
     return json.loads(done.stdout)
 
 
-def watch(commands: SlurmCommands, job_ids: list[str], timeout: float = 90.0) -> tuple[
-    dict[str, dict[str, str]], dict[str, str]
-]:  # fmt: skip
+def watch(
+    commands: SlurmCommands, job_ids: list[str], timeout: float = 90.0
+) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """Poll scontrol and squeue until every job is final: last records, nodes seen running."""
     running_on: dict[str, str] = {}
     deadline = time.monotonic() + timeout
@@ -103,8 +103,13 @@ def audit(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     extra = ["-N1", "--mem=64M", f"--output={root}/%j.out"]
     failing = commands.sbatch(["--job-name", "audit-fails", *extra, "--wrap=sleep 1; exit 3"])
     odd = commands.sbatch(["--job-name", ODD_NAME, *extra, "--wrap=sleep 1"])
-    refused = subprocess.run(["sbatch", "--mem=64G", "--output=/dev/null", "--wrap=true"],
-                             capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    refused = subprocess.run(
+        ["sbatch", "--mem=64G", "--output=/dev/null", "--wrap=true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert refused.returncode != 0, refused.stdout  # no node has 64G: sacct keeps it as FAILED
     job_ids = [*job_of.values(), failing, odd]
     controller, running_on = watch(commands, job_ids)
@@ -117,17 +122,29 @@ def audit(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     assert isinstance(asked, dict) and asked["facts"]["kind"] == "run_status"
     legacy_demo_runs(home / "runs", root / "old-version")
     end = datetime.now().replace(microsecond=0) + timedelta(minutes=1)
-    imported = wass_chat(home, "sacct", "import", "--start", start.isoformat(),
-                         "--end", end.isoformat())  # fmt: skip
+    imported = wass_chat(
+        home, "sacct", "import", "--start", start.isoformat(), "--end", end.isoformat()
+    )
     assert isinstance(imported, dict)
-    yield Audit(home, start, end, submitted["run_id"], job_of, failing, odd, controller,
-                running_on, imported)  # fmt: skip
+    yield Audit(
+        home,
+        start,
+        end,
+        submitted["run_id"],
+        job_of,
+        failing,
+        odd,
+        controller,
+        running_on,
+        imported,
+    )
 
 
 @pytest.fixture(scope="module")
 def report(audit: Audit) -> ReportData:
-    return build_report_from_cache(audit.home / "sacct", audit.home / "runs", audit.start,
-                                   audit.end)  # fmt: skip
+    return build_report_from_cache(
+        audit.home / "sacct", audit.home / "runs", audit.start, audit.end
+    )
 
 
 @pytest.fixture(scope="module")
@@ -209,9 +226,7 @@ def test_report_summary_figures_are_the_recomputed_ones(audit: Audit, report: Re
     assert table["Refused by Slurm at submission (never ran)"] == f"{summary.refused:,}"
 
 
-def test_report_renders_in_headless_chromium(
-    report: ReportData, html: str, tmp_path: Path
-) -> None:
+def test_report_renders_in_headless_chromium(report: ReportData, html: str, tmp_path: Path) -> None:
     """One Chromium draws, reads and photographs the page (two launches took ~100 s of the
     suite per version on the loaded machine)."""
     binary = require_chromium()

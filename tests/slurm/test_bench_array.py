@@ -30,16 +30,58 @@ from wass_chat.slurm.arrays import submissions
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
-BENCH = ["bench", "--recipes", "montage:60,genome:60", "--platforms", "hetero:4", "--seeds", "6",
-         "--schedulers", "heft,minmin"]  # fmt: skip
+BENCH = [
+    "bench",
+    "--recipes",
+    "montage:60,genome:60",
+    "--platforms",
+    "hetero:4",
+    "--seeds",
+    "6",
+    "--schedulers",
+    "heft,minmin",
+]
 """12 instances: 3 per task of 4, so a task killed after its first instance has work left."""
-EVALUATE = ["train", "evaluate", "--untrained", "--instances", "2", "--recipes", "montage",
-            "--ccrs", "0,1", "--json"]  # fmt: skip
-KB_SEED = ["estimates", "seed", "--recipes", "montage:60,genome:60", "--platforms", "hetero:4",
-           "--seeds", "2", "--first-seed", "0", "--runs", "1"]  # fmt: skip
+EVALUATE = [
+    "train",
+    "evaluate",
+    "--untrained",
+    "--instances",
+    "2",
+    "--recipes",
+    "montage",
+    "--ccrs",
+    "0,1",
+    "--json",
+]
+KB_SEED = [
+    "estimates",
+    "seed",
+    "--recipes",
+    "montage:60,genome:60",
+    "--platforms",
+    "hetero:4",
+    "--seeds",
+    "2",
+    "--first-seed",
+    "0",
+    "--runs",
+    "1",
+]
 """Run 1 of each bench instance (a recurring workflow): every predictions field is filled."""
-KB_BENCH = ["bench", "--recipes", "montage:60,genome:60", "--platforms", "hetero:4",
-            "--seeds", "2", "--schedulers", "heft,policy", "--estimates", "user"]  # fmt: skip
+KB_BENCH = [
+    "bench",
+    "--recipes",
+    "montage:60,genome:60",
+    "--platforms",
+    "hetero:4",
+    "--seeds",
+    "2",
+    "--schedulers",
+    "heft,policy",
+    "--estimates",
+    "user",
+]
 """Under user estimates only, see the kb test."""
 
 
@@ -100,10 +142,22 @@ def test_bench_array_equals_the_local_run_and_a_killed_task_reruns_alone(
     local_runs: LocalRuns,
 ) -> None:
     array, victim = tmp_path / "array", 1
-    argv = [*BENCH, "--optimal", "--slurm-array", "4", "--array-dir", str(array),
-            "--json", str(tmp_path / "array.json")]  # fmt: skip
-    first = subprocess.Popen([sys.executable, "-m", "wass_chat.cli", *argv],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    argv = [
+        *BENCH,
+        "--optimal",
+        "--slurm-array",
+        "4",
+        "--array-dir",
+        str(array),
+        "--json",
+        str(tmp_path / "array.json"),
+    ]
+    first = subprocess.Popen(
+        [sys.executable, "-m", "wass_chat.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 180
     while not (array / "plan.json").exists():
         assert first.poll() is None and time.monotonic() < deadline, first.communicate()

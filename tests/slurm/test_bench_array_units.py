@@ -20,10 +20,32 @@ from sim.uncertainty import CategoryPrediction, RuntimePredictions, task_categor
 from wass_chat.cli import main
 from wass_chat.slurm.arrays.submit import ArrayResources, batch_script, script_path
 
-BENCH = ["bench", "--recipes", "montage:60", "--platforms", "hetero:4", "--seeds", "2",
-         "--schedulers", "heft,minmin", "--slurm-array", "2"]  # fmt: skip
-EVALUATE = ["train", "evaluate", "--untrained", "--instances", "1", "--recipes", "montage",
-            "--ccrs", "0", "--slurm-array", "2"]  # fmt: skip
+BENCH = [
+    "bench",
+    "--recipes",
+    "montage:60",
+    "--platforms",
+    "hetero:4",
+    "--seeds",
+    "2",
+    "--schedulers",
+    "heft,minmin",
+    "--slurm-array",
+    "2",
+]
+EVALUATE = [
+    "train",
+    "evaluate",
+    "--untrained",
+    "--instances",
+    "1",
+    "--recipes",
+    "montage",
+    "--ccrs",
+    "0",
+    "--slurm-array",
+    "2",
+]
 
 
 @pytest.mark.parametrize("argv", [BENCH, EVALUATE], ids=["bench", "evaluate"])
@@ -92,8 +114,10 @@ def test_bench_shards_plan_on_the_predictions_the_plan_carries(tmp_path: Path) -
         categories = sorted({task_category(t) for t in tasks})[: 2 + k]  # the rest: requests
         predictions[instance.id] = RuntimePredictions(
             {c: CategoryPrediction(3.0 + j / 7 + k, 0.2, 4) for j, c in enumerate(categories)},
-            {"cpu-4c": 1.1 + k / 10}, 0.3 + k / 10, 5,
-        )  # fmt: skip
+            {"cpu-4c": 1.1 + k / 10},
+            0.3 + k / 10,
+            5,
+        )
     plan = bench_plan(instances, spec, 2, predictions=predictions)
     write_plan(tmp_path, plan)
     for task in range(2):

@@ -32,11 +32,16 @@ def test_an_array_task_of_squeue_json_is_named_the_same_way() -> None:
         return {"set": is_set, "infinite": False, "number": n}
 
     job = {
-        "job_id": 105, "job_state": ["RUNNING"], "user_name": "u", "partition": "p",
-        "time_limit": number(5), "end_time": number(0),
-        "array_job_id": number(100), "array_task_id": number(3),
+        "job_id": 105,
+        "job_state": ["RUNNING"],
+        "user_name": "u",
+        "partition": "p",
+        "time_limit": number(5),
+        "end_time": number(0),
+        "array_job_id": number(100),
+        "array_task_id": number(3),
         "job_resources": {"nodes": {"allocation": [{"name": "n1", "cpus": {"count": 1}}]}},
-    }  # fmt: skip
+    }
     plain = {**job, "job_id": 7, "array_job_id": number(0), "array_task_id": number(0, False)}
     found = json_jobs({"jobs": [job, plain]})
     assert found is not None and [j.shown_id for j in found] == ["100_3", "7"]
@@ -48,8 +53,19 @@ def test_the_live_cluster_s_array_tasks_are_shown_as_array_and_index(
     cluster: Cluster, wass_home: Path
 ) -> None:
     commands = SlurmCommands()
-    argv = ["sbatch", "--parsable", "--array=0-1", "-n1", "-t", "5", "--mem=64",
-            "--output=/dev/null", "--wrap=sleep 120", "-J", "busy-array"]  # fmt: skip
+    argv = [
+        "sbatch",
+        "--parsable",
+        "--array=0-1",
+        "-n1",
+        "-t",
+        "5",
+        "--mem=64",
+        "--output=/dev/null",
+        "--wrap=sleep 120",
+        "-J",
+        "busy-array",
+    ]
     array_id = commands.run(argv).strip().split(";")[0]
     try:
         deadline = time.monotonic() + 60

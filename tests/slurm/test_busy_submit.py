@@ -73,11 +73,24 @@ def test_submit_on_the_live_cluster_plans_around_a_running_job(
     favourite = max({j["node"] for j in idle["jobs"]}, key=[j["node"] for j in idle["jobs"]].count)
     commands = SlurmCommands()
     cores = {"n1": 2, "n2": 2, "n3": 4, "n4": 8}[favourite]
-    blocker = commands.run([
-        "sbatch", "--parsable", "-N1", f"--nodelist={favourite}", f"--cpus-per-task={cores}",
-        "--mem=64M", "--time=30", "--job-name=busy-blocker", "--output=/dev/null",
-        "--wrap=sleep 600",
-    ]).strip().split(";")[0]  # fmt: skip
+    blocker = (
+        commands.run(
+            [
+                "sbatch",
+                "--parsable",
+                "-N1",
+                f"--nodelist={favourite}",
+                f"--cpus-per-task={cores}",
+                "--mem=64M",
+                "--time=30",
+                "--job-name=busy-blocker",
+                "--output=/dev/null",
+                "--wrap=sleep 600",
+            ]
+        )
+        .strip()
+        .split(";")[0]
+    )
     try:
         deadline = time.monotonic() + 60
         while favourite not in commands.run(["squeue", "-h", "-t", "R", "-o", "%N"]):

@@ -32,12 +32,16 @@ def test_platform_from_slurm_matches_the_cluster_config(
     out = tmp_path / "platform.json"
     doc = cli_json(capsys, "platform", "from-slurm", "-o", str(out))
     assert isinstance(doc, dict)
-    nodes = {n["name"]: (n["cores"], n["memory"] // 2**20, n["gpus"], n["features"])
-             for n in doc["nodes"]}  # fmt: skip
+    nodes = {
+        n["name"]: (n["cores"], n["memory"] // 2**20, n["gpus"], n["features"])
+        for n in doc["nodes"]
+    }
     assert nodes == {
-        "n1": (2, 2000, 0, ["small"]), "n2": (2, 2000, 0, ["small"]),
-        "n3": (4, 4000, 0, ["medium"]), "n4": (8, 8000, 2, ["large"]),
-    }  # fmt: skip
+        "n1": (2, 2000, 0, ["small"]),
+        "n2": (2, 2000, 0, ["small"]),
+        "n3": (4, 4000, 0, ["medium"]),
+        "n4": (8, 8000, 2, ["large"]),
+    }
     assert doc["excluded"] == [] and json.loads(out.read_text())["nodes"] == doc["nodes"]
     small = platform_from_slurm(partition="small")
     assert small.platform.node_names == ("n1", "n2")
@@ -60,6 +64,7 @@ def test_twenty_tasks_run_in_dependency_order_on_the_planned_nodes(
 
     record = RunLog(wass_home / "runs").get(run_id)
     assert record.state == "submitted" and len(record.decisions) == 20
+
     def when(text: str) -> datetime:
         return datetime.fromisoformat(text)
 

@@ -26,8 +26,14 @@ UNREACHABLE = "http://127.0.0.1:9"
 
 def cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "WASS_HOME": str(home), "WASS_OLLAMA_HOST": UNREACHABLE}
-    return subprocess.run([sys.executable, "-m", "wass_chat.cli", *argv], env=env,
-                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "wass_chat.cli", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def queue() -> list[str]:

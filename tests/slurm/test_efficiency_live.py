@@ -45,10 +45,15 @@ def sacct_rows(job_ids: list[str]) -> dict[str, dict[str, str]]:
     fields = "JobID,Elapsed,NCPUS,NNodes,ReqMem,TotalCPU,MaxRSS,AllocTRES,TRESUsageInTot,NTasks"
     out = subprocess.run(
         ["sacct", "-P", "-n", "-j", ",".join(job_ids), f"--format={fields}"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    return {line.split("|")[0]: dict(zip(fields.split(","), line.split("|"), strict=True))
-            for line in out.splitlines() if line}  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {
+        line.split("|")[0]: dict(zip(fields.split(","), line.split("|"), strict=True))
+        for line in out.splitlines()
+        if line
+    }
 
 
 def settled_rows(job_ids: list[str], attempts: int = 60) -> dict[str, dict[str, str]]:
@@ -88,15 +93,17 @@ def size_bytes(text: str) -> tuple[float, float]:
 
 
 def test_live_usage_fields_feed_the_efficiency_view(cluster: Cluster, tmp_path: Path) -> None:
-    helpformat = subprocess.run(["sacct", "--helpformat"], capture_output=True, text=True,
-                                check=True).stdout  # fmt: skip
+    helpformat = subprocess.run(
+        ["sacct", "--helpformat"], capture_output=True, text=True, check=True
+    ).stdout
     assert set(USAGE_FIELDS) <= set(supported_fields(helpformat))
     commands = SlurmCommands()
     start = datetime.now().replace(microsecond=0) - timedelta(seconds=5)
     out = f"--output={tmp_path}/%j.out"
     busy = commands.sbatch(["-N1", "-c2", "--mem=300M", "--acctg-freq=1", out, f"--wrap={BUSY}"])
-    gpu = commands.sbatch(["-N1", "-w", "n4", "--gres=gpu:1", "-c2", "--mem-per-cpu=100M", out,
-                           "--wrap=sleep 2"])  # fmt: skip
+    gpu = commands.sbatch(
+        ["-N1", "-w", "n4", "--gres=gpu:1", "-c2", "--mem-per-cpu=100M", out, "--wrap=sleep 2"]
+    )
     wait_for_final([busy, gpu], timeout=90, commands=commands)
     rows = settled_rows([busy, gpu])
     assert rows[f"{busy}.batch"]["MaxRSS"], rows  # sampled at 1 s: present
@@ -140,8 +147,9 @@ def test_live_multi_task_job_memory_counts_every_task(
     MaxRSS; `wass-chat sacct efficiency JOBID --json` reads it live, by seff's rules."""
     commands = SlurmCommands()
     out = f"--output={tmp_path}/%j.out"
-    job = commands.sbatch(["-N1", "-n2", "--mem=1000M", "--acctg-freq=1", out,
-                           f"--wrap={TWO_TASKS}"])  # fmt: skip
+    job = commands.sbatch(
+        ["-N1", "-n2", "--mem=1000M", "--acctg-freq=1", out, f"--wrap={TWO_TASKS}"]
+    )
     wait_for_final([job], timeout=90, commands=commands)
     rows = settled_rows([job])
     step = rows[f"{job}.0"]
@@ -178,20 +186,28 @@ def test_live_exports_in_every_layout_give_the_same_figures(
 
     commands = SlurmCommands()
     out = f"--output={tmp_path}/%j.out"
-    job = commands.sbatch(["-N1", "-n2", "--mem=1000M", "--acctg-freq=1", out,
-                           f"--wrap={TWO_TASKS}"])  # fmt: skip
+    job = commands.sbatch(
+        ["-N1", "-n2", "--mem=1000M", "--acctg-freq=1", out, f"--wrap={TWO_TASKS}"]
+    )
     wait_for_final([job], timeout=90, commands=commands)
     settled_rows([job])
     fields = "State,TRESUsageInTot,NTasks,AllocTRES,Elapsed,JobID,NCPUS,TotalCPU,MaxRSS,ReqMem"
     figures = {}
     for name, options in VARIANTS.items():
-        text = subprocess.run(["sacct", *options, f"--format={fields}", "-j", job],
-                              capture_output=True, text=True, check=True).stdout  # fmt: skip
+        text = subprocess.run(
+            ["sacct", *options, f"--format={fields}", "-j", job],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         path = tmp_path / f"export{len(figures)}.txt"
         path.write_text(text)
         headerless = "-n" in options
-        record = ingest_file(SacctCache(tmp_path / f"cache{len(figures)}"), path,
-                             columns=fields.split(",") if headerless else None)  # fmt: skip
+        record = ingest_file(
+            SacctCache(tmp_path / f"cache{len(figures)}"),
+            path,
+            columns=fields.split(",") if headerless else None,
+        )
         assert record.malformed == 0 and record.rows_written == text.count("\n") - (
             0 if headerless else 1
         ), (name, text)

@@ -33,10 +33,21 @@ pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.s
 
 def idle_summary(node: str) -> str:
     """A jobstats AdminComment: one GPU of ``node`` at 0%, none of its 40 GiB used."""
-    data = {"gpus": 1, "total_time": 60, "nodes": {node: {
-        "cpus": 1, "total_time": 60, "used_memory": 1, "total_memory": 2**30,
-        "gpu_utilization": {"0": 0.0}, "gpu_used_memory": {"0": 0},
-        "gpu_total_memory": {"0": 40 * 2**30}}}}  # fmt: skip
+    data = {
+        "gpus": 1,
+        "total_time": 60,
+        "nodes": {
+            node: {
+                "cpus": 1,
+                "total_time": 60,
+                "used_memory": 1,
+                "total_memory": 2**30,
+                "gpu_utilization": {"0": 0.0},
+                "gpu_used_memory": {"0": 0},
+                "gpu_total_memory": {"0": 40 * 2**30},
+            }
+        },
+    }
     return "JS1:" + base64.b64encode(gzip.compress(json.dumps(data).encode())).decode()
 
 
@@ -45,8 +56,17 @@ def state(commands: SlurmCommands, job: str) -> str:
 
 
 def running_gpu_job(commands: SlurmCommands, folder: Path) -> str:
-    job = commands.sbatch(["-N1", "-w", "n4", "--gres=gpu:1", "-c1", f"--output={folder}/%j.out",
-                           "--wrap=srun -n1 sleep 300"])  # fmt: skip
+    job = commands.sbatch(
+        [
+            "-N1",
+            "-w",
+            "n4",
+            "--gres=gpu:1",
+            "-c1",
+            f"--output={folder}/%j.out",
+            "--wrap=srun -n1 sleep 300",
+        ]
+    )
     for _ in range(60):
         if state(commands, job) == "RUNNING":
             break
@@ -61,12 +81,21 @@ def test_idle_gpu_job_is_cancelled_only_with_its_own_approval(
     commands = SlurmCommands()
     job = running_gpu_job(commands, tmp_path)
     home = tmp_path / "home"
-    env = {**os.environ, "WASS_HOME": str(home), "WASS_CONFIG": no_settings_file(tmp_path),
-           "WASS_GPU_IDLE_CANCEL_AFTER_MIN": "0.02"}  # fmt: skip
+    env = {
+        **os.environ,
+        "WASS_HOME": str(home),
+        "WASS_CONFIG": no_settings_file(tmp_path),
+        "WASS_GPU_IDLE_CANCEL_AFTER_MIN": "0.02",
+    }
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "wass_chat.cli", *args], env=env,
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "wass_chat.cli", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     try:
         asked = cli("ask", "--offline", "--json", "which GPU jobs are idle right now?")

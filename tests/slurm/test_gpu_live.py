@@ -36,8 +36,9 @@ def test_live_gpu_jobs_show_what_was_held_and_that_use_was_not_recorded(
     commands = SlurmCommands()
     out = f"--output={tmp_path}/%j.out"
     two = commands.sbatch(["-N1", "-w", "n4", "--gres=gpu:2", "-c1", out, "--wrap=sleep 1"])
-    one = commands.sbatch(["-N1", "-w", "n4", "--gres=gpu:1", "-c1", out,
-                           "--wrap=srun -n1 sleep 1"])  # fmt: skip
+    one = commands.sbatch(
+        ["-N1", "-w", "n4", "--gres=gpu:1", "-c1", out, "--wrap=srun -n1 sleep 1"]
+    )
     wait_for_final([two, one], timeout=90, commands=commands)
     env = {
         **os.environ,
@@ -46,8 +47,11 @@ def test_live_gpu_jobs_show_what_was_held_and_that_use_was_not_recorded(
     }
     done = subprocess.run(
         [sys.executable, "-m", "wass_chat.cli", "sacct", "efficiency", two, one, "--json"],
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     rows = {r["job_id"]: r for r in json.loads(done.stdout)}
     for job_id, gpus in ((two, 2), (one, 1)):
@@ -59,14 +63,28 @@ def test_live_gpu_jobs_show_what_was_held_and_that_use_was_not_recorded(
         assert "AccountingStorageTRES=gres/gpu,gres/gpumem,gres/gpuutil" in g["not_recorded_why"]
     text = subprocess.run(
         [sys.executable, "-m", "wass_chat.cli", "sacct", "efficiency", two],
-        env=env, capture_output=True, text=True, timeout=120, check=True,
-    ).stdout  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     assert f"GPU use: {NOT_RECORDED}" in text and "GPU utilisation" not in text
     asked = subprocess.run(
-        [sys.executable, "-m", "wass_chat.cli", "ask", "--offline", "--json",
-         f"how well did job {two} use its GPUs?"],
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "wass_chat.cli",
+            "ask",
+            "--offline",
+            "--json",
+            f"how well did job {two} use its GPUs?",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert asked.returncode == 0, asked.stderr
     said = json.loads(asked.stdout)
     assert [c["name"] for c in said["tool_calls"]] == ["gpu_usage"] and said["verified"]

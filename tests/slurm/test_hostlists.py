@@ -46,8 +46,14 @@ def test_every_form_expands_as_scontrol_show_hostnames_does(tmp_path: Path) -> N
     conf = minimal_conf(tmp_path / "slurm.conf", "ClusterName=forms\nSlurmctldHost=localhost")
     env = {**os.environ, "SLURM_CONF": str(conf)}
     for form in FORMS:
-        done = subprocess.run(["scontrol", "show", "hostnames", form], capture_output=True,
-                              text=True, env=env, timeout=30, check=True)  # fmt: skip
+        done = subprocess.run(
+            ["scontrol", "show", "hostnames", form],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=30,
+            check=True,
+        )
         assert expand(form) == done.stdout.split(), form
         assert sorted(expand(collect(expand(form)))) == sorted(expand(form))  # round trip
 
@@ -62,11 +68,16 @@ def test_a_list_that_is_not_a_hostlist_is_one_clear_error() -> None:
 def test_the_occupancy_view_reads_multi_bracket_node_names() -> None:
     """A job on rack[1-2]-node[01-02] (four nodes of two bracket groups), as ``scontrol -d``
     prints its detail lines: every node gets its CPUs, none is lost or invented."""
-    line = ("JobId=3 JobName=w UserId=u(1) JobState=RUNNING TimeLimit=00:10:00 EndTime=Unknown "
-            "Partition=p NodeList=rack[1-2]-node[01-02] NumNodes=4 NumCPUs=6 JOB_GRES=(null)   "
-            "Nodes=rack1-node[01-02] CPU_IDs=0 Mem=0 GRES=   "
-            "Nodes=rack2-node[01-02] CPU_IDs=0-1 Mem=0 GRES= MinMemoryNode=1G")  # fmt: skip
+    line = (
+        "JobId=3 JobName=w UserId=u(1) JobState=RUNNING TimeLimit=00:10:00 EndTime=Unknown "
+        "Partition=p NodeList=rack[1-2]-node[01-02] NumNodes=4 NumCPUs=6 JOB_GRES=(null)   "
+        "Nodes=rack1-node[01-02] CPU_IDs=0 Mem=0 GRES=   "
+        "Nodes=rack2-node[01-02] CPU_IDs=0-1 Mem=0 GRES= MinMemoryNode=1G"
+    )
     (job,) = detailed_jobs(line)
     assert job.cpus_by_node == (
-        ("rack1-node01", 1), ("rack1-node02", 1), ("rack2-node01", 2), ("rack2-node02", 2)
-    )  # fmt: skip
+        ("rack1-node01", 1),
+        ("rack1-node02", 1),
+        ("rack2-node01", 2),
+        ("rack2-node02", 2),
+    )

@@ -46,10 +46,16 @@ def submitted(runlog: RunLog, out: Path, run_id: str = RUN) -> RunRecord:
     """The example planned as `submit` plans it, logged with job ids as `submit` logs them."""
     plan = plan_submission(example_workflow(), example_platform(), "heft", run_id, out)
     record = runlog.create(
-        plan.workflow.name, workflow_to_dict(plan.workflow), platform_summary(plan),
-        plan.scheduler, plan.planned_makespan, plan.decisions, run_id=run_id,
-        occupancy=plan.occupancy.to_dict(), estimates=plan.estimates,
-    )  # fmt: skip
+        plan.workflow.name,
+        workflow_to_dict(plan.workflow),
+        platform_summary(plan),
+        plan.scheduler,
+        plan.planned_makespan,
+        plan.decisions,
+        run_id=run_id,
+        occupancy=plan.occupancy.to_dict(),
+        estimates=plan.estimates,
+    )
     decisions = tuple(
         replace(d, job_id=str(200 + i), state="SUBMITTED", output=str(out / f"{d.task}.out"))
         for i, d in enumerate(record.decisions)
@@ -64,10 +70,16 @@ def statuses(record: RunRecord, state: str = "COMPLETED") -> list[TaskStatus]:
         start, end = REAL[d.task]
         found.append(
             TaskStatus(
-                d.task, d.job_id, d.node, state if d.task == "merge" else "COMPLETED", d.node,
-                _iso(start), _iso(end), "",
+                d.task,
+                d.job_id,
+                d.node,
+                state if d.task == "merge" else "COMPLETED",
+                d.node,
+                _iso(start),
+                _iso(end),
+                "",
             )
-        )  # fmt: skip
+        )
     return found
 
 
@@ -76,10 +88,18 @@ class SeenAccounting:
     no cluster (the store confirms a real run against it before writing its case)."""
 
     def __init__(self, record: RunRecord, seen: list[TaskStatus]) -> None:
-        self.rows = {s.job_id: {"JobID": s.job_id, "JobName": job_name(record.run_id, s.task),
-                                "State": s.state, "NodeList": s.node or "None assigned",
-                                "Start": s.start, "End": s.end}
-                     for s in seen if s.job_id}  # fmt: skip
+        self.rows = {
+            s.job_id: {
+                "JobID": s.job_id,
+                "JobName": job_name(record.run_id, s.task),
+                "State": s.state,
+                "NodeList": s.node or "None assigned",
+                "Start": s.start,
+                "End": s.end,
+            }
+            for s in seen
+            if s.job_id
+        }
 
     def accounting(self, job_ids: Any, fields: Any = ()) -> dict[str, dict[str, str]]:
         return {j: self.rows[j] for j in job_ids if j in self.rows}
@@ -168,11 +188,16 @@ def test_a_partly_submitted_run_whose_pending_jobs_were_cancelled_is_learned(
     runlog = RunLog(tmp_path / "runs")
     record = submitted(runlog, tmp_path / "out")
     never = {"work_b": "CANCELLED", "merge": NOT_SUBMITTED}
-    decisions = tuple(replace(d, job_id=None, state=NOT_SUBMITTED) if d.task == "merge" else d
-                      for d in record.decisions)  # fmt: skip
+    decisions = tuple(
+        replace(d, job_id=None, state=NOT_SUBMITTED) if d.task == "merge" else d
+        for d in record.decisions
+    )
     record = runlog.update(RUN, state="partly submitted", decisions=decisions)
-    seen = [replace(s, state="CANCELLED", node="", end=s.start) if s.task == "work_b" else s
-            for s in statuses(record) if s.task != "merge"]  # fmt: skip
+    seen = [
+        replace(s, state="CANCELLED", node="", end=s.start) if s.task == "work_b" else s
+        for s in statuses(record)
+        if s.task != "merge"
+    ]
     seen.append(TaskStatus("merge", None, "n1", NOT_SUBMITTED, "", "", "", ""))
     assert run_ended(record, seen)
     kb = KnowledgeBase(tmp_path / "kb")
@@ -200,8 +225,10 @@ def cached(tmp_path: Path, record: RunRecord, state: str = "COMPLETED") -> Sacct
         start, end = REAL[d.task]
         final = state if d.task == "merge" else "COMPLETED"
         ended = "Unknown" if final == "RUNNING" else _iso(end)
-        lines.append(f"{d.job_id}|wass-{RUN}-{d.task}|{final}|{d.node}|{_iso(-1)}|{_iso(start)}|"
-                     f"{ended}|wass:v1:run={RUN};task={d.task};node={d.node}")  # fmt: skip
+        lines.append(
+            f"{d.job_id}|wass-{RUN}-{d.task}|{final}|{d.node}|{_iso(-1)}|{_iso(start)}|"
+            f"{ended}|wass:v1:run={RUN};task={d.task};node={d.node}"
+        )
     lines.append(f"999|analysis|COMPLETED|n1|{_iso(-1)}|{_iso(0)}|{_iso(9)}|")
     lines.append(f"998|wass-20260101-000000-0000-x|COMPLETED|n1|{_iso(-1)}|{_iso(0)}|{_iso(9)}|")
     cache = SacctCache(tmp_path / "sacct")

@@ -49,8 +49,10 @@ def test_per_node_cpus_come_from_the_detail_lines_of_scontrol() -> None:
     ]
     block, cyclic = jobs
     assert (block.partition, block.time_limit, block.memory) == (
-        "debug", "00:10:00", "--mem-per-cpu=100M"
-    )  # fmt: skip
+        "debug",
+        "00:10:00",
+        "--mem-per-cpu=100M",
+    )
     assert (cyclic.time_limit, cyclic.memory, cyclic.user) == ("00:05:00", "--mem=200M", "root")
     assert block.end == datetime(2026, 11, 27, 8, 14, 38)  # EndTime: start + time limit
     line = block.line(now=block.end)
@@ -103,10 +105,12 @@ def test_holds_are_capped_at_a_nodes_cores_and_counted_from_now() -> None:
 
 
 def test_core_ids_of_a_node_with_two_threads_per_core_are_scaled_to_num_cpus() -> None:
-    line = ("JobId=9 JobName=t UserId=u(1) JobState=RUNNING Reason=None TimeLimit=01:00:00 "
-            "EndTime=Unknown Partition=p NodeList=n[1-2] NumNodes=2 NumCPUs=8 "
-            "JOB_GRES=(null)   Nodes=n1 CPU_IDs=0-2 Mem=0 GRES=   Nodes=n2 CPU_IDs=0 Mem=0 GRES= "
-            "MinCPUsNode=1 MinMemoryNode=0")  # fmt: skip
+    line = (
+        "JobId=9 JobName=t UserId=u(1) JobState=RUNNING Reason=None TimeLimit=01:00:00 "
+        "EndTime=Unknown Partition=p NodeList=n[1-2] NumNodes=2 NumCPUs=8 "
+        "JOB_GRES=(null)   Nodes=n1 CPU_IDs=0-2 Mem=0 GRES=   Nodes=n2 CPU_IDs=0 Mem=0 GRES= "
+        "MinCPUsNode=1 MinMemoryNode=0"
+    )
     (job,) = detailed_jobs(line)
     assert job.cpus_by_node == (("n1", 6), ("n2", 2)) and job.cpus == 8
     assert job.memory == "" and job.end is None
@@ -135,12 +139,33 @@ def test_occupancy_equals_cpualloc_on_every_node_for_uneven_jobs(
     base = ["sbatch", "--parsable", "--output=/dev/null", "--wrap=sleep 300"]
     jobs = [
         # all of n2, 3 of n3's 4 CPUs; then 1 on n3 and 2 on n4 (cyclic), 5 more on n4
-        [*base, "-n5", "-w", "n2,n3", "--distribution=block", "--mem-per-cpu=64", "-t", "10",
-         "-J", "uneven-block"],
-        [*base, "-n3", "-N2", "-w", "n3,n4", "--distribution=cyclic", "--mem=128", "-t", "7",
-         "-J", "uneven-cyclic"],
+        [
+            *base,
+            "-n5",
+            "-w",
+            "n2,n3",
+            "--distribution=block",
+            "--mem-per-cpu=64",
+            "-t",
+            "10",
+            "-J",
+            "uneven-block",
+        ],
+        [
+            *base,
+            "-n3",
+            "-N2",
+            "-w",
+            "n3,n4",
+            "--distribution=cyclic",
+            "--mem=128",
+            "-t",
+            "7",
+            "-J",
+            "uneven-cyclic",
+        ],
         [*base, "-N1", "-w", "n4", "-c", "5", "--mem=256", "-t", "5", "-J", "uneven-one"],
-    ]  # fmt: skip
+    ]
     ids = [commands.run(argv).strip().split(";")[0] for argv in jobs]
     try:
         deadline = time.monotonic() + 60

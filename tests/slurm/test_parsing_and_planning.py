@@ -70,8 +70,9 @@ def test_run_log_round_trip(tmp_path: Path) -> None:
     wf = layered_workflow("p", (2, 2), (1.0, 2.0))
     plan = plan_submission(wf, CLUSTER, "heft", "r1", tmp_path)
     log = RunLog(tmp_path / "runs")
-    log.create("p", str(tmp_path / "p.json"), {"name": "x"}, "heft", 3.0, plan.decisions,
-               run_id="r1")  # fmt: skip
+    log.create(
+        "p", str(tmp_path / "p.json"), {"name": "x"}, "heft", 3.0, plan.decisions, run_id="r1"
+    )
     log.update_states("r1", {plan.decisions[0].task: {"state": "RUNNING", "real_node": "n1"}})
     again = log.get("r1")
     assert again.decisions[0].state == "RUNNING" and again.decisions[1].state == "PLANNED"

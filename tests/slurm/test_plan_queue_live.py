@@ -37,8 +37,10 @@ FILLER_S = 55
 def fork_join(width: int, seconds: float) -> Workflow:
     """fork, ``width`` branches of 1500 MB, a 2500 MB join; one core each."""
     tasks = [Task("fork", seconds * 1e9, memory=1500 * MB)]
-    tasks += [Task(f"branch_{k:02d}", seconds * 1e9, memory=1500 * MB, parents=("fork",))
-              for k in range(width)]  # fmt: skip
+    tasks += [
+        Task(f"branch_{k:02d}", seconds * 1e9, memory=1500 * MB, parents=("fork",))
+        for k in range(width)
+    ]
     joined = tuple(f"branch_{k:02d}" for k in range(width))
     tasks.append(Task("join", seconds * 1e9, memory=2500 * MB, parents=joined))
     return Workflow("fork-join-mem", tuple(tasks), ())
@@ -64,20 +66,40 @@ def test_the_plan_waits_for_memory_and_the_queue_and_slurm_agrees(
     cluster: Cluster, wass_home: Path, tmp_path: Path
 ) -> None:
     commands = SlurmCommands()
-    fillers = [_sbatch(commands, "-N1", f"--nodelist={node}", "--ntasks=1", "--cpus-per-task=1",
-                       f"--mem={mb}M", "--time=1", f"--wrap=sleep {FILLER_S}")
-               for node, mb in FILLERS.items()]  # fmt: skip
+    fillers = [
+        _sbatch(
+            commands,
+            "-N1",
+            f"--nodelist={node}",
+            "--ntasks=1",
+            "--cpus-per-task=1",
+            f"--mem={mb}M",
+            "--time=1",
+            f"--wrap=sleep {FILLER_S}",
+        )
+        for node, mb in FILLERS.items()
+    ]
     pending: list[str] = []
     try:
         _wait_running(commands, fillers)
         # Only n4 can host 7500 MB: this job waits for n4's filler, then holds n4 a minute.
-        pending.append(_sbatch(commands, "-N1", "--ntasks=1", "--cpus-per-task=1",
-                               "--mem=7500M", "--time=1", f"--wrap=sleep {FILLER_S}"))  # fmt: skip
+        pending.append(
+            _sbatch(
+                commands,
+                "-N1",
+                "--ntasks=1",
+                "--cpus-per-task=1",
+                "--mem=7500M",
+                "--time=1",
+                f"--wrap=sleep {FILLER_S}",
+            )
+        )
         time.sleep(1)  # let the controller give it a reason (Resources)
         platform = platform_from_slurm(commands).platform
         made = datetime.now()
-        plan = plan_new_run(fork_join(6, 5.0), platform, "heft", tmp_path / "runs",
-                            live=commands, scale=1.0)  # fmt: skip
+        plan = plan_new_run(
+            fork_join(6, 5.0), platform, "heft", tmp_path / "runs", live=commands, scale=1.0
+        )
         assert plan.queue is not None and plan.queue.memory_counted
         starts = {r.task: r for r in plan.predicted.tasks}
         # Nothing fits anywhere before the fillers end: the plan waits for the memory.
@@ -106,9 +128,11 @@ def test_the_plan_waits_for_memory_and_the_queue_and_slurm_agrees(
         real_first = min(slurm_time(r["Start"]) or made for r in rows.values())
         predicted_first = made + timedelta(seconds=plan.first_start)
         error = (real_first - predicted_first).total_seconds()
-        print(f"\nSlurm {cluster.version}: first task predicted {plan.first_start:.0f} s after "
-              f"planning, started {(real_first - made).total_seconds():.0f} s after; error "
-              f"{error:+.0f} s, bound {plan.queue.tolerance_s} s")  # fmt: skip
+        print(
+            f"\nSlurm {cluster.version}: first task predicted {plan.first_start:.0f} s after "
+            f"planning, started {(real_first - made).total_seconds():.0f} s after; error "
+            f"{error:+.0f} s, bound {plan.queue.tolerance_s} s"
+        )
         assert abs(error) <= plan.queue.tolerance_s
         ran_on = {d.task: rows[d.job_id]["NodeList"] for d in stored.decisions if d.job_id}
         assert ran_on == {j.task: j.node for j in plan.jobs}  # pinned: Slurm kept the plan

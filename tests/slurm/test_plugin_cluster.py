@@ -27,8 +27,14 @@ def installed_head(cluster: Cluster) -> Iterator[PolicyHead]:
 
 def test_decision_and_inference_tokens_place_jobs(installed_head: PolicyHead) -> None:
     commands = SlurmCommands()
-    base = ["-N1", "--ntasks=1", "--cpus-per-task=1", "--mem=64M", "--wrap=sleep 0.2",
-            "--output=/dev/null"]  # fmt: skip
+    base = [
+        "-N1",
+        "--ntasks=1",
+        "--cpus-per-task=1",
+        "--mem=64M",
+        "--wrap=sleep 0.2",
+        "--output=/dev/null",
+    ]
     expected: dict[str, str] = {}
     for node in ("n3", "n4", "n2"):
         job = commands.sbatch([*base, f"--comment={decision_token('plug', 'd', node)}"])
@@ -41,8 +47,9 @@ def test_decision_and_inference_tokens_place_jobs(installed_head: PolicyHead) ->
         expected[job] = CLUSTER.node_names[int(np.argmax(installed_head.scores(x)))]
     rows = wait_for_final(list(expected), timeout=60)
     assert {j: rows[j]["NodeList"] for j in expected} == expected
-    admin = commands.run(["sacct", "-P", "-n", "-X", "-j", ",".join(expected),
-                          "-o", "JobID,AdminComment"])  # fmt: skip
+    admin = commands.run(
+        ["sacct", "-P", "-n", "-X", "-j", ",".join(expected), "-o", "JobID,AdminComment"]
+    )
     assert admin.count("wass:decision node=") == 3 and admin.count("wass:infer node=") == 4
 
 

@@ -38,8 +38,9 @@ def test_holds_from_now_are_what_slurm_counts_allocated(version: str) -> None:
         cpus[h.node] = cpus.get(h.node, 0) + h.cores
         memory[h.node] = memory.get(h.node, 0) + h.memory
     assert cpus == {r["NodeName"]: int(r["CPUAlloc"]) for r in records if int(r["CPUAlloc"])}
-    assert memory == {r["NodeName"]: int(r["AllocMem"]) * 2**20
-                      for r in records if int(r["AllocMem"])}  # fmt: skip
+    assert memory == {
+        r["NodeName"]: int(r["AllocMem"]) * 2**20 for r in records if int(r["AllocMem"])
+    }
     assert holds.memory_counted
 
 

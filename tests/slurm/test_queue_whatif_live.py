@@ -33,8 +33,10 @@ JOBS, RUNNING = 18, 8
 def squeue_states(job_ids: list[str]) -> list[str]:
     out = subprocess.run(
         ["squeue", "-h", "-j", ",".join(job_ids), "-o", "%T"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return out.split()
 
 

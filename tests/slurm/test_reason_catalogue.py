@@ -37,11 +37,19 @@ def _as_printed(string: str) -> str:
 
 def test_the_extracted_list_is_whole() -> None:
     """Both versions' full tables: 197 distinct codes in 22.05, 216 in 26.05, and long texts."""
-    codes = {v: {s for vs, s in EXTRACTED if v in vs.split() and " " not in s and "%" not in s}
-             for v in ("22.05", "26.05")}  # fmt: skip
+    codes = {
+        v: {s for vs, s in EXTRACTED if v in vs.split() and " " not in s and "%" not in s}
+        for v in ("22.05", "26.05")
+    }
     assert (len(codes["22.05"]), len(codes["26.05"])) == (197, 216)
-    named = {"QOSMaxWallDurationPerJobLimit", "JobArrayTaskLimit", "MaxMemPerLimit",
-             "ReservationDeleted", "MaxCpuRunMinsPerUser", "MpiPortsBusy"}  # fmt: skip
+    named = {
+        "QOSMaxWallDurationPerJobLimit",
+        "JobArrayTaskLimit",
+        "MaxMemPerLimit",
+        "ReservationDeleted",
+        "MaxCpuRunMinsPerUser",
+        "MpiPortsBusy",
+    }
     assert named <= codes["26.05"]
     assert (
         "26.05\tNodes required for job are DOWN, DRAINED, REBOOTING or reserved for jobs in "
@@ -88,7 +96,7 @@ def test_no_two_reasons_share_a_meaning_or_an_answer() -> None:
         ("MaxMemoryRunMinsPerUser", "waits", "MaxTRESRunMinsPU mem="),
         ("job requeued in held state", "release", "scontrol release N"),
     ],
-)  # fmt: skip
+)
 def test_the_reasons_the_issue_names_say_whether_and_how_the_job_can_start(
     code: str, outcome: str, words: str
 ) -> None:

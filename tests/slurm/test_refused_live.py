@@ -84,8 +84,9 @@ def _refused_job(since: datetime, tres: str, timeout: float = 10.0) -> str | Non
     controller), or None when it keeps no record."""
     deadline = time.monotonic() + timeout
     while True:
-        out = run(["sacct", "-a", "-X", "-n", "-P", "-S", since.isoformat(), "-o",
-                   "JobID,ReqTRES,State"])  # fmt: skip
+        out = run(
+            ["sacct", "-a", "-X", "-n", "-P", "-S", since.isoformat(), "-o", "JobID,ReqTRES,State"]
+        )
         rows = [line.split("|") for line in out.splitlines()]
         found = [
             job for job, asked, state in rows if tres in asked.split(",") and state == "FAILED"

@@ -104,14 +104,18 @@ def test_a_broken_record_is_one_line_and_hides_no_other_run(tmp_path: Path) -> N
     records, broken = runlog.scan()
     assert [r.run_id for r in records] == [RUN] and records[0].state == "interrupted"
     assert [line.split(" not listed:")[0] for line in broken] == [
-        "run 20261202-020000-0001", "run 20261202-020000-0002", "run 20261202-020000-0003",
-    ]  # fmt: skip
+        "run 20261202-020000-0001",
+        "run 20261202-020000-0002",
+        "run 20261202-020000-0003",
+    ]
     assert all("\n" not in line for line in broken)
     done = subprocess.run(
         [sys.executable, "-m", "wass_chat.cli", "runs", "--no-learn", "--json"],
         env={**os.environ, "WASS_HOME": str(home), "SLURM_CONF": str(tmp_path / "no-slurm")},
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert [r["run_id"] for r in json.loads(done.stdout)] == [RUN]
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: run ")]

@@ -24,12 +24,38 @@ from wass_chat.slurm.commands import SlurmCommands
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
-TINY = ["--count", "28", "--recipes", "", "--shapes", "chain,fork-join,layered",
-        "--platforms", "demo,homo-8", "--schedulers", "heft,random", "--sizes", "10,20",
-        "--jobs", "1"]  # fmt: skip
-LONGER = ["--count", "160", "--recipes", "", "--shapes", "chain,fork-join,layered,fan-out",
-          "--platforms", "demo,homo-8", "--schedulers", "heft,random", "--sizes", "40,80",
-          "--jobs", "1"]  # fmt: skip
+TINY = [
+    "--count",
+    "28",
+    "--recipes",
+    "",
+    "--shapes",
+    "chain,fork-join,layered",
+    "--platforms",
+    "demo,homo-8",
+    "--schedulers",
+    "heft,random",
+    "--sizes",
+    "10,20",
+    "--jobs",
+    "1",
+]
+LONGER = [
+    "--count",
+    "160",
+    "--recipes",
+    "",
+    "--shapes",
+    "chain,fork-join,layered,fan-out",
+    "--platforms",
+    "demo,homo-8",
+    "--schedulers",
+    "heft,random",
+    "--sizes",
+    "40,80",
+    "--jobs",
+    "1",
+]
 """20 jobs per task of 4, written in chunks of 4: a task's partial shard lives for seconds."""
 
 
@@ -41,9 +67,15 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict,
 
 
 def plan_ids(count: int, shapes: str, sizes: tuple[int, ...]) -> set[str]:
-    config = SeedConfig(count=count, recipes=(), shapes=tuple(shapes.split(",")),
-                        platforms=("demo", "homo-8"), schedulers=("heft", "random"),
-                        sizes=sizes, jobs=1)  # fmt: skip
+    config = SeedConfig(
+        count=count,
+        recipes=(),
+        shapes=tuple(shapes.split(",")),
+        platforms=("demo", "homo-8"),
+        schedulers=("heft", "random"),
+        sizes=sizes,
+        jobs=1,
+    )
     return {i for job in plan_seed(config) for i in job_case_ids(job)}
 
 
@@ -51,8 +83,17 @@ def test_an_array_of_four_seeds_exactly_the_serial_cases(
     cluster: Cluster, wass_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     array = tmp_path / "array"
-    argv = ["kb", "seed", *TINY, "--slurm-array", "4", "--array-dir", str(array),
-            "--kb", str(tmp_path / "arr")]  # fmt: skip
+    argv = [
+        "kb",
+        "seed",
+        *TINY,
+        "--slurm-array",
+        "4",
+        "--array-dir",
+        str(array),
+        "--kb",
+        str(tmp_path / "arr"),
+    ]
     code, done, err = run_json(capsys, *argv)
     assert code == 0, err
     assert done["shards"] == 4 and done["added"] == done["stored"] == 28
@@ -84,8 +125,17 @@ def test_a_task_killed_mid_write_then_rerun_loses_and_doubles_nothing(
     cluster: Cluster, wass_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     array, kb_dir = tmp_path / "array", tmp_path / "kb"
-    argv = ["kb", "seed", *LONGER, "--slurm-array", "4", "--array-dir", str(array),
-            "--kb", str(kb_dir)]  # fmt: skip
+    argv = [
+        "kb",
+        "seed",
+        *LONGER,
+        "--slurm-array",
+        "4",
+        "--array-dir",
+        str(array),
+        "--kb",
+        str(kb_dir),
+    ]
     code, submitted, err = run_json(capsys, *argv, "--no-wait")
     assert code == 0, err
     job, victim = submitted["job_id"], 2

@@ -13,8 +13,22 @@ from wass_chat.slurm.arrays.submissions import task_list
 from wass_chat.slurm.arrays.submit import ArrayResources, batch_script
 from wass_chat.slurm.arrays.usage import slurm_seconds
 
-SPEC = ["kb", "seed", "--count", "8", "--recipes", "", "--shapes", "chain",
-        "--schedulers", "heft", "--sizes", "10", "--slurm-array", "2"]  # fmt: skip
+SPEC = [
+    "kb",
+    "seed",
+    "--count",
+    "8",
+    "--recipes",
+    "",
+    "--shapes",
+    "chain",
+    "--schedulers",
+    "heft",
+    "--sizes",
+    "10",
+    "--slurm-array",
+    "2",
+]
 
 
 def test_without_slurm_one_line_exit_2_and_nothing_written(

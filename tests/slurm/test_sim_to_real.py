@@ -55,8 +55,9 @@ def finished(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> dict
     commands = SlurmCommands()
     platform = platform_from_slurm(commands).platform
     wf = layered_workflow("s2r", WIDTHS, RUNTIMES, seed=4)
-    rows = bench_sim_to_real(wf, platform, SCHEDULERS, commands, runlog, home / "out",
-                             timeout_s=180)  # fmt: skip
+    rows = bench_sim_to_real(
+        wf, platform, SCHEDULERS, commands, runlog, home / "out", timeout_s=180
+    )
     assert [r.scheduler for r in rows] == list(SCHEDULERS)
     done = {}
     for row in rows:

@@ -44,9 +44,14 @@ def test_the_correction_adds_the_overhead_along_the_critical_chain(tmp_path: Pat
     wf = layered_workflow("chain", (1, 1, 1), (2.0, 2.0), seed=0)  # three tasks in a chain
     plan = plan_submission(wf, platform, "heft", "chain", tmp_path, scale=0.5)
     record = RunLog(tmp_path / "runs").create(
-        wf.name, workflow_to_dict(wf), platform_summary(plan), plan.scheduler,
-        plan.planned_makespan, plan.decisions, scale=0.5,
-    )  # fmt: skip
+        wf.name,
+        workflow_to_dict(wf),
+        platform_summary(plan),
+        plan.scheduler,
+        plan.planned_makespan,
+        plan.decisions,
+        scale=0.5,
+    )
     base = simulate_with_overhead(record, 0.0)
     assert abs(base - plan.planned_makespan * 0.5) < 1e-6
     assert abs(simulate_with_overhead(record, 0.4) - base - 2 * 0.4) < 1e-6  # two dependent jobs

@@ -48,9 +48,13 @@ def ask(env: dict[str, str], home: Path) -> subprocess.CompletedProcess[str]:
     """``wass-chat ask --offline QUESTION`` as a user runs it, in ``env``."""
     exe = shutil.which("wass-chat", path=str(Path(sys.executable).parent)) or "wass-chat"
     return subprocess.run(
-        [exe, "ask", "--offline", QUESTION], capture_output=True, text=True, timeout=120,
-        env={**env, "WASS_HOME": str(home), "COLUMNS": "500"}, check=False,
-    )  # fmt: skip
+        [exe, "ask", "--offline", QUESTION],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "WASS_HOME": str(home), "COLUMNS": "500"},
+        check=False,
+    )
 
 
 def said(done: subprocess.CompletedProcess[str]) -> str:
@@ -71,9 +75,12 @@ def minimal_conf(path: Path, body: str) -> Path:
     release's commands, from a Debian root, find their own plugins only through it)."""
     active = os.environ.get("SLURM_CONF")
     plugin_dir = [
-        line for line in (Path(active).read_text().splitlines() if active and
-                          Path(active).is_file() else []) if line.startswith("PluginDir=")
-    ]  # fmt: skip
+        line
+        for line in (
+            Path(active).read_text().splitlines() if active and Path(active).is_file() else []
+        )
+        if line.startswith("PluginDir=")
+    ]
     path.write_text("\n".join([*body.strip().splitlines(), *plugin_dir]) + "\n")
     return path
 
@@ -218,8 +225,17 @@ def test_a_job_the_cache_saw_pending_is_not_answered_from_it(
     if any(p.exists() for p in availability.DEFAULT_CONF_PATHS):
         pytest.skip("this machine has a default slurm.conf")
     commands = SlurmCommands()
-    submit = ["sbatch", "--parsable", "-N1", "--nodelist=n2", "--cpus-per-task=2", "--mem=64M",
-              "--time=10", "--output=/dev/null", "--wrap=sleep 300"]  # fmt: skip
+    submit = [
+        "sbatch",
+        "--parsable",
+        "-N1",
+        "--nodelist=n2",
+        "--cpus-per-task=2",
+        "--mem=64M",
+        "--time=10",
+        "--output=/dev/null",
+        "--wrap=sleep 300",
+    ]
     holder = commands.run(submit).strip().split(";")[0]
     waiting = commands.run(submit).strip().split(";")[0]
     home = tmp_path / "home"
@@ -240,9 +256,13 @@ def test_a_job_the_cache_saw_pending_is_not_answered_from_it(
             time.sleep(1)
         exe_env = env_with(SLURM_CONF=None)
         done = subprocess.run(
-            [exe, "ask", "--offline", f"why is job {waiting} pending?"], capture_output=True,
-            text=True, timeout=120, env={**exe_env, "WASS_HOME": str(home)}, check=False,
-        )  # fmt: skip
+            [exe, "ask", "--offline", f"why is job {waiting} pending?"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**exe_env, "WASS_HOME": str(home)},
+            check=False,
+        )
         text = said(done)
         assert done.returncode == 2, text
         assert "Slurm is not configured here: SLURM_CONF is unset" in text

@@ -52,15 +52,26 @@ def submit(workflow: Path, home: Path, wrapper: Path | None) -> subprocess.Compl
     env = {**os.environ, "WASS_HOME": str(home)}
     if wrapper is not None:
         env["PATH"] = f"{wrapper}:{env['PATH']}"
-    return subprocess.run([sys.executable, "-m", "wass_chat.cli", "submit", str(workflow),
-                           "--yes"], env=env, capture_output=True, text=True,
-                          timeout=300, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "wass_chat.cli", "submit", str(workflow), "--yes"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "WASS_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "wass_chat.cli", *argv], env=env,
-                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "wass_chat.cli", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def the_run(home: Path) -> str:
@@ -247,8 +258,9 @@ def limited_submission(workflow: Path, home: Path) -> subprocess.CompletedProces
     """``submit --yes`` under ``MaxSubmitJobs``: the first :data:`FAULT_AT` - 1 jobs go in."""
     queued = SlurmCommands().run(["squeue", "-h", "-u", "root", "-o", "%i"]).split()
     sacctmgr = ["sacctmgr", "-i", "modify", "user", "root", "set"]
-    subprocess.run([*sacctmgr, f"MaxSubmitJobs={len(queued) + FAULT_AT - 1}"], check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(
+        [*sacctmgr, f"MaxSubmitJobs={len(queued) + FAULT_AT - 1}"], check=True, capture_output=True
+    )
     try:
         return submit(workflow, home, None)
     finally:
@@ -281,8 +293,10 @@ def test_resume_submits_only_the_rest_of_the_plan_approved(
     last["sbatch"][-1] = f"--wrap=touch {tmp_path / 'forged'}"
     forged_workflow = json.loads(genuine)
     forged_workflow["workflow"]["name"] = "not-the-one-approved"
-    cases = ((forged_command, "is not the plan approved"),
-             (forged_workflow, "its workflow changed since the plan was approved"))  # fmt: skip
+    cases = (
+        (forged_command, "is not the plan approved"),
+        (forged_workflow, "its workflow changed since the plan was approved"),
+    )
     for forged, said in cases:
         path.write_text(json.dumps(forged))
         written = path.read_text()
@@ -304,7 +318,7 @@ def test_resume_submits_only_the_rest_of_the_plan_approved(
     # Each resumed job runs the approved script (Slurm keeps a --wrap job's script)
     task = sorted(set(approved) - submitted)[-1]
     script = SlurmCommands().run(["scontrol", "write", "batch_script", in_slurm[task][0], "-"])
-    wrap = next(w for w in approved[task] if w.startswith("--wrap="))[len("--wrap="):]
+    wrap = next(w for w in approved[task] if w.startswith("--wrap="))[len("--wrap=") :]
     assert wrap in script and "forged" not in script
     assert not (tmp_path / "forged").exists()
     check_recovered(home, run_id, TASKS)

@@ -42,8 +42,17 @@ def pending(cluster: Cluster) -> Iterator[list[str]]:
     run([*sacctmgr, "user", USER, f"Account={ACCOUNT}"], check=False)
     jobs = [sbatch("--hold", "-p", "debug", user=USER) for _ in range(3)]
     jobs += [sbatch("--hold", "-p", "debug") for _ in range(2)]
-    run(["scontrol", "create", f"ReservationName={RESERVATION}", "StartTime=now+1day",
-         "Duration=60", "Nodes=n4", "Users=root"])  # fmt: skip
+    run(
+        [
+            "scontrol",
+            "create",
+            f"ReservationName={RESERVATION}",
+            "StartTime=now+1day",
+            "Duration=60",
+            "Nodes=n4",
+            "Users=root",
+        ]
+    )
     try:
         yield jobs
     finally:
@@ -152,9 +161,12 @@ def test_queue_with_a_misspelt_user_is_refused_and_the_real_one_answers(
 def test_a_misspelt_node_and_run_are_refused(pending: list[str], wass_home: Path) -> None:
     node = ask_offline("why is nn2 drained?")
     assert node["facts"]["unknown"] == {
-        "what": "node", "name": "nn2", "nearest": ["n2"],
-        "known": ["n1", "n2", "n3", "n4"], "known_count": 4,
-    }  # fmt: skip
+        "what": "node",
+        "name": "nn2",
+        "nearest": ["n2"],
+        "known": ["n1", "n2", "n3", "n4"],
+        "known_count": 4,
+    }
     assert _tool("cluster_status", {"node": "n2"})["node"] == "n2"
     status = ask_offline("status of run foo")
     assert status["facts"]["kind"] == "error" and status["facts"]["unknown"]["name"] == "foo"

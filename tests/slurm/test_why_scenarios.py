@@ -108,8 +108,16 @@ def test_each_situation_is_explained_from_slurms_own_state(
         assert slurm_code in states, quoted
     assert_advice_is_honest(facts, must_help, ask_again=lambda: ask_offline(question)["facts"])
     for e in facts["evidence"]:
-        assert e["command"].split()[0] in {"scontrol", "sacct", "squeue", "sprio", "sshare",
-                                           "sdiag", "sacctmgr", "squeue/sacct"}  # fmt: skip
+        assert e["command"].split()[0] in {
+            "scontrol",
+            "sacct",
+            "squeue",
+            "sprio",
+            "sshare",
+            "sdiag",
+            "sacctmgr",
+            "squeue/sacct",
+        }
 
 
 def test_resources_names_the_blocker_and_its_end(scenarios: dict[str, str], session_home: Path):
@@ -273,8 +281,14 @@ def test_another_users_job_is_refused_to_a_non_admin(scenarios: dict[str, str]) 
 
 def _ask_cli(question: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("wass-chat", path=str(Path(sys.executable).parent)) or "wass-chat"
-    return subprocess.run([exe, "ask", "--offline", question], capture_output=True, text=True,
-                          timeout=120, env=env, check=False)  # fmt: skip
+    return subprocess.run(
+        [exe, "ask", "--offline", question],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
 
 
 def test_unknown_job_and_unreachable_controller_exit_2(
@@ -367,8 +381,9 @@ async def test_hostile_job_fields_reach_the_model_only_as_data(
     why = next(e for e in events if isinstance(e, ToolResult) and e.name == "job_why")
     assert why.error is None and why.data["job_name"] == HOSTILE_NAME
     assert why.data["comment"] == HOSTILE_COMMENT
-    tool_text = next(m["content"] for m in server.chat_requests[1]["messages"]
-                     if m["role"] == "tool")  # fmt: skip
+    tool_text = next(
+        m["content"] for m in server.chat_requests[1]["messages"] if m["role"] == "tool"
+    )
     assert tool_text.startswith("<data ") and tool_text.count("</data>") == 1
     assert any(isinstance(e, ApprovalRequest) for e in events)  # proposed, never executed
     assert isinstance(session, SessionBase) and session.gate.executed == []

@@ -30,9 +30,16 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("00:05:00", 300), ("5", 300), ("10:30", 630), ("1-02:00:00", 93600), ("UNLIMITED", None),
-     ("Partition_Limit", None), ("N/A", None)],
-)  # fmt: skip
+    [
+        ("00:05:00", 300),
+        ("5", 300),
+        ("10:30", 630),
+        ("1-02:00:00", 93600),
+        ("UNLIMITED", None),
+        ("Partition_Limit", None),
+        ("N/A", None),
+    ],
+)
 def test_slurm_durations(text: str, seconds: float | None) -> None:
     assert slurm_duration(text) == seconds
 
@@ -45,8 +52,11 @@ def test_memory_tres_and_hostlists() -> None:
     )
     assert memory_mb("100Mc") == 100 and memory_mb("0") == 0 and memory_mb("") is None
     assert tres("cpu=4,mem=2000M,node=1,gres/gpu=2") == {
-        "cpu": "4", "mem": "2000M", "node": "1", "gres/gpu": "2"
-    }  # fmt: skip
+        "cpu": "4",
+        "mem": "2000M",
+        "node": "1",
+        "gres/gpu": "2",
+    }
     assert expand("n[01-03,07],gpu1") == ["n01", "n02", "n03", "n07", "gpu1"]
     assert expand("(null)") == [] and expand("n[3-4]") == ["n3", "n4"]
 
@@ -61,16 +71,26 @@ def test_clock_says_today_weekday_or_date() -> None:
 
 @pytest.mark.parametrize(
     ("code", "klass"),
-    [("Resources", "resources"), ("Priority", "priority"), ("JobHeldAdmin", "held_admin"),
-     ("ReqNodeNotAvail, UnavailableNodes:n1", "node_unavailable"),
-     ("AssocGrpCpuLimit", "assoc_limit"), ("AssocMaxWallDurationPerJobLimit", "assoc_limit"),
-     ("QOSMaxJobsPerUserLimit", "qos_limit"), ("QOSGrpNodeLimit", "qos_limit"),
-     ("OUT_OF_MEMORY", "out_of_memory"), ("TIMEOUT", "timeout"), ("RUNNING", "running"),
-     ("PartitionDown", "partition_state"), ("JobArrayTaskLimit", "array_limit"),
-     ("Reservation_maint_was_deleted", "reservation_deleted"), ("(QOSNotAllowed)", "not_allowed"),
-     ("QOSMaxFooPerJobLimit", "qos_limit"),
-     ("SomethingSlurm26Invented", "unknown")],
-)  # fmt: skip
+    [
+        ("Resources", "resources"),
+        ("Priority", "priority"),
+        ("JobHeldAdmin", "held_admin"),
+        ("ReqNodeNotAvail, UnavailableNodes:n1", "node_unavailable"),
+        ("AssocGrpCpuLimit", "assoc_limit"),
+        ("AssocMaxWallDurationPerJobLimit", "assoc_limit"),
+        ("QOSMaxJobsPerUserLimit", "qos_limit"),
+        ("QOSGrpNodeLimit", "qos_limit"),
+        ("OUT_OF_MEMORY", "out_of_memory"),
+        ("TIMEOUT", "timeout"),
+        ("RUNNING", "running"),
+        ("PartitionDown", "partition_state"),
+        ("JobArrayTaskLimit", "array_limit"),
+        ("Reservation_maint_was_deleted", "reservation_deleted"),
+        ("(QOSNotAllowed)", "not_allowed"),
+        ("QOSMaxFooPerJobLimit", "qos_limit"),
+        ("SomethingSlurm26Invented", "unknown"),
+    ],
+)
 def test_classify(code: str, klass: str) -> None:
     assert classify(code).klass == klass
 
@@ -82,25 +102,48 @@ def test_every_entry_says_what_it_means() -> None:
 
 @pytest.mark.parametrize(
     ("line", "nodes"),
-    [("sbatch -N2 -n12 --wrap 'sleep 60'", "2"), ("sbatch --nodes=1-2 x.sh", "1-2"),
-     ("sbatch -N1 x.sh", "1"), ("sbatch --nodes 3 x.sh", "3"), ("sbatch -n4 x.sh", "")],
-)  # fmt: skip
+    [
+        ("sbatch -N2 -n12 --wrap 'sleep 60'", "2"),
+        ("sbatch --nodes=1-2 x.sh", "1-2"),
+        ("sbatch -N1 x.sh", "1"),
+        ("sbatch --nodes 3 x.sh", "3"),
+        ("sbatch -n4 x.sh", ""),
+    ],
+)
 def test_node_count_from_the_submit_line(line: str, nodes: str) -> None:
     assert option(line, "-N", "--nodes") == nodes
 
 
 def test_a_request_becomes_test_only_arguments() -> None:
-    argv = JobRequest("debug", ntasks=4, cpus_per_task=2, nodes="1", time_min=5, mem="100M",
-                      nodelist="n1", licenses="matlab:1").argv()  # fmt: skip
+    argv = JobRequest(
+        "debug",
+        ntasks=4,
+        cpus_per_task=2,
+        nodes="1",
+        time_min=5,
+        mem="100M",
+        nodelist="n1",
+        licenses="matlab:1",
+    ).argv()
     assert argv[:3] == ["sbatch", "--test-only", "--ntasks=4"]
-    wanted = {"--cpus-per-task=2", "--partition=debug", "--nodes=1", "--mem=100M",
-              "--nodelist=n1", "--licenses=matlab:1", "--time=5", "--wrap=true"}  # fmt: skip
+    wanted = {
+        "--cpus-per-task=2",
+        "--partition=debug",
+        "--nodes=1",
+        "--mem=100M",
+        "--nodelist=n1",
+        "--licenses=matlab:1",
+        "--time=5",
+        "--wrap=true",
+    }
     assert wanted <= set(argv)
 
 
 def test_unreachable_slurm_is_said_in_a_few_words() -> None:
-    dns = ("scontrol: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host "
-           "scontrol: error: fetch_config: DNS SRV lookup failed")  # fmt: skip
+    dns = (
+        "scontrol: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host "
+        "scontrol: error: fetch_config: DNS SRV lookup failed"
+    )
     assert unreachable_cause(dns).startswith("no slurm.conf here")
     sacct = "sacct: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host"
     assert unreachable_cause(sacct).startswith("no slurm.conf here")  # sacct's own wording
@@ -111,15 +154,28 @@ def test_unreachable_slurm_is_said_in_a_few_words() -> None:
 
 def test_the_answer_leads_with_the_verdict_and_escapes_markdown() -> None:
     facts = {
-        "kind": "job_why", "job_id": "8", "state": "PENDING", "reason": "Resources",
-        "reason_class": "resources", "meaning": "the CPUs ... are in use",
+        "kind": "job_why",
+        "job_id": "8",
+        "state": "PENDING",
+        "reason": "Resources",
+        "reason_class": "resources",
+        "meaning": "the CPUs ... are in use",
         "verdict": "Job 8 waits for CPUs on n[3-4]: *now*",
-        "evidence": [{"command": "scontrol show job 8", "field": "JobName",
-                      "value": "[click](http://evil)"}],
-        "advice": [{"text": "ask for 1 CPU", "outcome": "Slurm would start it now on n2",
-                    "helps": True, "checked_with": "sbatch --test-only --ntasks=1"}],
-        "expected_start_note": "about 23:04", "comment": "", "run_id": None,
-    }  # fmt: skip
+        "evidence": [
+            {"command": "scontrol show job 8", "field": "JobName", "value": "[click](http://evil)"}
+        ],
+        "advice": [
+            {
+                "text": "ask for 1 CPU",
+                "outcome": "Slurm would start it now on n2",
+                "helps": True,
+                "checked_with": "sbatch --test-only --ntasks=1",
+            }
+        ],
+        "expected_start_note": "about 23:04",
+        "comment": "",
+        "run_id": None,
+    }
     text = render_job_why(facts)
     assert text.startswith("**Job 8 waits for CPUs on n\\[3-4\\]: \\*now\\***")
     assert "`[click](http://evil)`" in text  # outside text only ever as a literal
@@ -146,8 +202,15 @@ def test_node_states_become_words_and_the_verdict_says_why() -> None:
     job = RunningJob("77", "sim", "alice", "debug", "n[2-3]", 4, datetime(2026, 11, 24, 2, 30))
 
     def node(state: str, reason: str = "", alloc: str = "0") -> str:
-        record = {"NodeName": "n3", "State": state, "CPUTot": "4", "CPUAlloc": alloc,
-                  "RealMemory": "4000", "Partitions": "debug", "Reason": reason}  # fmt: skip
+        record = {
+            "NodeName": "n3",
+            "State": state,
+            "CPUTot": "4",
+            "CPUAlloc": alloc,
+            "RealMemory": "4000",
+            "Partitions": "debug",
+            "Reason": reason,
+        }
         return node_verdict(node_facts(record, [job], now))
 
     assert node("IDLE+DRAIN", "bad dimm [root@2026-11-24T01:59:53]").startswith(
@@ -174,16 +237,25 @@ def test_the_cluster_verdict_says_who_holds_the_cpus_and_what_waits() -> None:
     def job(i: int, user: str, cpus: int) -> RunningJob:
         return RunningJob(str(i), "x", user, "debug", "n1", cpus, None)
 
-    running = [job(1, "bob", 2), job(2, "alice", 4), job(3, "bob", 4), job(4, "carol", 1),
-               job(5, "dave", 1)]  # fmt: skip
+    running = [
+        job(1, "bob", 2),
+        job(2, "alice", 4),
+        job(3, "bob", 4),
+        job(4, "carol", 1),
+        job(5, "dave", 1),
+    ]
     users = user_loads(running)
     assert [(u["user"], u["jobs"], u["cpus"]) for u in users] == [
-        ("bob", 2, 6), ("alice", 1, 4), ("carol", 1, 1), ("dave", 1, 1)
-    ]  # fmt: skip
+        ("bob", 2, 6),
+        ("alice", 1, 4),
+        ("carol", 1, 1),
+        ("dave", 1, 1),
+    ]
     record = {"NodeName": "n1", "State": "MIXED", "CPUTot": "16", "CPUAlloc": "12"}
     nodes = [node_facts(record, running, datetime(2026, 11, 24))]
-    busy = ClusterFacts(nodes=nodes, cores=16, allocated_cores=12, running_jobs=5, users=users,
-                        pending_jobs=3)  # fmt: skip
+    busy = ClusterFacts(
+        nodes=nodes, cores=16, allocated_cores=12, running_jobs=5, users=users, pending_jobs=3
+    )
     assert cluster_verdict(busy) == (
         "The node takes jobs; 12 of 16 CPUs are allocated (5 running jobs: bob 6 CPUs in 2 jobs, "
         "alice 4 in 1, carol 1 in 1 and 1 more user); 3 pending jobs (/queue says why)."
@@ -198,14 +270,23 @@ def test_the_cluster_verdict_says_who_holds_the_cpus_and_what_waits() -> None:
 @pytest.mark.parametrize(
     ("asked", "part", "words"),
     [
-        ("3-3", {"TotalNodes": "2", "Nodes": "n[1-2]", "MaxNodes": "UNLIMITED"},
-         "it asks for 3 nodes and the partition has 2 (n[1-2])."),
-        ("2", {"TotalNodes": "2", "Nodes": "n[1-2]", "MaxNodes": "1"},
-         "it asks for 2 nodes and the partition allows at most 1 per job (MaxNodes)."),
-        ("1", {"TotalNodes": "4", "Nodes": "n[1-4]", "MinNodes": "2"},
-         "it asks for 1 node and the partition needs at least 2 per job (MinNodes)."),
+        (
+            "3-3",
+            {"TotalNodes": "2", "Nodes": "n[1-2]", "MaxNodes": "UNLIMITED"},
+            "it asks for 3 nodes and the partition has 2 (n[1-2]).",
+        ),
+        (
+            "2",
+            {"TotalNodes": "2", "Nodes": "n[1-2]", "MaxNodes": "1"},
+            "it asks for 2 nodes and the partition allows at most 1 per job (MaxNodes).",
+        ),
+        (
+            "1",
+            {"TotalNodes": "4", "Nodes": "n[1-4]", "MinNodes": "2"},
+            "it asks for 1 node and the partition needs at least 2 per job (MinNodes).",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_node_count_limit_names_the_bound_it_breaks(
     asked: str, part: dict[str, str], words: str
 ) -> None:
@@ -264,7 +345,10 @@ def test_a_qos_user_record_is_found_however_the_release_keys_it(version: str) ->
     assert tres_value(qos["GrpTRES"], "mem") == ("mem", 120.0, 100.0)
     assert tres_value(qos["GrpTRES"], "gres") is None  # gres/gpu, gpumem, gpuutil: no cap
     assert tres_value("cpu=N(0),gres/gpumem=N(0),gres/gpuutil=40(3)", "gres") == (
-        "gres/gpuutil", 40.0, 3.0)  # fmt: skip
+        "gres/gpuutil",
+        40.0,
+        3.0,
+    )
     assert tres_value(alice["MaxTRESRunMinsPU"], "mem") is None  # read, no cap set
     account = own_record(qos["accounts"], "wassacct", "")
     assert count_value(account["MaxJobsPA"]) == (None, 1.0) and "MaxTRESRunMinsPA" in account
@@ -284,9 +368,15 @@ def test_a_22_05_qos_user_record_is_keyed_by_uid() -> None:
 
 @pytest.mark.parametrize(
     ("num_nodes", "cpus", "words"),
-    [("1", 8, " on one node"), ("1-1", 8, " on one node"), ("2", 8, " on 2 nodes"),
-     ("1-8", 8, " on 1 to 8 nodes"), ("1-8", 1, ""), ("", 4, " on one node")],
-)  # fmt: skip
+    [
+        ("1", 8, " on one node"),
+        ("1-1", 8, " on one node"),
+        ("2", 8, " on 2 nodes"),
+        ("1-8", 8, " on 1 to 8 nodes"),
+        ("1-8", 1, ""),
+        ("", 4, " on one node"),
+    ],
+)
 def test_a_job_that_may_spread_is_not_said_to_need_one_node(
     num_nodes: str, cpus: int, words: str
 ) -> None:

@@ -77,25 +77,63 @@ PENDING = {
 }
 LIMITS = {
     # name -> words the answer must hold: the reason, the limit with its value, its use, the ask
-    "qos_limit": ["QOSMaxJobsPerUserLimit", "QOS wasslimited", "MaxJobsPU=1",
-                  "user wassalice's jobs in it running now: 1"],
-    "assoc_limit": ["AssocGrpCpuLimit", "the association of user wassbob in account wassacct",
-                    "GrpTRES cpu=1", "this job asks 2"],
-    "qos_mem": ["QOSGrpMemLimit", "QOS wasslimited (the job's QOS)", "GrpTRES mem=120M",
-                "its running jobs use 100M", "this job asks 50M"],
-    "qos_nodes": ["QOSMaxNodePerJobLimit", "QOS wasscap", "MaxTRES node=1 per job",
-                  "this job asks 2"],
-    "qos_wall": ["QOSMaxWallDurationPerJobLimit", "QOS wasscap", "MaxWall=5 min per job",
-                 "this job asks 10 min"],
-    "assoc_mem": ["AssocGrpMemLimit", "account wassdept (parent of wassacct)",
-                  "GrpTRES mem=150M", "its running jobs use 100M", "this job asks 100M"],
-    "assoc_nodes": ["AssocMaxNodePerJobLimit", "account wassacct", "MaxTRES node=1 per job",
-                    "this job asks 2"],
-    "assoc_wall": ["AssocMaxWallDurationPerJobLimit", "account wassacct",
-                   "MaxWall=5 min per job", "this job asks 10 min"],
-    "assoc_jobs": ["AssocMaxJobsLimit", "the association of user wassalice in account wassacct",
-                   "MaxJobs=1", "user wassalice's jobs in it running now: 1"],
-}  # fmt: skip
+    "qos_limit": [
+        "QOSMaxJobsPerUserLimit",
+        "QOS wasslimited",
+        "MaxJobsPU=1",
+        "user wassalice's jobs in it running now: 1",
+    ],
+    "assoc_limit": [
+        "AssocGrpCpuLimit",
+        "the association of user wassbob in account wassacct",
+        "GrpTRES cpu=1",
+        "this job asks 2",
+    ],
+    "qos_mem": [
+        "QOSGrpMemLimit",
+        "QOS wasslimited (the job's QOS)",
+        "GrpTRES mem=120M",
+        "its running jobs use 100M",
+        "this job asks 50M",
+    ],
+    "qos_nodes": [
+        "QOSMaxNodePerJobLimit",
+        "QOS wasscap",
+        "MaxTRES node=1 per job",
+        "this job asks 2",
+    ],
+    "qos_wall": [
+        "QOSMaxWallDurationPerJobLimit",
+        "QOS wasscap",
+        "MaxWall=5 min per job",
+        "this job asks 10 min",
+    ],
+    "assoc_mem": [
+        "AssocGrpMemLimit",
+        "account wassdept (parent of wassacct)",
+        "GrpTRES mem=150M",
+        "its running jobs use 100M",
+        "this job asks 100M",
+    ],
+    "assoc_nodes": [
+        "AssocMaxNodePerJobLimit",
+        "account wassacct",
+        "MaxTRES node=1 per job",
+        "this job asks 2",
+    ],
+    "assoc_wall": [
+        "AssocMaxWallDurationPerJobLimit",
+        "account wassacct",
+        "MaxWall=5 min per job",
+        "this job asks 10 min",
+    ],
+    "assoc_jobs": [
+        "AssocMaxJobsLimit",
+        "the association of user wassalice in account wassacct",
+        "MaxJobs=1",
+        "user wassalice's jobs in it running now: 1",
+    ],
+}
 ENDED = {
     "completed": ("COMPLETED", "completed", False),
     "failed": ("FAILED", "failed", False),
@@ -142,8 +180,10 @@ def run(argv: list[str], user: str | None = None, check: bool = True) -> str:
 
 
 def sbatch(*options: str, user: str | None = None, wrap: str = "sleep 600") -> str:
-    out = run(["sbatch", "--parsable", "--output=/dev/null", "--chdir=/tmp", *options,
-               f"--wrap={wrap}"], user=user)  # fmt: skip
+    out = run(
+        ["sbatch", "--parsable", "--output=/dev/null", "--chdir=/tmp", *options, f"--wrap={wrap}"],
+        user=user,
+    )
     return out.strip().split(";")[0]
 
 
@@ -157,13 +197,16 @@ def wait_for_reasons(expected: dict[str, str], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while True:
         seen = squeue_reasons(list(expected))
-        wrong = {j: seen.get(j) for j, want in expected.items()
-                 if want not in (seen.get(j) or ("", ""))}  # fmt: skip
+        wrong = {
+            j: seen.get(j) for j, want in expected.items() if want not in (seen.get(j) or ("", ""))
+        }
         if not wrong:
             return
         if time.monotonic() > deadline:
-            raise AssertionError(f"reasons not reached after {timeout} s: {wrong} (wanted "
-                                 f"{ {j: expected[j] for j in wrong} })")  # fmt: skip
+            raise AssertionError(
+                f"reasons not reached after {timeout} s: {wrong} (wanted "
+                f"{ {j: expected[j] for j in wrong} })"
+            )
         time.sleep(1.0)
 
 
@@ -205,8 +248,10 @@ def reset_cluster(timeout: float = 60.0) -> None:
     run([*sacctmgr, "account", ACCOUNT, "set", "MaxWall=-1", "MaxTRES=node=-1"], check=False)
     run([*sacctmgr, "user", ALICE, "set", "MaxJobs=-1"], check=False)
     run([*sacctmgr, "user", BOB, "set", "GrpTRES=cpu=-1"], check=False)
-    run(["scontrol", "update", "PartitionName=small", "MaxTime=INFINITE", "MaxNodes=UNLIMITED"],
-        check=False)  # fmt: skip
+    run(
+        ["scontrol", "update", "PartitionName=small", "MaxTime=INFINITE", "MaxNodes=UNLIMITED"],
+        check=False,
+    )
     out_of_service = run(["sinfo", "-h", "-N", "-t", "drain,drained,draining,down", "-o", "%N"])
     for node in sorted(set(out_of_service.split())):
         run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], check=False)
@@ -218,8 +263,18 @@ def _accounts_and_limits() -> None:
         ensure_unix_user(user)
     sacctmgr = ["sacctmgr", "-i"]
     for account, parent in ((DEPARTMENT, "root"), (ACCOUNT, DEPARTMENT)):
-        run([*sacctmgr, "add", "account", account, "Description=wass", "Organization=wass",
-             f"Parent={parent}"], check=False)  # fmt: skip
+        run(
+            [
+                *sacctmgr,
+                "add",
+                "account",
+                account,
+                "Description=wass",
+                "Organization=wass",
+                f"Parent={parent}",
+            ],
+            check=False,
+        )
     run([*sacctmgr, "modify", "account", ACCOUNT, "set", f"Parent={DEPARTMENT}"], check=False)
     run([*sacctmgr, "add", "qos", QOS, "MaxJobsPerUser=1"], check=False)
     run([*sacctmgr, "add", "qos", CAP_QOS, "MaxWall=5", "MaxTRESPerJob=node=1"], check=False)
@@ -276,13 +331,24 @@ def make_scenarios(version: str) -> dict[str, str]:
     # and the licence taken
     jobs["running"] = sbatch("-w", "n3", "-N1", "--ntasks=4", "--mem=100", "--time=10")
     jobs["hog_n4"] = sbatch("-w", "n4", "-N1", "--ntasks=6", "--mem=100", "--time=10")
-    jobs["licence_holder"] = sbatch("-p", "small", "-w", "n2", "-N1", "--ntasks=1", "--mem=100",
-                                    "--time=10", "--licenses=matlab:2")  # fmt: skip
-    jobs["qos_running"] = sbatch(f"--qos={QOS}", "-w", "n4", "-N1", "--ntasks=1", "--mem=100",
-                                 "--time=10", user=ALICE)  # fmt: skip
+    jobs["licence_holder"] = sbatch(
+        "-p",
+        "small",
+        "-w",
+        "n2",
+        "-N1",
+        "--ntasks=1",
+        "--mem=100",
+        "--time=10",
+        "--licenses=matlab:2",
+    )
+    jobs["qos_running"] = sbatch(
+        f"--qos={QOS}", "-w", "n4", "-N1", "--ntasks=1", "--mem=100", "--time=10", user=ALICE
+    )
     # one task at a time (%1): the first runs on n4's last CPU, the others wait for it
-    jobs["array_head"] = sbatch("--array=1-3%1", "-w", "n4", "-N1", "--ntasks=1", "--mem=10",
-                                "--time=10")  # fmt: skip
+    jobs["array_head"] = sbatch(
+        "--array=1-3%1", "-w", "n4", "-N1", "--ntasks=1", "--mem=10", "--time=10"
+    )
     jobs["array"] = f"{jobs['array_head']}_2"
     holders = ("running", "hog_n4", "licence_holder", "qos_running")
     wait_for_reasons(
@@ -290,8 +356,18 @@ def make_scenarios(version: str) -> dict[str, str]:
     )
     _limits_once_held()
     run(["scontrol", "update", "PartitionName=small", "MaxTime=10", "MaxNodes=1"])
-    run(["scontrol", "create", "reservation", f"ReservationName={RESERVATION}",
-         "StartTime=now+60minutes", "Duration=30", "Nodes=n3", "Users=root"])  # fmt: skip
+    run(
+        [
+            "scontrol",
+            "create",
+            "reservation",
+            f"ReservationName={RESERVATION}",
+            "StartTime=now+60minutes",
+            "Duration=30",
+            "Nodes=n3",
+            "Users=root",
+        ]
+    )
     eight = ["-N1", "--ntasks=8", "--mem=100", "--time=5"]
     jobs["resources"] = sbatch(*eight)
     jobs["priority"] = sbatch(*eight)
@@ -310,8 +386,9 @@ def make_scenarios(version: str) -> dict[str, str]:
     jobs["assoc_limit"] = sbatch("--ntasks=2", "--mem=50", "--time=5", user=BOB)
     # first in line (negative nice, root only), so the licence is what Slurm finds missing
     jobs["licenses"] = sbatch(*small, "--nice=-10000", "--licenses=matlab:1")
-    jobs["hostile"] = sbatch(*small, "--hold", f"--job-name={HOSTILE_NAME}",
-                             f"--comment={HOSTILE_COMMENT}")  # fmt: skip
+    jobs["hostile"] = sbatch(
+        *small, "--hold", f"--job-name={HOSTILE_NAME}", f"--comment={HOSTILE_COMMENT}"
+    )
     jobs.update(_limit_and_partition_jobs(small))
     wait_for_reasons({jobs[k]: slurm_reason(k, version) for k in PENDING}, timeout=90)
     return jobs
@@ -323,8 +400,15 @@ def too_big_job(version: str) -> str:
     refusal = TOO_BIG_REFUSED.get(version)
     if refusal is None:
         return sbatch("--ntasks=64", "--mem=50", "--time=5")
-    argv = ["sbatch", "--parsable", "--output=/dev/null", "--ntasks=64", "--mem=50", "--time=5",
-            "--wrap=sleep 600"]  # fmt: skip
+    argv = [
+        "sbatch",
+        "--parsable",
+        "--output=/dev/null",
+        "--ntasks=64",
+        "--mem=50",
+        "--time=5",
+        "--wrap=sleep 600",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode != 0 and refusal in done.stderr, (version, done.stdout, done.stderr)
     return shrunk_partition_job()
@@ -349,14 +433,15 @@ def _limit_and_partition_jobs(small: list[str]) -> dict[str, str]:
     tiny = ["--mem=10", "--ntasks=1"]
     jobs = {
         "qos_mem": sbatch(*small, f"--qos={QOS}", user=BOB),
-        "qos_nodes": sbatch("-N2", "--ntasks=2", "--mem=10", "--time=5", f"--qos={CAP_QOS}",
-                            user=DAVE),
+        "qos_nodes": sbatch(
+            "-N2", "--ntasks=2", "--mem=10", "--time=5", f"--qos={CAP_QOS}", user=DAVE
+        ),
         "qos_wall": sbatch(*tiny, "--time=10", f"--qos={CAP_QOS}", user=ALICE),
         "assoc_mem": sbatch("--mem=100", "--ntasks=1", "--time=5", user=BOB),
         "assoc_nodes": sbatch("-N2", "--ntasks=2", "--mem=10", "--time=5", user=CAROL),
         "assoc_wall": sbatch(*tiny, "--time=10", user=CAROL),
         "assoc_jobs": sbatch(*tiny, "--time=5", user=ALICE),
-    }  # fmt: skip
+    }
     create = ["scontrol", "create"]
     run([*create, f"PartitionName={DOWN}", "Nodes=n2", "State=DOWN"])
     run([*create, f"PartitionName={OFF}", "Nodes=n2", "State=UP"])
@@ -369,8 +454,9 @@ def _limit_and_partition_jobs(small: list[str]) -> dict[str, str]:
     # dave's: no limit of his holds it too. alice's MaxJobs=1 would, and 22.05 then says
     # AssocMaxJobsLimit after a main scheduler pass (a job submitted or ended) and the QOS
     # reason after a backfill pass: the reason shown would depend on which ran last
-    jobs["qos_not_allowed"] = sbatch(*tiny, "--time=5", "-p", QOS_ONLY, f"--qos={CAP_QOS}",
-                                     user=DAVE)  # fmt: skip
+    jobs["qos_not_allowed"] = sbatch(
+        *tiny, "--time=5", "-p", QOS_ONLY, f"--qos={CAP_QOS}", user=DAVE
+    )
     # both nodes of its partition, one drained (not in debug, whose queue it would block)
     jobs["nodes_drained"] = sbatch("-p", QOS_ONLY, "-N2", "--ntasks=2", "--mem=10", "--time=5")
     return jobs

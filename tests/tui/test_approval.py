@@ -26,8 +26,10 @@ async def test_submit_opens_the_modal_with_the_exact_plan(
         assert modal.request.plan == PLAN
         table = modal.query_one("#plan-jobs")
         rows = [table.get_row_at(i) for i in range(table.row_count)]
-        assert rows == [["mProject_1", "node-1", "–", "–", "–", "–"],
-                        ["mAdd", "node-2", "–", "–", "–", "mProject_1"]]  # fmt: skip
+        assert rows == [
+            ["mProject_1", "node-1", "–", "–", "–", "–"],
+            ["mAdd", "node-2", "–", "–", "–", "mProject_1"],
+        ]
         assert session.decisions == [] and session.submitted == []
 
 
@@ -274,14 +276,25 @@ def _real_plan(branches: int) -> dict[str, object]:
 
     mb = 2**20
     tasks = [Task("fork", 5e9, memory=2048 * mb)]
-    tasks += [Task(f"branch_{k:02d}", 5e9, memory=2048 * mb, parents=("fork",))
-              for k in range(branches)]  # fmt: skip
-    tasks.append(Task("join", 5e9, memory=2048 * mb,
-                      parents=tuple(f"branch_{k:02d}" for k in range(branches))))  # fmt: skip
-    platform = Platform("slurm-debug", (Node("n1", 4, memory=4096 * mb),
-                                        Node("n2", 8, memory=8192 * mb)))  # fmt: skip
-    plan = plan_submission(Workflow("fork-join", tuple(tasks), ()), platform, "heft",
-                           "run-fj", Path("/tmp/wass-runs/run-fj"), scale=1.0)  # fmt: skip
+    tasks += [
+        Task(f"branch_{k:02d}", 5e9, memory=2048 * mb, parents=("fork",)) for k in range(branches)
+    ]
+    tasks.append(
+        Task(
+            "join", 5e9, memory=2048 * mb, parents=tuple(f"branch_{k:02d}" for k in range(branches))
+        )
+    )
+    platform = Platform(
+        "slurm-debug", (Node("n1", 4, memory=4096 * mb), Node("n2", 8, memory=8192 * mb))
+    )
+    plan = plan_submission(
+        Workflow("fork-join", tuple(tasks), ()),
+        platform,
+        "heft",
+        "run-fj",
+        Path("/tmp/wass-runs/run-fj"),
+        scale=1.0,
+    )
     return dict(plan_facts(plan, "fork-join.json", "slurm", ""))
 
 
@@ -306,8 +319,13 @@ async def test_a_22_job_plan_shows_mem_and_time_for_every_job_and_scrolls(
         assert {r[1] for r in rows} <= {"n1", "n2"} and rows[-1][5].startswith("branch_00")
         blocks = [str(s.render()) for s in modal.query(".plan-command")]
         assert len(blocks) == 22
-        for option in ("--mem=2048M", "--time=", "--cpus-per-task=1", "--nodelist=n",
-                       "--dependency=afterok:{job:fork}"):  # fmt: skip
+        for option in (
+            "--mem=2048M",
+            "--time=",
+            "--cpus-per-task=1",
+            "--nodelist=n",
+            "--dependency=afterok:{job:fork}",
+        ):
             assert option in blocks[1], (option, blocks[1])
         assert "argv: sbatch --parsable --job-name wass-run-fj-branch_00" in blocks[1]
         assert "--wrap=" in blocks[1]  # the literal command line, script included

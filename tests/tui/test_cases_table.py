@@ -6,12 +6,27 @@ from textual.app import App, ComposeResult
 
 from tui.widgets.cases_table import CasesTable
 
-REAL = {"case_id": "case-r", "similarity": 1.0, "makespan_s": 4.5, "workflow": "wf",
-        "source": "slurm:20261127-092141-41fc",
-        "real": {"run_id": "20261127-092141-41fc", "date": "2026-11-27", "nodes": "n1",
-                 "real_makespan_s": 4.5, "predicted_makespan_s": 3.0}}  # fmt: skip
-SIMULATED = {"case_id": "case-s", "similarity": 1.0, "makespan_s": 3.0, "workflow": "wf",
-             "source": "simulated"}  # fmt: skip
+REAL = {
+    "case_id": "case-r",
+    "similarity": 1.0,
+    "makespan_s": 4.5,
+    "workflow": "wf",
+    "source": "slurm:20261127-092141-41fc",
+    "real": {
+        "run_id": "20261127-092141-41fc",
+        "date": "2026-11-27",
+        "nodes": "n1",
+        "real_makespan_s": 4.5,
+        "predicted_makespan_s": 3.0,
+    },
+}
+SIMULATED = {
+    "case_id": "case-s",
+    "similarity": 1.0,
+    "makespan_s": 3.0,
+    "workflow": "wf",
+    "source": "simulated",
+}
 
 
 class _Host(App[None]):

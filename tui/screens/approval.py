@@ -99,8 +99,14 @@ def job_commands(plan: Mapping[str, Any]) -> list[str]:
 
 
 _HIDDEN_FIELDS = (
-    "jobs", "tasks", "kind", "note", "busy_jobs", "plan_digest", "predicted_start",
-)  # fmt: skip
+    "jobs",
+    "tasks",
+    "kind",
+    "note",
+    "busy_jobs",
+    "plan_digest",
+    "predicted_start",
+)
 """Shown otherwise (the jobs table, the warning, the running jobs' lines) or meaningless to
 people (the facts' kind)."""
 

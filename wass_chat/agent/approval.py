@@ -113,9 +113,11 @@ class ApprovalGate:
                 shown = (digest or "none")[:12]
                 raise ApprovalError(
                     request_id,
-                    [f"the approval names plan digest {shown}, not the plan shown "
-                     f"({request.digest[:12]}): nothing was sent to Slurm"],
-                )  # fmt: skip
+                    [
+                        f"the approval names plan digest {shown}, not the plan shown "
+                        f"({request.digest[:12]}): nothing was sent to Slurm"
+                    ],
+                )
         else:
             raise ApprovalError(request_id, [f"unknown decision {decision!r}"])
         self.executed.append((request_id, plan))

@@ -247,8 +247,12 @@ def evaluate_model(
     start = time.perf_counter()
     try:
         llama = llama_cpp.Llama(
-            model_path=str(gguf), n_ctx=config.n_ctx, n_threads=config.threads,
-            n_threads_batch=config.threads, seed=0, verbose=False,
+            model_path=str(gguf),
+            n_ctx=config.n_ctx,
+            n_threads=config.threads,
+            n_threads_batch=config.threads,
+            seed=0,
+            verbose=False,
         )
     except ValueError as exc:  # llama.cpp's word for a file that is not a GGUF model
         raise InputError(str(gguf), [f"not a loadable GGUF model: {exc}"]) from exc

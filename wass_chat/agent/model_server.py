@@ -197,8 +197,10 @@ def connection_errors(settings: Settings) -> tuple[type[BaseException], ...]:
     import httpx
 
     errors: tuple[type[BaseException], ...] = (
-        httpx.ConnectError, httpx.TimeoutException, ConnectionError
-    )  # fmt: skip
+        httpx.ConnectError,
+        httpx.TimeoutException,
+        ConnectionError,
+    )
     if settings.model_backend == "openai":
         import openai
 

@@ -221,8 +221,12 @@ class OnlineSession(SessionBase):
         yield Token(UNFINISHED + "\n\n")
         async for event in self.answer_offline(question):
             if isinstance(event, Final):
-                event = Final(f"{UNFINISHED}\n\n{event.text}", event.facts, event.cited_ids,
-                              verified=event.verified)  # fmt: skip
+                event = Final(
+                    f"{UNFINISHED}\n\n{event.text}",
+                    event.facts,
+                    event.cited_ids,
+                    verified=event.verified,
+                )
                 self.history += [HumanMessage(content=question), AIMessage(content=event.text)]
             yield event
 
@@ -329,8 +333,9 @@ class OnlineSession(SessionBase):
             answer = Final(render(facts), facts, tuple(turn.citable()), verified=not text)
         if turn.facts and ignored:  # answered for another name: the refusal is said first
             said = "\n\n".join(render(refusal) for refusal in turn.refusals)
-            answer = Final(f"{said}\n\n{answer.text}", answer.facts, answer.cited_ids,
-                           verified=answer.verified)  # fmt: skip
+            answer = Final(
+                f"{said}\n\n{answer.text}", answer.facts, answer.cited_ids, verified=answer.verified
+            )
         if words:
             check = {"text": words, "ok": judged.ok and answer.verified, "reason": judged.reason()}
             answer = replace(answer, checked=check)

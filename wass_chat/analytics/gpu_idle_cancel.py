@@ -127,9 +127,11 @@ def execute_cancel(
     if actual != digest or plan.get("plan_digest") != digest:
         raise PlanMismatch(
             "cancellation",
-            [f"the plan (digest {actual[:12]}) is not the plan approved ({digest[:12]}); "
-             "nothing was cancelled"],
-        )  # fmt: skip
+            [
+                f"the plan (digest {actual[:12]}) is not the plan approved ({digest[:12]}); "
+                "nothing was cancelled"
+            ],
+        )
     now = [j for j in running_gpu_jobs(runner, version) if j.job_id == plan["job_id"]]
     if not now or now[0].start != plan["start"] or now[0].user != plan["user"]:
         raise NotIdle(plan["job_id"], ["is no longer the running job shown; nothing was cancelled"])
@@ -163,9 +165,9 @@ class ProposalStore:
         plan: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         if plan.get("decision"):
             raise InputError(
-                proposal_id, [f"was already {plan['decision']}: an approval counts once; nothing "
-                              "was done"],
-            )  # fmt: skip
+                proposal_id,
+                [f"was already {plan['decision']}: an approval counts once; nothing was done"],
+            )
         return plan
 
     def decide(self, plan: dict[str, Any], decision: str, outcome: str) -> None:

@@ -160,8 +160,11 @@ def gpu_period(
     g = summarize_gpu_use(per_job)
     if g is None:
         return [], [], None, {}
-    summary = {**vars(g), "wasted_gpu_hours": g.wasted_gpu_hours,
-               "utilisation_pct": g.utilisation_pct}  # fmt: skip
+    summary = {
+        **vars(g),
+        "wasted_gpu_hours": g.wasted_gpu_hours,
+        "utilisation_pct": g.utilisation_pct,
+    }
     if not g.recorded_jobs:
         note = g.not_recorded_note() or NOT_RECORDED
         line = f"- GPUs: {g.gpu_jobs:,} jobs held {g.gpu_hours_held:,.1f} GPU-hours; {note}"

@@ -412,8 +412,7 @@ def describe_gpu(g: dict[str, Any]) -> list[str]:
     """A job's GPU figures as lines, each with the field it was read from."""
     kind = f" {g['gpu_type']}" if g.get("gpu_type") else ""
     lines = [
-        f"  GPUs held: {g['gpus']}{kind} ({g['held_source']}); "
-        f"{g['gpu_hours_held']:,.2f} GPU-hours"
+        f"  GPUs held: {g['gpus']}{kind} ({g['held_source']}); {g['gpu_hours_held']:,.2f} GPU-hours"
     ]
     if not g["recorded"]:
         lines.append(f"  GPU use: {g['not_recorded_why']}.")

@@ -99,5 +99,11 @@ def _trace(trace: Trace) -> dict[str, Any]:
         mode = "lines" if len(x) > 1 else "lines+markers"  # a lone point needs a marker
         return {"type": "scatter", "name": trace.name, "x": x, "y": y, "mode": mode, "line": line}
     marker = {"color": trace.colour, "size": 4, "opacity": 0.5}
-    return {"type": "scattergl" if len(x) > 5000 else "scatter", "name": trace.name, "x": x,
-            "y": y, "mode": "markers", "marker": marker}  # fmt: skip
+    return {
+        "type": "scattergl" if len(x) > 5000 else "scatter",
+        "name": trace.name,
+        "x": x,
+        "y": y,
+        "mode": "markers",
+        "marker": marker,
+    }

@@ -56,17 +56,13 @@ def cluster_from_jobs(jobs: pl.DataFrame) -> BatchCluster:
     exploded = (
         ranges.group_by("partition", "prefix", "width", "lo", "hi")
         .agg(pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max())
-        .with_columns(
-            _node_indices()
-        )
+        .with_columns(_node_indices())
         .explode("index")
     )
     caps = (
         exploded.group_by(node)
         .agg(pl.col("cpus").max(), pl.col("mem").max(), pl.col("gpus").max())
-        .with_columns(
-            _node_name()
-        )
+        .with_columns(_node_name())
     )
     nodes = exploded.select("partition", *node).unique().join(caps.select(*node, "name"), on=node)
     caps = caps.select("name", "cpus", "mem", "gpus")
@@ -110,13 +106,9 @@ def with_peak_use(cluster: BatchCluster, jobs: pl.DataFrame) -> tuple[BatchClust
     ).filter(pl.col("t1") > pl.col("t0"))
     rows = (
         host_ranges(per_job)
-        .with_columns(
-            _node_indices()
-        )
+        .with_columns(_node_indices())
         .explode("index")
-        .with_columns(
-            _node_name()
-        )
+        .with_columns(_node_name())
     )
     amounts = ("cpus", "mem", "gpus")
     events = pl.concat(

@@ -198,8 +198,10 @@ def _fitted(
             nodes = members.get(w.partitions[w.partition[i]], [])
         if len(nodes) < k:
             continue
-        caps = [sorted((getattr(n, f) for n in nodes), reverse=True)[k - 1]
-                for f in ("cpus", "memory", "gpus")]  # fmt: skip
+        caps = [
+            sorted((getattr(n, f) for n in nodes), reverse=True)[k - 1]
+            for f in ("cpus", "memory", "gpus")
+        ]
         wanted = (cpus[i], mem[i], gpus[i])
         cpus[i], mem[i], gpus[i] = (min(a, b) for a, b in zip(wanted, caps, strict=True))
         cut += (cpus[i], mem[i], gpus[i]) != wanted

@@ -88,8 +88,13 @@ def load_scenario(
         trace = read_swf(swf)
         workload, batch_cluster = trace.workload, trace.cluster
         if not workload.job_ids:  # a replay of nothing would print confident zeros
-            raise InputError(str(swf), [f"no job to replay ({trace.skipped_no_run} lines "
-                                        "without a run time or processor count)"])
+            raise InputError(
+                str(swf),
+                [
+                    f"no job to replay ({trace.skipped_no_run} lines "
+                    "without a run time or processor count)"
+                ],
+            )
         source.update(
             workload=str(swf),
             skipped_without_run=trace.skipped_no_run,

@@ -55,10 +55,21 @@ class StreamJob:
 
     def sbatch_argv(self, parent_id: str | None) -> list[str]:
         argv = [
-            "-J", JOB_NAME, "-p", self.partition, "-N", str(self.nodes),
-            "--ntasks-per-node=1", "-c", str(self.cpus), f"--mem={self.mem_mb}M",
-            "-t", str(self.limit_min), "-o", "/dev/null",
-        ]  # fmt: skip
+            "-J",
+            JOB_NAME,
+            "-p",
+            self.partition,
+            "-N",
+            str(self.nodes),
+            "--ntasks-per-node=1",
+            "-c",
+            str(self.cpus),
+            f"--mem={self.mem_mb}M",
+            "-t",
+            str(self.limit_min),
+            "-o",
+            "/dev/null",
+        ]
         if parent_id is not None:
             argv.append(f"--dependency=afterany:{parent_id}")
         return [*argv, "--wrap", f"sleep {self.sleep_s}"]

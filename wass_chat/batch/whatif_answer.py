@@ -298,8 +298,13 @@ def whatif_facts(
 
 
 def _weights(w: PriorityWeights) -> dict[str, int]:
-    return {"age": w.age, "fairshare": w.fairshare, "job_size": w.job_size,
-            "partition": w.partition, "qos": w.qos}  # fmt: skip
+    return {
+        "age": w.age,
+        "fairshare": w.fairshare,
+        "job_size": w.job_size,
+        "partition": w.partition,
+        "qos": w.qos,
+    }
 
 
 def _figures(s: dict[str, Any]) -> dict[str, Any]:

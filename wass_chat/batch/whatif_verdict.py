@@ -135,8 +135,13 @@ def queue_words(q: dict[str, Any] | None, change: str) -> str:
     )
 
 
-WEIGHT_WORDS = {"age": "age", "fairshare": "fair share", "job_size": "job size",
-                "partition": "partition", "qos": "QOS"}  # fmt: skip
+WEIGHT_WORDS = {
+    "age": "age",
+    "fairshare": "fair share",
+    "job_size": "job size",
+    "partition": "partition",
+    "qos": "QOS",
+}
 
 
 def _weights_words(before: dict[str, int], cluster: str) -> str:

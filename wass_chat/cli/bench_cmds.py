@@ -117,26 +117,55 @@ def bench(
     """Run every scheduler on every instance in the simulator and compare makespans."""
     if arrivals:
         conflicting = {
-            "--workflows": bool(workflows), "--recipes": bool(recipes), "--peers": bool(peers),
-            "--optimal": optimal, "--estimates": bool(estimates), "--load": bool(load),
-            "--kb": kb_dir is not None, "--perfect-history": perfect_history,
-            "--reruns": bool(reruns), "--slurm-array": bool(slurm_array),
-        }  # fmt: skip
+            "--workflows": bool(workflows),
+            "--recipes": bool(recipes),
+            "--peers": bool(peers),
+            "--optimal": optimal,
+            "--estimates": bool(estimates),
+            "--load": bool(load),
+            "--kb": kb_dir is not None,
+            "--perfect-history": perfect_history,
+            "--reruns": bool(reruns),
+            "--slurm-array": bool(slurm_array),
+        }
         bench_arrivals(
-            arrivals, window, stream_ccr, platforms, schedulers, seeds, network_model, jobs,
-            json_path, markdown_path, plots, as_json, conflicting,
-        )  # fmt: skip
+            arrivals,
+            window,
+            stream_ccr,
+            platforms,
+            schedulers,
+            seeds,
+            network_model,
+            jobs,
+            json_path,
+            markdown_path,
+            plots,
+            as_json,
+            conflicting,
+        )
         return
     from rich.progress import Progress, TaskID
 
     from policy.bench.run import BenchConfig, plan_bench, run_bench
 
     cfg = BenchConfig(
-        workflows=tuple(workflows), recipes=recipes, platforms=platforms, schedulers=schedulers,
-        seeds=seeds, network_model=network_model, jobs=jobs, peers=peers, optimal=optimal,
-        estimates=estimates, noise=noise, uncertainty_seed=uncertainty_seed, load=load,
-        kb_dir=kb_dir, perfect_history=perfect_history, reruns=reruns,
-    )  # fmt: skip
+        workflows=tuple(workflows),
+        recipes=recipes,
+        platforms=platforms,
+        schedulers=schedulers,
+        seeds=seeds,
+        network_model=network_model,
+        jobs=jobs,
+        peers=peers,
+        optimal=optimal,
+        estimates=estimates,
+        noise=noise,
+        uncertainty_seed=uncertainty_seed,
+        load=load,
+        kb_dir=kb_dir,
+        perfect_history=perfect_history,
+        reruns=reruns,
+    )
     plan = plan_bench(cfg)
     if slurm_array:  # before the retrieval, which takes minutes on a real history
         from wass_chat.slurm.commands import SlurmCommands

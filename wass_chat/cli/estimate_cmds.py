@@ -112,10 +112,14 @@ def seed(
         "cases": total,
         "kb": str(kb_dir),
     }
-    emit(result, as_json, lambda r: console.print(
-        f"{r['added']} realised executions added ({r['planned']} planned); {r['cases']} cases"
-        f" in {r['kb']}"
-    ))  # fmt: skip
+    emit(
+        result,
+        as_json,
+        lambda r: console.print(
+            f"{r['added']} realised executions added ({r['planned']} planned); {r['cases']} cases"
+            f" in {r['kb']}"
+        ),
+    )
 
 
 @estimates_app.command("error")
@@ -167,9 +171,11 @@ def _render(summary: dict[str, Any]) -> None:
         m = summary[mode]
         low, high = m["mape_ci"]
         table.add_row(
-            mode, f"{100 * m['mape']:.1f}% ({100 * low:.1f}-{100 * high:.1f})",
-            f"{m['median_abs_log_ratio']:.3f}", f"{m['bias']['value']:.3f}",
-        )  # fmt: skip
+            mode,
+            f"{100 * m['mape']:.1f}% ({100 * low:.1f}-{100 * high:.1f})",
+            f"{m['median_abs_log_ratio']:.3f}",
+            f"{m['bias']['value']:.3f}",
+        )
     console.print(table)
 
 
@@ -223,8 +229,9 @@ def compare(
             problems.append(f"{path}: not JSON ({exc.msg})")
             continue
         if not _is_bench_document(document):
-            problems.append(f"{path}: not a bench JSON document (records of scheduler, "
-                            "instance and makespan)")  # fmt: skip
+            problems.append(
+                f"{path}: not a bench JSON document (records of scheduler, instance and makespan)"
+            )
             continue
         if expected and not any(r.get(EXPECTED) is not None for r in document["records"]):
             problems.append(f"{path}: no expected makespans (bench it with --reruns N)")
@@ -305,10 +312,15 @@ def _render_compare(result: dict[str, Any]) -> None:
     for mode in modes:
         table.add_column(_label(result, mode), justify="right")
     for name in names:
-        table.add_row(name, *(
-            _cell(result["modes"][m]["over_heft"][name])
-            if name in result["modes"][m]["over_heft"] else "n/a" for m in modes
-        ))  # fmt: skip
+        table.add_row(
+            name,
+            *(
+                _cell(result["modes"][m]["over_heft"][name])
+                if name in result["modes"][m]["over_heft"]
+                else "n/a"
+                for m in modes
+            ),
+        )
     console.print(table)
     for mode, cells in result["versus_baseline"].items():
         console.print(
@@ -321,10 +333,13 @@ def _render_compare(result: dict[str, Any]) -> None:
         for mode in result["versus_heft_on_kb"]:
             table.add_column(f"on {_label(result, mode)}", justify="right")
         for name in names:
-            table.add_row(name, *(
-                _cell(cells[name]) if name in cells else "n/a"
-                for cells in result["versus_heft_on_kb"].values()
-            ))  # fmt: skip
+            table.add_row(
+                name,
+                *(
+                    _cell(cells[name]) if name in cells else "n/a"
+                    for cells in result["versus_heft_on_kb"].values()
+                ),
+            )
         console.print(table)
     for mode, entry in result["modes"].items():
         if "rag_over_norag" in entry:

@@ -37,8 +37,9 @@ def fault_run_command(
     chosen = tuple(k.strip() for k in kinds.split(",") if k.strip()) or KINDS
     unknown = [k for k in chosen if k not in KINDS]
     if unknown:
-        raise InputError("--kinds", [f"no fault kind {', '.join(unknown)} (kinds: "
-                                     f"{', '.join(KINDS)})"])  # fmt: skip
+        raise InputError(
+            "--kinds", [f"no fault kind {', '.join(unknown)} (kinds: {', '.join(KINDS)})"]
+        )
     shown = None if as_json else (lambda r: console.print(r.line(), markup=False))
     results = fault_run(faults, chosen, seed, scratch, shown)
     data = summary(results)
@@ -48,7 +49,8 @@ def fault_run_command(
         for name, held in d["checks"].items():  # type: ignore[attr-defined]
             console.print(f"  {name}: held after {held['held']} of {held['of']}", markup=False)
         for kind, counts in d["kinds"].items():  # type: ignore[attr-defined]
-            console.print(f"  {kind}: {counts['survived']} of {counts['of']} survived",
-                          markup=False)  # fmt: skip
+            console.print(
+                f"  {kind}: {counts['survived']} of {counts['of']} survived", markup=False
+            )
 
     emit(data, as_json, render)

@@ -68,16 +68,20 @@ def _render_live(facts: dict[str, Any]) -> None:
 
 def _render_plan(plan: dict[str, Any]) -> None:
     say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731
-    say(f"Proposal {plan['proposal_id']}: cancel job {plan['job_id']} of {plan['user']} "
+    say(
+        f"Proposal {plan['proposal_id']}: cancel job {plan['job_id']} of {plan['user']} "
         f"({plan['gpus']} GPUs on {plan['nodes']}, at 0% for {plan['idle_for_min']} min, over the "
-        f"{plan['idle_after_min']:g}-minute setting).")  # fmt: skip
+        f"{plan['idle_after_min']:g}-minute setting)."
+    )
     for line in plan["evidence"]:
         say(f"  evidence: {line}")
     say(f"  will run: {' '.join(plan['argv'])}")
     say(f"  or tell the owner: {plan['message']}")
     say(f"  plan digest: {plan['plan_digest']}")
-    say("Nothing has been cancelled. To carry it out a person runs: wass-chat gpu approve "
-        f"{plan['proposal_id']} --digest DIGEST (the full digest above)")  # fmt: skip
+    say(
+        "Nothing has been cancelled. To carry it out a person runs: wass-chat gpu approve "
+        f"{plan['proposal_id']} --digest DIGEST (the full digest above)"
+    )
 
 
 @gpu_app.command("approve")

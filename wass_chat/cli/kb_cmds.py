@@ -51,9 +51,10 @@ def open_kb(
     if directory is None and cfg.chroma_mode == "embedded":
         directory = cfg.kb_dir
     if existing and directory is not None and not (directory / SIDECAR_FILE).is_file():
-        raise StoreMissing(str(directory), [
-            "holds no knowledge base (no cases.sqlite): check --kb, or seed or restore one"
-        ])  # fmt: skip
+        raise StoreMissing(
+            str(directory),
+            ["holds no knowledge base (no cases.sqlite): check --kb, or seed or restore one"],
+        )
     if location is None or isinstance(location, SettingsType):
         return KnowledgeBase(cfg.kb_target(), **kwargs)
     return KnowledgeBase(location, **kwargs)
@@ -101,9 +102,15 @@ def _progress() -> Any:
             return Text(f"{speed:,.0f}/s" if speed else "-/s", style="progress.data.speed")
 
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
-        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err_console,
-    )  # fmt: skip
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err_console,
+    )
 
 
 def _stage_callback(progress: Any) -> Callable[[str, int], Callable[[int], None]]:
@@ -196,8 +203,10 @@ def stats_command(kb_dir: Path | None = KB_DIR, as_json: bool = JSON) -> None:
         console.print(f"by platform: {d['by_platform']}")
         console.print(f"case vectors by platform family (one collection each): {d['shards']}")
         console.print(f"by recipe or shape: {d['by_kind']}")
-        console.print(f"by source: {d['by_source']} (slurm: real runs); "
-                      f"{d['failed_runs']} runs that did not complete kept apart")  # fmt: skip
+        console.print(
+            f"by source: {d['by_source']} (slurm: real runs); "
+            f"{d['failed_runs']} runs that did not complete kept apart"
+        )
         console.print(f"makespan: {d['makespan']}")
 
     emit(data, as_json, render)
@@ -381,10 +390,14 @@ def backup_command(
         counts = backup(kb, directory)
     finally:
         kb.close()
-    emit(counts, as_json, lambda d: console.print(
-        f"backed up {d['cases']} cases, {d['decisions']} decisions, {d['failed_cases']} failed"
-        f" runs to {directory}"
-    ))  # fmt: skip
+    emit(
+        counts,
+        as_json,
+        lambda d: console.print(
+            f"backed up {d['cases']} cases, {d['decisions']} decisions, {d['failed_cases']} failed"
+            f" runs to {directory}"
+        ),
+    )
 
 
 @kb_app.command("restore")
@@ -404,10 +417,14 @@ def restore_command(
             added = restore(kb, directory, advance)
     finally:
         kb.close()
-    emit(added, as_json, lambda d: console.print(
-        f"restored {d['cases']} cases, {d['decisions']} decisions, {d['failed_cases']} failed"
-        f" runs from {directory}"
-    ))  # fmt: skip
+    emit(
+        added,
+        as_json,
+        lambda d: console.print(
+            f"restored {d['cases']} cases, {d['decisions']} decisions, {d['failed_cases']} failed"
+            f" runs from {directory}"
+        ),
+    )
 
 
 @kb_app.command("verify")
@@ -432,8 +449,10 @@ def verify_command(
 
     def render(d: dict[str, Any]) -> None:
         for c in d["implausible"]:
-            console.print(f"{c['case_id']} ({c['source']}, by {c['written_by'] or 'unrecorded'}):"
-                          f" {c['problem']}")  # fmt: skip
+            console.print(
+                f"{c['case_id']} ({c['source']}, by {c['written_by'] or 'unrecorded'}):"
+                f" {c['problem']}"
+            )
         verb = "deleted; cases left:" if d["deleted"] else "implausible of"
         console.print(f"{len(d['implausible'])} {verb} {d['cases']}")
 

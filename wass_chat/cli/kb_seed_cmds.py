@@ -73,12 +73,18 @@ def seed_command(
         raise InputError("--network-model", [f"{network_model!r}: use fair or ideal"])
     size_list = comma_integers("--sizes", sizes)
     config = SeedConfig(
-        count=count, recipes=comma_list(recipes), shapes=comma_list(shapes),
+        count=count,
+        recipes=comma_list(recipes),
+        shapes=comma_list(shapes),
         platforms=expand_platforms(comma_list(platforms)),
-        schedulers=tuple(canonical_name(s) for s in comma_list(schedulers)), sizes=size_list,
-        seed=seed, jobs=jobs, network_model=network_model,  # type: ignore[arg-type]
-        decisions_per_case=decisions, batch=max(1, min(batch, 5000)),
-    )  # fmt: skip
+        schedulers=tuple(canonical_name(s) for s in comma_list(schedulers)),
+        sizes=size_list,
+        seed=seed,
+        jobs=jobs,
+        network_model=network_model,  # type: ignore[arg-type]
+        decisions_per_case=decisions,
+        batch=max(1, min(batch, 5000)),
+    )
     if slurm_array:
         array = ArrayConfig(slurm_array, array_dir, memory_mb, wait=not no_wait)
         seed_on_slurm(config, array, kb_dir, as_json)
@@ -93,10 +99,14 @@ def seed_command(
     finally:
         kb.close()
     data = {
-        "planned": report.planned, "skipped_existing": report.skipped, "added": report.added,
-        "seconds": round(report.seconds, 2), "cases_per_second": round(report.rate, 1),
-        "stored": stored, "jobs": jobs,
-    }  # fmt: skip
+        "planned": report.planned,
+        "skipped_existing": report.skipped,
+        "added": report.added,
+        "seconds": round(report.seconds, 2),
+        "cases_per_second": round(report.rate, 1),
+        "stored": stored,
+        "jobs": jobs,
+    }
     emit(
         data,
         as_json,
@@ -118,8 +128,11 @@ def seed_on_slurm(
         seeded = work.seed_on_slurm(config, array, report)
     directory, submitted, ended = seeded.directory, seeded.submitted, seeded.outcome
     if ended is None:
-        data = {"directory": str(directory), "job_id": submitted.job_id if submitted else None,
-                "tasks": list(submitted.tasks) if submitted else []}  # fmt: skip
+        data = {
+            "directory": str(directory),
+            "job_id": submitted.job_id if submitted else None,
+            "tasks": list(submitted.tasks) if submitted else [],
+        }
         emit(data, as_json, lambda d: console.print(f"merge later: wass-chat kb merge {directory}"))
         return
     cpu = {
@@ -147,12 +160,18 @@ def merge_into(
     finally:
         kb.close()
     data: dict[str, Any] = {
-        "directory": str(directory), "tasks": report.tasks, "shards": report.shards,
-        "cases_in_shards": report.cases_in_shards, "added": report.added, "stored": stored,
+        "directory": str(directory),
+        "tasks": report.tasks,
+        "shards": report.shards,
+        "cases_in_shards": report.cases_in_shards,
+        "added": report.added,
+        "stored": stored,
         "merge_seconds": round(report.seconds, 2),
-        "merge_cpu_seconds": round(report.cpu_seconds, 2), "missing_tasks": report.missing_tasks,
-        "failed": {str(t): s for t, s in (failed or {}).items()}, **(usage or {}),
-    }  # fmt: skip
+        "merge_cpu_seconds": round(report.cpu_seconds, 2),
+        "missing_tasks": report.missing_tasks,
+        "failed": {str(t): s for t, s in (failed or {}).items()},
+        **(usage or {}),
+    }
 
     def render(d: dict[str, Any]) -> None:
         console.print(

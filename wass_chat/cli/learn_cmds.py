@@ -87,21 +87,35 @@ def _render_report(d: dict[str, Any]) -> None:
     from wass_chat.slurm.hostlist import collect
 
     if not d["runs"]:
-        console.print("no learned run yet: `wass-chat status RUN` or `wass-chat kb learn RUN` "
-                      "learns a finished one")  # fmt: skip
+        console.print(
+            "no learned run yet: `wass-chat status RUN` or `wass-chat kb learn RUN` "
+            "learns a finished one"
+        )
         return
     runs = Table(title="learned runs: the plan's prediction against what ran")
-    for column in ("run", "workflow", "nodes", "predicted", "real", "makespan error",
-                   "per-task error", "planned on"):  # fmt: skip
+    for column in (
+        "run",
+        "workflow",
+        "nodes",
+        "predicted",
+        "real",
+        "makespan error",
+        "per-task error",
+        "planned on",
+    ):
         runs.add_column(column)
     for r in d["runs"]:
         predicted = r["predicted_makespan_s"]
         runs.add_row(
-            r["run_id"], r["workflow"], collect(r["nodes"]),
-            "-" if predicted is None else f"{predicted:.2f} s", f"{r['real_makespan_s']:.2f} s",
-            _pct(r["makespan_error"]), _pct(r["per_task_mape"]),
+            r["run_id"],
+            r["workflow"],
+            collect(r["nodes"]),
+            "-" if predicted is None else f"{predicted:.2f} s",
+            f"{r['real_makespan_s']:.2f} s",
+            _pct(r["makespan_error"]),
+            _pct(r["per_task_mape"]),
             (r["estimates"] or "-").split(" (")[0],
-        )  # fmt: skip
+        )
     console.print(runs)
     for title, rows in (("by node", d["by_node"]), ("by task category", d["by_category"])):
         table = Table(title=f"per-task error {title}")
@@ -110,9 +124,11 @@ def _render_report(d: dict[str, Any]) -> None:
         for g in rows:
             table.add_row(g["key"], str(g["tasks"]), _pct(g["mape"]), f"{g['ratio']:.3f}")
         console.print(table)
-    console.print(f"over {len(d['runs'])} runs: makespan error {_pct(d['makespan_mape'])}, "
-                  f"per-task error {_pct(d['per_task_mape'])}; {d['failed_runs']} runs that did "
-                  "not complete kept apart")  # fmt: skip
+    console.print(
+        f"over {len(d['runs'])} runs: makespan error {_pct(d['makespan_mape'])}, "
+        f"per-task error {_pct(d['per_task_mape'])}; {d['failed_runs']} runs that did "
+        "not complete kept apart"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -76,11 +76,16 @@ def plugin_bench(
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(str(template), [f"not a readable Lua source: {exc}"]) from exc
     result = bench_inference(jobs, candidates, dim, hidden, template=text)
-    emit(result.to_dict(), as_json, lambda r: console.print(
-        f"inference mode, {r['jobs']} jobs x {r['candidates']} candidates, head "
-        f"{r['dim']}-{r['hidden']}-1: mean {r['mean_us']:.0f} us, p50 {r['p50_us']:.0f} us, "
-        f"p95 {r['p95_us']:.0f} us, max {r['max_us']:.0f} us per job (CPU time); "
-        f"{r['agree']}/{r['jobs']} placements equal numpy's"))  # fmt: skip
+    emit(
+        result.to_dict(),
+        as_json,
+        lambda r: console.print(
+            f"inference mode, {r['jobs']} jobs x {r['candidates']} candidates, head "
+            f"{r['dim']}-{r['hidden']}-1: mean {r['mean_us']:.0f} us, p50 {r['p50_us']:.0f} us, "
+            f"p95 {r['p95_us']:.0f} us, max {r['max_us']:.0f} us per job (CPU time); "
+            f"{r['agree']}/{r['jobs']} placements equal numpy's"
+        ),
+    )
 
 
 def _render_plugin(weights: Path | None, from_slurm: bool) -> str:

@@ -111,19 +111,38 @@ def submit(
     live = platform == "from-slurm"
     predictions, said = _history(wf, pf, kb_dir) if estimates == "kb" else (None, "workflow")
     plan = plan_new_run(
-        wf, pf, scheduler, cfg.runs_dir, live=commands if live else None, scale=scale,
-        pin=not via_plugin, partition=cfg.slurm_partition, network_model=cfg.network_model,
-        predictions=predictions, estimates=said,
-    )  # fmt: skip
+        wf,
+        pf,
+        scheduler,
+        cfg.runs_dir,
+        live=commands if live else None,
+        scale=scale,
+        pin=not via_plugin,
+        partition=cfg.slurm_partition,
+        network_model=cfg.network_model,
+        predictions=predictions,
+        estimates=said,
+    )
     run_id, occupancy, digest = plan.run_id, plan.occupancy, plan_digest(plan)
     summary = {
-        "run_id": run_id, "workflow": wf.name, "scheduler": plan.scheduler,
-        "platform": pf.name, "planned_makespan": plan.planned_makespan, "scale": scale,
-        "estimates": plan.estimates, "plan_digest": digest,
-        "jobs": [{"task": j.task, "node": j.node, "command": list(j.command),
-                  "argv": ["sbatch", "--parsable", *j.argv()]}
-                 for j in plan.jobs],
-    }  # fmt: skip
+        "run_id": run_id,
+        "workflow": wf.name,
+        "scheduler": plan.scheduler,
+        "platform": pf.name,
+        "planned_makespan": plan.planned_makespan,
+        "scale": scale,
+        "estimates": plan.estimates,
+        "plan_digest": digest,
+        "jobs": [
+            {
+                "task": j.task,
+                "node": j.node,
+                "command": list(j.command),
+                "argv": ["sbatch", "--parsable", *j.argv()],
+            }
+            for j in plan.jobs
+        ],
+    }
     if live:  # the plan starts from what running jobs hold (demo and file platforms: idle)
         summary["cluster"] = occupancy.summary(pf)
         summary["occupancy"] = occupancy.to_dict()["holds"]
@@ -137,11 +156,18 @@ def submit(
     if not yes:
         _confirm_or_refuse(f"Submit these {len(plan.jobs)} jobs to Slurm (plan {digest[:12]})?")
     record = submit_approved(plan, digest, commands, _runlog())  # the plan shown, exactly
-    result = {"run_id": record.run_id, "state": record.state, "estimates": record.estimates,
-              "plan_digest": digest,
-              "jobs": {d.task: d.job_id for d in record.decisions}}  # fmt: skip
-    emit(result, as_json, lambda r: console.print(
-        f"submitted run [bold]{r['run_id']}[/]: {len(r['jobs'])} jobs"))  # fmt: skip
+    result = {
+        "run_id": record.run_id,
+        "state": record.state,
+        "estimates": record.estimates,
+        "plan_digest": digest,
+        "jobs": {d.task: d.job_id for d in record.decisions},
+    }
+    emit(
+        result,
+        as_json,
+        lambda r: console.print(f"submitted run [bold]{r['run_id']}[/]: {len(r['jobs'])} jobs"),
+    )
 
 
 def _history(workflow: Any, platform: Any, kb_dir: Path | None) -> tuple[Any, str]:
@@ -157,8 +183,10 @@ def _history(workflow: Any, platform: Any, kb_dir: Path | None) -> tuple[Any, st
 def _render_argv(summary: dict[str, Any]) -> None:
     import shlex
 
-    console.print(f"# run {summary['run_id']}: {summary['scheduler']} on {summary['platform']}, "
-                  f"planned makespan {summary['planned_makespan']:.1f} s")  # fmt: skip
+    console.print(
+        f"# run {summary['run_id']}: {summary['scheduler']} on {summary['platform']}, "
+        f"planned makespan {summary['planned_makespan']:.1f} s"
+    )
     console.print(f"# runtimes: {summary['estimates']}", markup=False)
     if "cluster" in summary:
         console.print(f"# {summary['cluster']}")
@@ -214,8 +242,9 @@ def status(
     from wass_chat.slurm.sim_to_real import compare_run
 
     runlog = _runlog()
-    seen = refresh_and_learn(site_record(runlog, run), SlurmCommands(), runlog,
-                             kb_opener() if learn else None)  # fmt: skip
+    seen = refresh_and_learn(
+        site_record(runlog, run), SlurmCommands(), runlog, kb_opener() if learn else None
+    )
     statuses, learned, note = seen.statuses, seen.learned, seen.learn_error
     record = runlog.get(run)
     comparison = compare_run(record, statuses)
@@ -240,8 +269,10 @@ def status(
             table.add_row(*(str(r[c] or "") for c in columns))
         console.print(table)
         for m in d["moved"]:  # Slurm's placement, beside the plan approved
-            console.print(f"{m['task']}: approved on {m['approved_node']}, Slurm ran it on "
-                          f"{m['real_node']}", markup=False)  # fmt: skip
+            console.print(
+                f"{m['task']}: approved on {m['approved_node']}, Slurm ran it on {m['real_node']}",
+                markup=False,
+            )
         if comparison is not None:
             console.print(_sim_to_real_line(comparison))
         if learned is not None:
@@ -253,12 +284,16 @@ def status(
 
 
 def _sim_to_real_line(c: Any) -> str:
-    line = (f"makespan: simulated {c.simulated_s:.2f} s, real {c.real_s:.2f} s "
-            f"({c.timing_source}), error {100 * c.raw_error:.1f}%")  # fmt: skip
+    line = (
+        f"makespan: simulated {c.simulated_s:.2f} s, real {c.real_s:.2f} s "
+        f"({c.timing_source}), error {100 * c.raw_error:.1f}%"
+    )
     if c.corrected_simulated_s is not None:
-        line += (f"; with the measured dispatch overhead {c.overhead_applied_s:.2f} s per "
-                 f"dependent job: {c.corrected_simulated_s:.2f} s, "
-                 f"error {100 * c.corrected_error:.1f}%")  # fmt: skip
+        line += (
+            f"; with the measured dispatch overhead {c.overhead_applied_s:.2f} s per "
+            f"dependent job: {c.corrected_simulated_s:.2f} s, "
+            f"error {100 * c.corrected_error:.1f}%"
+        )
     return line
 
 
@@ -287,17 +322,21 @@ def sim_to_real(
     pf = _platform(platform, cfg.slurm_partition)
     if not yes:
         _confirm_or_refuse(f"Submit {len(wf.tasks)} jobs per scheduler ({', '.join(names)})?")
-    rows = bench_sim_to_real(wf, pf, names, SlurmCommands(), _runlog(), cfg.runs_dir,
-                             scale=scale, timeout_s=timeout)  # fmt: skip
+    rows = bench_sim_to_real(
+        wf, pf, names, SlurmCommands(), _runlog(), cfg.runs_dir, scale=scale, timeout_s=timeout
+    )
 
     def render(data: list[dict[str, Any]]) -> None:
         for row, raw in zip(rows, data, strict=True):
-            console.print(f"[bold]{row.scheduler}[/] (run {row.run_id}): "
-                          + _sim_to_real_line(row.comparison))  # fmt: skip
+            console.print(
+                f"[bold]{row.scheduler}[/] (run {row.run_id}): " + _sim_to_real_line(row.comparison)
+            )
             if raw["out_of_sample_error"] is not None:
-                console.print(f"  with the other run's overhead "
-                              f"{raw['out_of_sample_overhead_s']:.2f} s: error "
-                              f"{100 * raw['out_of_sample_error']:.1f}%")  # fmt: skip
+                console.print(
+                    f"  with the other run's overhead "
+                    f"{raw['out_of_sample_overhead_s']:.2f} s: error "
+                    f"{100 * raw['out_of_sample_error']:.1f}%"
+                )
 
     emit([r.to_dict() for r in rows], as_json, render)
 
@@ -336,21 +375,34 @@ def resume(
     rest = resumption(runlog.get(run), commands, runlog)
     digest = resumption_digest(rest)
     if not as_json:
-        console.print(f"run {run}: {rest.record.jobs_line} in Slurm; {len(rest.jobs)} to submit "
-                      f"(digest {digest[:12]})", markup=False)  # fmt: skip
+        console.print(
+            f"run {run}: {rest.record.jobs_line} in Slurm; {len(rest.jobs)} to submit "
+            f"(digest {digest[:12]})",
+            markup=False,
+        )
         for task, argv in rest.shown():
             console.print(f"  {task}: sbatch {shlex.join(argv)}", markup=False, soft_wrap=True)
     if rest.jobs and not yes:
         if not sys.stdin or not sys.stdin.isatty():
             raise InputError("resume", ["no terminal to confirm on: review the jobs, pass --yes"])
-        typer.confirm(f"Submit these {len(rest.jobs)} jobs of run {run} (digest "
-                      f"{digest[:12]})?", abort=True)  # fmt: skip
+        typer.confirm(
+            f"Submit these {len(rest.jobs)} jobs of run {run} (digest {digest[:12]})?", abort=True
+        )
     record = resume_run(rest, digest, commands, runlog)  # the jobs shown, exactly
-    result = {"run_id": run, "state": record.state, "resumed": [j.task for j in rest.jobs],
-              "digest": digest,
-              "jobs": {d.task: d.job_id for d in record.decisions}}  # fmt: skip
-    emit(result, as_json, lambda r: console.print(
-        f"resumed run {run}: {len(r['resumed'])} jobs submitted, {record.jobs_line}"))  # fmt: skip
+    result = {
+        "run_id": run,
+        "state": record.state,
+        "resumed": [j.task for j in rest.jobs],
+        "digest": digest,
+        "jobs": {d.task: d.job_id for d in record.decisions},
+    }
+    emit(
+        result,
+        as_json,
+        lambda r: console.print(
+            f"resumed run {run}: {len(r['resumed'])} jobs submitted, {record.jobs_line}"
+        ),
+    )
 
 
 def runs(
@@ -385,18 +437,29 @@ def runs(
     for line in broken:
         err_console.print(f"warning: {line}", markup=False, soft_wrap=True)
     rows = [
-        {"run_id": r.run_id, "created": r.created, "workflow": r.workflow_name,
-         "scheduler": r.scheduler, "state": r.state, "jobs": len(r.job_ids),
-         "tasks": len(r.decisions), "planned_makespan": r.planned_makespan,
-         "learned": r.learned, "error": r.error}
+        {
+            "run_id": r.run_id,
+            "created": r.created,
+            "workflow": r.workflow_name,
+            "scheduler": r.scheduler,
+            "state": r.state,
+            "jobs": len(r.job_ids),
+            "tasks": len(r.decisions),
+            "planned_makespan": r.planned_makespan,
+            "learned": r.learned,
+            "error": r.error,
+        }
         for r in records
-    ]  # fmt: skip
+    ]
 
     def render(data: list[dict[str, Any]]) -> None:
         for r, record in zip(data, records, strict=True):
             learned = f", learned {r['learned']}" if r["learned"] else ""
-            console.print(f"{r['run_id']}  {r['state']:<10} {r['workflow']} "
-                          f"({r['scheduler']}, {record.jobs_line}{learned})", markup=False)
+            console.print(
+                f"{r['run_id']}  {r['state']:<10} {r['workflow']} "
+                f"({r['scheduler']}, {record.jobs_line}{learned})",
+                markup=False,
+            )
             if r["state"] in ("partly submitted", "interrupted") and r["error"]:
                 console.print(f"    {r['error']}", markup=False)
 
@@ -418,14 +481,15 @@ def platform_from_slurm_cmd(
     doc = platform_to_dict(found.platform)
     if output is not None:
         write_output(output, dumps_platform(found.platform, as_json=output.suffix == ".json"))
-    data = {**doc, "partition": found.partition,
-            "excluded": [asdict(e) for e in found.excluded]}  # fmt: skip
+    data = {**doc, "partition": found.partition, "excluded": [asdict(e) for e in found.excluded]}
 
     def render(d: dict[str, Any]) -> None:
         for n in d["nodes"]:
             features = ",".join(n.get("features", ())) or "-"
-            console.print(f"{n['name']}: {n['cores']} cores, {n['memory'] // 2**20} MiB, "
-                          f"{n['gpus']} GPUs, features {features}")  # fmt: skip
+            console.print(
+                f"{n['name']}: {n['cores']} cores, {n['memory'] // 2**20} MiB, "
+                f"{n['gpus']} GPUs, features {features}"
+            )
         for e in d["excluded"]:
             err_console.print(f"excluded {e['name']}: {e['state']} ({e['reason']})")
 

@@ -102,13 +102,22 @@ def train_policy(
     names = tuple(r for r in _recipes(recipes) if r not in held)
     check_estimates(estimates, not no_rag, history)
     cfg = TrainConfig(
-        seed=seed, recipes=names, train_instances=instances, updates=updates, ccrs=_ccrs(ccrs),
-        budget_minutes=budget, use_rag=not no_rag, workers=workers,
-        validation_instances=validation, expert_iterations=expert_iterations,
-        expert_instances=expert_instances, init=str(init) if init else None,
+        seed=seed,
+        recipes=names,
+        train_instances=instances,
+        updates=updates,
+        ccrs=_ccrs(ccrs),
+        budget_minutes=budget,
+        use_rag=not no_rag,
+        workers=workers,
+        validation_instances=validation,
+        expert_iterations=expert_iterations,
+        expert_instances=expert_instances,
+        init=str(init) if init else None,
         out_dir=str(out / ("norag" if no_rag else "rag") / f"seed{seed}"),
-        estimates=estimates, noise=noise,
-    )  # fmt: skip
+        estimates=estimates,
+        noise=noise,
+    )
     if problems := cfg.problems():
         raise InputError("train policy", problems)
     inputs = training_inputs(cfg, settings().kb_dir, history, eval_instances, teacher_instances)
@@ -185,8 +194,12 @@ def train_predictor(
         buffer = io.BytesIO()
         torch.save(built.teacher.predictor.state_dict(), buffer)
         write_output(out, buffer.getvalue())
-    data = {**asdict(built.fit), "episodes": built.episodes, "instances": instances,
-            "saved": str(out) if out else None}  # fmt: skip
+    data = {
+        **asdict(built.fit),
+        "episodes": built.episodes,
+        "instances": instances,
+        "saved": str(out) if out else None,
+    }
     emit(
         data,
         as_json,
@@ -297,9 +310,10 @@ def _ratios(path: Path, split: str) -> dict[str, dict[str, float]]:
     except (OSError, ValueError, AttributeError, TypeError) as exc:
         raise InputError(str(path), [f"not a training or evaluation result: {exc}"]) from None
     if not out:
-        raise InputError(str(path), [
-            f"no per-instance ratios under {split!r} (rerun `train evaluate CKPT --json`)"
-        ])  # fmt: skip
+        raise InputError(
+            str(path),
+            [f"no per-instance ratios under {split!r} (rerun `train evaluate CKPT --json`)"],
+        )
     return out
 
 

@@ -50,6 +50,8 @@ def check_estimates(estimates: str, use_rag: bool, history: Path | None) -> None
     if estimates != "oracle" and use_rag and (history is None or not history.is_dir()):
         raise InputError(
             "--history",
-            ["--estimates user with RAG needs --history DIR, a knowledge base of realised "
-             "executions (fill it with `wass-chat estimates seed`)"],
-        )  # fmt: skip
+            [
+                "--estimates user with RAG needs --history DIR, a knowledge base of realised "
+                "executions (fill it with `wass-chat estimates seed`)"
+            ],
+        )

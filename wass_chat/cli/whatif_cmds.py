@@ -195,8 +195,13 @@ def _render(report: dict[str, Any]) -> None:
         f"[bold]{src['jobs']:,} jobs[/] from {src['workload']}; cluster: {src['cluster']}; "
         f"scheduler: {scheduler_in_words(src['scheduler'])}"
     )
-    for key in ("never_started", "still_running", "left_out_fit_nowhere",
-                "left_out_partition_gone", "skipped_without_run"):  # fmt: skip
+    for key in (
+        "never_started",
+        "still_running",
+        "left_out_fit_nowhere",
+        "left_out_partition_gone",
+        "skipped_without_run",
+    ):
         if src.get(key):
             console.print(f"  {key.replace('_', ' ')}: {src[key]:,}")
     if report.get("left_out_unfit_after_change"):

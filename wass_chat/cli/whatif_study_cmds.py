@@ -62,11 +62,7 @@ def validate_command(
         recording = load_recording(replay)
     else:
         stream = make_stream(jobs, seed)
-        show = (
-            None
-            if as_json
-            else (lambda what, k, total: progress_line(f"{what} {k}/{total}"))
-        )
+        show = None if as_json else (lambda what, k, total: progress_line(f"{what} {k}/{total}"))
         recording = record_stream(stream, progress=show)
         if show is not None:
             progress_done()

@@ -48,8 +48,11 @@ class SacctLearning:
     """The product's jobs found in the cache."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"jobs": self.jobs, "learned": [x.to_dict() for x in self.learned],
-                "skipped": dict(sorted(self.skipped.items()))}  # fmt: skip
+        return {
+            "jobs": self.jobs,
+            "learned": [x.to_dict() for x in self.learned],
+            "skipped": dict(sorted(self.skipped.items())),
+        }
 
 
 def run_of(comment: str | None, name: str | None) -> tuple[str, str] | None:

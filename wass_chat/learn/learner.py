@@ -99,9 +99,11 @@ def learn_finished(
     added = kb.add_real_case(case, decisions_from_case(case, DECISIONS_PER_CASE))
     learned = learned_from(case, added)
     if runlog is not None:
-        final = "completed" if not learned.kept_apart else (
-            "cancelled" if record.state == "cancelled" else "failed"
-        )  # fmt: skip
+        final = (
+            "completed"
+            if not learned.kept_apart
+            else ("cancelled" if record.state == "cancelled" else "failed")
+        )
         runlog.update(record.run_id, state=final, learned=case.case_id)
     return learned
 
@@ -173,8 +175,9 @@ def learn_ended_runs(
                 kb = kb or stack.enter_context(open_kb())
                 found.append(learn_finished(record, statuses, kb, runlog))
             except LEARN_ERRORS as exc:  # one run that cannot be learned hides no other
-                notes.append(f"run {record.run_id} not learned into the knowledge base: "
-                             f"{_learn_error(exc)}")  # fmt: skip
+                notes.append(
+                    f"run {record.run_id} not learned into the knowledge base: {_learn_error(exc)}"
+                )
     return found, "; ".join(notes)
 
 

@@ -105,9 +105,9 @@ def confirm_stamps(
                 f" {last - first:.0f} s from {first:.0f}"
             )
     if problems:
-        raise SacctDisagrees(f"run {run_id}", [
-            f"{p} (job output edited or forged?): not learned" for p in problems
-        ])  # fmt: skip
+        raise SacctDisagrees(
+            f"run {run_id}", [f"{p} (job output edited or forged?): not learned" for p in problems]
+        )
 
 
 def _sacct_interval(status: TaskStatus) -> tuple[float, float] | None:

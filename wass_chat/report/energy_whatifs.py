@@ -45,10 +45,28 @@ from wass_chat.batch.whatif_verdict import signed
 from wass_chat.report.whatif_choices import FIXED_WHATIFS, site_whatifs
 
 REPLAY_COLUMNS = (
-    "job_id", "job_id_raw", "user", "partition", "qos", "submit", "eligible", "start", "end",
-    "elapsed_s", "timelimit_s", "timelimit_unlimited", "state", "nnodes", "ncpus",
-    "req_mem_bytes", "req_tres", "alloc_tres", "node_list", "dependency", "is_step",
-)  # fmt: skip
+    "job_id",
+    "job_id_raw",
+    "user",
+    "partition",
+    "qos",
+    "submit",
+    "eligible",
+    "start",
+    "end",
+    "elapsed_s",
+    "timelimit_s",
+    "timelimit_unlimited",
+    "state",
+    "nnodes",
+    "ncpus",
+    "req_mem_bytes",
+    "req_tres",
+    "alloc_tres",
+    "node_list",
+    "dependency",
+    "is_step",
+)
 """The accounting columns energy and replays read (a year of jobs: half the memory)."""
 NO_NODES = (
     "No energy view and no what-ifs: the accounting records no node lists (NodeList), so the "
@@ -239,10 +257,14 @@ def _row(label: str, report: dict[str, Any]) -> dict[str, Any]:
 def _baseline_check(rec: dict[str, Any], check: dict[str, Any]) -> str:
     if not rec.get("jobs"):
         return ""
-    return matched_words(check) + " " + (
-        f"The replay without any change against the record: "
-        f"{100 * rec['within_tolerance']:.1f}% of {rec['jobs']:,} starts within "
-        f"{rec['tolerance_s']:.0f} s of the recorded ones, start-order rank correlation "
-        f"{rec['start_rank_correlation']:.2f}; read each what-if against that replay, not "
-        "against the record."
+    return (
+        matched_words(check)
+        + " "
+        + (
+            f"The replay without any change against the record: "
+            f"{100 * rec['within_tolerance']:.1f}% of {rec['jobs']:,} starts within "
+            f"{rec['tolerance_s']:.0f} s of the recorded ones, start-order rank correlation "
+            f"{rec['start_rank_correlation']:.2f}; read each what-if against that replay, not "
+            "against the record."
+        )
     )

@@ -92,15 +92,29 @@ def runs_table(runs: tuple[RunSection, ...]) -> Table:
     The actual one is missing until every task has a real start and end."""
     rows = [
         (
-            r.run_id, local_time(r.created).strftime("%Y-%m-%d %H:%M"), r.workflow, r.scheduler,
-            len(r.decisions), r.jobs,
+            r.run_id,
+            local_time(r.created).strftime("%Y-%m-%d %H:%M"),
+            r.workflow,
+            r.scheduler,
+            len(r.decisions),
+            r.jobs,
             None if r.planned_makespan is None else r.planned_makespan * (r.scale or 1.0),
-            r.actual_makespan, r.state,
+            r.actual_makespan,
+            r.state,
         )
         for r in runs
-    ]  # fmt: skip
-    codes = ["run_id", "created", "workflow", "scheduler", "tasks", "jobs",
-             "planned_makespan_s", "actual_makespan_s", "state"]  # fmt: skip
+    ]
+    codes = [
+        "run_id",
+        "created",
+        "workflow",
+        "scheduler",
+        "tasks",
+        "jobs",
+        "planned_makespan_s",
+        "actual_makespan_s",
+        "state",
+    ]
     return table(codes, rows)
 
 

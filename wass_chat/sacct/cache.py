@@ -315,7 +315,6 @@ def _staged(path: Path, write: Callable[[str], object]) -> Path:
     return Path(tmp)
 
 
-
 def _write_parquet(frame: pl.DataFrame, path: str) -> None:
     frame.write_parquet(path, compression="lz4")
 

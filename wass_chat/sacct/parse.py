@@ -195,8 +195,9 @@ def parse_sacct_lines(numbered: pl.DataFrame | pl.Series, layout: ExportLayout) 
     keep = {f"field_{i}": f.name for i, f in fields.items()}
     if "JobID" not in keep.values():
         keep[f"field_{id_index}"] = "JobID"  # JobIDRaw alone identifies the job
-    raw = raw.select(_as_clock(pl.col(src), layout.columns[int(src[6:])]).alias(dst)
-                     for src, dst in keep.items())  # fmt: skip
+    raw = raw.select(
+        _as_clock(pl.col(src), layout.columns[int(src[6:])]).alias(dst) for src, dst in keep.items()
+    )
     jobs, bad, bad_examples = _typed(raw)
     return ParseResult(
         jobs=jobs,

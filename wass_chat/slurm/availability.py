@@ -285,10 +285,14 @@ def _config_problem(path: Path | None, chosen: str, output: str) -> str:
     lines = [line for line in lines if line]
     if mixed := next((line for line in lines if "Incompatible Slurm plugin" in line), None):
         detail = mixed.split(": ", 1)[-1]
-        return (f"Slurm's commands and plugins are of different releases ({chosen}: {detail}); "
-                "set PluginDir to this release's plugins")  # fmt: skip
-    detail = next((line for line in lines if "error" in line.lower() or "parse" in line.lower()),
-                  lines[0] if lines else "scontrol --version failed")  # fmt: skip
+        return (
+            f"Slurm's commands and plugins are of different releases ({chosen}: {detail}); "
+            "set PluginDir to this release's plugins"
+        )
+    detail = next(
+        (line for line in lines if "error" in line.lower() or "parse" in line.lower()),
+        lines[0] if lines else "scontrol --version failed",
+    )
     return f"Slurm is not configured here: {chosen} is not a usable slurm.conf ({detail})"
 
 
@@ -306,13 +310,18 @@ def _check_controller(conf: SlurmConf | None, ran: list[str]) -> None:
     source = f" (SlurmctldHost in {conf.path})" if conf is not None else ""
     if not controllers:  # configless: no address of ours to try
         said = " ".join((done.stdout or done.stderr).split())[:160]
-        cause = (f"slurmctld did not answer scontrol ping within {PING_TIMEOUT_S:g} s"
-                 if timed_out else f"scontrol ping: {said or 'no answer'}")  # fmt: skip
+        cause = (
+            f"slurmctld did not answer scontrol ping within {PING_TIMEOUT_S:g} s"
+            if timed_out
+            else f"scontrol ping: {said or 'no answer'}"
+        )
     elif all(state == "refused" for state in states):
         cause = f"nothing listens at {where}{source}: slurmctld is not running there"
     elif any(state == "open" for state in states):
-        cause = (f"slurmctld at {where} accepts connections but does not answer scontrol ping "
-                 "(is munged running with the cluster's key?)")  # fmt: skip
+        cause = (
+            f"slurmctld at {where} accepts connections but does not answer scontrol ping "
+            "(is munged running with the cluster's key?)"
+        )
     else:
         waited = PING_TIMEOUT_S + CONNECT_TIMEOUT_S
         cause = f"slurmctld at {where}{source} does not answer (no reply within {waited:g} s)"

@@ -54,8 +54,14 @@ def installed_slurm_version() -> SlurmVersion | None:
             stand_in.write_text("ClusterName=probe\nSlurmctldHost=localhost\n")
             env["SLURM_CONF"] = str(stand_in)
         try:
-            done = subprocess.run(["scontrol", "--version"], capture_output=True, text=True,
-                                  timeout=VERSION_TIMEOUT_S, env=env, check=False)  # fmt: skip
+            done = subprocess.run(
+                ["scontrol", "--version"],
+                capture_output=True,
+                text=True,
+                timeout=VERSION_TIMEOUT_S,
+                env=env,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
     return parse_version(done.stdout)
@@ -85,8 +91,10 @@ def choose_backend(
     elif slurm is None:
         reason = f"{state}, but the installed Slurm's version is unknown"
     elif _release(pyslurm_version) != slurm.release:
-        reason = (f"{state} but is built for Slurm {'.'.join(pyslurm_version.split('.')[:2])}, "
-                  f"not {slurm.major}.{slurm.minor:02d}")  # fmt: skip
+        reason = (
+            f"{state} but is built for Slurm {'.'.join(pyslurm_version.split('.')[:2])}, "
+            f"not {slurm.major}.{slurm.minor:02d}"
+        )
     else:
         reason = f"{state} and matches, but wass-chat has no pyslurm code path yet"
     return BackendChoice("commands", slurm, pyslurm_version, reason)

@@ -20,9 +20,19 @@ from sim.errors import InputError, ServiceUnavailable
 from wass_chat.slurm.availability import ensure_slurm
 
 SACCT_FIELDS = (
-    "JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "Start", "End",
-    "Elapsed", "AllocCPUS", "Comment", "Reason",
-)  # fmt: skip
+    "JobID",
+    "JobName",
+    "State",
+    "ExitCode",
+    "NodeList",
+    "Submit",
+    "Start",
+    "End",
+    "Elapsed",
+    "AllocCPUS",
+    "Comment",
+    "Reason",
+)
 
 _UNREACHABLE = re.compile(
     r"Unable to contact slurm controller|Connection refused|Socket timed out|"
@@ -160,8 +170,20 @@ class SlurmCommands:
                 comment, name = parts[2].rsplit("|", 1)
                 found[parts[0]] = NamedJob(parts[0], name, parts[1], comment, live=True)
         fields = ("JobID", "State", "JobName", "Comment")
-        rows = self.run(["sacct", "-P", "-n", "-X", "-a", f"--name={wanted}", "-S", since,
-                         "-o", ",".join(fields)])  # fmt: skip
+        rows = self.run(
+            [
+                "sacct",
+                "-P",
+                "-n",
+                "-X",
+                "-a",
+                f"--name={wanted}",
+                "-S",
+                since,
+                "-o",
+                ",".join(fields),
+            ]
+        )
         for row in parse_parsable(rows, fields):
             if row["JobID"] not in found and row["JobID"].isdigit():
                 state = row["State"].split()[0] if row["State"] else ""
@@ -185,16 +207,27 @@ class SlurmCommands:
 
 
 _CAUSES = (
-    (re.compile(r"persistent connection to host:(?P<where>\S+?):? .*?(?P<why>Connection refused|"
-                r"timed out)|Problem talking to the database", re.I),
-     "the accounting daemon (slurmdbd) does not answer{at}"),
-    (re.compile(r"DNS SRV|dns_srv|Could not establish a configuration source|fetch_config", re.I),
-     "no slurm.conf here (set SLURM_CONF) and no DNS SRV record naming a controller"),
-    (re.compile(r"Unable to contact slurm controller|Connection refused|Socket timed out"),
-     "slurmctld does not answer at the address in slurm.conf"),
+    (
+        re.compile(
+            r"persistent connection to host:(?P<where>\S+?):? .*?(?P<why>Connection refused|"
+            r"timed out)|Problem talking to the database",
+            re.I,
+        ),
+        "the accounting daemon (slurmdbd) does not answer{at}",
+    ),
+    (
+        re.compile(
+            r"DNS SRV|dns_srv|Could not establish a configuration source|fetch_config", re.I
+        ),
+        "no slurm.conf here (set SLURM_CONF) and no DNS SRV record naming a controller",
+    ),
+    (
+        re.compile(r"Unable to contact slurm controller|Connection refused|Socket timed out"),
+        "slurmctld does not answer at the address in slurm.conf",
+    ),
     (re.compile(r"[Mm]unge"), "munge authentication failed (is munged running?)"),
     (re.compile(r"slurmdbd"), "the accounting daemon (slurmdbd) does not answer"),
-)  # fmt: skip
+)
 
 
 def unreachable_cause(message: str, limit: int = 160) -> str:

@@ -222,8 +222,9 @@ def nearest_job_ids(typed: str, queued: list[str], count: int = 3) -> list[str]:
         if len(a) == len(b):
             differ = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
             swapped = len(differ) == 2 and differ[1] == differ[0] + 1
-            return len(differ) == 1 or (swapped and a[differ[0]] == b[differ[1]]
-                                        and a[differ[1]] == b[differ[0]])  # fmt: skip
+            return len(differ) == 1 or (
+                swapped and a[differ[0]] == b[differ[1]] and a[differ[1]] == b[differ[0]]
+            )
         short, long = sorted((a, b), key=len)
         return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
@@ -328,10 +329,17 @@ def parse_running(text: str) -> list[RunningJob]:
             cpu_count = int(cpus) if cpus.isdigit() else 0
             jobs.append(
                 RunningJob(
-                    job, name, user, part, nodes, cpu_count, slurm_time(end), qos,
+                    job,
+                    name,
+                    user,
+                    part,
+                    nodes,
+                    cpu_count,
+                    slurm_time(end),
+                    qos,
                     set_or_empty(licenses),
                 )
-            )  # fmt: skip
+            )
     return jobs
 
 

@@ -18,12 +18,27 @@ from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.names import check_name
 
 UNUSABLE_STATES = frozenset(
-    {"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING", "INVAL", "FUTURE",
-     "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN", "MAINT", "UNKNOWN",
-     # newer releases' states: a registration that did not match slurm.conf (INVALID_REG,
-     # 23.02+), a node booting for a job or a reboot (POWERING_UP, REBOOT_ISSUED in 26.05)
-     "INVALID_REG", "POWERING_UP", "REBOOT_ISSUED"}
-)  # fmt: skip
+    {
+        "DOWN",
+        "DRAIN",
+        "DRAINED",
+        "DRAINING",
+        "FAIL",
+        "FAILING",
+        "INVAL",
+        "FUTURE",
+        "NOT_RESPONDING",
+        "POWERED_DOWN",
+        "POWERING_DOWN",
+        "MAINT",
+        "UNKNOWN",
+        # newer releases' states: a registration that did not match slurm.conf (INVALID_REG,
+        # 23.02+), a node booting for a job or a reboot (POWERING_UP, REBOOT_ISSUED in 26.05)
+        "INVALID_REG",
+        "POWERING_UP",
+        "REBOOT_ISSUED",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

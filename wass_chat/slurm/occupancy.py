@@ -115,16 +115,18 @@ def detailed_jobs(text: str) -> list[BusyJob]:
                 counts[name] = counts.get(name, 0) + per_node
         if not counts:  # no detail (select/linear): the whole NumCPUs over the nodes
             counts = _even(record.get("NumCPUs", "0"), expand(record.get("NodeList", "")))
-        jobs.append(BusyJob(
-            job_id=record.get("JobId", "?"),
-            user=record.get("UserId", "").split("(")[0],
-            partition=record.get("Partition", ""),
-            time_limit=record.get("TimeLimit", ""),
-            memory=_memory_flag(record),
-            cpus_by_node=_scaled(counts, record.get("NumCPUs", "")),
-            end=slurm_time(record.get("EndTime")),
-            array_task=_array_task(record.get("ArrayJobId"), record.get("ArrayTaskId")),
-        ))  # fmt: skip
+        jobs.append(
+            BusyJob(
+                job_id=record.get("JobId", "?"),
+                user=record.get("UserId", "").split("(")[0],
+                partition=record.get("Partition", ""),
+                time_limit=record.get("TimeLimit", ""),
+                memory=_memory_flag(record),
+                cpus_by_node=_scaled(counts, record.get("NumCPUs", "")),
+                end=slurm_time(record.get("EndTime")),
+                array_task=_array_task(record.get("ArrayJobId"), record.get("ArrayTaskId")),
+            )
+        )
     return jobs
 
 
@@ -189,19 +191,21 @@ def json_jobs(payload: Mapping[str, Any]) -> list[BusyJob] | None:
         end = structured.number(job.get("end_time"))
         if structured.is_infinite(job.get("time_limit")):
             end = None  # Slurm puts a year ahead; the text says EndTime=Unknown
-        jobs.append(BusyJob(
-            job_id=str(job.get("job_id", "?")),
-            user=structured.text(job.get("user_name")),
-            partition=structured.text(job.get("partition")),
-            time_limit=_time_limit(job.get("time_limit")),
-            memory=_json_memory(job),
-            cpus_by_node=tuple(counts.items()),
-            end=datetime.fromtimestamp(end) if end else None,
-            array_task=_array_task(
-                structured.number(job.get("array_job_id")),
-                structured.number(job.get("array_task_id")),
-            ),
-        ))  # fmt: skip
+        jobs.append(
+            BusyJob(
+                job_id=str(job.get("job_id", "?")),
+                user=structured.text(job.get("user_name")),
+                partition=structured.text(job.get("partition")),
+                time_limit=_time_limit(job.get("time_limit")),
+                memory=_json_memory(job),
+                cpus_by_node=tuple(counts.items()),
+                end=datetime.fromtimestamp(end) if end else None,
+                array_task=_array_task(
+                    structured.number(job.get("array_job_id")),
+                    structured.number(job.get("array_task_id")),
+                ),
+            )
+        )
     return jobs
 
 

@@ -107,10 +107,13 @@ def reconcile(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> Run
     else:
         state = "partly submitted"
         if record.state == "interrupted":
-            error = (f"the submission was interrupted: {submitted} of {len(decisions)} jobs "
-                     "are in Slurm, found by job name")  # fmt: skip
-    return settle_submission(runlog, record.run_id, decisions=tuple(decisions), state=state,
-                             error=error)  # fmt: skip
+            error = (
+                f"the submission was interrupted: {submitted} of {len(decisions)} jobs "
+                "are in Slurm, found by job name"
+            )
+    return settle_submission(
+        runlog, record.run_id, decisions=tuple(decisions), state=state, error=error
+    )
 
 
 def jobs_of_run(record: RunRecord, commands: SlurmCommands) -> dict[str, NamedJob | None]:

@@ -60,8 +60,9 @@ class SavedJob:
     settled: frozenset[str] = frozenset()
 
     def argv(self, job_ids: Mapping[str, str] | None = None) -> list[str]:
-        ids = [(job_ids or {}).get(p, f"{{job:{p}}}") for p in self.parents
-               if p not in self.settled]  # fmt: skip
+        ids = [
+            (job_ids or {}).get(p, f"{{job:{p}}}") for p in self.parents if p not in self.settled
+        ]
         args: list[str] = []
         for word in self.template:
             if word.startswith("--dependency=afterok:"):
@@ -76,9 +77,9 @@ class SavedJob:
 
 
 def _refuse(run: str, why: str) -> ApprovedPlanBroken:
-    return ApprovedPlanBroken(f"run {run}", [
-        f"{why}: nothing was resumed; `wass-chat cancel {run}` ends the run"
-    ])  # fmt: skip
+    return ApprovedPlanBroken(
+        f"run {run}", [f"{why}: nothing was resumed; `wass-chat cancel {run}` ends the run"]
+    )
 
 
 def _workflow_hash(workflow: dict[str, Any] | str) -> str:
@@ -95,13 +96,17 @@ def approved_jobs(record: RunRecord) -> tuple[SavedJob, ...]:
     :class:`ApprovedPlanBroken` (one line) for a record that fails any of them."""
     run, doc, digest = record.run_id, record.approved_plan, record.plan_digest
     if not doc or not digest:
-        raise _refuse(run, "no approved plan is recorded (submitted without a digest, or by "
-                      "an older version)")  # fmt: skip
+        raise _refuse(
+            run, "no approved plan is recorded (submitted without a digest, or by an older version)"
+        )
     actual = sha256_hex(canonical_json(doc))
     if actual != digest:
-        raise _refuse(run, f"its recorded plan (digest {actual[:SHORT_DIGEST]}) is not the "
-                      f"plan approved (digest {digest[:SHORT_DIGEST]}): the record was changed "
-                      "since")  # fmt: skip
+        raise _refuse(
+            run,
+            f"its recorded plan (digest {actual[:SHORT_DIGEST]}) is not the "
+            f"plan approved (digest {digest[:SHORT_DIGEST]}): the record was changed "
+            "since",
+        )
     try:
         if doc["run_id"] != run:
             raise _refuse(run, f"its approved plan is run {doc['run_id']}'s")
@@ -111,9 +116,15 @@ def approved_jobs(record: RunRecord) -> tuple[SavedJob, ...]:
             raise _refuse(run, f"its workflow cannot be read ({exc})") from exc
         if now != doc["workflow"]["sha256"]:
             raise _refuse(run, "its workflow changed since the plan was approved")
-        jobs = tuple(SavedJob(str(j["task"]), _job_name(j["sbatch"]),
-                              tuple(map(str, j["after"])), tuple(map(str, j["sbatch"])))
-                     for j in doc["jobs"])  # fmt: skip
+        jobs = tuple(
+            SavedJob(
+                str(j["task"]),
+                _job_name(j["sbatch"]),
+                tuple(map(str, j["after"])),
+                tuple(map(str, j["sbatch"])),
+            )
+            for j in doc["jobs"]
+        )
         nodes = {str(j["task"]): str(j["node"]) for j in doc["jobs"]}
     except (KeyError, TypeError, ValueError) as exc:
         raise _refuse(run, f"its approved plan is malformed ({exc!r})") from exc
@@ -146,10 +157,15 @@ class Resumption:
 def resumption_digest(resume: Resumption) -> str:
     """SHA-256 of what a person approves when resuming: the run, its plan's digest and every
     job to submit with its sbatch arguments as shown."""
-    return sha256_hex(canonical_json({
-        "run_id": resume.record.run_id, "plan_digest": resume.record.plan_digest,
-        "jobs": resume.shown(),
-    }))  # fmt: skip
+    return sha256_hex(
+        canonical_json(
+            {
+                "run_id": resume.record.run_id,
+                "plan_digest": resume.record.plan_digest,
+                "jobs": resume.shown(),
+            }
+        )
+    )
 
 
 def resumption(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> Resumption:
@@ -164,10 +180,13 @@ def resumption(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> Re
     if needs_reconciling(record):
         record = reconcile(record, commands, runlog)
     if record.state not in RESUMABLE:
-        raise InputError(f"run {run}", [
-            f"it is {record.state} ({record.jobs_line}): only a partly submitted or interrupted "
-            "run is resumed"
-        ])  # fmt: skip
+        raise InputError(
+            f"run {run}",
+            [
+                f"it is {record.state} ({record.jobs_line}): only a partly submitted or "
+                "interrupted run is resumed"
+            ],
+        )
     saved = approved_jobs(record)
     jobs = {d.task: d.job_id for d in record.decisions if d.job_id}
     todo = [j for j in saved if j.task not in jobs]
@@ -181,8 +200,10 @@ def resumption(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> Re
             continue
         if state in FINISHED_STATES:
             children = sorted(j.task for j in todo if parent in j.parents)
-            problems.append(f"task {parent}'s job {jobs[parent]} ended {state}, so "
-                            f"{', '.join(children)} could never run")  # fmt: skip
+            problems.append(
+                f"task {parent}'s job {jobs[parent]} ended {state}, so "
+                f"{', '.join(children)} could never run"
+            )
         waits_for[parent] = jobs[parent]
     if problems:
         raise InputError(f"run {run}", [*problems, f"`wass-chat cancel {run}` ends the run"])
@@ -210,14 +231,18 @@ def resume_run(
     record = resume.record
     actual = resumption_digest(resume)
     if approved_digest != actual:
-        raise PlanMismatch(f"run {record.run_id}", [
-            f"the jobs to resume (digest {actual[:SHORT_DIGEST]}) are not the ones approved "
-            f"(digest {str(approved_digest)[:SHORT_DIGEST]}); nothing was submitted"
-        ])  # fmt: skip
+        raise PlanMismatch(
+            f"run {record.run_id}",
+            [
+                f"the jobs to resume (digest {actual[:SHORT_DIGEST]}) are not the ones approved "
+                f"(digest {str(approved_digest)[:SHORT_DIGEST]}); nothing was submitted"
+            ],
+        )
     if not resume.jobs:
         return settle_submission(runlog, record.run_id, state="submitted", error=None)
     todo = {j.task for j in resume.jobs}
-    decisions = tuple(replace(d, state="PLANNED") if d.task in todo else d
-                      for d in record.decisions)  # fmt: skip
+    decisions = tuple(
+        replace(d, state="PLANNED") if d.task in todo else d for d in record.decisions
+    )
     restart = replace(record, decisions=decisions, error=None)
     return journaled_submission(restart, resume.jobs, commands, runlog, resume.waits_for)

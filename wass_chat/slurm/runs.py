@@ -43,9 +43,18 @@ from wass_chat.slurm.recovery import (
 from wass_chat.slurm.submission import SubmissionPlan
 
 FINISHED_STATES = frozenset(
-    {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
-     "BOOT_FAIL", "DEADLINE"}
-)  # fmt: skip
+    {
+        "COMPLETED",
+        "FAILED",
+        "CANCELLED",
+        "TIMEOUT",
+        "OUT_OF_MEMORY",
+        "NODE_FAIL",
+        "PREEMPTED",
+        "BOOT_FAIL",
+        "DEADLINE",
+    }
+)
 
 
 class Sbatchable(Protocol):
@@ -67,11 +76,15 @@ class PartlySubmitted(UserFacingError):
         self.record = record
         kept = len(record.job_ids)
         run = record.run_id
-        then = (f" The {kept} submitted jobs are kept: `wass-chat cancel {run}` cancels them, "
-                f"`wass-chat resume {run}` submits the rest." if kept
-                else f" No job was submitted: `wass-chat resume {run}` submits them.")  # fmt: skip
-        super().__init__(f"run {record.run_id} partly submitted: {record.jobs_line}; "
-                         f"{record.error}.{then}")  # fmt: skip
+        then = (
+            f" The {kept} submitted jobs are kept: `wass-chat cancel {run}` cancels them, "
+            f"`wass-chat resume {run}` submits the rest."
+            if kept
+            else f" No job was submitted: `wass-chat resume {run}` submits them."
+        )
+        super().__init__(
+            f"run {record.run_id} partly submitted: {record.jobs_line}; {record.error}.{then}"
+        )
 
 
 class DemoPlatformPlan(InputError):
@@ -86,20 +99,25 @@ def refuse_demo_platform(plan: SubmissionPlan) -> None:
     from sim.demo import demo_platform
 
     if plan.platform == demo_platform():
-        raise DemoPlatformPlan(f"run {plan.run_id}", [
-            f"it was planned on the embedded demo platform ({plan.platform.name}), not the "
-            "cluster's nodes: a demo plan is never submitted to Slurm (plan it on the cluster: "
-            "--platform from-slurm)"
-        ])  # fmt: skip
+        raise DemoPlatformPlan(
+            f"run {plan.run_id}",
+            [
+                f"it was planned on the embedded demo platform ({plan.platform.name}), not the "
+                "cluster's nodes: a demo plan is never submitted to Slurm (plan it on the cluster: "
+                "--platform from-slurm)"
+            ],
+        )
 
 
 class RecordNotRewritten(UserFacingError):
     """Every job went in and is journaled, but the run record could not be rewritten."""
 
     def __init__(self, run_id: str, jobs: int, cause: OutputError) -> None:
-        super().__init__(f"run {run_id}: {jobs} jobs submitted and journaled in "
-                         f"{run_id}.jobs, but the run record could not be rewritten "
-                         f"({cause}); status, runs and cancel read the journal")  # fmt: skip
+        super().__init__(
+            f"run {run_id}: {jobs} jobs submitted and journaled in "
+            f"{run_id}.jobs, but the run record could not be rewritten "
+            f"({cause}); status, runs and cancel read the journal"
+        )
 
 
 def platform_summary(plan: SubmissionPlan) -> dict[str, Any]:
@@ -115,8 +133,10 @@ def planned_record(
     (:func:`wass_chat.runlog.with_journal`); ``approved``: the digest a person approved and the
     document it hashes, kept as they were."""
     job_of = {job.task: job for job in plan.jobs}
-    decisions = tuple(replace(d, output=job_of[d.task].output.replace("%x", job_of[d.task].name))
-                      for d in plan.decisions)  # fmt: skip
+    decisions = tuple(
+        replace(d, output=job_of[d.task].output.replace("%x", job_of[d.task].name))
+        for d in plan.decisions
+    )
     return RunRecord(
         run_id=plan.run_id,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -163,9 +183,12 @@ def submit_plan(
 
 
 def journaled_submission(
-    record: RunRecord, jobs: Sequence[Sbatchable], commands: SlurmCommands, runlog: RunLog,
+    record: RunRecord,
+    jobs: Sequence[Sbatchable],
+    commands: SlurmCommands,
+    runlog: RunLog,
     known: Mapping[str, str] | None = None,
-) -> RunRecord:  # fmt: skip
+) -> RunRecord:
     """Submit ``jobs`` of ``record`` under its journal (``known``: job ids of parents already
     in Slurm), then settle the record; what :func:`submit_plan` and ``resume`` share."""
     with begin_submission(runlog, record) as journal:
@@ -193,15 +216,20 @@ def journaled_submission(
 
 def _final(record: RunRecord) -> dict[str, Any]:
     """The settled state and task states of a journaled run."""
-    decisions = tuple(d if d.job_id or d.state != "PLANNED" else replace(d, state=NOT_SUBMITTED)
-                      for d in record.decisions)  # fmt: skip
+    decisions = tuple(
+        d if d.job_id or d.state != "PLANNED" else replace(d, state=NOT_SUBMITTED)
+        for d in record.decisions
+    )
     return {"decisions": decisions, "state": record.state}
 
 
 def _submit_jobs(
-    jobs: Sequence[Sbatchable], commands: SlurmCommands, journal: SubmissionJournal,
-    record: RunRecord, known: Mapping[str, str],
-) -> str | None:  # fmt: skip
+    jobs: Sequence[Sbatchable],
+    commands: SlurmCommands,
+    journal: SubmissionJournal,
+    record: RunRecord,
+    known: Mapping[str, str],
+) -> str | None:
     """The sbatch loop: each task journaled before its sbatch and its job id the moment sbatch
     returns it. Returns None when every job went in, else why the loop stopped. A journal line
     that cannot be written raises :class:`OutputError` (the loop stops: nothing unrecorded)."""
@@ -222,19 +250,27 @@ def _submit_jobs(
 
 
 def _unanswered(
-    job: Sbatchable, number: int, total: int, exc: ServiceUnavailable, commands: SlurmCommands,
-    journal: SubmissionJournal, record: RunRecord,
-) -> str:  # fmt: skip
+    job: Sbatchable,
+    number: int,
+    total: int,
+    exc: ServiceUnavailable,
+    commands: SlurmCommands,
+    journal: SubmissionJournal,
+    record: RunRecord,
+) -> str:
     """Why the loop stopped at an sbatch that did not answer, after asking Slurm (once) for a
     job of that name; a job found is journaled."""
     said = f"sbatch of job {number} of {total} ({job.task}) did not answer ({exc.one_line()})"
     try:
-        found = [j for j in commands.jobs_named([job.name], sacct_since(record))
-                 if j.name == job.name]  # fmt: skip
+        found = [
+            j for j in commands.jobs_named([job.name], sacct_since(record)) if j.name == job.name
+        ]
     except UserFacingError as again:
-        return (f"{said}; Slurm did not answer when asked for it either ({again.one_line()}): "
-                "whether it took the job in is not known yet, `wass-chat status "
-                f"{record.run_id}` asks again")  # fmt: skip
+        return (
+            f"{said}; Slurm did not answer when asked for it either ({again.one_line()}): "
+            "whether it took the job in is not known yet, `wass-chat status "
+            f"{record.run_id}` asks again"
+        )
     if not found:
         return f"{said}; Slurm, asked by job name, has no such job"
     journal.submitted(job.task, found[0].job_id)
@@ -307,18 +343,22 @@ def unfinished_jobs(record: RunRecord, commands: SlurmCommands, runlog: RunLog) 
     has under its job names (an interrupted submission's), in id order; cancels nothing.
     Refuses while a process is still submitting the run (its next jobs would be missed)."""
     if record.state == "submitting":
-        raise UserFacingError(f"run {record.run_id} is still being submitted; cancel it once "
-                              "the submission has ended")  # fmt: skip
+        raise UserFacingError(
+            f"run {record.run_id} is still being submitted; cancel it once the submission has ended"
+        )
     if needs_reconciling(record):
         record = reconcile(record, commands, runlog)
     named = jobs_of_run(record, commands)
     live = commands.queue([j for j, found in named.items() if found is None])
     return sorted(
         {j for j, q in live.items() if q.state not in FINISHED_STATES}
-        | {j for j, found in named.items()
-           if found is not None and found.live and found.state not in FINISHED_STATES},
+        | {
+            j
+            for j, found in named.items()
+            if found is not None and found.live and found.state not in FINISHED_STATES
+        },
         key=int,
-    )  # fmt: skip
+    )
 
 
 def cancel_run(

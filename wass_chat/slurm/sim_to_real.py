@@ -188,8 +188,9 @@ def wait_until_finished(
             return statuses
         if time.monotonic() > deadline:
             states = {s.task: s.state for s in statuses}
-            raise ServiceUnavailable(f"run {record.run_id} not finished after {timeout_s:.0f} s: "
-                                     f"{states}")  # fmt: skip
+            raise ServiceUnavailable(
+                f"run {record.run_id} not finished after {timeout_s:.0f} s: {states}"
+            )
         time.sleep(poll_s)
 
 
@@ -227,8 +228,7 @@ def bench_sim_to_real(
     finished: list[tuple[str, RunRecord, list[TaskStatus], SimToReal]] = []
     for scheduler in schedulers:
         run_id = new_run_id()
-        plan = plan_submission(workflow, platform, scheduler, run_id, out_dir / run_id,
-                               scale=scale)  # fmt: skip
+        plan = plan_submission(workflow, platform, scheduler, run_id, out_dir / run_id, scale=scale)
         record = submit_plan(plan, commands, runlog)
         statuses = wait_until_finished(record, commands, runlog, timeout_s)
         record = runlog.get(record.run_id)
@@ -242,6 +242,13 @@ def bench_sim_to_real(
         following = finished[(k + 1) % len(finished)][3]
         other = following.dispatch_overhead_s if len(finished) > 1 else None
         crossed = compare_run(record, statuses, overhead_s=other) if other is not None else None
-        rows.append(BenchRow(scheduler, record.run_id, comparison, other,
-                             crossed.corrected_error if crossed else None))  # fmt: skip
+        rows.append(
+            BenchRow(
+                scheduler,
+                record.run_id,
+                comparison,
+                other,
+                crossed.corrected_error if crossed else None,
+            )
+        )
     return rows

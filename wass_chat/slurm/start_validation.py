@@ -65,11 +65,24 @@ class QueueJob:
     def sbatch_argv(self) -> list[str]:
         per_node = -(-self.cpus // self.nodes)
         return [
-            "-J", JOB_NAME, "-p", self.partition, "-N", str(self.nodes),
-            "--ntasks-per-node=1", "-c", str(per_node), "--mem=100M",
-            "-t", str(self.limit_min), f"--nice={self.nice}", "-o", "/dev/null",
-            "--wrap", f"sleep {self.limit_min * 60}",
-        ]  # fmt: skip
+            "-J",
+            JOB_NAME,
+            "-p",
+            self.partition,
+            "-N",
+            str(self.nodes),
+            "--ntasks-per-node=1",
+            "-c",
+            str(per_node),
+            "--mem=100M",
+            "-t",
+            str(self.limit_min),
+            f"--nice={self.nice}",
+            "-o",
+            "/dev/null",
+            "--wrap",
+            f"sleep {self.limit_min * 60}",
+        ]
 
 
 def make_queue(n_pending: int, seed: int = 0) -> tuple[list[QueueJob], list[QueueJob]]:

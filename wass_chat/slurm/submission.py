@@ -268,13 +268,24 @@ def plan_submission(
     if predictions is not None:
         planned_on = {
             "runtimes": {t.id: t.runtime for t in planned_wf.tasks},
-            "slowdowns": {n.name: n.speed / p.speed
-                          for n, p in zip(platform.nodes, planned_pf.nodes, strict=True)},
-        }  # fmt: skip
+            "slowdowns": {
+                n.name: n.speed / p.speed
+                for n, p in zip(platform.nodes, planned_pf.nodes, strict=True)
+            },
+        }
     return SubmissionPlan(
-        run_id, name, workflow, platform, predicted, tuple(jobs), tuple(decisions), scale,
-        occupancy, estimates=estimates, planned_on=planned_on,
-    )  # fmt: skip
+        run_id,
+        name,
+        workflow,
+        platform,
+        predicted,
+        tuple(jobs),
+        tuple(decisions),
+        scale,
+        occupancy,
+        estimates=estimates,
+        planned_on=planned_on,
+    )
 
 
 def plan_new_run(
@@ -301,11 +312,19 @@ def plan_new_run(
     queue = queue_holds(live, platform) if live is not None else None
     run_id = new_run_id()
     plan = plan_submission(
-        workflow, platform, scheduler, run_id, runs_dir / run_id, scale=scale, pin=pin,
-        partition=partition, network_model=network_model,
-        occupancy=queue.occupancy if queue else NO_OCCUPANCY, predictions=predictions,
+        workflow,
+        platform,
+        scheduler,
+        run_id,
+        runs_dir / run_id,
+        scale=scale,
+        pin=pin,
+        partition=partition,
+        network_model=network_model,
+        occupancy=queue.occupancy if queue else NO_OCCUPANCY,
+        predictions=predictions,
         estimates=estimates,
-    )  # fmt: skip
+    )
     if live is None or queue is None:
         return plan
     return replace(plan, busy_jobs=cluster_occupancy(live, platform).jobs, queue=queue)

@@ -130,8 +130,10 @@ def ungrounded(text: str, facts: Mapping[str, Any], strict: bool = False) -> lis
     problems += [f"number {n} is not in the facts" for n in verdict.unsupported_numbers]
     problems += [f"id {i} is not in the facts" for i in verdict.unknown_ids]
     problems += [f"claims an action not taken: {c}" for c in false_claims(text, facts)]
-    problems += [f"suggests a destructive command not in the facts: {c}"
-                 for c in unsafe_commands(text, fact_strings(facts))]  # fmt: skip
+    problems += [
+        f"suggests a destructive command not in the facts: {c}"
+        for c in unsafe_commands(text, fact_strings(facts))
+    ]
     return problems
 
 

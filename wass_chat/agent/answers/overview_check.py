@@ -44,8 +44,10 @@ def overview_problems(text: str, figures: Mapping[str, Any]) -> list[str]:
     for group in _TIED_IDLE.findall(body):
         named = {n.strip() for n in _NAME_SPLIT.split(group.split(". ")[-1]) if n.strip()}
         if named != leaders or len(leaders) < 2:
-            found.append(f"tied for the most idle: {sorted(named)}, but the exact leaders are "
-                         f"{sorted(leaders)}")  # fmt: skip
+            found.append(
+                f"tied for the most idle: {sorted(named)}, but the exact leaders are "
+                f"{sorted(leaders)}"
+            )
     for share in re.findall(r"(\d+(?:\.\d+)?)% of (?:the )?(?:\d[\d,]* )?(?:jobs|pending)", body):
         if float(share) > 100:
             found.append(f"a share of {share}% of the jobs")

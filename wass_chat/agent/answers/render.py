@@ -92,9 +92,11 @@ def _sources(f: Facts) -> str:
         for c in f.get("cases", [])
         if not real or c["case_id"] != real["case_id"]
     ]
-    parts += [f"case {lit(u['case_id'])} ({lit(u['source'])}, written by "
-              f"{lit(u['written_by'] or 'unknown')}; {u['why']}: not cited as a real run)"
-              for u in f.get("unconfirmed_cases", [])]  # fmt: skip
+    parts += [
+        f"case {lit(u['case_id'])} ({lit(u['source'])}, written by "
+        f"{lit(u['written_by'] or 'unknown')}; {u['why']}: not cited as a real run)"
+        for u in f.get("unconfirmed_cases", [])
+    ]
     return "**Sources:** " + ", ".join(parts) + "."
 
 

@@ -164,15 +164,19 @@ def render_cluster(f: Facts) -> str:
         if "condition" not in n:  # the demo platform's simulated nodes
             lines.append(f"- {lit(n['name'])}: {lit(n['state'])}, {n['cores']} cores")
             continue
-        reason = f' ("{lit(n["reason"])}"' + (
-            f", {lit(n['reason_by'])} at {n['reason_since']})" if n["reason_by"] else ")"
-        ) if n["reason"] else ""  # fmt: skip
+        reason = (
+            f' ("{lit(n["reason"])}"'
+            + (f", {lit(n['reason_by'])} at {n['reason_since']})" if n["reason_by"] else ")")
+            if n["reason"]
+            else ""
+        )
         parts = ", ".join(n["partitions"])
         lines.append(
             f"- {lit(n['name'])}: {n['condition']}{reason}; {n['allocated_cores']} of "
-            f"{n['cores']} CPUs in use" + (f"; partitions {lit(parts)}" if parts else "")
+            f"{n['cores']} CPUs in use"
+            + (f"; partitions {lit(parts)}" if parts else "")
             + f" (state {lit(n['state'])})"
-        )  # fmt: skip
+        )
         if f.get("node"):
             lines += [
                 f"  - job {lit(j['job_id'])} of {lit(j['user'])}: {j['cpus']} CPUs"

@@ -64,7 +64,10 @@ class ModelSummaryWriter:
 
         model = ModelServer.of(self.settings).model
         failures: tuple[type[BaseException], ...] = (
-            httpx.HTTPError, *connection_errors(self.settings), OSError, ValueError
+            httpx.HTTPError,
+            *connection_errors(self.settings),
+            OSError,
+            ValueError,
         )
         try:
             reply = chat_model(self.settings).invoke(

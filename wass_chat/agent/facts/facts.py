@@ -216,10 +216,15 @@ class Facts:
         found = []
         for c in kb.query(workflow, platform, k=k):
             facts = CaseFacts(
-                case_id=c.case_id, similarity=c.similarity, scheduler=c.scheduler,
-                makespan_s=c.makespan, workflow=c.workflow, platform=c.platform, source=c.source,
+                case_id=c.case_id,
+                similarity=c.similarity,
+                scheduler=c.scheduler,
+                makespan_s=c.makespan,
+                workflow=c.workflow,
+                platform=c.platform,
+                source=c.source,
                 outcome=f"{c.scheduler} achieved {c.makespan:.1f} s ({c.source})",
-            )  # fmt: skip
+            )
             if c.real and c.record is not None and (run := real_run_facts(c.record)) is not None:
                 said = standing(c.record, kb.accounting)
                 if said.confirmed:
@@ -391,10 +396,13 @@ def real_case(
 
     own = real_source(run.run_id)
     found = [
-        c for c in kb.cases_on(run.platform, PLATFORM_HISTORY)
-        if is_real(c.source) and c.workflow_hash == workflow_hash(run.workflow)
-        and task in c.timeline and c.real is not None
-    ]  # fmt: skip
+        c
+        for c in kb.cases_on(run.platform, PLATFORM_HISTORY)
+        if is_real(c.source)
+        and c.workflow_hash == workflow_hash(run.workflow)
+        and task in c.timeline
+        and c.real is not None
+    ]
     found.sort(key=lambda c: c.source == own)  # most recent first (cases_on's order), stable
     unconfirmed: list[UnconfirmedCaseFacts] = []
     for case in found:
@@ -402,8 +410,14 @@ def real_case(
         if said.confirmed:
             return _real_case_facts(case, run, task, said.words), unconfirmed
         if kb.sources is None:
-            unconfirmed.append(UnconfirmedCaseFacts(case_id=case.case_id, source=case.source,
-                                                    written_by=case.written_by, why=said.words))
+            unconfirmed.append(
+                UnconfirmedCaseFacts(
+                    case_id=case.case_id,
+                    source=case.source,
+                    written_by=case.written_by,
+                    why=said.words,
+                )
+            )
     return None, unconfirmed
 
 

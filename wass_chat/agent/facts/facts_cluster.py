@@ -130,10 +130,14 @@ class ClusterFacts:
         ref = (platform or "slurm").strip().lower()
         live = not note and ref in {"slurm", "from-slurm", "cluster"}  # plan from its jobs
         plan = plan_new_run(
-            wf, pf, scheduler, self.settings.runs_dir,
+            wf,
+            pf,
+            scheduler,
+            self.settings.runs_dir,
             live=SlurmCommands(timeout=10) if live else None,
-            partition=self.settings.slurm_partition, network_model=self.network_model,
-        )  # fmt: skip
+            partition=self.settings.slurm_partition,
+            network_model=self.network_model,
+        )
         facts = self._plan_facts(plan, workflow, platform or ("demo" if note else "slurm"), note)
         if live:
             facts["cluster"] = plan.occupancy.summary(pf)
@@ -174,11 +178,15 @@ class ClusterFacts:
         by_task = {j["task"]: j for j in original["jobs"]}
         for job in edited.get("jobs", []):
             known = by_task.get(str(job.get("task")), {})
-            other = sorted(k for k, v in job.items() if k not in ("task", "node")
-                           and known and known.get(k) != v)  # fmt: skip
+            other = sorted(
+                k
+                for k, v in job.items()
+                if k not in ("task", "node") and known and known.get(k) != v
+            )
             if other:
-                problems.append(f"job {job.get('task')!r}: only its node can be edited, "
-                                f"not {', '.join(other)}")  # fmt: skip
+                problems.append(
+                    f"job {job.get('task')!r}: only its node can be edited, not {', '.join(other)}"
+                )
         if problems:
             raise InputError("edited plan", problems)
         wf = self.sources.workflow(original["workflow_ref"])
@@ -206,8 +214,9 @@ class ClusterFacts:
             str(original.get("platform_ref") or ""),
             str(original.get("note") or ""),
         )
-        extra = {k: v for k, v in original.items()
-                 if k in ("cluster", "busy_jobs", "predicted_start")}  # fmt: skip
+        extra = {
+            k: v for k, v in original.items() if k in ("cluster", "busy_jobs", "predicted_start")
+        }
         return {**dict(facts), **extra, "edited": True}
 
     def execute_submission(self, plan: dict[str, Any], digest: str) -> dict[str, Any]:
@@ -485,9 +494,11 @@ def _refresh_from_slurm(record: Any, log: Any, knowledge_base: Callable[[], Any]
 
     try:
         seen = refresh_and_learn(
-            record, commands.SlurmCommands(timeout=10), log,
+            record,
+            commands.SlurmCommands(timeout=10),
+            log,
             lambda: nullcontext(knowledge_base()),
-        )  # fmt: skip
+        )
     except ServiceUnavailable as exc:
         return f"states as last logged: {exc.one_line()}"
     if seen.learn_error:

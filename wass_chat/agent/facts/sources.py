@@ -201,13 +201,15 @@ class Sources:
                 trusted = self.settings.kb_sources  # the sources a site lets answers cite
                 sacct = SlurmCommands(timeout=15)  # confirms a learned run before it is stored
                 if self.settings.chroma_mode == "http":
-                    self._kb = store.KnowledgeBase(self.settings.kb_target(), sources=trusted,
-                                                   accounting=sacct)  # fmt: skip
+                    self._kb = store.KnowledgeBase(
+                        self.settings.kb_target(), sources=trusted, accounting=sacct
+                    )
                     return self._kb
                 if stored_cases(self.settings.kb_dir) == 0:
                     build_demo_kb(self.settings.kb_dir, work)
-                self._kb = store.KnowledgeBase(self.settings.kb_dir, sources=trusted,
-                                               accounting=sacct)  # fmt: skip
+                self._kb = store.KnowledgeBase(
+                    self.settings.kb_dir, sources=trusted, accounting=sacct
+                )
             return self._kb
         finally:
             self._kb_lock.release()

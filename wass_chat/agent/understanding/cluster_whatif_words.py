@@ -28,12 +28,47 @@ from wass_chat.agent.understanding.period_words import COUNT, count_word
 _DURATION = r"(\d+(?:\.\d+)?|an?|one|two|three|four|five|six|ten|twelve)\s*-?\s*"
 _UNIT = r"(h|hrs?|hours?|d|days?|min|mins|minutes?)\b"
 _HOURS = {"h": 1.0, "hr": 1.0, "hrs": 1.0, "hour": 1.0, "hours": 1.0, "d": 24.0, "day": 24.0}
-_NOT_PARTITIONS = frozenset((
-    "the", "a", "an", "cluster", "queue", "system", "site", "machine", "it", "them", "more",
-    "extra", "new", "additional", "compute", "idle", "of", "our", "its", "their", "all", "every",
-    "each", "nodes", "node", "partition", "pool", "we", "us", "fewer", "less", "gpu", "cpu",
-    "run", "jobs", "job", "users",
-))  # fmt: skip
+_NOT_PARTITIONS = frozenset(
+    (
+        "the",
+        "a",
+        "an",
+        "cluster",
+        "queue",
+        "system",
+        "site",
+        "machine",
+        "it",
+        "them",
+        "more",
+        "extra",
+        "new",
+        "additional",
+        "compute",
+        "idle",
+        "of",
+        "our",
+        "its",
+        "their",
+        "all",
+        "every",
+        "each",
+        "nodes",
+        "node",
+        "partition",
+        "pool",
+        "we",
+        "us",
+        "fewer",
+        "less",
+        "gpu",
+        "cpu",
+        "run",
+        "jobs",
+        "job",
+        "users",
+    )
+)
 """Words next to "nodes" that name no partition ("8 more nodes", "nodes to the cluster")."""
 
 
@@ -65,18 +100,30 @@ def node_changes(lowered: str) -> dict[str, Any]:
     batch``) or a percentage (``10% fewer nodes``, ``a 10% bigger cluster``)."""
     out: dict[str, Any] = {}
     node = r"(?:(?:more|extra|new|additional|fewer|less)\s+)?(?:([a-z][\w-]*)\s+)?nodes?\b"
-    added = re.search(
-        r"\b(?:add\w*|buy\w*|bought|gets?|got|install\w*|with|had|have|plus|another)\s+"
-        + COUNT + r"\s+(?!(?:fewer|less)\b)" + node, lowered  # "had 2 fewer nodes" removes
-    ) or re.search(r"\b" + COUNT + r"\s+(?:more|extra|new|additional)\s+(?:([a-z][\w-]*)\s+)?"
-                   r"nodes?\b", lowered)  # fmt: skip
+    added = (
+        re.search(
+            r"\b(?:add\w*|buy\w*|bought|gets?|got|install\w*|with|had|have|plus|another)\s+"
+            + COUNT
+            + r"\s+(?!(?:fewer|less)\b)"
+            + node,
+            lowered,  # "had 2 fewer nodes" removes
+        )
+        or re.search(
+            r"\b" + COUNT + r"\s+(?:more|extra|new|additional)\s+(?:([a-z][\w-]*)\s+)?"
+            r"nodes?\b",
+            lowered,
+        )
+    )
     removed = re.search(
         r"\b(?:remov\w*|drop\w*|los[et]\w*|retir\w*|decommission\w*|without|minus|take\s+away|"
         r"fewer|less)\s+" + COUNT + r"\s+" + node,
         lowered,
     ) or re.search(r"\b" + COUNT + r"\s+(?:fewer|less)\s+(?:([a-z][\w-]*)\s+)?nodes?\b", lowered)
-    removed = removed or re.search(r"\b" + COUNT + r"\s+" + node + r"\s+(?:were|are|was|get|got)"
-                                   r"\s+(?:removed|retired|lost|dropped)", lowered)  # fmt: skip
+    removed = removed or re.search(
+        r"\b" + COUNT + r"\s+" + node + r"\s+(?:were|are|was|get|got)"
+        r"\s+(?:removed|retired|lost|dropped)",
+        lowered,
+    )
     for key, match in (("add_nodes", added), ("remove_nodes", removed)):
         if match:
             out[key] = count_word(match.group(1))
@@ -85,16 +132,22 @@ def node_changes(lowered: str) -> dict[str, Any]:
                 out["node_type"] = word
             elif part := _partition_word(word):
                 out["partition"] = part
-    if m := re.search(r"\b(\d+(?:\.\d+)?)\s*(?:%|percent)\s+(more|fewer|less|bigger|larger|"
-                      r"smaller)\b", lowered):  # fmt: skip
+    if m := re.search(
+        r"\b(\d+(?:\.\d+)?)\s*(?:%|percent)\s+(more|fewer|less|bigger|larger|"
+        r"smaller)\b",
+        lowered,
+    ):
         sign = 1 if m.group(2) in ("more", "bigger", "larger") else -1
         out["nodes_pct"] = sign * float(m.group(1))
     elif m := re.search(_RESIZED, lowered):
         sign = -1 if m.group(1)[:2] in ("sh", "cu", "re") else 1
         out["nodes_pct"] = sign * float(m.group(2))
     if "add_nodes" in out or "remove_nodes" in out:
-        where = re.search(r"\bnodes?\s+(?:to|from|in|into|for|of)\s+(?:the\s+)?(?:partition\s+)?"
-                          r"([a-z][\w-]*)", lowered)  # fmt: skip
+        where = re.search(
+            r"\bnodes?\s+(?:to|from|in|into|for|of)\s+(?:the\s+)?(?:partition\s+)?"
+            r"([a-z][\w-]*)",
+            lowered,
+        )
         if where and (part := _partition_word(where.group(1))):
             out.setdefault("partition", part)
     return out
@@ -106,8 +159,10 @@ def time_limit_h(lowered: str) -> float | None:
     limit = r"(?:time\s+)?(?:cap|limit|max\s*-?\s*time|maxtime|wall\s*time\s+(?:limit|cap))\b"
     if m := re.search(r"\b" + _DURATION + _UNIT + r"\s+" + limit, lowered):
         return _hours(m.group(1), m.group(2))
-    after = (r"\b(?:cap\w*|limit\w*|max\s*-?\s*time|maxtime|time\s+limit)\b[^.?!,]{0,40}?"
-             r"\b(?:at|to|of|=|were|was|is|be|set\s+to)\s+")  # fmt: skip
+    after = (
+        r"\b(?:cap\w*|limit\w*|max\s*-?\s*time|maxtime|time\s+limit)\b[^.?!,]{0,40}?"
+        r"\b(?:at|to|of|=|were|was|is|be|set\s+to)\s+"
+    )
     if m := re.search(after + _DURATION + _UNIT, lowered):
         return _hours(m.group(1), m.group(2))
     return None
@@ -131,13 +186,19 @@ def power_saving(lowered: str) -> dict[str, Any]:
     ):
         return {}
     out: dict[str, Any] = {"power_off_after_min": 30.0}
-    if m := re.search(r"\b(?:after|idle\s+for|idle\s+over|idle\s+longer\s+than)\s+" + _DURATION
-                      + _UNIT, lowered):  # fmt: skip
+    if m := re.search(
+        r"\b(?:after|idle\s+for|idle\s+over|idle\s+longer\s+than)\s+" + _DURATION + _UNIT, lowered
+    ):
         out["power_off_after_min"] = round(_hours(m.group(1), m.group(2)) * 60, 3)
-    boot = re.search(r"\bboot\w*\s+(?:time\s+)?(?:takes\s+|of\s+|is\s+|in\s+|lasts\s+)?"
-                     + _DURATION + r"(s|secs?|seconds?|min|mins|minutes?)\b", lowered)  # fmt: skip
-    boot = boot or re.search(r"\b" + _DURATION + r"(s|secs?|seconds?|min|mins|minutes?)\s+boot",
-                             lowered)  # fmt: skip
+    boot = re.search(
+        r"\bboot\w*\s+(?:time\s+)?(?:takes\s+|of\s+|is\s+|in\s+|lasts\s+)?"
+        + _DURATION
+        + r"(s|secs?|seconds?|min|mins|minutes?)\b",
+        lowered,
+    )
+    boot = boot or re.search(
+        r"\b" + _DURATION + r"(s|secs?|seconds?|min|mins|minutes?)\s+boot", lowered
+    )
     if boot:
         seconds = _number(boot.group(1)) * (60 if boot.group(2).startswith("min") else 1)
         out["boot_time_s"] = int(seconds)
@@ -165,8 +226,9 @@ def batch_scheduler(lowered: str) -> str | None:
         return "sjf"
     if re.search(r"\beasy\s+backfill", lowered):
         return "easy"
-    if re.search(r"\b(?:without|no|turn\w*\s+off|disabl\w*|drop\w*)\s+(?:the\s+)?backfill",
-                 lowered):  # fmt: skip
+    if re.search(
+        r"\b(?:without|no|turn\w*\s+off|disabl\w*|drop\w*)\s+(?:the\s+)?backfill", lowered
+    ):
         return "priority"
     return None
 
@@ -207,11 +269,13 @@ def priority_weights(lowered: str) -> str | None:
         for m in re.finditer(r"\b" + pattern, lowered):
             found.setdefault(_factor(m.group(1)), int(m.group(2)))
     if found:
-        for m in re.finditer(r"\band\s+" + _FACTOR + r"\s+(?:weight\s+)?(?:to\s+|=\s*)?(\d+)\b",
-                             lowered):  # fmt: skip
+        for m in re.finditer(
+            r"\band\s+" + _FACTOR + r"\s+(?:weight\s+)?(?:to\s+|=\s*)?(\d+)\b", lowered
+        ):
             found.setdefault(_factor(m.group(1)), int(m.group(2)))
-    for m in re.finditer(r"\b(?:turn\w*\s+off|no|without|disabl\w*|drop\w*)\s+(?:the\s+)?"
-                         + _FACTOR + r"\b", lowered):  # fmt: skip
+    for m in re.finditer(
+        r"\b(?:turn\w*\s+off|no|without|disabl\w*|drop\w*)\s+(?:the\s+)?" + _FACTOR + r"\b", lowered
+    ):
         found.setdefault(_factor(m.group(1)), 0)
     return ",".join(f"{k}={v}" for k, v in found.items()) or None
 
@@ -265,7 +329,7 @@ QUEUE_WORDS = re.compile(
 WORKFLOW_WORDS = re.compile(r"\b(makespan|workflows?|my\s+run|the\s+run|tasks?|finish\w*)\b", re.I)
 STRONG_CHANGES = frozenset(
     ("max_time_h", "power_off_after_min", "predict_walltime", "scheduler", "weights", "nodes_pct")
-)  # fmt: skip
+)
 """Changes only the cluster replay makes: with one of them, the question is the cluster's."""
 ENERGY_WORDS = re.compile(
     r"\b(energy|kwh|kilowatt[\s-]?hours?|electricity|power\s+(?:consum\w*|usage|use|used)|"

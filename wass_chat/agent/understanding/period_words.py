@@ -11,13 +11,36 @@ import re
 from datetime import date, timedelta
 
 NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "twelve": 12, "twenty": 20, "a": 1, "an": 1, "a couple of": 2,
-}  # fmt: skip
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "twelve": 12,
+    "twenty": 20,
+    "a": 1,
+    "an": 1,
+    "a couple of": 2,
+}
 MONTHS = (
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
-)  # fmt: skip
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 COUNT = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|an?)"
 
 
@@ -62,8 +85,12 @@ def find_period(text: str, today: date | None = None) -> str | None:
         return _days(today - timedelta(days=1), 1)
     if re.search(r"\btoday\b", lowered):
         return _days(today, 1)
-    if m := re.search(r"\b(?:last|past|previous|over the last|in the last)\s+" + COUNT
-                      + r"\s+(hours?|days?|weeks?|months?)\b", lowered):  # fmt: skip
+    if m := re.search(
+        r"\b(?:last|past|previous|over the last|in the last)\s+"
+        + COUNT
+        + r"\s+(hours?|days?|weeks?|months?)\b",
+        lowered,
+    ):
         n, unit = count_word(m.group(1)), m.group(2)
         return f"{n * 30}d" if unit.startswith("month") else f"{n}{unit[0]}"
     if re.search(r"\b(?:last|past|previous)\s+(?:24\s*h(?:ours)?|day)\b", lowered):

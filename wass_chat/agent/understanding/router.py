@@ -290,8 +290,9 @@ def _with_cues(
         ):
             boost[name] = boost.get(name, 0.0) + 0.05
     if _about_the_cluster(text, slots):  # "what's running right now?", as `/status` alone is
-        readings = [r if r.intent != "run_status" else replace(r, intent="cluster_status")
-                    for r in readings]  # fmt: skip
+        readings = [
+            r if r.intent != "run_status" else replace(r, intent="cluster_status") for r in readings
+        ]
     adjusted = [Reading(r.intent, r.score + boost.get(r.intent, 0.0), r.exemplar) for r in readings]
     best: dict[str, Reading] = {}
     for r in sorted(adjusted, key=lambda r: -r.score):

@@ -67,15 +67,17 @@ def bandwidth_factor(lowered: str) -> float | None:
     if m := re.search(r"\b" + _FACTOR + scaled + r"(" + _UP + "|" + _DOWN + r")\b", lowered):
         factor = _number(m.group(1))
         return factor if re.fullmatch(_UP, m.group(2)) else 1 / factor if factor else None
-    if m := re.search(r"\b(" + _UP + "|" + _DOWN + r")\b[^.?!]{0,30}?\(?\b" + _FACTOR + r"\s*x\b",
-                      lowered):  # fmt: skip
+    if m := re.search(
+        r"\b(" + _UP + "|" + _DOWN + r")\b[^.?!]{0,30}?\(?\b" + _FACTOR + r"\s*x\b", lowered
+    ):
         factor = _number(m.group(2))
         return factor if re.fullmatch(_UP, m.group(1)) else 1 / factor if factor else None
     if re.search(r"\b(?:doubl\w*|twice)\b", lowered):
         return 0.5 if re.search(r"\btwice\s+as\s+" + _DOWN + r"\b", lowered) else 2.0
     if re.search(r"\bhal(?:f|ve|ves|ved|ving)\b", lowered):
         return 2.0 if re.search(r"\bhalf\s+(?:the\s+)?(?:transfer\s+)?time\b", lowered) else 0.5
-    if m := re.search(r"\b(?:bandwidth|bw)\s*(?:x|\*|by|factor|=|times)?\s*(\d+(?:\.\d+)?)\b",
-                      lowered):  # fmt: skip
+    if m := re.search(
+        r"\b(?:bandwidth|bw)\s*(?:x|\*|by|factor|=|times)?\s*(\d+(?:\.\d+)?)\b", lowered
+    ):
         return float(m.group(1))
     return None

@@ -119,8 +119,9 @@ def run_array(
     outcome = watch(commands, directory, report)
     missing = sorted(set(range(plan.tasks)) - outcome.progress.done)
     if missing:
-        states = ", ".join(f"task {t}: {outcome.progress.failed.get(t, 'UNKNOWN')}"
-                           for t in missing)  # fmt: skip
+        states = ", ".join(
+            f"task {t}: {outcome.progress.failed.get(t, 'UNKNOWN')}" for t in missing
+        )
         raise ArrayIncomplete(
             f"{len(missing)} of {plan.tasks} array tasks ended without a shard ({states});"
             f" run the same command again to re-run only them (logs: {directory / 'logs'};"

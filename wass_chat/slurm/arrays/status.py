@@ -12,10 +12,22 @@ from sim.array_plan import finished_tasks, read_plan
 from wass_chat.slurm.arrays.submissions import latest_job
 from wass_chat.slurm.commands import SlurmCommands
 
-ACTIVE = frozenset({
-    "PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD",
-    "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED",
-})  # fmt: skip
+ACTIVE = frozenset(
+    {
+        "PENDING",
+        "CONFIGURING",
+        "RUNNING",
+        "COMPLETING",
+        "SUSPENDED",
+        "REQUEUED",
+        "REQUEUE_HOLD",
+        "REQUEUE_FED",
+        "RESIZING",
+        "SIGNALING",
+        "STAGE_OUT",
+        "STOPPED",
+    }
+)
 """squeue states of a task that may still write its shard."""
 ACCOUNTING_GRACE_S = 30.0
 """How long :func:`wait` gives sacct to record how a task that left squeue ended."""
@@ -36,8 +48,10 @@ class ArrayProgress:
     def line(self) -> str:
         running = sum(1 for s in self.queued.values() if s != "PENDING")
         pending = len(self.queued) - running
-        return (f"{len(self.done)}/{self.tasks} tasks done, {running} running, {pending} pending,"
-                f" {len(self.failed)} failed")  # fmt: skip
+        return (
+            f"{len(self.done)}/{self.tasks} tasks done, {running} running, {pending} pending,"
+            f" {len(self.failed)} failed"
+        )
 
 
 def queued_tasks(commands: SlurmCommands, directory: Path) -> dict[int, str]:
@@ -45,8 +59,16 @@ def queued_tasks(commands: SlurmCommands, directory: Path) -> dict[int, str]:
     latest = latest_job(directory)
     if not latest:
         return {}
-    argv = ["squeue", "-h", "-r", "--states=all", "-j", ",".join(sorted(set(latest.values()))),
-            "-o", "%i|%T"]  # fmt: skip
+    argv = [
+        "squeue",
+        "-h",
+        "-r",
+        "--states=all",
+        "-j",
+        ",".join(sorted(set(latest.values()))),
+        "-o",
+        "%i|%T",
+    ]
     done = commands.completed(argv)
     if done.returncode != 0:  # every job purged from the controller: nothing queued
         return {}
@@ -63,8 +85,9 @@ def progress(commands: SlurmCommands, directory: Path) -> ArrayProgress:
     """Where the array stands: done (shards), queued (squeue), failed (sacct's state)."""
     plan = read_plan(directory)
     state = ArrayProgress(plan.tasks, finished_tasks(directory, plan))
-    state.queued = {t: s for t, s in queued_tasks(commands, directory).items()
-                    if t not in state.done}  # fmt: skip
+    state.queued = {
+        t: s for t, s in queued_tasks(commands, directory).items() if t not in state.done
+    }
     latest = latest_job(directory)
     ended = [t for t in latest if t not in state.done and t not in state.queued]
     if ended:

@@ -23,13 +23,36 @@ from wass_chat.slurm.formats import slurm_clock
 from wass_chat.slurm.live import Quoted, Snapshot
 from wass_chat.slurm.reasons import classify
 
-_TEXT = {"JobID": "job_id", "JobName": "job_name", "User": "user", "Account": "account",
-         "Partition": "partition", "QOS": "qos", "NodeList": "node_list", "Flags": "flags",
-         "Reason": "reason", "Comment": "comment", "State": "state"}  # fmt: skip
+_TEXT = {
+    "JobID": "job_id",
+    "JobName": "job_name",
+    "User": "user",
+    "Account": "account",
+    "Partition": "partition",
+    "QOS": "qos",
+    "NodeList": "node_list",
+    "Flags": "flags",
+    "Reason": "reason",
+    "Comment": "comment",
+    "State": "state",
+}
 _TIMES = {"Submit": "submit", "Eligible": "eligible", "Start": "start", "End": "end"}
-LIVE_STATES = frozenset({"PENDING", "RUNNING", "SUSPENDED", "CONFIGURING", "COMPLETING",
-                         "REQUEUED", "RESIZING", "REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING",
-                         "STAGE_OUT", "STOPPED"})  # fmt: skip
+LIVE_STATES = frozenset(
+    {
+        "PENDING",
+        "RUNNING",
+        "SUSPENDED",
+        "CONFIGURING",
+        "COMPLETING",
+        "REQUEUED",
+        "RESIZING",
+        "REQUEUE_HOLD",
+        "REQUEUE_FED",
+        "SIGNALING",
+        "STAGE_OUT",
+        "STOPPED",
+    }
+)
 """States a job leaves on its own: the cache's copy of them is history, not the job's state."""
 
 

@@ -18,10 +18,18 @@ from wass_chat.slurm.explain.model import JobWhyFacts
 from wass_chat.slurm.formats import clock, slurm_time
 
 DAYS = 7
-ENDED_BADLY = frozenset({
-    "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "CANCELLED", "BOOT_FAIL", "DEADLINE",
-    "PREEMPTED",
-})  # fmt: skip
+ENDED_BADLY = frozenset(
+    {
+        "FAILED",
+        "TIMEOUT",
+        "OUT_OF_MEMORY",
+        "NODE_FAIL",
+        "CANCELLED",
+        "BOOT_FAIL",
+        "DEADLINE",
+        "PREEMPTED",
+    }
+)
 
 
 class EndedJob(NamedTuple):
@@ -57,9 +65,11 @@ def explain_latest_bad(commands: SlurmCommands, user: str) -> JobWhyFacts:
     if found is None:
         raise InputError(
             "my job",
-            [f"{user} has no job that failed, timed out or was killed in the last {DAYS} days; "
-             "ask about one by its id (/why JOBID)"],
-        )  # fmt: skip
+            [
+                f"{user} has no job that failed, timed out or was killed in the last {DAYS} days; "
+                "ask about one by its id (/why JOBID)"
+            ],
+        )
     facts = explain_job(commands, found.job_id, user=user)
     facts["verdict"] = (
         f"Your latest job that ended badly is {found.job_id} ({found.name}, "

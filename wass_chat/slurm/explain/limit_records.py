@@ -136,14 +136,23 @@ def association_chain(
         command = "scontrol show assoc_mgr " + " ".join(argv)
         records = _assoc_mgr(commands, argv)
         if not chain:
-            own = [r for r in records if _name(r.get("UserName")) == user
-                   and _name(r.get("Account")) == name]  # fmt: skip
+            own = [
+                r
+                for r in records
+                if _name(r.get("UserName")) == user and _name(r.get("Account")) == name
+            ]
             own.sort(key=lambda r: r.get("Partition") != partition)  # a partition's own first
             if own and own[0].get("Partition") in {"", partition}:
                 words = f"the association of user {user} in account {name}"
                 chain.append(Holder("user", user, words, _flat(own[0]), command))
-        acct = next((r for r in records if _name(r.get("Account")) == name
-                     and not _name(r.get("UserName"))), None)  # fmt: skip
+        acct = next(
+            (
+                r
+                for r in records
+                if _name(r.get("Account")) == name and not _name(r.get("UserName"))
+            ),
+            None,
+        )
         if acct is None:
             break
         if not below:
@@ -174,10 +183,24 @@ def qos_holders(
             continue
         holders.append(Holder("qos", name, f"QOS {name} ({role})", _flat(record), command))
         users, accounts = record.get("users") or {}, record.get("accounts") or {}
-        holders.append(Holder("qos_user", name, f"QOS {name} (per user, for {user})",
-                              own_record(users, user, uid), command))  # fmt: skip
-        holders.append(Holder("qos_account", name, f"QOS {name} (per account, for {account})",
-                              own_record(accounts, account, ""), command))  # fmt: skip
+        holders.append(
+            Holder(
+                "qos_user",
+                name,
+                f"QOS {name} (per user, for {user})",
+                own_record(users, user, uid),
+                command,
+            )
+        )
+        holders.append(
+            Holder(
+                "qos_account",
+                name,
+                f"QOS {name} (per account, for {account})",
+                own_record(accounts, account, ""),
+                command,
+            )
+        )
     return holders
 
 
@@ -204,6 +227,12 @@ def sacctmgr_qos_limits(commands: SlurmCommands, name: str) -> dict[str, str]:
     except SlurmCommandError:
         return {}
     row = (text.strip().splitlines() or [""])[0].split("|")
-    keys = ("MaxTRESPU", "MaxJobsPU", "MaxSubmitJobsPU", "MaxTRESPA", "MaxJobsPA",
-            "MaxSubmitJobsPA")  # fmt: skip
+    keys = (
+        "MaxTRESPU",
+        "MaxJobsPU",
+        "MaxSubmitJobsPU",
+        "MaxTRESPA",
+        "MaxJobsPA",
+        "MaxSubmitJobsPA",
+    )
     return {k: v for k, v in zip(keys, row, strict=False) if v}

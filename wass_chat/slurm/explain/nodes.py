@@ -29,8 +29,19 @@ from wass_chat.slurm.occupancy import running_jobs
 PENDING_ARGV = ["squeue", "-h", "-t", "PD", "-o", "%i"]
 
 _REASON = re.compile(r"^(?P<text>.*?)\s*\[(?P<who>[^@\]]+)@(?P<when>[^\]]+)\]\s*$")
-UNAVAILABLE = frozenset({"DRAIN", "DOWN", "FAIL", "NOT_RESPONDING", "POWERED_DOWN", "MAINT",
-                         "INVALID_REG", "POWERING_UP", "REBOOT_ISSUED"})  # fmt: skip
+UNAVAILABLE = frozenset(
+    {
+        "DRAIN",
+        "DOWN",
+        "FAIL",
+        "NOT_RESPONDING",
+        "POWERED_DOWN",
+        "MAINT",
+        "INVALID_REG",
+        "POWERING_UP",
+        "REBOOT_ISSUED",
+    }
+)
 """Flags that keep new jobs off a node."""
 
 

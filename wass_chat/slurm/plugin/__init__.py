@@ -86,10 +86,14 @@ def is_our_plugin(path: Path) -> bool:
 def refuse_site_plugin(path: Path) -> None:
     """Raise :class:`PluginConflict` if ``path`` holds a script that is not ours."""
     if path.exists() and not is_our_plugin(path):
-        raise PluginConflict(str(path), [
-            "it holds a site's own job_submit.lua, not wass-chat's; merge our plugin into "
-            "it by hand (wass-chat plugin export -o FILE), or pass --force to replace it "
-            "(a copy is kept as job_submit.lua.bak-<time>)"])  # fmt: skip
+        raise PluginConflict(
+            str(path),
+            [
+                "it holds a site's own job_submit.lua, not wass-chat's; merge our plugin into "
+                "it by hand (wass-chat plugin export -o FILE), or pass --force to replace it "
+                "(a copy is kept as job_submit.lua.bak-<time>)"
+            ],
+        )
 
 
 def install_plugin(text: str, directory: Path | None = None, force: bool = False) -> Path:

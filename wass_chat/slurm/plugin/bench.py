@@ -52,8 +52,11 @@ def run_harness(plugin: Path, cases: Path) -> list[HarnessOutcome]:
         raise ServiceUnavailable(f"{LUA} is not installed (Debian: apt-get install {LUA})")
     done = subprocess.run(
         [LUA, str(harness_path()), str(plugin), str(cases)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     if done.returncode != 0:
         first = (done.stderr.strip().splitlines() or ["no message"])[0]  # one line, not Lua's stack
         raise InputError("plugin", [f"{LUA} could not run it: {first[:300]}"])
@@ -104,16 +107,25 @@ def bench_inference(
     """
     from wass_chat.slurm.plugin import render_plugin
 
-    problems = [f"{name} must be at least 1, got {value}"
-                for name, value in (("jobs", jobs), ("candidates", candidates), ("dim", dim),
-                                    ("hidden", hidden)) if value < 1]  # fmt: skip
+    problems = [
+        f"{name} must be at least 1, got {value}"
+        for name, value in (
+            ("jobs", jobs),
+            ("candidates", candidates),
+            ("dim", dim),
+            ("hidden", hidden),
+        )
+        if value < 1
+    ]
     if problems:
         raise InputError("plugin bench", problems)
     rng = np.random.default_rng(seed)
     head = head_from_arrays(
-        rng.normal(size=(hidden, dim)), rng.normal(size=hidden), rng.normal(size=hidden),
+        rng.normal(size=(hidden, dim)),
+        rng.normal(size=hidden),
+        rng.normal(size=hidden),
         rng.normal(),
-    )  # fmt: skip
+    )
     platform = bench_platform(candidates)
     names = platform.node_names
     tokens, expected = [], []
@@ -133,8 +145,13 @@ def bench_inference(
         outcomes = run_harness(plugin, cases)
     micros = np.array([o.micros for o in outcomes])
     return PluginBench(
-        jobs=jobs, candidates=candidates, dim=dim, hidden=hidden,
-        mean_us=float(micros.mean()), p50_us=float(np.percentile(micros, 50)),
-        p95_us=float(np.percentile(micros, 95)), max_us=float(micros.max()),
+        jobs=jobs,
+        candidates=candidates,
+        dim=dim,
+        hidden=hidden,
+        mean_us=float(micros.mean()),
+        p50_us=float(np.percentile(micros, 50)),
+        p95_us=float(np.percentile(micros, 95)),
+        max_us=float(micros.max()),
         agree=sum(o.req_nodes == e for o, e in zip(outcomes, expected, strict=True)),
-    )  # fmt: skip
+    )

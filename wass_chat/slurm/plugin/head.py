@@ -75,22 +75,28 @@ def head_from_arrays(w1: Any, b1: Any, w2: Any, b2: Any) -> PolicyHead:
 def head_from_state_dict(state: Mapping[str, Any], prefix: str = "head.") -> PolicyHead:
     """The Linear-ReLU-Linear head under ``prefix`` of a torch ``state_dict``."""
     layers = sorted(
-        {k[len(prefix):].split(".")[0] for k in state
-         if k.startswith(prefix) and k.endswith(".weight")},
+        {
+            k[len(prefix) :].split(".")[0]
+            for k in state
+            if k.startswith(prefix) and k.endswith(".weight")
+        },
         key=lambda s: int(s) if s.isdigit() else s,
-    )  # fmt: skip
+    )
     if len(layers) != 2:
         raise HeadError(prefix, [f"expected 2 linear layers under {prefix!r}, found {layers}"])
 
     def array(key: str) -> np.ndarray:
-        return np.asarray(state[key].detach().cpu().numpy() if hasattr(state[key], "detach")
-                          else state[key])  # fmt: skip
+        return np.asarray(
+            state[key].detach().cpu().numpy() if hasattr(state[key], "detach") else state[key]
+        )
 
     first, last = (f"{prefix}{layer}" for layer in layers)
     return head_from_arrays(
-        array(f"{first}.weight"), array(f"{first}.bias"),
-        array(f"{last}.weight"), array(f"{last}.bias"),
-    )  # fmt: skip
+        array(f"{first}.weight"),
+        array(f"{first}.bias"),
+        array(f"{last}.weight"),
+        array(f"{last}.bias"),
+    )
 
 
 def load_head(path: Path, prefix: str = "head.") -> PolicyHead:

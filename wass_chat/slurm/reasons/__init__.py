@@ -44,10 +44,12 @@ __all__ = [
 ]
 
 REASONS: tuple[Reason, ...] = (*PENDING_REASONS, *LIMIT_REASONS, *JOB_STATES)
-UNKNOWN = Reason("(any other)", "unknown", "a code wass-chat does not explain yet", "", "waits",
-                 "doc")  # fmt: skip
-PENDING_STATES = frozenset({"PENDING", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD",
-                            "SPECIAL_EXIT"})  # fmt: skip
+UNKNOWN = Reason(
+    "(any other)", "unknown", "a code wass-chat does not explain yet", "", "waits", "doc"
+)
+PENDING_STATES = frozenset(
+    {"PENDING", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SPECIAL_EXIT"}
+)
 """Job states (scontrol JobState) of a job that waits: PENDING and Slurm's held variants."""
 
 _BY_CODE = {r.code: r for r in REASONS if not r.is_text and not r.code.endswith("*")}
@@ -85,8 +87,10 @@ def markdown_summary() -> str:
     by_class: dict[str, Counter[str]] = {}
     for r in pending:
         by_class.setdefault(r.klass, Counter())[r.outcome] += 1
-    lines = ["| class | entries | waits | never as requested | held | admin | ended |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    lines = [
+        "| class | entries | waits | never as requested | held | admin | ended |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for klass, counts in sorted(by_class.items(), key=lambda kv: -sum(kv[1].values())):
         cells = [str(counts[o]) for o in ("waits", "never", "release", "admin", "ended")]
         lines.append(f"| {klass} | {sum(counts.values())} | " + " | ".join(cells) + " |")

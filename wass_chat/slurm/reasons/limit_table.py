@@ -193,4 +193,4 @@ LIMIT_REASONS: tuple[Reason, ...] = (
     Q("MaxLicenseRunMinsPerUser", "MaxTRESRunMinsPU", "license", "26.05"),
     Q("MaxMemoryRunMinsPerUser", "MaxTRESRunMinsPU", "mem", "26.05"),
     Q("MaxUnknownRunMinsPerUser", "MaxTRESRunMinsPU", "unknown", "26.05"),
-)  # fmt: skip
+)

@@ -87,8 +87,9 @@ class LimitKind:
     name: str
     """The name an administrator sets it by with sacctmgr (``MaxTRES``, ``GrpTRESRunMins``)."""
     scope: Literal["group", "job", "node", "user", "account", "assoc_user"]
-    measure: Literal["amount", "minutes", "run_minutes", "running", "submitted", "wall",
-                     "wall_used", "minimum"]  # fmt: skip
+    measure: Literal[
+        "amount", "minutes", "run_minutes", "running", "submitted", "wall", "wall_used", "minimum"
+    ]
 
 
 LIMIT_KINDS: dict[str, LimitKind] = {
@@ -121,21 +122,29 @@ TRES_WORDS: dict[str, tuple[str, str]] = {
     "mem": ("memory", "less memory (--mem, --mem-per-cpu)"),
     "node": ("nodes", "fewer nodes (--nodes)"),
     "gres": ("GRES (GPUs and other generic resources)", "fewer GPUs or GRES (--gres, --gpus)"),
-    "billing": ("billing units (CPUs, memory and GPUs weighted by the partition's "
-                "TRESBillingWeights)", "fewer CPUs, less memory or fewer GPUs"),
+    "billing": (
+        "billing units (CPUs, memory and GPUs weighted by the partition's TRESBillingWeights)",
+        "fewer CPUs, less memory or fewer GPUs",
+    ),
     "license": ("licences", "fewer licences (--licenses)"),
     "bb": ("burst buffer space", "a smaller burst buffer (--bb)"),
     "energy": ("energy", "a smaller or shorter job"),
-    "unknown": ("a trackable resource Slurm does not name (a TRES outside cpu, mem, node, "
-                "billing, energy, GRES, licences and burst buffers)", "a smaller request"),
-}  # fmt: skip
+    "unknown": (
+        "a trackable resource Slurm does not name (a TRES outside cpu, mem, node, "
+        "billing, energy, GRES, licences and burst buffers)",
+        "a smaller request",
+    ),
+}
 """TRES -> (what it is in words, how a job asks for less of it)."""
 
 _OWNER = {
-    "assoc": ("its association (the user's association, or an account above it up to root)",
-              "association", "another account (--account)"),
+    "assoc": (
+        "its association (the user's association, or an account above it up to root)",
+        "association",
+        "another account (--account)",
+    ),
     "qos": ("its QOS (the job's own QOS, or its partition's QOS)", "QOS", "another QOS (--qos)"),
-}  # fmt: skip
+}
 
 
 def _meaning(spec: LimitSpec, kind: LimitKind) -> str:
@@ -199,8 +208,10 @@ def _advice(spec: LimitSpec, kind: LimitKind) -> str:
     if kind.scope in {"job", "node"} and kind.measure in {"amount", "minutes"}:
         spread = "; or spread the job over more nodes" if kind.scope == "node" else ""
         time = " or a shorter --time" if kind.measure == "minutes" else ""
-        return (f"ask for {less}{time} within {cap}"
-                f"{spread}; or use {other}, or ask an administrator to raise it")  # fmt: skip
+        return (
+            f"ask for {less}{time} within {cap}"
+            f"{spread}; or use {other}, or ask an administrator to raise it"
+        )
     whose = {"user": "your", "account": "the account's", "assoc_user": "your"}.get(
         kind.scope, "the"
     )
@@ -225,11 +236,23 @@ def _advice(spec: LimitSpec, kind: LimitKind) -> str:
     return texts[kind.measure]
 
 
-def limit_reason(code: str, owner: Literal["assoc", "qos"], key: str, tres: str = "",
-                 versions: str = "22.05 26.05") -> Reason:  # fmt: skip
+def limit_reason(
+    code: str,
+    owner: Literal["assoc", "qos"],
+    key: str,
+    tres: str = "",
+    versions: str = "22.05 26.05",
+) -> Reason:
     """The catalogue entry of a limit reason, its words put together from the limit it names."""
     spec, kind = LimitSpec(owner, key, tres), LIMIT_KINDS[key]
     never = kind.scope in {"job", "node"}
     klass = "qos_limit" if owner == "qos" else "assoc_limit"
-    return Reason(code, klass, _meaning(spec, kind), _advice(spec, kind),
-                  "never" if never else "waits", versions, spec)  # fmt: skip
+    return Reason(
+        code,
+        klass,
+        _meaning(spec, kind),
+        _advice(spec, kind),
+        "never" if never else "waits",
+        versions,
+        spec,
+    )
