@@ -72,6 +72,20 @@ def _wait_until_listening(url: str, process: subprocess.Popen[bytes], log: Path)
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    # SmolLM2's trained context is 8k; the system prompt and the tools' schemas take ~4.5k
+    # tokens, and the tiny model's calls (three or four) and their data went past 8192 (the
+    # server's 400): 16k keeps the test about the loop, not the window.
+    yield from _serve(tmp_path_factory, n_ctx=16384)
+
+
+@pytest.fixture(scope="module")
+def small_llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """The same server with a context smaller than the system prompt: every request is
+    refused (HTTP 400, ``context_length_exceeded``)."""
+    yield from _serve(tmp_path_factory, n_ctx=1024)
+
+
+def _serve(tmp_path_factory: pytest.TempPathFactory, n_ctx: int) -> Iterator[LlamaServer]:
     gguf = smollm2_gguf()
     require(
         gguf is not None
@@ -102,7 +116,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
         "--chat_format",
         "chatml-function-calling",
         "--n_ctx",
-        "8192",
+        str(n_ctx),
         "--n_threads",
         "1",
         "--seed",
@@ -290,3 +304,36 @@ async def test_the_app_header_names_the_server_and_f4_lists_its_models(
         assert isinstance(picker, ModelChoiceScreen)
         listed = picker.query_one("#models")
         assert [listed.get_option_at_index(i).id for i in range(listed.option_count)] == [MODEL]
+
+
+def test_a_request_the_server_refuses_gets_the_offline_answer_and_the_session_stays_online(
+    small_llama_server: LlamaServer, agent_home: Path, tmp_path: Path
+) -> None:
+    """A 400 (here: the conversation does not fit the model's context) refuses one request,
+    not the server: the answer is the offline one, said so with the server's own reason, and
+    the session is still on the server (``mode``), not switched offline for good."""
+    done = _ask(
+        [
+            "--json",
+            "--model-backend",
+            "openai",
+            "--model-url",
+            small_llama_server.url,
+            "--model",
+            MODEL,
+            "--api-key-env",
+            KEY_ENV,
+            QUESTION,
+        ],
+        agent_home,
+        tmp_path,
+    )
+    out = json.loads(done.stdout)
+    assert done.returncode == 0, done.stderr
+    assert out["mode"] == "openai", out
+    said = "The model server refused this request (HTTP 400: "
+    assert out["answer"].startswith(said), out["answer"]
+    assert "1024" in out["answer"].split("\n", 1)[0]  # the server's reason: its context size
+    assert out["facts"].get("kind") not in (None, "error"), out  # the offline answer's facts
+    assert out["verified"] is True
+    assert KEY not in done.stdout + done.stderr

@@ -201,6 +201,11 @@ class OnlineSession(SessionBase):
                 yield event
             return
         except connection_errors(self.settings) as exc:
+            refusal = _refused_request(exc)
+            if refusal is not None:  # this request, not the server: the session stays online
+                async for event in self._answer_unfinished(text, refusal):
+                    yield event
+                return
             self.mode = "offline"
             status = getattr(exc, "status_code", None)
             name = type(exc).__name__ + (f", HTTP {status}" if status else "")
@@ -213,16 +218,18 @@ class OnlineSession(SessionBase):
         async for event in self._finish(text, turn):
             yield event
 
-    async def _answer_unfinished(self, question: str) -> AsyncIterator[ChatEvent]:
-        """The offline answer to ``question``, after :data:`UNFINISHED` (the server still
-        answers: the session stays online)."""
+    async def _answer_unfinished(
+        self, question: str, said: str = UNFINISHED
+    ) -> AsyncIterator[ChatEvent]:
+        """The offline answer to ``question``, after ``said`` (why the model's did not come;
+        the server still answers: the session stays online)."""
         from langchain_core.messages import AIMessage, HumanMessage
 
-        yield Token(UNFINISHED + "\n\n")
+        yield Token(said + "\n\n")
         async for event in self.answer_offline(question):
             if isinstance(event, Final):
                 event = Final(
-                    f"{UNFINISHED}\n\n{event.text}",
+                    f"{said}\n\n{event.text}",
                     event.facts,
                     event.cited_ids,
                     verified=event.verified,
@@ -341,6 +348,26 @@ class OnlineSession(SessionBase):
             answer = replace(answer, checked=check)
         self.history += [HumanMessage(content=question), AIMessage(content=answer.text)]
         yield answer
+
+
+REFUSED_STATUSES = frozenset({400, 413, 422})
+"""Statuses that refuse one request, not the server: a conversation longer than the model's
+context (llama-cpp-python's server and vLLM answer 400 ``context_length_exceeded``)."""
+
+
+def _refused_request(exc: BaseException) -> str | None:
+    """What to say before the offline answer when the server refused this request (the
+    session stays online), or None when the server itself failed (the session goes offline).
+    The server's own message is quoted, cut to one short line."""
+    status = getattr(exc, "status_code", None)
+    if status not in REFUSED_STATUSES:
+        return None
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    message = str(error.get("message", "")) if isinstance(error, dict) else ""
+    message = " ".join(message.split())[:160]
+    why = f"HTTP {status}" + (f": {message}" if message else "")
+    return f"The model server refused this request ({why}). The offline answer:"
 
 
 def _unfinished_errors() -> tuple[type[BaseException], ...]:
