@@ -34,7 +34,12 @@ def test_picking_a_choice_routes_the_question_as_that_choice_without_asking_agai
     assert picked.tool == "cluster_whatif" and picked.arguments, picked
 
 
-def test_the_session_takes_the_number_after_asking_back_and_only_then(tmp_path: Path) -> None:
+def test_the_session_takes_the_number_after_asking_back_and_only_then(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No live cluster: on one (the Slurm tests' session fixture exports SLURM_CONF for the rest
+    # of its worker) an unqualified what-if is the cluster's, and nothing is asked back.
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "no-slurm.conf"))
     session = open_session(Settings(home=tmp_path, ollama_host=UNREACHABLE), offline=True)
     asked = session._routed(AMBIGUOUS)
     assert asked.tool == ""

@@ -22,6 +22,7 @@ from tests.slurm.why_cases import (
 )
 from wass_chat.agent.answers.answer_check import problems
 from wass_chat.agent.answers.render import render
+from wass_chat.analytics.job_efficiency import efficiency_suggestions
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.explain import explain_job
 from wass_chat.slurm.explain.queue import queue_overview
@@ -91,7 +92,8 @@ def _make_jobs(work: Path) -> dict[str, str]:
 
 
 def _answer(job_id: str) -> tuple[dict[str, object], str]:
-    facts = dict(explain_job(SlurmCommands(timeout=15), job_id))
+    # the advice the agent gives: explain_job is told the efficiency code's suggestions
+    facts = dict(explain_job(SlurmCommands(timeout=15), job_id, suggestions=efficiency_suggestions))
     text = render(facts)
     assert problems(text, facts) == [], text
     return facts, text

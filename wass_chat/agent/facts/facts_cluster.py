@@ -307,7 +307,7 @@ class ClusterFacts:
 
         commands = SlurmCommands(timeout=15)
         if not jobid:
-            return dict(explain_latest_bad(commands, asker()))
+            return dict(explain_latest_bad(commands, asker(), efficiency_suggestions))
         try:
             return dict(explain_job(commands, jobid, suggestions=efficiency_suggestions))
         except ServiceUnavailable as exc:

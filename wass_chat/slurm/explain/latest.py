@@ -14,6 +14,7 @@ from typing import NamedTuple
 from sim.errors import InputError
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.explain import explain_job
+from wass_chat.slurm.explain.aftermath import Suggestions
 from wass_chat.slurm.explain.model import JobWhyFacts
 from wass_chat.slurm.formats import clock, slurm_time
 
@@ -57,7 +58,9 @@ def latest_bad_job(
     return latest
 
 
-def explain_latest_bad(commands: SlurmCommands, user: str) -> JobWhyFacts:
+def explain_latest_bad(
+    commands: SlurmCommands, user: str, suggestions: Suggestions | None = None
+) -> JobWhyFacts:
     """The explanation of ``user``'s latest bad ending, its verdict saying which job that is.
 
     Raises :class:`~sim.errors.InputError` when there is none in :data:`DAYS` days."""
@@ -70,7 +73,7 @@ def explain_latest_bad(commands: SlurmCommands, user: str) -> JobWhyFacts:
                 "ask about one by its id (/why JOBID)"
             ],
         )
-    facts = explain_job(commands, found.job_id, user=user)
+    facts = explain_job(commands, found.job_id, user=user, suggestions=suggestions)
     facts["verdict"] = (
         f"Your latest job that ended badly is {found.job_id} ({found.name}, "
         f"{found.state.lower()} at {clock(found.end)}). {facts.get('verdict', '')}"
