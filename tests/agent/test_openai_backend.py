@@ -165,6 +165,12 @@ def _ask(args: list[str], home: Path, folder: Path) -> subprocess.CompletedProce
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=7200)
 
 
+def _on_server(server: LlamaServer, question: str) -> list[str]:
+    """``ask``'s arguments for ``question`` on ``server``, answered as ``--json``."""
+    options = ["--model-backend", "openai", "--model-url", server.url, "--model", MODEL]
+    return ["--json", *options, "--api-key-env", KEY_ENV, question]
+
+
 def _files_holding(root: Path, secret: str) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
@@ -180,22 +186,7 @@ def test_an_agent_loop_through_the_openai_backend_runs_a_tool_and_checks_the_ans
     llama_server: LlamaServer, agent_home: Path, tmp_path: Path
 ) -> None:
     before = len(_rejections(agent_home))
-    done = _ask(
-        [
-            "--json",
-            "--model-backend",
-            "openai",
-            "--model-url",
-            llama_server.url,
-            "--model",
-            MODEL,
-            "--api-key-env",
-            KEY_ENV,
-            QUESTION,
-        ],
-        agent_home,
-        tmp_path,
-    )
+    done = _ask(_on_server(llama_server, QUESTION), agent_home, tmp_path)
     out = json.loads(done.stdout)
     assert out["mode"] == "openai", out
     assert out["model"] == {"backend": "openai", "name": MODEL, "url": llama_server.url}
@@ -312,22 +303,7 @@ def test_a_request_the_server_refuses_gets_the_offline_answer_and_the_session_st
     """A 400 (here: the conversation does not fit the model's context) refuses one request,
     not the server: the answer is the offline one, said so with the server's own reason, and
     the session is still on the server (``mode``), not switched offline for good."""
-    done = _ask(
-        [
-            "--json",
-            "--model-backend",
-            "openai",
-            "--model-url",
-            small_llama_server.url,
-            "--model",
-            MODEL,
-            "--api-key-env",
-            KEY_ENV,
-            QUESTION,
-        ],
-        agent_home,
-        tmp_path,
-    )
+    done = _ask(_on_server(small_llama_server, QUESTION), agent_home, tmp_path)
     out = json.loads(done.stdout)
     assert done.returncode == 0, done.stderr
     assert out["mode"] == "openai", out
