@@ -180,6 +180,7 @@ class SubmitFaults:
                     done = self._submit(home, f"{wrapper}:{path}")
                 finally:
                     os.kill(pid, signal.SIGCONT)
+                wait_for_unanswered(home)
                 result.check(
                     "fault landed",
                     done.returncode == 2 and "partly submitted" in done.stderr,
@@ -285,6 +286,26 @@ def wait_until_gone(job_ids: list[str], timeout: float = 60.0) -> list[str]:
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(0.5)
+
+
+def wait_for_unanswered(home: Path, timeout: float = 30.0) -> None:
+    """After a frozen controller resumed: wait (at most ``timeout`` s) until Slurm has a job for
+    each task of ``home``'s runs whose sbatch gave no answer. The controller serves the waiting
+    sbatch a moment after it resumes, maybe after a command sent just then; until it has, the
+    run is one Slurm may still add to and ``resume`` refuses it
+    (:mod:`wass_chat.slurm.recovery`)."""
+    from wass_chat.runlog import RunLog
+    from wass_chat.slurm.commands import SlurmCommands
+    from wass_chat.slurm.recovery import may_still_be_taken, slurm_jobs_of_run
+
+    runlog = RunLog(home / "runs")
+    deadline = time.monotonic() + timeout
+    for record in runlog.scan()[0]:
+        waiting = {d.task for d in record.decisions if may_still_be_taken(d)}
+        while waiting - set(slurm_jobs_of_run(record, SlurmCommands())):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.5)
 
 
 def cancel_leftovers(home: Path) -> None:

@@ -4,7 +4,8 @@ A run's record (:mod:`wass_chat.runlog`) is written before the first sbatch, in 
 ``submitting``. While the jobs go in, a journal beside it (``<run_id>.jobs``) gets one JSON line
 per step, each fsync'd before the step after it:
 
-* ``{"sbatch": TASK}``: TASK's job is about to be submitted (written before sbatch runs);
+* ``{"sbatch": TASK, "at": T}``: TASK's job is about to be submitted (written before sbatch
+  runs, at Unix time T: an sbatch that gives no answer can still be taken in for a while);
 * ``{"job": TASK, "id": ID}``: sbatch returned ID;
 * ``{"refused": TASK}``: sbatch answered with an error (Slurm made no job);
 * ``{"stop": REASON}``: the submission stopped there (sbatch refused, Slurm did not answer);
@@ -32,7 +33,8 @@ import contextlib
 import fcntl
 import json
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -42,6 +44,7 @@ JOURNAL_SUFFIX = ".jobs"
 STOP_REASON_BYTES = 2048
 """Room reserved for the ``stop`` line's reason; a longer one is cut."""
 LONGEST_JOB_ID = "9" * 20
+LATEST_TIME = 9_999_999_999
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,8 @@ class JournalState:
     """Every job was submitted."""
     live: bool
     """A process is still submitting (it holds the journal's lock)."""
+    attempted_at: dict[str, float] = field(default_factory=dict)
+    """Task -> the Unix time its sbatch began (journals written before it was kept lack it)."""
 
     @property
     def uncertain(self) -> tuple[str, ...]:
@@ -98,7 +103,9 @@ class SubmissionJournal:
         cannot be reserved: then nothing may be submitted."""
         self.path = Path(path)
         size = sum(
-            len(_line({"sbatch": t})) + len(_line({"job": t, "id": LONGEST_JOB_ID})) for t in tasks
+            len(_line({"sbatch": t, "at": LATEST_TIME}))
+            + len(_line({"job": t, "id": LONGEST_JOB_ID}))
+            for t in tasks
         )
         size += max((len(_line({"refused": t})) for t in tasks), default=0)
         size += len(_line({"done": True})) + STOP_REASON_BYTES
@@ -146,7 +153,7 @@ class SubmissionJournal:
 
     def attempting(self, task: str) -> None:
         """Before sbatch runs for ``task``."""
-        self._write({"sbatch": task})
+        self._write({"sbatch": task, "at": int(time.time())})
 
     def submitted(self, task: str, job_id: str) -> None:
         """The moment sbatch returned ``job_id`` for ``task``."""
@@ -195,6 +202,7 @@ def read_journal(path: Path) -> JournalState | None:
     written = raw.split(b"\0", 1)[0]
     jobs: dict[str, str] = {}
     attempted: list[str] = []
+    attempted_at: dict[str, float] = {}
     refused: set[str] = set()
     stopped: str | None = None
     done = False
@@ -205,6 +213,8 @@ def read_journal(path: Path) -> JournalState | None:
                 continue
             if isinstance(entry.get("sbatch"), str):
                 attempted.append(entry["sbatch"])
+                if isinstance(entry.get("at"), int | float):
+                    attempted_at[entry["sbatch"]] = float(entry["at"])
             elif isinstance(entry.get("job"), str) and isinstance(entry.get("id"), str):
                 jobs[entry["job"]] = entry["id"]
                 if entry["job"] not in attempted:
@@ -216,5 +226,11 @@ def read_journal(path: Path) -> JournalState | None:
             elif entry.get("done") is True:
                 done = True
     return JournalState(
-        jobs, tuple(attempted), frozenset(refused), stopped, done, submitter_alive(path)
+        jobs,
+        tuple(attempted),
+        frozenset(refused),
+        stopped,
+        done,
+        submitter_alive(path),
+        attempted_at,
     )

@@ -71,6 +71,9 @@ class Decision:
     output: str | None = None
     """The job's standard output file (``--scale`` jobs stamp their times there); Slurm's ``%j``
     in it until the job id is known."""
+    sbatch_at: float | None = None
+    """For a ``SUBMITTING`` task (its sbatch gave no answer): the Unix time that sbatch began,
+    from the journal (:func:`wass_chat.slurm.recovery.may_still_be_taken`)."""
 
 
 @dataclass(frozen=True)
@@ -266,7 +269,7 @@ def with_journal(record: RunRecord, journal: JournalState | None) -> RunRecord:
             output = d.output.replace("%j", job_id) if d.output else None
             d = replace(d, job_id=job_id, state="SUBMITTED", output=output)
         elif d.job_id is None and d.task in journal.uncertain and d.state == "PLANNED":
-            d = replace(d, state=SUBMITTING)
+            d = replace(d, state=SUBMITTING, sbatch_at=journal.attempted_at.get(d.task))
         elif d.job_id is None and d.task in journal.refused:
             d = replace(d, state=NOT_SUBMITTED)
         decisions.append(d)

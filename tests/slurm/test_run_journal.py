@@ -8,14 +8,20 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from sim.errors import InputError
 from tests.kb.learn_killed import example_platform, example_workflow
 from wass_chat.atomic_files import OutputError
 from wass_chat.run_journal import SubmissionJournal, journal_path, read_journal, submitter_alive
-from wass_chat.runlog import SUBMITTING, RunLog, begin_submission
+from wass_chat.runlog import NOT_SUBMITTED, SUBMITTING, RunLog, begin_submission
+from wass_chat.slurm.commands import NamedJob, SlurmCommands
+from wass_chat.slurm.plan_digest import plan_digest, plan_document
+from wass_chat.slurm.recovery import CREDENTIAL_LIFE, reconcile
+from wass_chat.slurm.resume import resumption
 from wass_chat.slurm.runs import planned_record
 from wass_chat.slurm.submission import plan_submission
 
@@ -24,10 +30,19 @@ TASKS = ["prep", "work_a", "work_b", "merge"]
 
 
 def planned(runlog: RunLog, tmp_path: Path) -> None:
-    """The example's record as a submission writes it before its first sbatch, journal open."""
+    """The example's record as a submission writes it before its first sbatch (its plan
+    approved), journal open."""
     plan = plan_submission(example_workflow(), example_platform(), "heft", RUN, tmp_path / "out")
-    journal = begin_submission(runlog, planned_record(plan))
+    approved = (plan_digest(plan), plan_document(plan))
+    journal = begin_submission(runlog, planned_record(plan, approved))
     journal.__exit__(None, None, None)  # as a killed submitter leaves it: lock gone
+
+
+class NoJobs(SlurmCommands):
+    """A controller that has no job of any name (no cluster needed)."""
+
+    def jobs_named(self, names: object, since: str) -> list[NamedJob]:
+        return []
 
 
 def test_a_journal_reads_back_its_lines_not_a_torn_one_nor_the_reserved_room(
@@ -78,6 +93,35 @@ def test_a_killed_submission_reads_interrupted_with_every_job_it_journaled(
     assert states["prep"] == "SUBMITTED" and states["work_a"] == SUBMITTING
     assert record.decision("prep").output == str(tmp_path / "out" / f"wass-{RUN}-prep-7.out")
     assert record.jobs_line == "1 of 4 jobs"
+
+
+def test_an_unanswered_sbatch_stays_uncertain_while_slurm_may_still_take_it_in(
+    tmp_path: Path,
+) -> None:
+    """A frozen controller serves a waiting sbatch when it resumes: until that sbatch's
+    credential expires, no job in Slurm is not "no job", and resume refuses to double it."""
+    runlog = RunLog(tmp_path / "runs")
+    planned(runlog, tmp_path)
+    path = journal_path(runlog.path(RUN))
+    with SubmissionJournal(path, TASKS) as journal:  # room for a line with its time
+        journal.attempting("prep")
+    began = read_journal(path)
+    assert began is not None and abs(began.attempted_at["prep"] - time.time()) < 60
+    record = reconcile(runlog.get(RUN), NoJobs(), runlog)
+    assert record.decision("prep").state == SUBMITTING and record.state == "partly submitted"
+    assert runlog.get(RUN).decision("prep").sbatch_at is not None  # kept once settled
+    with pytest.raises(InputError, match="may still take it in until"):
+        resumption(runlog.get(RUN), NoJobs(), runlog)
+    for _ in range(2):
+        again = reconcile(runlog.get(RUN), NoJobs(), runlog)
+    assert (again.error or "").count("no job of prep yet") == 1, again.error  # said once
+    # Once the credential has expired, Slurm cannot take it in any more: not submitted
+    late = RunLog(tmp_path / "late")
+    planned(late, tmp_path)
+    with journal_path(late.path(RUN)).open("r+b") as fh:
+        fh.write(b'{"sbatch":"prep","at":%d}\n' % int(time.time() - CREDENTIAL_LIFE - 1))
+    settled = reconcile(late.get(RUN), NoJobs(), late)
+    assert settled.decision("prep").state == NOT_SUBMITTED and settled.state == "failed"
 
 
 def test_no_journal_no_record_and_no_submission_when_the_journal_cannot_be_made(

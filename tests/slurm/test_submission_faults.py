@@ -25,7 +25,7 @@ import pytest
 from sim.wfformat import write_workflow
 from tests.slurm.conftest import Cluster, layered_workflow, wait_for_final
 from wass_chat.fault_run import fault_wrapper as product_fault_wrapper
-from wass_chat.fault_run import kill_parent_after_sbatch
+from wass_chat.fault_run import kill_parent_after_sbatch, wait_for_unanswered
 from wass_chat.runlog import SUBMITTING, RunLog
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.recovery import slurm_jobs_of_run
@@ -118,7 +118,8 @@ def frozen_submission(
     cluster: Cluster, tmp_path: Path, workflow: Path, home: Path
 ) -> subprocess.CompletedProcess[str]:
     """``submit --yes`` with slurmctld frozen (SIGSTOP) at the 5th sbatch, resumed (SIGCONT)
-    once the submission has given up."""
+    once the submission has given up; returns once Slurm has served the waiting sbatch (its job
+    may come a moment after the controller resumed)."""
     pid = int((cluster.directory / "run" / "slurmctld.pid").read_text())
     wrapper = fault_wrapper(
         tmp_path / "bin",
@@ -126,9 +127,11 @@ def frozen_submission(
 exec "$real" "$@\"""",
     )
     try:
-        return submit(workflow, home, wrapper)
+        done = submit(workflow, home, wrapper)
     finally:
         os.kill(pid, signal.SIGCONT)
+    wait_for_unanswered(home)
+    return done
 
 
 @pytest.fixture

@@ -7,10 +7,17 @@ accepted after all, leaves jobs the record does not name. Every job of a run is 
 it holds, sacct for those it forgot) and the token checked where Slurm reports the comment.
 :func:`reconcile` adopts the jobs found into the record; :func:`jobs_of_run` is what ``cancel``
 acts on, the record's jobs and Slurm's together.
+
+An sbatch that gave no answer (slurmctld frozen or swamped) may still be taken in later: its
+request waits in the controller's socket and is served when the controller comes back, at any
+time until the request's MUNGE credential expires (slurmctld refuses an expired one). Until then
+a task with no job in Slurm stays ``SUBMITTING`` (:func:`may_still_be_taken`): concluding "no
+job" at once would let ``resume`` submit it a second time.
 """
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -21,6 +28,7 @@ from wass_chat.runlog import (
     NOT_SUBMITTED,
     SUBMITTING,
     UNSETTLED_STATES,
+    Decision,
     RunLog,
     RunRecord,
     settle_submission,
@@ -30,6 +38,23 @@ from wass_chat.slurm.submission import job_name, run_token
 
 SEARCH_MARGIN = timedelta(hours=1)
 """sacct is asked from this long before the run's record was created (clock skew)."""
+CREDENTIAL_LIFE = 300.0
+"""Seconds an sbatch's request can still be served after it began: MUNGE's default credential
+time-to-live (``munged --ttl``; Slurm's ``AuthInfo=ttl=`` may ask for another)."""
+
+
+def may_still_be_taken(d: Decision, now: float | None = None) -> float | None:
+    """Until when (Unix time) Slurm may still take in the job of a task whose sbatch gave no
+    answer; None when it no longer can (or the journal did not say when the sbatch began)."""
+    if d.state != SUBMITTING or d.job_id is not None or d.sbatch_at is None:
+        return None
+    until = d.sbatch_at + CREDENTIAL_LIFE
+    return until if (time.time() if now is None else now) < until else None
+
+
+def clock(at: float) -> str:
+    """A Unix time as the local wall clock (HH:MM:SS)."""
+    return datetime.fromtimestamp(at).strftime("%H:%M:%S")
 
 
 def sacct_since(record: RunRecord) -> str:
@@ -75,7 +100,8 @@ def journal_left_over(record: RunRecord, runlog: RunLog) -> bool:
 def reconcile(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> RunRecord:
     """The run with every job Slurm has for it adopted into its record (once its submitter is
     gone): a task with no job id and a job in Slurm gets that job's id; a task whose sbatch
-    gave no answer and that Slurm has no job for is ``NOT_SUBMITTED``. The record is then
+    gave no answer and that Slurm has no job for is ``NOT_SUBMITTED`` once Slurm can no longer
+    take it in (:func:`may_still_be_taken`; until then it stays ``SUBMITTING``). The record is then
     settled: ``submitted`` if every task has its job, else ``partly submitted`` saying how the
     submission ended. Raises what Slurm raises when it does not answer (nothing changed)."""
     path = journal_path(runlog.path(record.run_id))
@@ -92,16 +118,22 @@ def reconcile(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> Run
             if d.state == SUBMITTING:
                 learned.append(f"Slurm has {d.task}'s job after all: {job.job_id}")
             d = replace(d, job_id=job.job_id, state=job.state or "SUBMITTED", output=output)
+        elif (until := may_still_be_taken(d)) is not None:
+            learned.append(
+                f"Slurm has no job of {d.task} yet (it may still take its sbatch in until "
+                f"{clock(until)})"
+            )
         elif d.job_id is None and d.state in (SUBMITTING, "PLANNED"):
             if d.state == SUBMITTING:
                 learned.append(f"Slurm has no job of {d.task}")
             d = replace(d, state=NOT_SUBMITTED)
         decisions.append(d)
     submitted = sum(1 for d in decisions if d.job_id)
+    learned = [line for line in learned if line not in (record.error or "")]  # said once
     error = "; ".join([record.error, *learned]) if record.error else record.error
     if submitted == len(decisions):
         state = "submitted"
-    elif submitted == 0:
+    elif submitted == 0 and not any(may_still_be_taken(d) for d in decisions):
         state = "failed"
         error = error or "the submission was interrupted; Slurm has no job of it"
     else:

@@ -8,11 +8,12 @@ jobs of that document, once it is checked (:func:`approved_jobs`): it hashes to 
 approved, it is this run's, its workflow is the record's, its tasks and nodes the record's; a
 record that fails any check is refused before anything is written or submitted. Then the record
 is reconciled with Slurm (an sbatch that timed out may have been taken in after all: adopted,
-never submitted twice), and the jobs of the tasks that have none are shown with their digest
-(:func:`resumption_digest`) and, once a person approved them, submitted in the plan's order
-under the same journal as a first submission: each waits for its parents still queued or
-running, a parent that completed is no longer waited for, and a parent that failed or was
-cancelled makes the resume refuse (its children could never run). Nothing is re-planned.
+never submitted twice; while Slurm may still take it in, the resume is refused), and the jobs of
+the tasks that have none are shown with their digest (:func:`resumption_digest`) and, once a
+person approved them, submitted in the plan's order under the same journal as a first
+submission: each waits for its parents still queued or running, a parent that completed is no
+longer waited for, and a parent that failed or was cancelled makes the resume refuse (its
+children could never run). Nothing is re-planned.
 
 Who can rewrite the run log can also run sbatch as its owner, so the checks are not a privilege
 boundary: they make a record changed since its approval (by hand, by another tool, by a bad
@@ -36,7 +37,7 @@ from wass_chat.slurm.plan_digest import (
     content_hash,
     sha256_hex,
 )
-from wass_chat.slurm.recovery import needs_reconciling, reconcile
+from wass_chat.slurm.recovery import clock, may_still_be_taken, needs_reconciling, reconcile
 from wass_chat.slurm.runs import FINISHED_STATES, journaled_submission
 
 RESUMABLE = ("partly submitted", "interrupted")
@@ -185,6 +186,16 @@ def resumption(record: RunRecord, commands: SlurmCommands, runlog: RunLog) -> Re
             [
                 f"it is {record.state} ({record.jobs_line}): only a partly submitted or "
                 "interrupted run is resumed"
+            ],
+        )
+    waiting = {d.task: until for d in record.decisions if (until := may_still_be_taken(d))}
+    if waiting:  # resubmitting it now could double it
+        raise InputError(
+            f"run {run}",
+            [
+                f"task {task}'s sbatch gave no answer and Slurm may still take it in until "
+                f"{clock(until)}: resume after that (`wass-chat status {run}` shows if it did)"
+                for task, until in sorted(waiting.items())
             ],
         )
     saved = approved_jobs(record)

@@ -13,6 +13,7 @@ the job by its name before the run is logged, and ``status``/``runs``/``cancel``
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -34,6 +35,8 @@ from wass_chat.runlog import (
 from wass_chat.slurm.availability import SlurmAway
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
 from wass_chat.slurm.recovery import (
+    CREDENTIAL_LIFE,
+    clock,
     jobs_of_run,
     journal_left_over,
     needs_reconciling,
@@ -272,7 +275,11 @@ def _unanswered(
             f"{record.run_id}` asks again"
         )
     if not found:
-        return f"{said}; Slurm, asked by job name, has no such job"
+        until = clock(time.time() + CREDENTIAL_LIFE)
+        return (
+            f"{said}; Slurm, asked by job name, has no such job yet: it may still take it in "
+            f"until {until}, `wass-chat status {record.run_id}` asks again"
+        )
     journal.submitted(job.task, found[0].job_id)
     return f"{said}; Slurm had taken it in as job {found[0].job_id}"
 
