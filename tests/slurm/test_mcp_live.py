@@ -404,6 +404,18 @@ def test_http_needs_the_token_and_is_read_only(env: dict[str, str], home: Path) 
     token = "t0ken-" + os.urandom(12).hex()
     token_file = home / "token"
     token_file.write_text(token + "\n")
+    token_file.chmod(0o644)
+    shown = subprocess.run(
+        [*argv[:-1], str(_free_port()), "--token-file", str(token_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+        check=False,
+    )
+    assert shown.returncode == 2 and "readable by others" in shown.stderr, shown.stderr
+    assert token not in shown.stderr
+    token_file.chmod(0o600)
     port = _free_port()
     argv = [*argv[:-1], str(port), "--token-file", str(token_file)]
     server = subprocess.Popen(

@@ -3,7 +3,9 @@
 HTTP binds to 127.0.0.1 unless told otherwise; any address that is not loopback needs a bearer
 token (:func:`check_bind`), and when a token is set every request must carry it
 (``Authorization: Bearer ...``) or get 401 (:class:`BearerToken`, compared in constant time).
-The token is read from a file or the ``WASS_MCP_TOKEN`` variable and never logged or printed;
+The token is read from a file only its owner may read or the ``WASS_MCP_TOKEN`` variable
+(:func:`wass_chat.secret_files.read_secret`, as every secret the tool reads) and never logged
+or printed;
 uvicorn's access log is off. On loopback the SDK's DNS-rebinding protection is on (Host and
 Origin must be local).
 """
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.errors import InputError
+from wass_chat.secret_files import read_secret
 
 TOKEN_VARIABLE = "WASS_MCP_TOKEN"
 MCP_PATH = "/mcp"
@@ -33,20 +36,13 @@ def is_loopback(host: str) -> bool:
 
 
 def read_token(token_file: Path | None) -> str | None:
-    """The bearer token: from ``token_file`` (its first line) or ``$WASS_MCP_TOKEN``; None if
-    neither is set. An empty one is refused (it would let anyone in)."""
-    if token_file is not None:
-        try:
-            token = token_file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            problem = f"cannot read the token file: {exc.strerror}"
-            raise InputError(str(token_file), [problem]) from None
-        where = str(token_file)
-    elif TOKEN_VARIABLE in os.environ:
-        token, where = os.environ[TOKEN_VARIABLE].strip(), f"${TOKEN_VARIABLE}"
-    else:
-        return None
-    if len(token) < 16:
+    """The bearer token: from ``token_file`` (refused if group or others may read it) or
+    ``$WASS_MCP_TOKEN``; None if neither is set. An empty or short one is refused (it would let
+    anyone in, or be guessed)."""
+    variable = TOKEN_VARIABLE if TOKEN_VARIABLE in os.environ else None
+    token = read_secret(token_file, variable, "mcp_token")
+    if token is not None and len(token) < 16:
+        where = str(token_file) if token_file is not None else f"${TOKEN_VARIABLE}"
         raise InputError(where, ["the bearer token must be at least 16 characters"])
     return token
 
