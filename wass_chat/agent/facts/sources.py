@@ -195,21 +195,14 @@ class Sources:
             work.check()
         try:
             if self._kb is None:
-                from kb import store
+                from wass_chat.learn.site_kb import open_kb
                 from wass_chat.slurm.commands import SlurmCommands
 
-                trusted = self.settings.kb_sources  # the sources a site lets answers cite
-                sacct = SlurmCommands(timeout=15)  # confirms a learned run before it is stored
-                if self.settings.chroma_mode == "http":
-                    self._kb = store.KnowledgeBase(
-                        self.settings.kb_target(), sources=trusted, accounting=sacct
-                    )
-                    return self._kb
-                if stored_cases(self.settings.kb_dir) == 0:
+                local = self.settings.chroma_mode != "http"
+                if local and stored_cases(self.settings.kb_dir) == 0:
                     build_demo_kb(self.settings.kb_dir, work)
-                self._kb = store.KnowledgeBase(
-                    self.settings.kb_dir, sources=trusted, accounting=sacct
-                )
+                sacct = SlurmCommands(timeout=15)  # confirms a learned run before it is stored
+                self._kb = open_kb(self.settings, accounting=sacct)
             return self._kb
         finally:
             self._kb_lock.release()
