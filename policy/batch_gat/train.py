@@ -11,7 +11,7 @@ the minibatch order), so the same seed and budget give the same weights.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -21,6 +21,8 @@ import torch
 from policy.batch_gat.imitate import cem_decisions, clone
 from policy.batch_gat.model import Batch, NetConfig, QueuePolicy
 from policy.batch_gat.rollout import Episode, run_episode, sample_window
+from policy.ppo import PPOCoefficients
+from policy.ppo import ppo_update as shared_ppo_update
 from sim.batch.learn import Period
 
 
@@ -67,44 +69,40 @@ def gae(ep: Episode, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
 def ppo_update(
     net: QueuePolicy, opt: torch.optim.Optimizer, episodes: list[Episode], cfg: PPOConfig
 ) -> dict[str, float]:
-    """Clipped PPO over every decision of ``episodes``; the last minibatch's losses."""
+    """Clipped PPO (:func:`policy.ppo.ppo_update`) over every decision of ``episodes``, in
+    minibatches of single decisions; the last minibatch's losses."""
     views = [v for ep in episodes for v in ep.views]
     if not views:
         return {}
     parts = [gae(ep, cfg.gamma, cfg.lam) for ep in episodes if ep.views]
     adv = np.concatenate([a for a, _ in parts])
-    ret = torch.tensor(np.concatenate([r for _, r in parts]), dtype=torch.float32)
-    adv_t = torch.tensor((adv - adv.mean()) / (adv.std() + 1e-8), dtype=torch.float32)
     actions = torch.tensor([a for ep in episodes for a in ep.actions])
-    old_logp = torch.tensor([lp for ep in episodes for lp in ep.logps], dtype=torch.float32)
-    stats: dict[str, float] = {}
-    net.train()
-    for _ in range(cfg.epochs):
+
+    def minibatches() -> Iterator[tuple[np.ndarray, list[int]]]:
         order = torch.randperm(len(views))
         for lo in range(0, len(views), cfg.minibatch):
-            idx = order[lo : lo + cfg.minibatch]
-            logits, values = net(Batch.of([views[i] for i in idx.tolist()]))
-            logp_all = torch.log_softmax(logits, -1)
-            logp = logp_all.gather(1, actions[idx].unsqueeze(1)).squeeze(1)
-            ratio = torch.exp(logp - old_logp[idx])
-            a = adv_t[idx]
-            policy_loss = -torch.min(ratio * a, ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * a).mean()
-            p = logp_all.exp()
-            entropy = -(p * logp_all).masked_fill(~net_mask(logits), 0.0).sum(-1).mean()
-            value_loss = ((values - ret[idx]) ** 2).mean()
-            loss = policy_loss - cfg.entropy * entropy + cfg.value_coef * value_loss
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-            opt.step()
-            stats = {
-                "policy_loss": float(policy_loss.detach()),
-                "value_loss": float(value_loss.detach()),
-                "entropy": float(entropy.detach()),
-                "approx_kl": float(((ratio - 1) - torch.log(ratio)).mean().detach()),
-            }
-    net.eval()
-    return stats
+            idx = order[lo : lo + cfg.minibatch].tolist()
+            yield np.asarray(idx), idx
+
+    def evaluate(idx: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        logits, values = net(Batch.of([views[i] for i in idx]))
+        logp_all = torch.log_softmax(logits, -1)
+        logp = logp_all.gather(1, actions[idx].unsqueeze(1)).squeeze(1)
+        entropy = -(logp_all.exp() * logp_all).masked_fill(~net_mask(logits), 0.0).sum(-1)
+        return logp, entropy, values
+
+    return shared_ppo_update(
+        net,
+        opt,
+        minibatches,
+        evaluate,
+        np.array([lp for ep in episodes for lp in ep.logps], dtype=np.float32),
+        (adv - adv.mean()) / (adv.std() + 1e-8),
+        np.concatenate([r for _, r in parts]),
+        PPOCoefficients(
+            cfg.epochs, cfg.clip, cfg.value_coef, cfg.entropy, cfg.max_grad_norm, value_scale=1.0
+        ),
+    )
 
 
 def net_mask(logits: torch.Tensor) -> torch.Tensor:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ from policy.learned.instances import InstanceSpec, sample_specs
 from policy.learned.model import PolicyNet, load_checkpoint, save_checkpoint
 from policy.learned.rollout import Episode, Predictions, collect
 from policy.learned.teacher import Teacher
+from policy.ppo import PPOCoefficients
+from policy.ppo import ppo_update as shared_ppo_update
 
 __all__ = ["TrainConfig", "TrainResult", "advantages", "ppo_update", "train"]
 
@@ -107,45 +110,34 @@ def ppo_update(
     cfg: TrainConfig,
     rng: np.random.Generator,
 ) -> dict[str, float]:
-    """``cfg.ppo_epochs`` passes of clipped PPO over minibatches of whole episodes.
+    """``cfg.ppo_epochs`` passes of clipped PPO (:func:`policy.ppo.ppo_update`) over
+    minibatches of whole episodes (the graph network sees each workflow at once).
 
     Returns the last minibatch's losses and, over every minibatch, the mean approximate KL
-    between the old and new policies (``(r - 1) - log r``, CleanRL's estimator) and the
-    fraction of decisions whose probability ratio was clipped: the two signs that an update
-    moved the policy too far (or not at all).
+    between the old and new policies and the fraction of decisions whose probability ratio was
+    clipped: the two signs that an update moved the policy too far (or not at all).
     """
-    b_logp_old = np.concatenate([ep.trajectory.logps for ep in episodes])
     offsets = np.cumsum([0] + [len(ep.trajectory) for ep in episodes])
-    approx_kls, clipfracs = [], []
-    net.train()
-    for _ in range(cfg.ppo_epochs):
+
+    def minibatches() -> Iterator[tuple[np.ndarray, list[Episode]]]:
         order = rng.permutation(len(episodes))
         for k in range(0, len(order), cfg.minibatch_episodes):
             mb = [int(i) for i in order[k : k + cfg.minibatch_episodes]]
-            mb_idx = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in mb])
-            logp, ent, value = _decisions(net, [episodes[i] for i in mb])
-            mb_adv = torch.from_numpy(b_adv[mb_idx]).float()
-            logratio = logp - torch.from_numpy(b_logp_old[mb_idx]).float()
-            ratio = logratio.exp()
-            with torch.no_grad():
-                approx_kls.append(float(((ratio - 1) - logratio).mean()))
-                clipfracs.append(float(((ratio - 1.0).abs() > cfg.clip).float().mean()))
-            pg_loss = torch.max(
-                -mb_adv * ratio, -mb_adv * ratio.clamp(1 - cfg.clip, 1 + cfg.clip)
-            ).mean()
-            v_loss = 0.5 * ((value - torch.from_numpy(b_ret[mb_idx]).float()) ** 2).mean()
-            loss = pg_loss + cfg.value_coef * v_loss - cfg.entropy_coef * ent.mean()
-            opt.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-            opt.step()
-    return {
-        "ppo/pg_loss": float(pg_loss.detach()),
-        "ppo/value_loss": float(v_loss.detach()),
-        "ppo/entropy": float(ent.detach().mean()),
-        "ppo/approx_kl": float(np.mean(approx_kls)),
-        "ppo/clipfrac": float(np.mean(clipfracs)),
-    }
+            idx = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in mb])
+            yield idx, [episodes[i] for i in mb]
+
+    return shared_ppo_update(
+        net,
+        opt,
+        minibatches,
+        lambda chosen: _decisions(net, chosen),
+        np.concatenate([ep.trajectory.logps for ep in episodes]),
+        b_adv,
+        b_ret,
+        PPOCoefficients(
+            cfg.ppo_epochs, cfg.clip, cfg.value_coef, cfg.entropy_coef, cfg.max_grad_norm
+        ),
+    )
 
 
 def behaviour_cloning(
