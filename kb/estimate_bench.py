@@ -17,7 +17,7 @@ import numpy as np
 from kb.estimates import RECURRING_HISTORY, retrieve_predictions, seed_history
 from kb.store import KnowledgeBase
 from policy.bench.matrix import Instance, PlatformSource, WorkflowSource, build_matrix
-from policy.bench.stats import geometric_mean_ci
+from policy.bench.stats import geometric_mean_bootstrap_ci
 from policy.planning_views import instance_views
 from sim.uncertainty import RuntimePredictions, UncertaintyConfig, estimate_error
 
@@ -103,7 +103,7 @@ def estimate_errors(
             "mape": float(np.mean(mapes)),
             "mape_ci": _mean_ci(mapes),
             "median_abs_log_ratio": float(np.median([r["median_abs_log_ratio"] for r in rows])),
-            "bias": geometric_mean_ci([r["bias"] for r in rows]).as_dict(),
+            "bias": geometric_mean_bootstrap_ci([r["bias"] for r in rows]).as_dict(),
         }
     return summary
 

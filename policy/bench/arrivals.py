@@ -32,7 +32,7 @@ from typing import Any
 
 from policy.base import ListScheduler, Scheduler, StaticScheduler, plan_and_simulate
 from policy.bench.matrix import PlatformSource
-from policy.bench.stats import geometric_mean_ci
+from policy.bench.stats import geometric_mean_bootstrap_ci
 from policy.registry import (
     UnknownSchedulerError,
     canonical_name,
@@ -285,7 +285,7 @@ def summarize_arrivals(records: list[StreamRecord], reference: str = "eft") -> d
             "tasks": sum(r.tasks for r in group) / len(group),
         }
         for metric in METRICS:
-            row[metric] = geometric_mean_ci([getattr(r, metric) for r in group]).as_dict()
+            row[metric] = geometric_mean_bootstrap_ci([getattr(r, metric) for r in group]).as_dict()
         row["copies"] = sum(r.copies for r in group) / len(group)
         row["ms_per_task"] = 1e3 * sum(r.cpu_seconds / r.tasks for r in group) / len(group)
         theirs = [base.get((r.instance, r.platform)) for r in group]
@@ -295,7 +295,7 @@ def summarize_arrivals(records: list[StreamRecord], reference: str = "eft") -> d
                     getattr(r, metric) / getattr(t, metric)
                     for r, t in zip(group, theirs, strict=True)
                 ]
-                estimate = geometric_mean_ci(ratios).as_dict()
+                estimate = geometric_mean_bootstrap_ci(ratios).as_dict()
                 row[f"{metric}_ratio"] = {**estimate, "wins": sum(x < 1 - 1e-9 for x in ratios)}
         rows.append(row)
     return {

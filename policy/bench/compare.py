@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from policy.bench.stats import geometric_mean_ci
+from policy.bench.stats import geometric_mean_bootstrap_ci
 
 Key = tuple[int, str]
 """(which of a mode's pooled runs, instance id)."""
@@ -54,7 +54,7 @@ def _ratios(
 
 
 def _estimate(values: list[float], instances: list[str]) -> dict[str, Any]:
-    estimate: dict[str, Any] = geometric_mean_ci(values, clusters=instances).as_dict()
+    estimate: dict[str, Any] = geometric_mean_bootstrap_ci(values, clusters=instances).as_dict()
     estimate["instances"] = len(set(instances))
     return estimate
 

@@ -17,7 +17,7 @@ import numpy as np
 from policy.bench.runner import InstanceOutcome, RunRecord
 from policy.bench.stats import (
     best_per_instance,
-    geometric_mean_ci,
+    geometric_mean_bootstrap_ci,
     improvement_percent,
     ratios,
     win_tie_loss,
@@ -56,8 +56,10 @@ def summarize(outcomes: list[InstanceOutcome]) -> dict[str, Any]:
     for name in schedulers:
         mine = [r for r in records if r.scheduler == name]
         overall[name] = {
-            "ratio_to_heft": geometric_mean_ci(ratios(makespans[name], reference)).as_dict(),
-            "ratio_to_best": geometric_mean_ci(ratios(makespans[name], best)).as_dict(),
+            "ratio_to_heft": geometric_mean_bootstrap_ci(
+                ratios(makespans[name], reference)
+            ).as_dict(),
+            "ratio_to_best": geometric_mean_bootstrap_ci(ratios(makespans[name], best)).as_dict(),
             "geomean_makespan": _geomean([r.makespan for r in mine]),
             "mean_slr": float(np.mean([r.slr for r in mine])),
             "mean_speedup": float(np.mean([r.speedup for r in mine])),

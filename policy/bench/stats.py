@@ -24,7 +24,7 @@ class Estimate:
         return {"value": self.value, "low": self.low, "high": self.high, "count": self.count}
 
 
-def geometric_mean_ci(
+def geometric_mean_bootstrap_ci(
     values: Sequence[float],
     confidence: float = 0.95,
     resamples: int = 2000,

@@ -32,7 +32,7 @@ class RatioSummary:
     @staticmethod
     def fields_of(ratios: Sequence[float]) -> dict[str, Any]:
         """The summary's fields for ``ratios`` (a tie is within 1e-9 of HEFT)."""
-        gm, low, high = geometric_mean_ci(ratios)
+        gm, low, high = geometric_mean_t_ci(ratios)
         wins = sum(r < 1 - 1e-9 for r in ratios)
         losses = sum(r > 1 + 1e-9 for r in ratios)
         return {
@@ -57,7 +57,7 @@ class Evaluation(RatioSummary):
     per_instance: dict[str, float]
 
 
-def geometric_mean_ci(ratios: Sequence[float]) -> tuple[float, float, float]:
+def geometric_mean_t_ci(ratios: Sequence[float]) -> tuple[float, float, float]:
     """Geometric mean and a t-based 95% interval on the log scale."""
     logs = np.log(np.asarray(ratios, dtype=np.float64))
     mean = float(logs.mean())
@@ -141,7 +141,7 @@ def summarize_scores(specs: Sequence[InstanceSpec], scores: Sequence[InstanceSco
     return Evaluation(
         **RatioSummary.fields_of(list(per.values())),
         heft_near_bound=sum(r <= 1.002 for r in heft_over_bound),
-        heft_over_bound_gm=geometric_mean_ci(heft_over_bound)[0],
+        heft_over_bound_gm=geometric_mean_t_ci(heft_over_bound)[0],
         per_instance=per,
     )
 
@@ -225,7 +225,7 @@ def pool_runs(
         pooled[name] = Pooled(
             **RatioSummary.fields_of(list(ratios.values())),
             runs=sum(any(r in run for r in among) for run in runs),
-            paired=geometric_mean_ci(both) if both else None,
+            paired=geometric_mean_t_ci(both) if both else None,
             paired_instances=len(both),
         )
     return pooled

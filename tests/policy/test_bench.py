@@ -11,7 +11,7 @@ import pytest
 from policy.base import plan_and_simulate
 from policy.bench.instances import random_dag
 from policy.bench.matrix import BenchSpecError, PlatformSource, parse_platforms
-from policy.bench.stats import geometric_mean_ci, win_tie_loss
+from policy.bench.stats import geometric_mean_bootstrap_ci, win_tie_loss
 from policy.registry import get_scheduler
 from sim.wfformat import read_workflow, write_workflow
 from wass_chat.cli import main
@@ -87,7 +87,7 @@ def test_bad_specs_are_reported_together() -> None:
 
 
 def test_statistics() -> None:
-    estimate = geometric_mean_ci([1.0, 2.0, 4.0])
+    estimate = geometric_mean_bootstrap_ci([1.0, 2.0, 4.0])
     assert estimate.value == pytest.approx(2.0)
     assert estimate.low <= estimate.value <= estimate.high
     counts = win_tie_loss({"a": 1.0, "b": 2.0, "c": 3.0}, {"a": 2.0, "b": 2.0, "c": 1.0})
@@ -96,16 +96,18 @@ def test_statistics() -> None:
 
 def test_a_cluster_bootstrap_counts_an_instance_measured_thrice_once() -> None:
     values = [0.8, 0.9, 1.1, 0.95, 0.7, 1.02]
-    once = geometric_mean_ci(values)
+    once = geometric_mean_bootstrap_ci(values)
     thrice = [v for v in values for _ in range(3)]
-    clustered = geometric_mean_ci(thrice, clusters=[k for k in range(6) for _ in range(3)])
+    clustered = geometric_mean_bootstrap_ci(
+        thrice, clusters=[k for k in range(6) for _ in range(3)]
+    )
     # resampling whole instances of three equal values is resampling the values themselves
     assert (clustered.low, clustered.value, clustered.high) == pytest.approx(
         (once.low, once.value, once.high)
     )
-    naive = geometric_mean_ci(thrice)  # as if 18 independent instances: too narrow
+    naive = geometric_mean_bootstrap_ci(thrice)  # as if 18 independent instances: too narrow
     assert naive.high - naive.low < 0.8 * (once.high - once.low)
-    distinct = geometric_mean_ci(values, clusters=list("abcdef"))
+    distinct = geometric_mean_bootstrap_ci(values, clusters=list("abcdef"))
     assert distinct == once  # every label distinct: the plain bootstrap, draw for draw
     with pytest.raises(ValueError, match="5 cluster labels for 6 values"):
-        geometric_mean_ci(values, clusters=list("abcde"))
+        geometric_mean_bootstrap_ci(values, clusters=list("abcde"))
