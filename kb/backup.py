@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import sqlite3
 import tempfile
 from collections.abc import Callable
@@ -33,6 +32,7 @@ from typing import Any
 from kb.codec import case_from_bytes, decision_from_bytes
 from kb.sidecar import Sidecar
 from kb.store import SIDECAR_FILE, KnowledgeBase
+from sim.atomic_files import publish, write_atomic
 from sim.errors import InputError
 
 BACKUP_FILE = SIDECAR_FILE
@@ -64,13 +64,6 @@ def _hashed(path: Path, copy_to: Path | None = None) -> tuple[int, str]:
             if out is not None:
                 out.write(block)
     return size, digest.hexdigest()
-
-
-def _publish(partial: Path, final: Path) -> None:
-    """fsync ``partial`` and rename it to ``final``."""
-    with open(partial, "rb") as handle:
-        os.fsync(handle.fileno())
-    os.replace(partial, final)
 
 
 def backup(kb: KnowledgeBase, directory: Path) -> dict[str, int]:
@@ -105,10 +98,8 @@ def backup(kb: KnowledgeBase, directory: Path) -> dict[str, int]:
         "sha256": digest,
         "counts": counts,
     }
-    listed = directory / f".{MANIFEST_FILE}.partial"
-    listed.write_text(json.dumps(manifest, indent=1))
-    _publish(listed, directory / MANIFEST_FILE)
-    _publish(partial, target)
+    write_atomic(directory / MANIFEST_FILE, json.dumps(manifest, indent=1))
+    publish(partial, target)
     return counts
 
 

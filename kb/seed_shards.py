@@ -40,7 +40,8 @@ from kb.embedding import StructuralEmbedder
 from kb.seed import SeedConfig, SeededJob, SeedJob, plan_seed, seeded_chunks
 from kb.sidecar_rows import CASE_COLUMNS, case_row
 from kb.store import MAX_BATCH, KnowledgeBase
-from sim.array_plan import ArrayPlan, clear_partial, publish, read_plan, task_main
+from sim.array_plan import ArrayPlan, clear_partial, read_plan, task_main
+from sim.atomic_files import publish
 from sim.errors import InputError
 
 KIND = "seed"

@@ -1,18 +1,17 @@
-"""One small ``.pt`` layout for every network the project ships (the workflow policy, the DQN,
-the queue policy): ``{"config", "state", "extra"}``, read back with weights only.
+"""One small ``.pt`` layout for every network the project ships (the workflow policy, the DQN, the
+queue policy): ``{"config", "state", "extra"}``, read back with weights only.
 
 A file that is not one of ours (truncated, another model's, not a torch file at all) raises
-:class:`~sim.errors.InputError` naming the file, never torch's unpickling traceback. Saving
-writes a temporary file beside the target and renames it, so an interrupted or failed save
-never leaves a half-written checkpoint (the shipped ones are overwritten in place by
-retraining); a folder that cannot be written is one :class:`CheckpointWriteError` line.
+:class:`~sim.errors.InputError` naming the file, never torch's unpickling traceback. Saving goes
+through :func:`sim.atomic_files.write_output` (a temporary file beside the target, fsync'd and
+renamed), so an interrupted or failed save never leaves a half-written checkpoint (the shipped
+ones are overwritten in place by retraining); a folder that cannot be written is one
+:class:`CheckpointWriteError` line.
 """
 
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any, TypeVar
 import torch
 from torch import nn
 
+from sim.atomic_files import OutputError, write_output
 from sim.errors import InputError, UserFacingError
 
 Net = TypeVar("Net", bound=nn.Module)
@@ -35,18 +35,10 @@ def save_weights(net: nn.Module, cfg: Any, path: str, extra: dict[str, object] |
     whole or not at all (see the module docstring)."""
     buffer = io.BytesIO()
     torch.save({"config": asdict(cfg), "state": net.state_dict(), "extra": extra or {}}, buffer)
-    target = Path(path)
-    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(buffer.getvalue())
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise CheckpointWriteError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+        write_output(Path(path), buffer.getvalue())  # its folder is the person's to make
+    except OutputError as exc:
+        raise CheckpointWriteError(str(exc)) from exc
 
 
 def load_weights(

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from sim.atomic_files import publish, write_atomic
 from sim.errors import InputError
 
 PLAN_FILE = "plan.json"
@@ -102,9 +103,7 @@ def write_plan(directory: Path, plan: ArrayPlan) -> None:
             raise InputError(str(directory), [f"holds the shards of another {held.kind} plan"])
         if held == plan:
             return
-    partial = path.with_suffix(".partial")
-    partial.write_text(plan.to_json())
-    os.replace(partial, path)
+    write_atomic(path, plan.to_json())
 
 
 def read_plan(directory: Path, kind: str | None = None) -> ArrayPlan:
@@ -148,20 +147,6 @@ def clear_partial(final: Path) -> Path:
     for leftover in (partial, partial.with_name(partial.name + "-journal")):
         leftover.unlink(missing_ok=True)
     return partial
-
-
-def publish(partial: Path, final: Path) -> Path:
-    """Flush ``partial`` to disk and move it into place as ``final``: only now can a merge see
-    it. The directory is fsynced too, so the rename survives a crash of the node."""
-    with open(partial, "rb") as handle:
-        os.fsync(handle.fileno())
-    os.replace(partial, final)
-    directory = os.open(final.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
-    return final
 
 
 class LineShard:

@@ -411,7 +411,7 @@ def test_nothing_below_the_cli_imports_it(house: list[Import]) -> None:
         f"{TOP} is the top floor (the console entry point); only its own modules import it:\n  "
         + "\n  ".join(found)
         + "\nFix: move the helper you need out of wass_chat/cli/ into the wass_chat module that "
-        "owns its idea (as wass_chat/atomic_files.py holds write_atomic), and import it from both."
+        "owns its idea (as sim/atomic_files.py holds write_atomic), and import it from both."
     )
 
 

@@ -9,14 +9,23 @@ CLI), :func:`write_atomic` (our own files) and :func:`write_together` (a report 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from wass_chat.atomic_files import OutputError, write_atomic, write_output, write_together
+from sim.atomic_files import (
+    OutputError,
+    write_atomic,
+    write_output,
+    write_output_by,
+    write_together,
+)
 from wass_chat.cli import main
 
 NULL_DEVICE = os.makedev(1, 3)
@@ -61,8 +70,13 @@ def _identity(path: Path) -> tuple[int, int, int, int]:
 @pytest.mark.parametrize("kind", SPECIALS)
 @pytest.mark.parametrize(
     "writer",
-    [write_output, write_atomic, lambda p, c: write_together({p: c})],
-    ids=["write_output", "write_atomic", "write_together"],
+    [
+        write_output,
+        write_atomic,
+        lambda p, c: write_together({p: c}),
+        lambda p, c: write_output_by(p, lambda tmp: tmp.write_text(c)),
+    ],
+    ids=["write_output", "write_atomic", "write_together", "write_output_by"],
 )
 def test_a_special_file_is_refused_and_left_untouched(
     tmp_path: Path, kind: str, writer: Callable[[Path, str], None]
@@ -127,3 +141,54 @@ def test_a_new_file_gets_the_umask_s_permissions_not_mkstemp_s_0600(tmp_path: Pa
     finally:
         os.umask(old)
     assert stat.S_IMODE(os.lstat(tmp_path / "new.md").st_mode) == 0o644
+
+
+KILLED_WRITER = """
+import os, sys, time
+from pathlib import Path
+import sim.atomic_files as atomic_files
+
+def stuck(fd):  # the content is in the temporary file; the writer is killed before the rename
+    print("writing", flush=True)
+    time.sleep(600)
+
+atomic_files.os.fsync = stuck
+atomic_files.write_atomic(Path(sys.argv[1]), "the new content\\n")
+"""
+
+
+def test_a_writer_killed_midway_leaves_the_old_file_and_the_next_write_cleans_up(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.json"
+    path.write_text("the old content\n")
+    writer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout is not None and writer.stdout.readline() == "writing\n"
+    writer.send_signal(signal.SIGKILL)
+    assert writer.wait(timeout=60) == -signal.SIGKILL
+    assert path.read_text() == "the old content\n"  # never a part of the new one
+    (left,) = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert f".{writer.pid}." in left.name and left.read_text() == "the new content\n"
+    host = socket.gethostname()
+    live = tmp_path / f".run.json.{host}.{os.getpid()}.abcd.tmp"  # a writer still at work
+    elsewhere = tmp_path / f".run.json.another-host.{writer.pid}.abcd.tmp"  # another node's
+    for other in (live, elsewhere):
+        other.write_text("not ours to remove")
+    write_atomic(path, "the next content\n")
+    assert path.read_text() == "the next content\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == sorted(
+        [live.name, elsewhere.name]
+    )
+
+
+def test_sacct_synth_minus_o_onto_a_device_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "jobs.parquet"
+    _fifo(path)
+    before = _identity(path)
+    assert main(["sacct", "synth", "--jobs", "10", "-o", str(path)]) == 2
+    assert "is a FIFO; only a regular file is replaced" in capsys.readouterr().err
+    assert _identity(path) == before

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from wass_chat.atomic_files import OutputError, fsync_folder
+from sim.atomic_files import OutputError, fsync_folder
 
 JOURNAL_SUFFIX = ".jobs"
 STOP_REASON_BYTES = 2048
@@ -99,7 +99,7 @@ class SubmissionJournal:
     def __init__(self, path: Path, tasks: list[str]) -> None:
         """Create the journal at ``path`` with room for every line ``tasks`` can need, locked.
 
-        Raises :class:`~wass_chat.atomic_files.OutputError` (nothing created) when the room
+        Raises :class:`~sim.atomic_files.OutputError` (nothing created) when the room
         cannot be reserved: then nothing may be submitted."""
         self.path = Path(path)
         size = sum(

@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sim.atomic_files import write_atomic
 from sim.errors import InputError, NoSuchName
-from wass_chat.atomic_files import write_atomic
 from wass_chat.run_journal import JournalState, SubmissionJournal, journal_path, read_journal
 
 RUNLOG_VERSION = 1
@@ -282,7 +282,7 @@ def with_journal(record: RunRecord, journal: JournalState | None) -> RunRecord:
 def begin_submission(runlog: RunLog, record: RunRecord) -> SubmissionJournal:
     """Journal first (its room reserved, locked), then the record in state ``submitting``,
     fsync'd: nothing is submitted unless both are on disk (raises
-    :class:`~wass_chat.atomic_files.OutputError` otherwise, leaving neither)."""
+    :class:`~sim.atomic_files.OutputError` otherwise, leaving neither)."""
     journal = SubmissionJournal(
         journal_path(runlog.path(record.run_id)), [d.task for d in record.decisions]
     )

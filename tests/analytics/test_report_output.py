@@ -168,7 +168,7 @@ def test_a_failure_while_writing_leaves_nothing_behind(home, tmp_path, monkeypat
     """The disk fills up at the last file (the page): the tables written before it go too."""
     import tempfile
 
-    import wass_chat.atomic_files as atomic
+    import sim.atomic_files as atomic
 
     real_mkstemp = tempfile.mkstemp
 

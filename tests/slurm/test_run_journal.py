@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from sim.atomic_files import OutputError
 from sim.errors import InputError
 from tests.kb.learn_killed import example_platform, example_workflow
-from wass_chat.atomic_files import OutputError
 from wass_chat.run_journal import SubmissionJournal, journal_path, read_journal, submitter_alive
 from wass_chat.runlog import NOT_SUBMITTED, SUBMITTING, RunLog, begin_submission
 from wass_chat.slurm.commands import NamedJob, SlurmCommands

@@ -23,10 +23,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sim.atomic_files import append_private_line, write_atomic
 from sim.errors import InputError
 from wass_chat.analytics.gpu_live import LiveGpuJob, SlurmRunner, running_gpu_jobs
 from wass_chat.analytics.gpu_usage import HOW_TO_RECORD, IDLE_UTILISATION_PCT, NOT_RECORDED
-from wass_chat.atomic_files import append_private_line, write_atomic
 from wass_chat.slurm.plan_digest import PlanMismatch, canonical_json, sha256_hex
 
 DIGEST_VERSION = 1

@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from wass_chat.atomic_files import write_atomic, write_output
+from sim.atomic_files import write_atomic, write_output
 from wass_chat.cli.output import console, emit
 
 DEFAULT_PLATFORMS = "gpu:16"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from policy.bench.run import DEFAULT_RECIPES, DEFAULT_SCHEDULERS
-from wass_chat.atomic_files import write_atomic, write_output
+from sim.atomic_files import write_atomic, write_output
 from wass_chat.cli.array_run import ARRAY_DIR_HELP, SLURM_ARRAY_HELP
 from wass_chat.cli.bench_arrivals import ARRIVALS_HELP, bench_arrivals
 from wass_chat.cli.output import console, emit

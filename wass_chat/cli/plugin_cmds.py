@@ -8,8 +8,8 @@ from pathlib import Path
 
 import typer
 
+from sim.atomic_files import write_output
 from sim.errors import InputError
-from wass_chat.atomic_files import write_output
 from wass_chat.cli.output import console, emit
 
 plugin_app = typer.Typer(help="The job_submit.lua plugin.", no_args_is_help=True)

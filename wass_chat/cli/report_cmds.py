@@ -73,10 +73,10 @@ def report_command(
     predicted walltimes, 10% more or fewer nodes, replayed on the period's last 20,000 jobs)
     need node lists in the accounting data.
     """
+    from sim.atomic_files import require_folder
     from sim.errors import InputError
     from wass_chat.agent.answers.report_overview import local_model_writer
     from wass_chat.analytics.period import JobFilter
-    from wass_chat.atomic_files import require_folder
     from wass_chat.report.energy_whatifs import WhatIfOptions
     from wass_chat.report.write import write_report
     from wass_chat.sacct.cache import SacctCache

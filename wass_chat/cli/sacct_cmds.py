@@ -152,7 +152,8 @@ def synth_command(
     """Generate realistic synthetic accounting data (for benchmarks and demos)."""
     import polars as pl
 
-    from wass_chat.sacct.cache import ImportRecord, SacctCache, replace_atomically
+    from sim.atomic_files import write_output_by
+    from wass_chat.sacct.cache import ImportRecord, SacctCache
     from wass_chat.sacct.render import write_sacct_file
     from wass_chat.sacct.synth import synthesize
 
@@ -173,10 +174,10 @@ def synth_command(
         cache.write(table.with_columns(pl.lit("synthetic").alias("source")), record)
         target = str(cache.root)
     elif output.suffix == ".parquet":
-        replace_atomically(output, lambda tmp: table.write_parquet(tmp))
+        write_output_by(output, lambda tmp: table.write_parquet(tmp))
         target = str(output)
     else:
-        replace_atomically(output, lambda tmp: write_sacct_file(table, Path(tmp)))
+        write_output_by(output, lambda tmp: write_sacct_file(table, tmp))
         target = str(output)
     result = {
         "rows": table.height,

@@ -17,8 +17,8 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from sim.atomic_files import write_output
 from sim.errors import InputError
-from wass_chat.atomic_files import write_output
 from wass_chat.cli.kb_cmds import kb_opener
 from wass_chat.cli.output import console, emit, err_console
 

@@ -180,7 +180,7 @@ def train_predictor(
 
     from kb.store import KnowledgeBase
     from policy.learned.instances import sample_specs
-    from wass_chat.atomic_files import write_output
+    from sim.atomic_files import write_output
     from wass_chat.config import settings
     from wass_chat.learning import build_teacher
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from policy.learned.decima_config import CHECKPOINT, DecimaTraining
-from wass_chat.atomic_files import require_folder
+from sim.atomic_files import require_folder
 from wass_chat.cli.output import console, emit
 
 _DECIMA = DecimaTraining()

@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from wass_chat.atomic_files import require_folder
+from sim.atomic_files import require_folder
 from wass_chat.cli.output import console, emit, err_console, progress_done, progress_line
 from wass_chat.cli.whatif_inputs import jobs_table
 

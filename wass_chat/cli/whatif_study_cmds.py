@@ -49,7 +49,7 @@ def validate_command(
     The stream is submitted in real time, recorded, replayed from the cluster's own
     configuration, and each simulated start is compared with the real one.
     """
-    from wass_chat.atomic_files import write_output
+    from sim.atomic_files import write_output
     from wass_chat.batch.validation import (
         load_recording,
         make_stream,

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from wass_chat.atomic_files import write_output
+from sim.atomic_files import write_output
 from wass_chat.cli.output import console, emit, err_console
 
 workflow_app = typer.Typer(

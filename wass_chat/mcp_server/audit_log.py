@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from wass_chat.atomic_files import append_private_line
+from sim.atomic_files import append_private_line
 
 SECRET_ARGUMENTS = frozenset({"approval_code"})
 """Arguments whose value is never logged (a code must not outlive its use in clear)."""

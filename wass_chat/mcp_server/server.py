@@ -43,6 +43,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from pydantic import ValidationError
 
+from sim.atomic_files import append_private_line
 from sim.errors import UserFacingError
 from wass_chat.agent.approval import ApprovalGate, GatedAction
 from wass_chat.agent.facts.demo_runs import ensure_demo_runs
@@ -51,7 +52,6 @@ from wass_chat.agent.facts.facts_cluster import ClusterFacts
 from wass_chat.agent.tools import Toolbox
 from wass_chat.analytics.gpu_idle_cancel import execute_cancel as execute_idle_cancel
 from wass_chat.analytics.gpu_idle_cancel import find_running, propose_cancel
-from wass_chat.atomic_files import append_private_line
 from wass_chat.config import Settings
 from wass_chat.mcp_server import resources
 from wass_chat.mcp_server.approval_codes import ApprovalCodes, ApprovalRefused

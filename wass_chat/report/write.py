@@ -12,9 +12,9 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from sim.atomic_files import require_folder, write_together
 from wass_chat.analytics.capacity import Capacity
 from wass_chat.analytics.period import JobFilter
-from wass_chat.atomic_files import require_folder, write_together
 from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.report.energy_whatifs import WhatIfOptions
 from wass_chat.report.gpu_views import GPU_TABLES
@@ -79,7 +79,7 @@ def write_report(
 
     CSV tables go to ``<stem>_tables/`` next to the page, PNG charts of the Markdown format to
     ``<stem>_assets/``. ``writer`` (a local model) may write the summary at the top. Raises
-    :class:`~wass_chat.atomic_files.OutputError` before any work when ``output``'s folder is
+    :class:`~sim.atomic_files.OutputError` before any work when ``output``'s folder is
     missing or not writable; nothing is written then, nor on any later failure.
     """
     from wass_chat.report.html import render_html

@@ -45,8 +45,8 @@ from pathlib import Path
 
 import polars as pl
 
+from sim.atomic_files import OutputError, fsync_folder, write_atomic
 from sim.errors import InputError
-from wass_chat.atomic_files import OutputError, fsync_folder, write_atomic
 from wass_chat.sacct.parse import empty_jobs, schema
 
 UNKNOWN_MONTH = "unknown"
@@ -322,16 +322,3 @@ def _write_parquet(frame: pl.DataFrame, path: str) -> None:
 def _month_key() -> pl.Expr:
     when = pl.coalesce("submit", "eligible", "start", "end")
     return when.dt.strftime("%Y-%m").fill_null(UNKNOWN_MONTH)
-
-
-def replace_atomically(path: Path, write: Callable[[str], object]) -> None:
-    """Run ``write(tmp_path)`` then rename the temporary file onto ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from sim.atomic_files import OutputError
 from sim.errors import InputError, ServiceUnavailable, UserFacingError
 from sim.platforms import platform_to_dict
 from sim.wfformat import workflow_to_dict
-from wass_chat.atomic_files import OutputError
 from wass_chat.run_journal import SubmissionJournal
 from wass_chat.runlog import (
     NOT_SUBMITTED,
@@ -170,7 +170,7 @@ def submit_plan(
 
     Raises :class:`DemoPlatformPlan` (nothing written, nothing submitted) for a plan made on
     the embedded demo platform, :class:`PartlySubmitted` when an sbatch was refused or did not
-    answer (the jobs before it kept, logged), :class:`~wass_chat.atomic_files.OutputError` when
+    answer (the jobs before it kept, logged), :class:`~sim.atomic_files.OutputError` when
     the journal could not be written (nothing is submitted without it, so the record names
     every job sbatch may have made), :class:`RecordNotRewritten` when only the final rewrite
     failed.

@@ -448,7 +448,7 @@ class ClusterFacts:
 
     def generate_report(self, period: str, format: str, output: str | None) -> dict[str, Any]:
         """Write the audit report of a period (the report area builds it from the sacct cache)."""
-        from wass_chat.atomic_files import OutputError
+        from sim.atomic_files import OutputError
         from wass_chat.report.write import write_report
 
         start, end = parse_period(period)

@@ -5,10 +5,11 @@ job ran which task last."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from sim.atomic_files import write_atomic
 
 SUBMISSIONS = "submissions.json"
 
@@ -41,9 +42,7 @@ def submissions(directory: Path) -> list[Submission]:
 def record(directory: Path, submission: Submission) -> None:
     listed = [{"job_id": s.job_id, "tasks": list(s.tasks)} for s in submissions(directory)]
     listed.append({"job_id": submission.job_id, "tasks": list(submission.tasks)})
-    partial = directory / (SUBMISSIONS + ".partial")
-    partial.write_text(json.dumps(listed, indent=1))
-    os.replace(partial, directory / SUBMISSIONS)
+    write_atomic(directory / SUBMISSIONS, json.dumps(listed, indent=1))
 
 
 def latest_job(directory: Path) -> dict[int, str]:

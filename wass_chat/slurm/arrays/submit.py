@@ -3,13 +3,13 @@ queued: the first run submits all of them, a later run only the failed ones."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from sim.array_plan import ArrayPlan, finished_tasks, read_plan, write_plan
+from sim.atomic_files import write_atomic
 from wass_chat.slurm.arrays.status import queued_tasks
 from wass_chat.slurm.arrays.submissions import Submission, record, task_list
 from wass_chat.slurm.commands import SlurmCommands
@@ -64,10 +64,7 @@ def prepare(directory: Path, plan: ArrayPlan, resources: ArrayResources) -> Path
     write_plan(directory, plan)
     (directory / "logs").mkdir(exist_ok=True)
     script = script_path(directory, plan.kind)
-    partial = script.with_suffix(".partial")
-    partial.write_text(batch_script(directory, resources, plan.kind))
-    partial.chmod(0o755)
-    os.replace(partial, script)
+    write_atomic(script, batch_script(directory, resources, plan.kind), mode=0o755)
     return script
 
 

@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from importlib.resources import files
 from pathlib import Path
 
+from sim.atomic_files import write_atomic
 from sim.errors import InputError
 from sim.model import Platform
-from wass_chat.atomic_files import write_atomic
 from wass_chat.slurm.plugin.head import PolicyHead, head_to_lua
 
 HEAD_MARKER = "local POLICY_HEAD = nil -- @WASS_POLICY_HEAD@"

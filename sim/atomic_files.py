@@ -1,15 +1,21 @@
 """Writing a file so that a failure never leaves it half-written (temp file, then rename).
 
-Every command, the decision log, the plugin export and the app write through
-:func:`write_atomic` (our own files, whose folder it creates) or :func:`write_output` (a file a
-person named with ``-o``/``--output``, whose folder must exist); a report and its tables
-through :func:`write_together`. They live here, below the CLI, so none of them imports the CLI.
+Every package writes through here: :func:`write_atomic` (our own files, whose folder it creates:
+the decision log, checkpoints, array plans and scripts), :func:`write_output` (a file a person
+named with ``-o``/``--output``, whose folder must exist), :func:`write_together` (a report and
+its tables) and :func:`publish` (a file built in place by a streaming writer, such as an SQLite
+shard or a backup, moved into place whole). They live on the lowest floor (``sim``) so that
+``sim``, ``policy``, ``kb`` and ``wass_chat`` share one writer.
 
 All of them write only regular files: the content goes to a temporary file in the same folder,
-is flushed to disk (``fsync``) and renamed onto the name, so a reader sees the old file or the
-new one, never a part. A name that is a symlink, a device, a FIFO, a socket or a folder is
-refused and left as it is: ``-o /dev/null`` run as root would otherwise replace the system's
-device with a file, and a symlink would be swapped for a copy (:func:`check_replaceable`).
+is flushed to disk (``fsync``) and renamed onto the name, and the folder is fsync'd, so a reader
+sees the old file or the new one, never a part, even after a crash of the machine. A writer
+killed midway (SIGKILL) cannot remove its temporary file; its name carries the host and the
+process id (``.NAME.HOST.PID.XXXX.tmp``), and the next write of that name on that host removes
+the temporary files of processes that are gone. A name that is a symlink, a device, a FIFO, a
+socket or a folder is refused and left as it is: ``-o /dev/null`` run as root would otherwise
+replace the system's device with a file, and a symlink would be swapped for a copy
+(:func:`check_replaceable`).
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import socket
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from sim.errors import UserFacingError
@@ -71,20 +78,59 @@ def _umask() -> int:
     return mask
 
 
-def _replace_with(path: Path, content: str | bytes) -> None:
-    """Write ``content`` to a temporary file beside ``path``, fsync it, give it the old file's
-    mode (or a new file's), rename it onto ``path`` and fsync the folder. Leaves nothing behind
-    on failure; raises :class:`OutputError` for any operating-system error."""
-    mode = check_replaceable(path)
+def _temp_prefix(path: Path) -> str:
+    """The start of this process's temporary files for ``path`` (host and pid in the name)."""
+    return f".{path.name}.{socket.gethostname()}.{os.getpid()}."
+
+
+def _gone(pid: int) -> bool:
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process: alive
+        return False
+    return False
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Delete the temporary files of ``path`` left by writers on this host that are gone (a
+    writer killed midway); returns them. Another host's, or a live writer's, are left alone."""
+    start = f".{path.name}.{socket.gethostname()}."
+    removed = []
+    with contextlib.suppress(OSError), os.scandir(path.parent) as entries:
+        for entry in entries:
+            pid = entry.name.removeprefix(start).split(".", 1)[0]
+            ours = entry.name.startswith(start) and entry.name.endswith(".tmp")
+            if ours and pid.isdigit() and _gone(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+    return removed
+
+
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new temporary file beside ``path`` (stale ones removed first): its fd and name."""
+    remove_stale_temporaries(path)
+    return tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
+
+
+def _replace_by(path: Path, fill: Callable[[Path], object], new_mode: int | None = None) -> None:
+    """Have ``fill`` write a temporary file beside ``path`` (by its name), fsync it, give it
+    ``new_mode`` or else the old file's mode (or a new file's), rename it onto ``path`` and
+    fsync the folder. Leaves nothing behind on failure; raises :class:`OutputError` for any
+    operating-system error."""
+    mode = check_replaceable(path)
+    if new_mode is not None:
+        mode = new_mode
+    try:
+        fd, tmp = _temporary(path)
+        os.close(fd)
     except OSError as exc:
         raise OutputError(path, exc) from exc
-    data = content.encode() if isinstance(content, str) else content
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
+        fill(Path(tmp))
+        with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode if mode is not None else DEFAULT_MODE & ~_umask())
         check_replaceable(path)  # still not a special file (it may have appeared meanwhile)
@@ -95,6 +141,11 @@ def _replace_with(path: Path, content: str | bytes) -> None:
         if isinstance(exc, OSError):
             raise OutputError(path, exc) from exc
         raise
+
+
+def _replace_with(path: Path, content: str | bytes, new_mode: int | None = None) -> None:
+    data = content.encode() if isinstance(content, str) else content
+    _replace_by(path, lambda tmp: tmp.write_bytes(data), new_mode)
 
 
 def fsync_folder(folder: Path) -> None:
@@ -110,8 +161,9 @@ def fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, content: str | bytes) -> None:
-    """Write one of our own files (a run log, a saved conversation), creating its folder.
+def write_atomic(path: Path, content: str | bytes, mode: int | None = None) -> None:
+    """Write one of our own files (a run log, a saved conversation), creating its folder;
+    ``mode``: its permission bits (default: the old file's, else a new file's).
 
     Only a regular file is written or replaced (see the module docstring); any operating-system
     error (raised as :class:`OutputError`) leaves nothing behind.
@@ -121,7 +173,21 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(path, exc) from exc
-    _replace_with(path, content)
+    _replace_with(path, content, mode)
+
+
+def publish(partial: Path, final: Path) -> Path:
+    """Move ``partial`` (a file a streaming writer built, closed) into place as ``final``:
+    flushed to disk, renamed, the folder fsync'd, so the rename survives a crash of the node and
+    a reader sees no part of it before. Returns ``final``; raises :class:`OutputError`."""
+    try:
+        with open(partial, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(partial, final)
+    except OSError as exc:
+        raise OutputError(final, exc) from exc
+    fsync_folder(final.parent)
+    return final
 
 
 def write_output(path: Path, content: str | bytes) -> None:
@@ -133,6 +199,14 @@ def write_output(path: Path, content: str | bytes) -> None:
     path = Path(path)
     require_folder(path)
     _replace_with(path, content)
+
+
+def write_output_by(path: Path, fill: Callable[[Path], object]) -> None:
+    """:func:`write_output` for a library that writes a file by its name (polars' Parquet,
+    SQLite): ``fill(tmp)`` writes the temporary file, which then replaces ``path`` whole."""
+    path = Path(path)
+    require_folder(path)
+    _replace_by(path, fill)
 
 
 def require_folder(path: Path) -> None:
@@ -179,9 +253,7 @@ def write_together(files: Mapping[Path, str | bytes]) -> None:
             if not current.parent.is_dir():
                 current.parent.mkdir()  # one level only: its parent must exist
                 made.append(current.parent)
-            fd, tmp = tempfile.mkstemp(
-                dir=current.parent, prefix=f".{current.name}.", suffix=".tmp"
-            )
+            fd, tmp = _temporary(current)
             staged.append((tmp, current))
             with os.fdopen(fd, "wb") as fh:
                 fh.write(content.encode() if isinstance(content, str) else content)
