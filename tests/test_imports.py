@@ -55,6 +55,7 @@ FLOORS: tuple[str, ...] = (
     "wass_chat.agent.cancellation",
     "wass_chat.agent.safety",
     "wass_chat.agent.units",
+    "wass_chat.answers",
     "wass_chat.agent.understanding",
     "wass_chat.agent.facts",
     "wass_chat.agent.answers",
@@ -74,8 +75,10 @@ bench harness that runs them. ``wass_chat``'s own modules (settings, atomic file
 and journal, the knowledge base's wiring into training) are its bottom floor; then Slurm, its
 accounting, the knowledge gained from finished runs, the fault run (a benchmark of submission
 and cache faults), analytics, the cluster what-ifs, the report, and the agent: its basics
-(cancellation, the safety of quoted text, how answers print quantities), understanding a
-message, the facts, the answers, then the session level (its own modules). The MCP server
+(cancellation, the safety of quoted text, how answers print quantities); the answers, one
+module per kind (``wass_chat.answers``: they quote and print with the agent's basics, and the
+facts are made in their shapes); then the agent's understanding of a message, the facts, the
+answers' checks and prompt, then the session level (its own modules). The MCP server
 sits above the agent it serves, so nothing else in ``wass_chat`` reaches it. ``tui``: its
 non-UI modules (stores, bridges, keys), widgets, screens, the app, the screenshot tool, the
 app bench (drives the app headless); and

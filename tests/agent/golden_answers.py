@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -62,9 +63,8 @@ def facts_by_kind() -> dict[str, list[dict[str, Any]]]:
 def answers(facts: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, Any]:
     """Each facts dict's rendering, verdict numbers and checks, by kind."""
     from wass_chat.agent.answers.answer_check import problems
-    from wass_chat.agent.answers.render import render
     from wass_chat.agent.answers.verify import verify_answer
-    from wass_chat.agent.facts.verdicts import with_verdict
+    from wass_chat.answers.kinds import render, with_verdict
 
     out: dict[str, Any] = {}
     for kind, items in sorted(facts.items()):
@@ -115,6 +115,20 @@ def golden() -> str:
     return json.dumps(record, indent=1, sort_keys=True, default=str) + "\n"
 
 
+_RUN_ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{4}\b")
+_DIGEST = re.compile(r"Plan digest `[0-9a-f]+`")
+_SINCE = re.compile(r"submitted from \d{4}-\d{2}-\d{2} \d{2}:\d{2} on")
+
+
+def unstamped(text: str, home: Path) -> str:
+    """``text`` without what differs from one run of the chat to the next: the data home, the
+    ids of planned runs (a time and a random suffix), the plans' digests (which hash them), and
+    the start of a period counted back from now."""
+    text = _RUN_ID.sub("RUN-ID", text.replace(str(home), "HOME"))
+    text = _SINCE.sub("submitted from NOW-PERIOD on", text)
+    return _DIGEST.sub("Plan digest DIGEST", text)
+
+
 async def chat_answers(questions: list[str]) -> list[dict[str, Any]]:
     """The offline chat's answer to each question, on a fresh demo home (no Slurm, no model)."""
     from kb.seed import SeedConfig, seed_knowledge_base
@@ -144,7 +158,7 @@ async def chat_answers(questions: list[str]) -> list[dict[str, Any]]:
         session = open_session(settings, offline=True)
         events = [event async for event in session.send(question)]
         last = events[-1]
-        text = last.text.replace(str(home), "HOME") if isinstance(last, Final) else repr(last)
+        text = unstamped(last.text, home) if isinstance(last, Final) else repr(last)
         kind = last.facts.get("kind") if isinstance(last, Final) else None
         out.append({"question": question, "kind": kind, "answer": text})
     return out

@@ -37,10 +37,12 @@ def _recording(kind: str, renderer: Callable[[Mapping[str, Any]], str]) -> Calla
 def pytest_configure(config: pytest.Config) -> None:
     if not os.environ.get("WASS_GOLDEN_CAPTURE"):
         return
-    from wass_chat.agent.answers.render import RENDERERS
+    from dataclasses import replace
 
-    for kind, renderer in list(RENDERERS.items()):
-        RENDERERS[kind] = _recording(kind, renderer)
+    from wass_chat.answers.kinds import KINDS
+
+    for name, kind in list(KINDS.items()):
+        KINDS[name] = replace(kind, render=_recording(name, kind.render))
 
 
 def _chosen(texts: list[str]) -> list[Any]:

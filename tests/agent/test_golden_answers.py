@@ -10,9 +10,9 @@ from tests.agent.golden_answers import EXPECTED, facts_by_kind, golden
 
 
 def test_every_kind_has_golden_facts() -> None:
-    from wass_chat.agent.answers.render import RENDERERS
+    from wass_chat.answers.kinds import KINDS
 
-    assert set(facts_by_kind()) == set(RENDERERS)
+    assert set(facts_by_kind()) == set(KINDS)
 
 
 def test_answers_and_checks_are_the_recorded_ones() -> None:

@@ -21,8 +21,8 @@ from tests.slurm.why_cases import (
     wait_for_reasons,
 )
 from wass_chat.agent.answers.answer_check import problems
-from wass_chat.agent.answers.render import render
 from wass_chat.analytics.job_efficiency import efficiency_suggestions
+from wass_chat.answers.kinds import render
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.explain import explain_job
 from wass_chat.slurm.explain.queue import queue_overview

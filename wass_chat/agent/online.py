@@ -27,7 +27,6 @@ from dataclasses import replace
 from typing import Any
 
 from wass_chat.agent.answers.prompt import SYSTEM_PROMPT
-from wass_chat.agent.answers.render import render
 from wass_chat.agent.answers.verify import ignored_refusals, verify_answer
 from wass_chat.agent.events import (
     ApprovalRequest,
@@ -50,6 +49,7 @@ from wass_chat.agent.understanding.parse import (
     recover_tool_calls,
 )
 from wass_chat.agent.understanding.router import GREETING
+from wass_chat.answers.kinds import render
 
 MODEL_CALLS_PER_ANSWER = 6
 """A model that keeps calling tools is stopped after this many model calls."""

@@ -31,8 +31,8 @@ import mcp.types as types
 from pydantic import BaseModel, Field
 
 from wass_chat.agent.answers.answer_check import problems
-from wass_chat.agent.answers.render import render
 from wass_chat.agent.tools import GATED_TOOLS, TOOL_SPECS, SubmitWorkflowArgs, ToolOutcome, ToolSpec
+from wass_chat.answers.kinds import render
 from wass_chat.mcp_server.run_cancel import (
     render_cancel_outcome,
     render_cancel_plan,

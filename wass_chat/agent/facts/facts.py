@@ -3,7 +3,7 @@
 Every answer the assistant gives, online or offline, rests on these dicts: the LLM's tools return
 them (fenced as data), the offline router renders them with templates, and the verifier checks
 the model's text against them. Each dict has a ``kind`` naming its rendering
-(:mod:`wass_chat.agent.answers.render`). :class:`Facts` answers from the simulator and the knowledge
+(:mod:`wass_chat.answers`). :class:`Facts` answers from the simulator and the knowledge
 base; what reaches the cluster, and the gated submission, is
 :class:`~wass_chat.agent.facts.facts_cluster.ClusterFacts`.
 """
@@ -19,7 +19,7 @@ from policy.registry import DEFAULT_COMPARISON, canonical_name, scheduler_names
 from sim.errors import InputError, ServiceUnavailable, UnknownName
 from sim.model import Platform, Workflow
 from sim.schedule import NetworkModel
-from wass_chat.agent.facts.case_plan import BestCasePlan, best_case, plan_difference
+from wass_chat.agent.facts.case_plan import BestCasePlan, plan_difference
 from wass_chat.agent.facts.counterfactual import (
     Alternative,
     Locality,
@@ -29,6 +29,7 @@ from wass_chat.agent.facts.counterfactual import (
 )
 from wass_chat.agent.facts.sources import Sources, demo_run_id
 from wass_chat.agent.facts.whatif import WhatIf, compare, what_if
+from wass_chat.answers.placement import best_case
 from wass_chat.config import Settings
 from wass_chat.slurm.hostlist import collect
 
@@ -342,7 +343,7 @@ class Facts:
 
 def case_challengers(cases: list[CaseFacts], workflow: str) -> list[tuple[str, float]]:
     """(scheduler, recorded makespan) of each retrieved case of ``workflow`` (the cases
-    :func:`~wass_chat.agent.facts.case_plan.best_case` picks from) whose scheduler is registered."""
+    :func:`~wass_chat.answers.placement.best_case` picks from) whose scheduler is registered."""
     known = set(scheduler_names())
     return [
         (c["scheduler"], c["makespan_s"])
