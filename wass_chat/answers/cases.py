@@ -3,11 +3,48 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from wass_chat.agent.safety import literal as lit
 from wass_chat.agent.units import seconds
 from wass_chat.answers.kind import Facts, Kind
+
+
+class RealRunFacts(TypedDict):
+    """The real run a case was learned from (``slurm:<run id>``), as answers cite it."""
+
+    run_id: str
+    date: str
+    nodes: str
+    """The nodes it ran on, in Slurm's compact form (``n[1-3]``)."""
+    real_makespan_s: float
+    predicted_makespan_s: float | None
+    """What our simulation of that very plan said (None: not recorded)."""
+
+
+class CaseFacts(TypedDict, total=False):
+    """One retrieved past execution, as answers quote it (``real`` for a real run's)."""
+
+    case_id: str
+    similarity: float
+    scheduler: str
+    makespan_s: float
+    workflow: str
+    platform: str
+    source: str
+    outcome: str
+    real: RealRunFacts
+
+
+class CasesFacts(TypedDict, total=False):
+    """What ``similar_cases`` returns (kind ``cases``)."""
+
+    kind: str
+    subject: str
+    workflow: str
+    """The name of the workflow the cases were retrieved for (the subject's)."""
+    cases: list[CaseFacts]
+    run_id: str
 
 
 def cases_verdict(f: Mapping[str, Any]) -> dict[str, Any]:
@@ -70,5 +107,6 @@ KIND = Kind(
     "cases",
     "the past cases most similar to a workflow or run",
     render_cases_fact,
+    facts=CasesFacts,
     verdict=cases_verdict,
 )

@@ -5,11 +5,30 @@ the Markdown.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from wass_chat.agent.safety import literal as lit
 from wass_chat.agent.units import seconds, size
 from wass_chat.answers.kind import Facts, Kind
+from wass_chat.answers.simulation import Outcome
+
+
+class ComparisonFacts(TypedDict, total=False):
+    """What ``compare_schedulers`` returns (kind ``comparison``), fastest first."""
+
+    kind: str
+    workflow: str
+    platform: str
+    network_model: str
+    results: list[Outcome]
+    best: str | None
+    tied_best: list[str]
+    from_cases: list[str]
+    """Schedulers ranked because past cases of this workflow tied or beat the requested ones."""
+    cases_unavailable: str
+    """Why past cases were not consulted for challengers (the knowledge base did not answer)."""
+    gantt: dict[str, Any]
+    run_id: str
 
 
 def comparison_verdict(f: Mapping[str, Any]) -> dict[str, Any]:
@@ -91,5 +110,6 @@ KIND = Kind(
     "comparison",
     "schedulers ranked by simulated makespan on one workflow",
     render_comparison,
+    facts=ComparisonFacts,
     verdict=comparison_verdict,
 )

@@ -11,13 +11,105 @@ task and how long the task and the run took against what our simulation of it sa
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from wass_chat.agent.safety import literal as lit
 from wass_chat.agent.units import percent, seconds, size
-from wass_chat.answers.cases import render_cases
+from wass_chat.answers.cases import CaseFacts, RealRunFacts, render_cases
 from wass_chat.answers.kind import Facts, Kind
 from wass_chat.answers.simulation import NEGLIGIBLE_S
+
+
+class NodeLocality(TypedDict):
+    node: str
+    local_input_bytes: int
+
+
+class Locality(TypedDict):
+    """Where a task's inputs were when it became ready (see :func:`locality`)."""
+
+    input_bytes: int
+    shared_fs_input_bytes: int
+    local_on_chosen_bytes: int
+    by_node: list[NodeLocality]
+
+
+class MovedFile(TypedDict):
+    file: str
+    bytes: int
+
+
+class Alternative(TypedDict):
+    """The run re-simulated with the task forced onto ``node``."""
+
+    node: str
+    makespan_s: float
+    delta_s: float
+    delta_pct: float
+    moved_bytes: int
+    largest_moved_file: MovedFile | None
+
+
+class BestCasePlan(TypedDict):
+    """What the best retrieved case did differently from a run (``best_case_plan``)."""
+
+    case_id: str
+    task_node: str
+    tasks_compared: int
+    tasks_placed_differently: int
+    task_local_input_bytes: int
+    remote_input_bytes: int
+    run_remote_input_bytes: int
+
+
+class RealCaseFacts(TypedDict):
+    """A real run of the same workflow on the same cluster, for a why-answer: where it put the
+    task and how long the task really took there, and how sacct confirmed it."""
+
+    case_id: str
+    run: RealRunFacts
+    task_node: str
+    same_node: bool
+    task_real_s: float
+    task_predicted_s: float | None
+    confirmation: str
+    """:func:`kb.provenance.standing`'s words: confirmed when stored, and again now."""
+    written_by: str
+
+
+class UnconfirmedCaseFacts(TypedDict):
+    """A ``slurm:`` case that claims a real run sacct does not confirm: never cited as one."""
+
+    case_id: str
+    source: str
+    written_by: str
+    why: str
+
+
+class PlacementFacts(TypedDict, total=False):
+    """What ``explain_placement`` returns (kind ``placement``): where the task's data was, the
+    run re-simulated with the task on each other node, and the similar past cases; with
+    ``best_case_plan`` when the best case ran the same graph."""
+
+    kind: str
+    run_id: str
+    run_source: str
+    workflow: str
+    platform: str
+    scheduler: str
+    task: str
+    chosen_node: str
+    asked_node: str | None
+    run_makespan_s: float
+    locality: Locality
+    baseline_makespan_s: float
+    network_model: str
+    alternatives: list[Alternative]
+    unfit_nodes: list[str]
+    cases: list[CaseFacts]
+    best_case_plan: BestCasePlan
+    real_case: RealCaseFacts
+    unconfirmed_cases: list[UnconfirmedCaseFacts]
 
 
 def best_case(cases: Sequence[Mapping[str, Any]], workflow: str) -> Mapping[str, Any] | None:
@@ -271,5 +363,6 @@ KIND = Kind(
     "placement",
     "why a task ran on its node: the counterfactuals, data locality, similar past cases",
     render_placement,
+    facts=PlacementFacts,
     verdict=placement_verdict,
 )

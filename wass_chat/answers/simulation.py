@@ -3,11 +3,50 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from wass_chat.agent.safety import literal as lit
 from wass_chat.agent.units import percent, seconds, size
 from wass_chat.answers.kind import Facts, Kind
+
+
+class Outcome(TypedDict):
+    """One simulated schedule, as answers quote it."""
+
+    platform: str
+    nodes: int
+    scheduler: str
+    makespan_s: float
+    cross_node_bytes: float
+    energy_j: float
+    mean_wait_s: float
+    tied_best: NotRequired[bool]
+    """In a comparison: whether it ties the fastest (within :data:`TIE_TOLERANCE_S`)."""
+
+
+class Changes(TypedDict):
+    add_nodes: int
+    remove_nodes: int | list[str]
+    bandwidth_factor: float
+    scheduler: str | None
+
+
+class SimulationFacts(TypedDict, total=False):
+    """What ``simulate`` returns (kind ``simulation``): the baseline, and with a change the
+    variant, the change and the difference; the Gantt trace of the last schedule."""
+
+    kind: str
+    workflow: str
+    network_model: str
+    baseline: Outcome
+    variant: Outcome
+    changes: Changes
+    change_notes: list[str]
+    delta_s: float
+    delta_pct: float
+    gantt: dict[str, Any]
+    run_id: str
+
 
 NEGLIGIBLE_S = 0.05
 """Makespan differences below this (the answers' one decimal) count as none."""
@@ -76,4 +115,5 @@ KIND = Kind(
     "simulation",
     "a workflow simulated, and with a what-if change, against the baseline",
     render_simulation,
+    facts=SimulationFacts,
 )

@@ -14,10 +14,9 @@ Pure functions; no I/O.
 
 from __future__ import annotations
 
-from typing import TypedDict
-
 from kb.records import CaseRecord, workflow_hash
 from wass_chat.agent.facts.counterfactual import RecordedRun, locality
+from wass_chat.answers.placement import BestCasePlan
 
 
 def case_run(case: CaseRecord) -> RecordedRun:
@@ -41,18 +40,6 @@ def remote_input_bytes(run: RecordedRun) -> int:
         loc = locality(run, task)
         total += loc["input_bytes"] - loc["shared_fs_input_bytes"] - loc["local_on_chosen_bytes"]
     return total
-
-
-class BestCasePlan(TypedDict):
-    """What the best retrieved case did differently from a run (``best_case_plan``)."""
-
-    case_id: str
-    task_node: str
-    tasks_compared: int
-    tasks_placed_differently: int
-    task_local_input_bytes: int
-    remote_input_bytes: int
-    run_remote_input_bytes: int
 
 
 def plan_difference(run: RecordedRun, task: str, case: CaseRecord) -> BestCasePlan | None:
