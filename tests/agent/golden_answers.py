@@ -62,8 +62,8 @@ def facts_by_kind() -> dict[str, list[dict[str, Any]]]:
 
 def answers(facts: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, Any]:
     """Each facts dict's rendering, verdict numbers and checks, by kind."""
-    from wass_chat.agent.answers.answer_check import problems
-    from wass_chat.agent.answers.verify import verify_answer
+    from wass_chat.answers.checks.answer_check import problems
+    from wass_chat.answers.checks.verify import verify_answer
     from wass_chat.answers.kinds import render, with_verdict
 
     out: dict[str, Any] = {}
@@ -88,8 +88,8 @@ def answers(facts: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, Any]:
 def report_answers() -> dict[str, Any]:
     """The report's summary on a synthetic cache, its model facts, and its checks."""
     from tests.analytics.test_report import make_home
-    from wass_chat.agent.answers.overview_check import overview_problems
-    from wass_chat.agent.answers.verify import verify_answer
+    from wass_chat.answers.checks.overview_check import overview_problems
+    from wass_chat.answers.checks.verify import verify_answer
     from wass_chat.report.build import build_report_from_cache
     from wass_chat.report.overview import overview_facts
     from wass_chat.report.overview_figures import recomputed_figures

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wass_chat.agent.answers.verify import verify_answer
+from wass_chat.answers.checks.verify import verify_answer
 from wass_chat.answers.kinds import render, with_verdict
 
 

@@ -10,11 +10,11 @@ import polars as pl
 import pytest
 
 from tests.analytics.test_gpu_units import _cache_with, export, gpu_job
-from wass_chat.agent.answers.answer_check import problems
 from wass_chat.analytics.analysis import analyze
 from wass_chat.analytics.gpu_live import LiveGpuJob, held_gpus, run_seconds, sstat_gpu, tres_value
 from wass_chat.analytics.gpu_questions import job_facts, live_facts, period_facts
 from wass_chat.analytics.gpu_usage import HOW_TO_RECORD, NOT_RECORDED
+from wass_chat.answers.checks.answer_check import problems
 from wass_chat.answers.kinds import render
 from wass_chat.sacct.cache import SacctCache
 from wass_chat.sacct.synth import synthesize

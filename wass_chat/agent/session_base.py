@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from sim.errors import UserFacingError
-from wass_chat.agent.answers.verify import Verdict, citable_ids
 from wass_chat.agent.approval import ApprovalGate, GatedAction
 from wass_chat.agent.cancellation import Work, WorkCancelled, working
 from wass_chat.agent.events import (
@@ -41,6 +40,7 @@ from wass_chat.agent.facts.facts import Facts
 from wass_chat.agent.facts.facts_cluster import ClusterFacts
 from wass_chat.agent.tools import TOOL_SPECS, Cancelled, Toolbox, ToolOutcome
 from wass_chat.agent.understanding.router import Intent, chosen_number, route, route_choice
+from wass_chat.answers.checks.verify import Verdict, citable_ids
 from wass_chat.answers.kinds import render
 
 if TYPE_CHECKING:

@@ -8,5 +8,5 @@ declared in its module here, or where the facts are made (:mod:`wass_chat.slurm.
 the facts at the precision the verifier accepts, and every string that came from outside
 (names of workflows, tasks, jobs, files, users, comments) is shown through
 :func:`~wass_chat.agent.safety.literal`, never as Markdown. :mod:`.markdown` prints computed
-sentences; :mod:`.kind` is the table's row.
+sentences; :mod:`.kind` is the table's row; :mod:`.checks` holds an answer to its facts.
 """

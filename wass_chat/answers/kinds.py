@@ -1,9 +1,10 @@
 """Every kind of answer, in one table: :data:`KINDS`, and what reads it.
 
-The chat (offline and online), ``ask``, the MCP server and the report's what-ifs answer with
-:func:`render`; the toolbox adds each kind's verdict numbers with :func:`with_verdict`. A new
-kind of answer is one module of this package holding its facts' TypedDict (or naming where
-they are made), its verdict and its rendering, and one row here.
+The chat (offline, and online when the model's text fails verification), ``ask`` and the MCP
+server answer with :func:`render`; the toolbox adds each kind's verdict numbers to the facts
+with :func:`with_verdict`. A new kind of answer is one module of this package holding its facts'
+TypedDict (or naming where they are made), its verdict and its rendering, and one row here
+(then its tool in ``TOOL_SPECS`` and its intent in the intent table).
 """
 
 from __future__ import annotations
