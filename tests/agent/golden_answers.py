@@ -2,8 +2,9 @@
 
 Moving the answers' code around (#44 item 1) must not change one character of what the chat,
 ``ask`` and the report say. This records, for the facts in ``golden_facts.json`` (real facts
-captured from the agent's tests by :mod:`tests.agent.golden_capture`, a few per kind, and two
-made here for the kinds no test renders through :func:`render`):
+captured from the agent's tests by :mod:`tests.agent.golden_capture`, a few per kind, and some
+made here for the kinds no offline test renders through :func:`render`: the report written, the
+help, the MCP server's cancellations, recorded with the server's renderings before they moved):
 
 * ``render``: the Markdown the offline chat and ``ask`` answer with;
 * ``verdict``: the verdict numbers :func:`with_verdict` derives (placement, comparison, cases);
@@ -51,6 +52,39 @@ HANDMADE: dict[str, list[dict[str, Any]]] = {
         }
     ],
     "help": [{"kind": "help", "text": "Ask about runs, jobs and the cluster."}],
+    "cancel_plan": [
+        {
+            "kind": "cancel_plan",
+            "run_id": "20261202-090000-aaaa",
+            "jobs": [
+                {"job_id": "41", "name": "wass-a", "state": "RUNNING", "nodes": "n1"},
+                {"job_id": "42", "name": "wass-b", "state": "PENDING", "nodes": ""},
+            ],
+            "command": "scancel 41 42",
+            "plan_digest": "9f2c4e1d0b7a6c5e4d3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a2918f7e6d5c",
+        }
+    ],
+    "gpu_cancel_plan": [
+        {
+            "kind": "gpu_cancel_plan",
+            "proposal_id": "gpu-0123",
+            "job_id": "77",
+            "user": "alice",
+            "start": "2026-12-02T08:00:00",
+            "partition": "gpu",
+            "nodes": "g1",
+            "gpus": 2,
+            "idle_for_min": 95.5,
+            "idle_after_min": 60,
+            "evidence": ["sstat: gres/gpuutil=0 on g1 for 95.5 minutes"],
+            "command": "scancel 77",
+            "message": "Your job 77 holds 2 GPUs at 0%: please cancel it if it is stuck.",
+        }
+    ],
+    "cancel_outcome": [
+        {"kind": "cancel_outcome", "run_id": "20261202-090000-aaaa", "cancelled": ["41", "42"]},
+        {"kind": "cancel_outcome", "cancelled": ["77"]},
+    ],
 }
 
 

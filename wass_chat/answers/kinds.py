@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from wass_chat.answers import (
+    cancel_outcome,
+    cancel_plan,
     cases,
     cluster,
     cluster_whatif,
@@ -19,6 +21,7 @@ from wass_chat.answers import (
     efficiency,
     energy,
     error,
+    gpu_cancel_plan,
     gpu_usage,
     help,
     job_why,
@@ -65,6 +68,9 @@ KINDS: dict[str, Kind] = {
         gpu_usage.KIND,
         cluster_whatif.KIND,
         energy.KIND,
+        cancel_plan.KIND,
+        gpu_cancel_plan.KIND,
+        cancel_outcome.KIND,
     )
 }
 """Kind name -> its row."""

@@ -33,11 +33,6 @@ from pydantic import BaseModel, Field
 from wass_chat.agent.tools import GATED_TOOLS, TOOL_SPECS, SubmitWorkflowArgs, ToolOutcome, ToolSpec
 from wass_chat.answers.checks.answer_check import problems
 from wass_chat.answers.kinds import render
-from wass_chat.mcp_server.run_cancel import (
-    render_cancel_outcome,
-    render_cancel_plan,
-    render_gpu_cancel_plan,
-)
 
 WRITES_FILES = frozenset({"generate_report"})
 """Read-only tools that still write a file (under the data home): not ``readOnlyHint``."""
@@ -162,13 +157,8 @@ def gated_tools() -> list[types.Tool]:
 
 
 def answer_of(facts: dict[str, Any]) -> str:
-    """The plain-language answer for ``facts``: ``ask``'s rendering (and the cancel plan's)."""
-    if facts.get("kind") == "cancel_plan":
-        return render_cancel_plan(facts)
-    if facts.get("kind") == "gpu_cancel_plan":
-        return render_gpu_cancel_plan(facts)
-    if facts.get("kind") == "cancel_outcome":
-        return render_cancel_outcome(facts)
+    """The plain-language answer for ``facts``: ``ask``'s rendering, by
+    :data:`~wass_chat.answers.kinds.KINDS` (the cancellations' kinds included)."""
     return render(facts)
 
 
