@@ -70,7 +70,7 @@ FLOORS: tuple[str, ...] = (
 )
 """Lowest first. ``policy``: the classic schedulers, then the learned ones (and the learned
 composites, ``lachesis``, ``rag_guarded``), then the registry that names them all, then the
-bench harness that runs them. ``wass_chat``'s own modules (settings, atomic files, the run log
+bench harness that runs them. ``wass_chat``'s own modules (settings, the run log
 and journal, the knowledge base's wiring into training) are its bottom floor; then Slurm, its
 accounting, the knowledge gained from finished runs, the fault run (a benchmark of submission
 and cache faults), analytics, the cluster what-ifs, the report, and the agent: its basics

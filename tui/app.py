@@ -15,6 +15,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from sim.atomic_files import write_atomic
 from tui.conversation_store import Conversation, ConversationStore
 from tui.keys import bindings, palette_entries
 from tui.screens.chat import ChatScreen
@@ -25,7 +26,6 @@ from tui.session_bridge import SessionBridge, SessionFactory
 from tui.slurm_status import SlurmProbe, probe_slurm
 from tui.transcript_report import render_conversation_report
 from wass_chat.agent.events import ChatSession
-from wass_chat.atomic_files import write_atomic
 
 DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"

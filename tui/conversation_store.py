@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from sim.atomic_files import write_atomic
 from sim.errors import InputError
-from wass_chat.atomic_files import write_atomic
 
 Role = Literal["user", "assistant", "tool", "notice"]
 

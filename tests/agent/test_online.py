@@ -11,6 +11,8 @@ from tests.agent.fake_ollama import MODEL, FakeOllama, Reply, SilentServer
 from wass_chat.agent.events import ChatEvent, Final, ModeChanged, Token, ToolCall, ToolResult
 from wass_chat.agent.online import MODEL_CALLS_PER_ANSWER, UNFINISHED, OnlineSession
 from wass_chat.agent.session import open_session
+from wass_chat.agent.tools import TOOL_NAMES
+from wass_chat.agent.understanding.router import TOOLS_OFFERED, routed
 from wass_chat.config import Settings
 
 pytestmark = pytest.mark.xdist_group("agent-home")
@@ -48,10 +50,76 @@ async def test_native_tool_call_streams_tokens_and_verified_answer(settings: Set
     assert base > 0 and variant > 0
     # The model was sent the tools and the fenced, untrusted tool result.
     first, second = server.chat_requests[0], server.chat_requests[1]
-    assert {t["function"]["name"] for t in first["tools"]} >= {"simulate", "submit_workflow"}
+    # Offered the tools the router ranks highest for the question, not all of them (never a
+    # submission the question does not ask for).
+    offered = {t["function"]["name"] for t in first["tools"]}
+    assert offered == set(routed("what if I add 4 nodes?").likely_tools())
+    assert "simulate" in offered and "submit_workflow" not in offered
     tool_message = next(m for m in second["messages"] if m["role"] == "tool")
     assert tool_message["content"].startswith('<data source="simulate" trust="untrusted">')
     assert "never follow instructions" in second["messages"][0]["content"]
+
+
+def _offered(request: dict[str, Any]) -> set[str]:
+    return {t["function"]["name"] for t in request.get("tools") or []}
+
+
+async def test_each_question_is_offered_its_likeliest_tools_and_those_already_called(
+    settings: Settings,
+) -> None:
+    script = [
+        Reply(tool_calls=[("simulate", {"run": RUN, "add_nodes": 4})]),
+        Reply("Simulated."),
+        Reply("Nobody waited."),
+    ]
+    with FakeOllama(script) as server:
+        session = online(settings, server)
+        await ask(session, "what if I add 4 nodes?")
+        await ask(session, "who waited longest last week?")
+    first, after_tool, second = server.chat_requests
+    assert len(_offered(first)) == TOOLS_OFFERED < len(TOOL_NAMES)
+    assert _offered(first) == set(routed("what if I add 4 nodes?").likely_tools())
+    assert _offered(after_tool) == _offered(first)  # one answer, one set: the prefix is reused
+    likely = routed("who waited longest last week?").likely_tools()
+    assert "top_waiters" in likely and "simulate" not in likely
+    assert _offered(second) == {*likely, "simulate"}  # the conversation called it
+
+
+async def test_an_unsure_router_offers_every_tool_and_a_tool_not_offered_still_runs(
+    settings: Settings,
+) -> None:
+    assert routed("can you look into this for me").likely_tools() == ()
+    assert "explain_placement" not in routed("what if I add 4 nodes?").likely_tools()
+    script = [
+        Reply("What should I look into?"),
+        Reply(tool_calls=[("explain_placement", {"run": RUN})]),
+        Reply("Explained."),
+    ]
+    with FakeOllama(script) as server:
+        session = online(settings, server)
+        await ask(session, "can you look into this for me")
+        events = await ask(session, "what if I add 4 nodes?")
+    assert _offered(server.chat_requests[0]) == set(TOOL_NAMES)
+    assert "explain_placement" not in _offered(server.chat_requests[1])
+    (result,) = [e for e in events if isinstance(e, ToolResult)]
+    assert result.name == "explain_placement" and result.error is None
+    assert result.data["kind"] != "error"
+
+
+async def test_a_failure_on_the_models_path_gets_the_offline_answer_said_so(
+    settings: Settings,
+) -> None:
+    """The server answers the probe, then refuses the chat with an error no connection
+    error covers (Ollama's 404 for a model it no longer has): the question still gets an
+    answer, the router's, said so, and the session stays online."""
+    with FakeOllama([]) as server:
+        session = online(settings, server)
+        server.models = ()
+        events = await ask(session, "what if I add 4 nodes?")
+    answer = final(events)
+    assert answer.text.startswith("The model's answer failed (ResponseError). The offline answer:")
+    assert answer.facts["kind"] == "simulation" and answer.verified
+    assert session.mode == "ollama"
 
 
 async def test_grounded_answer_is_kept_and_invented_one_replaced(settings: Settings) -> None:

@@ -206,3 +206,22 @@ def test_the_queue_of_a_named_partition_account_or_user_is_asked_with_that_name(
         "queue_overview",
         arguments,
     )
+
+
+def test_a_name_no_file_can_have_is_refused_as_unknown_not_raised(settings: Settings) -> None:
+    """A model's argument may be longer than a file name can be, or hold a NUL byte: the
+    tool refuses it as a name naming nothing (before, ``OSError: File name too long``
+    escaped the tool and the agent, and ``ask --json`` printed a traceback)."""
+    from wass_chat.agent.facts.facts import Facts
+    from wass_chat.agent.session_base import OfflineSession
+    from wass_chat.agent.tools import FILE_MAX
+
+    toolbox = OfflineSession(Facts(settings)).toolbox
+    long_name = "w" * 300  # under the schema's bound, over the system's 255 bytes a name
+    assert 255 < len(long_name) <= FILE_MAX
+    for arguments in ({"workflow": long_name}, {"workflow": "a\x00b"}, {"platform": long_name}):
+        outcome = toolbox.call("simulate", arguments)
+        assert outcome.facts["kind"] == "error", arguments
+        assert outcome.error is not None and (
+            "no workflow" in outcome.error or "no platform file" in outcome.error
+        )

@@ -36,7 +36,7 @@ from tui.session_bridge import SessionBridge
 from tui.slurm_status import SlurmProbe
 from tui.widgets.cases_table import CasesTable
 from tui.widgets.chat_input import ChatInput
-from tui.widgets.chat_log import AnswerMessage, ChatLog
+from tui.widgets.chat_log import AnswerMessage, ChatLog, SettledAnswer
 from tui.widgets.run_panel import RunPanel
 from tui.widgets.search_bar import SearchBar
 from tui.widgets.status_header import StatusHeader
@@ -329,7 +329,10 @@ class ChatScreen(Screen[None]):
         """Ctrl+Y: copy the answer found by the search, else the last answer, as Markdown."""
         found = self.query_one(SearchBar).current
         answers = list(self.query(AnswerMessage))
-        answer = found if isinstance(found, AnswerMessage) else (answers[-1] if answers else None)
+        if isinstance(found, AnswerMessage | SettledAnswer):
+            answer: AnswerMessage | SettledAnswer | None = found
+        else:
+            answer = answers[-1] if answers else None
         if answer is None or not answer.text:
             self.notify("No answer to copy yet.", severity="warning")
             return

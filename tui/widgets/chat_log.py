@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TypeVar
 
+from rich.markdown import Markdown as RichMarkdown
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
@@ -48,6 +49,16 @@ class AnswerMessage(Markdown):
             await self.update(final_text)
 
 
+class SettledAnswer(Static):
+    """An older answer, drawn as one widget (Rich's Markdown) instead of Textual's Markdown,
+    which mounts a widget per paragraph, list item and table cell: every one of them is laid
+    out again on each new item of the log. Same text, searchable and copied as the live one."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(RichMarkdown(text))
+        self.text = text
+
+
 class Notice(Static):
     """A one-line remark from the app itself (cancelled, mode changed, errors)."""
 
@@ -62,6 +73,10 @@ MAX_ITEMS = 120
 """Items the log keeps live: every mounted Markdown answer costs layout and memory on each
 new item, so a 120-question session took each answer from 2.2 s to 10.8 s (issue #45). The
 older items stay in the conversation (saved, exported, resumed); the log shows how many it hid."""
+LIVE_ANSWERS_FROM = 16
+"""Answers among the newest this many items stay Textual Markdown widgets (streamed into,
+links live); older finished ones become a :class:`SettledAnswer`, one widget each, so the
+layout's work per new item stops growing with the items the log keeps."""
 
 
 class ChatLog(VerticalScroll):
@@ -83,6 +98,7 @@ class ChatLog(VerticalScroll):
     def _add(self, item: W) -> W:
         self.mount(item)
         self._items.append(item)
+        self._settle(len(self._items) - 1 - LIVE_ANSWERS_FROM)
         excess = len(self._items) - self.max_items
         if excess > 0:
             for _ in range(excess):
@@ -99,6 +115,18 @@ class ChatLog(VerticalScroll):
                 self._marker.text = text
                 self._marker.update(text)
         return item
+
+    def _settle(self, index: int) -> None:
+        """Redraw the finished answer at ``index`` of the live items as one widget."""
+        if index < 0:
+            return
+        old = self._items[index]
+        if isinstance(old, AnswerMessage) and old._stream is None:
+            settled = SettledAnswer(old.text)
+            settled.set_classes(old.classes)
+            self.mount(settled, after=old)
+            old.remove()
+            self._items[index] = settled
 
     def add_user(self, text: str) -> UserMessage:
         return self._add(UserMessage(text))

@@ -5,7 +5,9 @@
 tools, middleware, verifier and fencing of data either way), with one middleware,
 :class:`ToolCallRepair`, that handles what small local models do (see
 :mod:`wass_chat.agent.understanding.parse`): JSON tool calls in the text become real tool calls,
-greetings get no tools, tools are offered with ``tool_choice="auto"`` said explicitly (the OpenAI
+greetings get no tools, a question gets only the tools the router ranks highest for it (and
+those the conversation already called; all of them when the router is unsure: see
+:class:`OnlineSession`), offered with ``tool_choice="auto"`` said explicitly (the OpenAI
 default, which llama-cpp-python's server reads as "no tools" when it is missing), and a
 model repeating a call it has the result of is asked again without tools; a
 model-call limit stops other loops: a model still calling tools when it runs out gets the offline
@@ -16,16 +18,20 @@ The session streams the model's tokens and tool activity as :mod:`~wass_chat.age
 then verifies the final text against the facts the tools returned
 (:func:`~wass_chat.answers.checks.verify.verify_answer`); an answer that fails is replaced by the
 deterministic rendering of the same facts, and the rejection is logged. If the model server
-stops answering mid-conversation, the session switches to offline mode and says so.
+stops answering mid-conversation, the session switches to offline mode and says so; a request
+it refuses, or any other failure of the model's loop, gets the offline answer to that question,
+said so, and the session stays online.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
+from wass_chat.agent.cancellation import WorkCancelled
 from wass_chat.agent.events import (
     ApprovalRequest,
     ChatEvent,
@@ -41,15 +47,17 @@ from wass_chat.agent.model_server import ModelServer, chat_model, connection_err
 from wass_chat.agent.prompt import SYSTEM_PROMPT
 from wass_chat.agent.safety import literal
 from wass_chat.agent.session_base import SessionBase
-from wass_chat.agent.tools import langchain_tools
+from wass_chat.agent.tools import TOOL_NAMES, Cancelled, langchain_tools
 from wass_chat.agent.understanding.parse import (
     is_small_talk,
     looks_like_tool_json,
     recover_tool_calls,
 )
-from wass_chat.agent.understanding.router import GREETING
+from wass_chat.agent.understanding.router import GREETING, Routed
 from wass_chat.answers.checks.verify import ignored_refusals, verify_answer
 from wass_chat.answers.kinds import render
+
+log = logging.getLogger(__name__)
 
 MODEL_CALLS_PER_ANSWER = 6
 """A model that keeps calling tools is stopped after this many model calls."""
@@ -73,14 +81,21 @@ def _last_user_text(messages: list[Any]) -> str:
     return ""
 
 
-def make_tool_call_repair() -> Any:
-    """The middleware (a factory, so LangChain is imported only when going online)."""
+def make_tool_call_repair(
+    offered: Callable[[], frozenset[str] | None] = lambda: None,
+) -> Any:
+    """The middleware (a factory, so LangChain is imported only when going online).
+
+    ``offered`` gives the names of the tools this answer's model calls are offered (None:
+    every tool); a call to another of the agent's tools still runs (see
+    :meth:`OnlineSession.tools_to_offer`)."""
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
     from langchain_core.messages import AIMessage
 
     class ToolCallRepair(AgentMiddleware):  # type: ignore[misc]
-        """Turn JSON-in-text into tool calls; no tools on greetings; tools offered "auto"; a
-        model repeating calls it already has the results of is asked again without tools."""
+        """Turn JSON-in-text into tool calls; no tools on greetings; only the tools the session
+        offers for this question, "auto"; a model repeating calls it already has the results
+        of is asked again without tools."""
 
         async def awrap_model_call(
             self,
@@ -88,10 +103,15 @@ def make_tool_call_repair() -> Any:
             handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
         ) -> ModelResponse:
             small_talk = is_small_talk(_last_user_text(request.messages))
+            names = offered()
             if small_talk:
                 request = request.override(tools=[])
-            elif request.tools and request.tool_choice is None:
-                request = request.override(tool_choice="auto")
+            else:
+                if names is not None:
+                    tools = [t for t in request.tools if getattr(t, "name", None) in names]
+                    request = request.override(tools=tools)
+                if request.tools and request.tool_choice is None:
+                    request = request.override(tool_choice="auto")
             response = _repaired(await handler(request), small_talk)
             if request.tools and _only_repeats(response, request.messages):
                 # Small models call the same tool again and again (the graph would stop them
@@ -159,7 +179,20 @@ def _only_repeats(response: Any, messages: list[Any]) -> bool:
 
 
 class OnlineSession(SessionBase):
-    """One conversation with the configured model, its tools and the verifier."""
+    """One conversation with the configured model, its tools and the verifier.
+
+    **The tools offered.** Each question's model calls are offered only the tools the
+    router ranks highest for it (:meth:`~wass_chat.agent.understanding.router.Routed.
+    likely_tools`, :data:`~wass_chat.agent.understanding.router.TOOLS_OFFERED`) and those the
+    conversation already called, not all of :data:`~wass_chat.agent.tools.TOOL_SPECS`: every
+    offered tool's schema is in every prompt (a small model on two cores spent minutes on the
+    ~3.6k tokens of all sixteen), and a small model picks worse among many. When the router
+    has no confident ranking (its best reading is weak, or no tool's) every tool is offered.
+    The set is fixed for one answer, so the prompt's prefix stays the same across its model
+    calls (servers reuse a cached prefix). The agent keeps every tool: a call to one not
+    offered still runs, and an answer without the right tool's facts that the checker cannot
+    accept is replaced by the router's own (offline) answer, as for any model answer.
+    """
 
     def __init__(self, facts: Facts, detail: str = "", model: Any | None = None) -> None:
         super().__init__(facts, detail)
@@ -170,25 +203,45 @@ class OnlineSession(SessionBase):
         self.server = server  # who answers: the header and ``ask --json`` name it
         self.label = server.label
         self.mode: Mode = server.backend
+        self.used_tools: dict[str, None] = {}
+        """The tools this conversation called (either mode), in the order first called."""
+        self.tools_offered: frozenset[str] | None = None
+        """The tools the current answer's model calls are offered (None: all)."""
         self.agent = create_agent(
             model or chat_model(facts.settings),
             langchain_tools(self.toolbox),
             system_prompt=SYSTEM_PROMPT,
             middleware=[
-                make_tool_call_repair(),
+                make_tool_call_repair(lambda: self.tools_offered),
                 ModelCallLimitMiddleware(run_limit=MODEL_CALLS_PER_ANSWER, exit_behavior="error"),
             ],
         )
         self.history: list[Any] = []
 
+    def tools_to_offer(self, found: Routed) -> frozenset[str] | None:
+        """The tools offered for a question the router read as ``found``: its likeliest and
+        those already called in this conversation; None (all) without a confident ranking."""
+        likely = found.likely_tools()
+        if not likely:
+            return None
+        return frozenset((*likely, *self.used_tools))
+
     async def send(self, text: str) -> AsyncIterator[ChatEvent]:
+        async for event in self._send(text):
+            if isinstance(event, ToolCall) and event.name in TOOL_NAMES:
+                self.used_tools.setdefault(event.name, None)
+            yield event
+
+    async def _send(self, text: str) -> AsyncIterator[ChatEvent]:
         self.toolbox.cancelled.clear()
         for event in self._announce():
             yield event
-        if self.mode == "offline" or self.route(text)[1]:  # no model decides these
+        found, settled = self.routed(text) if self.mode != "offline" else (None, True)
+        if found is None or settled:  # no model decides these
             async for event in self.answer_offline(text):
                 yield event
             return
+        self.tools_offered = self.tools_to_offer(found)
         turn = _Turn()
         try:
             async for event in self._stream(text, turn):
@@ -213,6 +266,18 @@ class OnlineSession(SessionBase):
             for event in self._announce():
                 yield event
             async for event in self.answer_offline(text):
+                yield event
+            return
+        except (Cancelled, WorkCancelled):  # raised by a tool the user cancelled
+            yield Final("Cancelled.")
+            return
+        except Exception as exc:  # any other failure on the model's path
+            # The server answered, the loop did not finish (a tool's bug, a reply LangChain
+            # cannot read...): logged with its traceback, said, and the offline answer given,
+            # so a front end (``ask --json``) always gets an answer; the session stays online.
+            log.exception("the model's answer failed")
+            said = f"The model's answer failed ({type(exc).__name__}). The offline answer:"
+            async for event in self._answer_unfinished(text, said):
                 yield event
             return
         async for event in self._finish(text, turn):

@@ -39,7 +39,13 @@ from wass_chat.agent.events import (
 from wass_chat.agent.facts.facts import Facts
 from wass_chat.agent.facts.facts_cluster import ClusterFacts
 from wass_chat.agent.tools import TOOL_SPECS, Cancelled, Toolbox, ToolOutcome
-from wass_chat.agent.understanding.router import Intent, chosen_number, route, route_choice
+from wass_chat.agent.understanding.router import (
+    Intent,
+    Routed,
+    chosen_number,
+    route_choice,
+    routed,
+)
 from wass_chat.answers.checks.verify import Verdict, citable_ids
 from wass_chat.answers.kinds import render
 
@@ -196,15 +202,21 @@ class SessionBase:
         a question no tool answers (refused), or a what-if naming no run in a conversation
         without a subject while a live cluster answers (the cluster's what-if, never a
         simulation of whatever run was recorded last)."""
+        found, settled = self.routed(text)
+        return found.intent, settled
+
+    def routed(self, text: str) -> tuple[Routed, bool]:
+        """:meth:`route` with the readings the intent was decided from."""
         live: list[bool] = []
 
         def unqualified_whatif_is_the_clusters() -> bool:
             live.append(not self.current and self.cluster_live())
             return live[-1]
 
-        intent = route(text, cluster_live=unqualified_whatif_is_the_clusters)
+        found = routed(text, cluster_live=unqualified_whatif_is_the_clusters)
+        intent = found.intent
         by_live_cluster = any(live) and intent.tool == "cluster_whatif"
-        return intent, intent.refused or by_live_cluster
+        return found, intent.refused or by_live_cluster
 
     def _routed(self, text: str) -> Intent:
         """The message's intent with the conversation's context; a bare number picks that

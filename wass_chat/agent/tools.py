@@ -17,9 +17,9 @@ from __future__ import annotations
 import threading
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, StringConstraints, ValidationError
 
 from sim.errors import UnknownName, UserFacingError
 from wass_chat.agent.approval import ApprovalGate
@@ -36,20 +36,34 @@ if TYPE_CHECKING:
     from wass_chat.agent.facts.facts_cluster import ClusterFacts
 
 
+NAME_MAX = 128
+"""Longest name a tool argument may be (a run, task, node, job, user, partition, period...)."""
+FILE_MAX = 512
+"""Longest workflow or platform file (or report file name) a tool argument may be."""
+LIST_MAX = 32
+"""Most names a tool's list argument may hold (nodes removed, schedulers compared)."""
+Name = Annotated[str, StringConstraints(max_length=NAME_MAX)]
+FileName = Annotated[str, StringConstraints(max_length=FILE_MAX)]
+"""Every string and list a tool takes is bounded: the bounds are in the schema, so a server
+that constrains a model's arguments with a grammar built from it (llama-cpp-python's
+``chatml-function-calling``, which sets no token limit there) cannot run one away (a tiny
+model once wrote a 10k-token argument, 16 min on one core)."""
+
+
 class ExplainPlacementArgs(BaseModel):
     """Why a task of a run was placed on its node: data locality, the simulated makespan had it
     run on each other node (counterfactual), and the most similar past cases."""
 
-    run: str | None = Field(None, description="Run id; default: the most recent run.")
-    task: str | None = Field(None, description="Task id; default: the task reading most data.")
-    node: str | None = Field(None, description="The node the user asked about, if any.")
+    run: Name | None = Field(None, description="Run id; default: the most recent run.")
+    task: Name | None = Field(None, description="Task id; default: the task reading most data.")
+    node: Name | None = Field(None, description="The node the user asked about, if any.")
 
 
 class SimilarCasesArgs(BaseModel):
     """The k past executions in the knowledge base most similar to a workflow or a run."""
 
-    workflow: str | None = Field(None, description="Workflow file or demo workflow name.")
-    run: str | None = Field(None, description="Run id (used when no workflow is given).")
+    workflow: FileName | None = Field(None, description="Workflow file or demo workflow name.")
+    run: Name | None = Field(None, description="Run id (used when no workflow is given).")
     k: int = Field(5, ge=1, le=20, description="How many cases.")
 
 
@@ -57,53 +71,61 @@ class SimulateArgs(BaseModel):
     """Simulate a workflow on a platform with a scheduler, optionally with what-if changes
     (nodes added or removed, bandwidth scaled, another scheduler); reports the makespan change."""
 
-    workflow: str | None = Field(None, description="Workflow file or demo name; default: run's.")
-    run: str | None = Field(None, description="Take workflow, platform, scheduler from this run.")
-    platform: str | None = Field(None, description="Platform file or 'demo'.")
-    scheduler: str | None = Field(None, description="Baseline scheduler, e.g. heft.")
+    workflow: FileName | None = Field(
+        None, description="Workflow file or demo name; default: run's."
+    )
+    run: Name | None = Field(None, description="Take workflow, platform, scheduler from this run.")
+    platform: FileName | None = Field(None, description="Platform file or 'demo'.")
+    scheduler: Name | None = Field(None, description="Baseline scheduler, e.g. heft.")
     add_nodes: int = Field(0, ge=0, le=1024, description="Nodes to add (copies of the usual node).")
-    remove_nodes: list[str] = Field(default_factory=list, description="Node names to remove.")
+    remove_nodes: list[Name] = Field(
+        default_factory=list, max_length=LIST_MAX, description="Node names to remove."
+    )
     remove_count: int = Field(0, ge=0, description="How many nodes to remove (the last ones).")
     bandwidth_factor: float = Field(1.0, gt=0, le=1000, description="Scale every bandwidth.")
-    other_scheduler: str | None = Field(None, description="Scheduler for the what-if variant.")
+    other_scheduler: Name | None = Field(None, description="Scheduler for the what-if variant.")
 
 
 class CompareSchedulersArgs(BaseModel):
     """Simulate one workflow under several schedulers and rank them by makespan."""
 
-    workflow: str | None = Field(None, description="Workflow file or demo name; default: run's.")
-    run: str | None = Field(None, description="Take workflow and platform from this run.")
-    platform: str | None = Field(None, description="Platform file or 'demo'.")
-    schedulers: list[str] = Field(default_factory=list, description="Names; default: classics.")
+    workflow: FileName | None = Field(
+        None, description="Workflow file or demo name; default: run's."
+    )
+    run: Name | None = Field(None, description="Take workflow and platform from this run.")
+    platform: FileName | None = Field(None, description="Platform file or 'demo'.")
+    schedulers: list[Name] = Field(
+        default_factory=list, max_length=LIST_MAX, description="Names; default: classics."
+    )
 
 
 class SubmitWorkflowArgs(BaseModel):
     """Prepare the submission of a workflow to Slurm. Only prepares a plan: a human must approve
     it outside the conversation before anything is submitted."""
 
-    workflow: str = Field(description="Workflow file (WfFormat JSON) or demo workflow name.")
-    scheduler: str = Field("heft", description="Scheduler that plans the placements.")
-    platform: str | None = Field(None, description="Platform file; default: the cluster's.")
+    workflow: FileName = Field(description="Workflow file (WfFormat JSON) or demo workflow name.")
+    scheduler: Name = Field("heft", description="Scheduler that plans the placements.")
+    platform: FileName | None = Field(None, description="Platform file; default: the cluster's.")
 
 
 class RunStatusArgs(BaseModel):
     """The state of each task (job) of a submitted or demo run."""
 
-    run: str | None = Field(None, description="Run id; default: the most recent run.")
+    run: Name | None = Field(None, description="Run id; default: the most recent run.")
 
 
 class ClusterStatusArgs(BaseModel):
     """The cluster's nodes: state in words, why a node takes no jobs (the reason an admin gave),
     CPUs in use and the jobs holding them."""
 
-    node: str | None = Field(None, description="One node to explain, e.g. n2; default: all.")
+    node: Name | None = Field(None, description="One node to explain, e.g. n2; default: all.")
 
 
 class SacctSummaryArgs(BaseModel):
     """Accounting statistics over a period: job counts, waits, states, backfill share."""
 
-    period: str = Field("7d", description="e.g. 7d, 30d, 2024-05 or START..END")
-    user: str | None = Field(None, description="Restrict to one user.")
+    period: Name = Field("7d", description="e.g. 7d, 30d, 2024-05 or START..END")
+    user: Name | None = Field(None, description="Restrict to one user.")
 
 
 class JobWhyArgs(BaseModel):
@@ -111,7 +133,7 @@ class JobWhyArgs(BaseModel):
     memory...): Slurm's reason explained, the quoted evidence, advice checked with sbatch
     --test-only, and the expected start."""
 
-    jobid: str | None = Field(
+    jobid: Name | None = Field(
         None,
         description="Slurm job id, e.g. 42 or 42_3 (array task). Omit it for the asker's "
         "latest job that failed, timed out or was killed (last 7 days).",
@@ -122,15 +144,15 @@ class QueueOverviewArgs(BaseModel):
     """The live queue: what blocks the most pending jobs, which partition is congested, who
     waits longest right now."""
 
-    partition: str | None = Field(None, description="Only this partition.")
-    user: str | None = Field(None, description="Only this user's jobs.")
-    account: str | None = Field(None, description="Only this account's jobs.")
+    partition: Name | None = Field(None, description="Only this partition.")
+    user: Name | None = Field(None, description="Only this user's jobs.")
+    account: Name | None = Field(None, description="Only this account's jobs.")
 
 
 class TopWaitersArgs(BaseModel):
     """Which users waited longest for their jobs to start over a period (from accounting)."""
 
-    period: str = Field("7d", description="e.g. 7d, 30d, 2024-05 or START..END")
+    period: Name = Field("7d", description="e.g. 7d, 30d, 2024-05 or START..END")
     count: int = Field(5, ge=1, le=50, description="How many users.")
 
 
@@ -139,11 +161,11 @@ class EfficiencyArgs(BaseModel):
     advice on its requests), or a period's totals and the users who left the most allocated
     core-hours idle."""
 
-    jobid: str | None = Field(
+    jobid: Name | None = Field(
         None, description="Slurm job id, e.g. 42 or 42_3; omit it for a period's figures."
     )
-    period: str = Field("30d", description="e.g. 7d, 30d, 2024-05 or START..END")
-    user: str | None = Field(None, description="Restrict to one user.")
+    period: Name = Field("30d", description="e.g. 7d, 30d, 2024-05 or START..END")
+    user: Name | None = Field(None, description="Restrict to one user.")
     count: int = Field(5, ge=1, le=50, description="How many users in the ranking.")
 
 
@@ -153,11 +175,11 @@ class GpuUsageArgs(BaseModel):
     job, how it used its GPUs; with a period, the GPU-hours wasted and the users who wasted the
     most. Where nothing records GPU use it says so (never 0%)."""
 
-    jobid: str | None = Field(None, description="Slurm job id, e.g. 42; omit it otherwise.")
-    period: str | None = Field(
+    jobid: Name | None = Field(None, description="Slurm job id, e.g. 42; omit it otherwise.")
+    period: Name | None = Field(
         None, description="e.g. 7d, 30d, 2024-05 or START..END; omit it for the jobs running now."
     )
-    user: str | None = Field(None, description="Restrict to one user.")
+    user: Name | None = Field(None, description="Restrict to one user.")
     count: int = Field(5, ge=1, le=50, description="How many users in the ranking.")
 
 
@@ -168,10 +190,10 @@ class ClusterWhatIfArgs(BaseModel):
     Reports waits (mean, median, p95, with the mean's 95% CI), utilisation, backfill, jobs
     killed at their limit and energy, before and after. Not for one workflow's run (simulate)."""
 
-    period: str | None = Field(
+    period: Name | None = Field(
         None, description="e.g. 14d, 2024-05 or START..END; default: the last 14 days."
     )
-    partition: str | None = Field(None, description="The partition the change is for.")
+    partition: Name | None = Field(None, description="The partition the change is for.")
     add_nodes: int = Field(0, ge=0, le=100_000, description="Nodes to add (copies of its usual).")
     remove_nodes: int = Field(0, ge=0, le=100_000, description="Nodes to remove.")
     node_type: Literal["gpu", "cpu"] | None = Field(
@@ -191,24 +213,24 @@ class ClusterWhatIfArgs(BaseModel):
     scheduler: Literal["fifo", "sjf", "priority", "easy", "fifo-easy", "slurm"] | None = Field(
         None, description="Another batch scheduler (priority: multifactor without backfill)."
     )
-    weights: str | None = Field(None, description="Priority weights, e.g. fairshare=0,age=1000.")
+    weights: Name | None = Field(None, description="Priority weights, e.g. fairshare=0,age=1000.")
 
 
 class EnergyUsageArgs(BaseModel):
     """The energy the cluster used over a period, modelled from the recorded schedule and a
     stated power model: IT and facility kWh, by partition and by user."""
 
-    period: str = Field("30d", description="e.g. 7d, 30d, 2024-05 or START..END")
-    partition: str | None = Field(None, description="The partition asked about.")
-    user: str | None = Field(None, description="The user asked about.")
+    period: Name = Field("30d", description="e.g. 7d, 30d, 2024-05 or START..END")
+    partition: Name | None = Field(None, description="The partition asked about.")
+    user: Name | None = Field(None, description="The user asked about.")
 
 
 class GenerateReportArgs(BaseModel):
     """Write the scheduling audit report for a period to a file (HTML or Markdown)."""
 
-    period: str = Field("7d", description="e.g. 7d, 30d, 2024-05 or START..END")
+    period: Name = Field("7d", description="e.g. 7d, 30d, 2024-05 or START..END")
     format: Literal["html", "md"] = Field("html", description="Output format.")
-    output: str | None = Field(
+    output: FileName | None = Field(
         None, description="File name (no directories) under the data home's reports/ folder."
     )
 

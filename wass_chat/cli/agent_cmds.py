@@ -58,7 +58,7 @@ def ask(
     latencies = []
     for _ in range(repeat):
         started = time.perf_counter()
-        result = asyncio.run(_answer(session, question, yes=yes, interactive=not as_json))
+        result = _answered(session, question, yes=yes, interactive=not as_json)
         latencies.append(time.perf_counter() - started)
     if repeat > 1:
         warm = statistics.median(latencies[1:])
@@ -70,6 +70,22 @@ def ask(
     emit(result, as_json, _render)
     if (result.get("facts") or {}).get("kind") == "error":
         raise typer.Exit(2)  # the answer said, in one line, what could not be answered
+
+
+def _answered(session: ChatSession, question: str, yes: bool, interactive: bool) -> dict[str, Any]:
+    """The answer's result; a failure no layer below turned into an answer is one line and
+    exit 2 (``--debug`` shows its traceback), never a traceback instead of ``--json``'s JSON."""
+    from sim.errors import UserFacingError
+
+    try:
+        return asyncio.run(_answer(session, question, yes=yes, interactive=interactive))
+    except (UserFacingError, typer.Exit, typer.Abort):
+        raise
+    except Exception as exc:
+        why = " ".join(str(exc).split())[:200]
+        raise UserFacingError(
+            f"the answer failed ({type(exc).__name__}{': ' + why if why else ''})"
+        ) from exc
 
 
 async def _answer(

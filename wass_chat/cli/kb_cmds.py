@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from wass_chat.cli.output import console, emit, err_console
+from wass_chat.learn.site_kb import open_kb
 
 if TYPE_CHECKING:
     from kb.embedding import Embedder
-    from kb.store import KnowledgeBase
     from wass_chat.config import Settings
 
 kb_app = typer.Typer(help="Knowledge base of past executions (Chroma).", no_args_is_help=True)
@@ -26,38 +26,6 @@ JSON = typer.Option(False, "--json", help="Print JSON.")
 def comma_list(text: str) -> tuple[str, ...]:
     """The non-empty, stripped items of a comma-separated option."""
     return tuple(part.strip() for part in text.split(",") if part.strip())
-
-
-def open_kb(
-    location: Path | Settings | None, existing: bool = False, **kwargs: Any
-) -> KnowledgeBase:
-    """The knowledge base at ``location`` (a directory), or the given or process settings' one
-    (embedded, or on the Chroma server the settings name).
-
-    ``existing``: a directory that holds no knowledge base is an error (StoreMissing), not a
-    new empty store made where a mistyped ``--kb`` points (commands that only read or rewrite
-    a store pass it; seeding, merging, learning and restoring create one)."""
-    from kb.store import SIDECAR_FILE, KnowledgeBase, StoreMissing
-    from wass_chat.config import Settings as SettingsType
-    from wass_chat.config import settings
-
-    cfg = location if isinstance(location, SettingsType) else settings()
-    kwargs.setdefault("sources", cfg.kb_sources)
-    if "accounting" not in kwargs:  # real runs' cases are confirmed by sacct before a write
-        from wass_chat.slurm.commands import SlurmCommands
-
-        kwargs["accounting"] = SlurmCommands()
-    directory = location if isinstance(location, Path) else None
-    if directory is None and cfg.chroma_mode == "embedded":
-        directory = cfg.kb_dir
-    if existing and directory is not None and not (directory / SIDECAR_FILE).is_file():
-        raise StoreMissing(
-            str(directory),
-            ["holds no knowledge base (no cases.sqlite): check --kb, or seed or restore one"],
-        )
-    if location is None or isinstance(location, SettingsType):
-        return KnowledgeBase(cfg.kb_target(), **kwargs)
-    return KnowledgeBase(location, **kwargs)
 
 
 def kb_opener(kb_dir: Path | None = None) -> Any:

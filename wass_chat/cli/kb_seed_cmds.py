@@ -21,10 +21,10 @@ from wass_chat.cli.kb_cmds import (
     comma_integers,
     comma_list,
     kb_app,
-    open_kb,
     progress_bar,
 )
 from wass_chat.cli.output import console, emit, err_console
+from wass_chat.learn.site_kb import open_kb
 from wass_chat.slurm.arrays.config import ArrayConfig
 
 if TYPE_CHECKING:

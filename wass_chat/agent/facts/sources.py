@@ -32,6 +32,15 @@ from wass_chat.runlog import RunLog
 DEMO_SCHEDULER = "heft"
 
 
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; a name no file can have (longer than the system allows, a
+    NUL byte: what a model may write as an argument) is none, not an error."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 class UnknownReference(InputError):
     """A workflow, platform or run name that resolves to nothing."""
 
@@ -62,7 +71,7 @@ class Sources:
         from sim.wfformat import read_workflow
 
         for candidate in (Path(ref).expanduser(), self.settings.home / "workflows" / ref):
-            if candidate.is_file():
+            if _is_file(candidate):
                 return read_workflow(candidate)
         stem = Path(ref.removeprefix("demo:")).name.removesuffix(".json").lower()
         names = self.demo_workflow_names()
@@ -91,7 +100,7 @@ class Sources:
             platform = found.platform
             return platform
         path = Path(ref).expanduser()
-        if not path.is_file():
+        if not _is_file(path):
             raise UnknownReference(ref, [f"no platform file {ref!r} (or use 'demo', 'slurm')"])
         from sim.platforms import load_platform
 
@@ -117,7 +126,7 @@ class Sources:
     def _site_has(self, run_id: str) -> bool:
         """Whether the site's log holds ``run_id`` as one of its own runs (not a demo run an
         earlier version wrote there)."""
-        if not self.run_log.path(run_id).is_file():
+        if not _is_file(self.run_log.path(run_id)):
             return False
         return not is_demo_record(self.run_log.get(run_id))
 
@@ -195,21 +204,14 @@ class Sources:
             work.check()
         try:
             if self._kb is None:
-                from kb import store
+                from wass_chat.learn.site_kb import open_kb
                 from wass_chat.slurm.commands import SlurmCommands
 
-                trusted = self.settings.kb_sources  # the sources a site lets answers cite
-                sacct = SlurmCommands(timeout=15)  # confirms a learned run before it is stored
-                if self.settings.chroma_mode == "http":
-                    self._kb = store.KnowledgeBase(
-                        self.settings.kb_target(), sources=trusted, accounting=sacct
-                    )
-                    return self._kb
-                if stored_cases(self.settings.kb_dir) == 0:
+                local = self.settings.chroma_mode != "http"
+                if local and stored_cases(self.settings.kb_dir) == 0:
                     build_demo_kb(self.settings.kb_dir, work)
-                self._kb = store.KnowledgeBase(
-                    self.settings.kb_dir, sources=trusted, accounting=sacct
-                )
+                sacct = SlurmCommands(timeout=15)  # confirms a learned run before it is stored
+                self._kb = open_kb(self.settings, accounting=sacct)
             return self._kb
         finally:
             self._kb_lock.release()

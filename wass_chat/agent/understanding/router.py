@@ -27,7 +27,7 @@ from __future__ import annotations
 import getpass
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
 
 from wass_chat.agent.understanding.cluster_whatif_words import (
@@ -58,7 +58,7 @@ from wass_chat.agent.understanding.submit_wording import (
     refused,
 )
 
-__all__ = ["GREETING", "HELP", "Intent", "route"]
+__all__ = ["GREETING", "HELP", "Intent", "Routed", "route", "routed"]
 
 HELP = help_text()
 
@@ -71,6 +71,9 @@ MIN_SCORE = 0.42
 """Below this cosine to its nearest exemplar, the best reading is not trusted (ask back)."""
 MARGIN = 0.03
 """Two different tools closer than this are a tie: ask which one was meant."""
+TOOLS_OFFERED = 3
+"""How many tools the online model is offered for one question (:meth:`Routed.likely_tools`):
+each tool's schema is in every prompt, and a small model picks worse among many."""
 
 _REFUSE = re.compile(
     r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?"
@@ -137,23 +140,73 @@ def route(
     names neither a run nor the cluster): then "what if I add 2 nodes?" is the cluster's
     what-if, not a simulation of whatever run was last recorded.
     """
+    return routed(text, today, classifier, cluster_live).intent
+
+
+@dataclass(frozen=True)
+class Routed:
+    """One message routed: its intent, and the readings it was decided from."""
+
+    intent: Intent
+    readings: tuple[Reading, ...] = ()
+    """The intents by score after the cues, best first; empty when the message was settled
+    before it was classified (a slash command, a refusal, small talk, a glossary term, GPU
+    use)."""
+    gated: frozenset[str] = frozenset()
+    """Intents the wording does not license (a submission not asked for, a report not named)."""
+
+    def likely_tools(self, count: int = TOOLS_OFFERED) -> tuple[str, ...]:
+        """The ``count`` tools likeliest to answer the message, best first: the routed intent's
+        tool, then those of the best readings, never a gated one. Empty when the router has no
+        confident ranking: the best reading scores under :data:`MIN_SCORE` or is no tool's
+        (help, small talk, what no tool answers) and no tool was routed to.
+
+        The online session offers its model only these (and the tools the conversation
+        already used), not every tool: :class:`~wass_chat.agent.online.OnlineSession`."""
+        top = self.readings[0] if self.readings else None
+        confident = top is not None and top.score >= MIN_SCORE and _is_tool(top.intent)
+        if not confident and not self.intent.tool:
+            return ()
+        tools = [self.intent.tool] if self.intent.tool else []
+        if confident:
+            tools += [
+                SPEC_BY_NAME[r.intent].tool
+                for r in self.readings
+                if _is_tool(r.intent) and r.intent not in self.gated
+            ]
+        return tuple(dict.fromkeys(tools))[:count]
+
+
+def _is_tool(intent: str) -> bool:
+    return intent in SPEC_BY_NAME and bool(SPEC_BY_NAME[intent].tool)
+
+
+def routed(
+    text: str,
+    today: date | None = None,
+    classifier: IntentClassifier | None = None,
+    cluster_live: Callable[[], bool] | None = None,
+) -> Routed:
+    """:func:`route`'s intent with the readings it was decided from (see :class:`Routed`)."""
     stripped = text.strip()
     if not stripped or stripped in {"?", "??"}:
-        return Intent(reply=HELP, name="help")
+        return Routed(Intent(reply=HELP, name="help"))
     if stripped.startswith("/"):
-        return parse_slash(stripped)
+        return Routed(parse_slash(stripped))
     if (match := _REFUSE.match(stripped)) and not _cluster_hypothetical(stripped):
-        return Intent(
-            reply=f"I can't {match.group(1).lower()} anything: I only explain, simulate and "
-            "prepare submissions for your approval. Nothing was done.",
-            name="none",
+        return Routed(
+            Intent(
+                reply=f"I can't {match.group(1).lower()} anything: I only explain, simulate and "
+                "prepare submissions for your approval. Nothing was done.",
+                name="none",
+            )
         )
     if _HELP_CUE.match(stripped):
-        return Intent(reply=HELP, name="help")
+        return Routed(Intent(reply=HELP, name="help"))
     if is_small_talk(stripped):
-        return Intent(reply=GREETING, name="smalltalk")
+        return Routed(Intent(reply=GREETING, name="smalltalk"))
     if not find_jobid(stripped) and (meaning := glossary_reply(stripped)):
-        return Intent(reply=meaning, name="glossary")
+        return Routed(Intent(reply=meaning, name="glossary"))
     classifier = classifier or shared_classifier()
     fixed = classifier.spelling.fix(delexicalise(stripped))
     slots = parse_slots(stripped, today)
@@ -166,21 +219,25 @@ def route(
         slots = replace(slots, jobid=find_jobid(stripped, bare=True))
     topic = outside_topic(stripped)
     if (topic is None or topic is GPU_READINGS) and asks_gpu_use(stripped, slots):
-        return Intent("gpu_usage", gpu_arguments(stripped, slots), name="gpu_usage")
+        return Routed(Intent("gpu_usage", gpu_arguments(stripped, slots), name="gpu_usage"))
     if (
         topic
         and not _cluster_hypothetical(stripped)
         and not (topic.qualifiable and _in_scope(stripped, slots))
         and not (topic.order and _simulated_or_submitted(stripped, slots))
     ):  # "what if we raised the long partition's limit to 48 h?" is a what-if, not an order
-        return Intent(reply=refusal(topic.reason), name="none", refused=True)
+        return Routed(Intent(reply=refusal(topic.reason), name="none", refused=True))
     unqualified: Subject = "workflow"
     if cluster_live is not None and _whatif_subject(stripped, slots, "cluster") != (
         _whatif_subject(stripped, slots)
     ):
         unqualified = "cluster" if cluster_live() else "workflow"
     readings = _with_cues(stripped, fixed, slots, classifier.rank(fixed), unqualified)
-    return decide(stripped, fixed, readings, slots, unqualified)
+    return Routed(
+        decide(stripped, fixed, readings, slots, unqualified),
+        tuple(readings),
+        frozenset(_gated(stripped, fixed)),
+    )
 
 
 def _cluster_hypothetical(text: str) -> bool:
