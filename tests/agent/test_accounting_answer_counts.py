@@ -14,7 +14,7 @@ import pytest
 
 from tests.agent.conftest import UNREACHABLE
 from tests.support import no_settings_file
-from wass_chat.agent.answers.answer_check import contradictions
+from wass_chat.answers.checks.answer_check import contradictions
 from wass_chat.cli import main
 from wass_chat.config import settings
 from wass_chat.sacct.render import write_sacct_file

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from wass_chat.agent.answers.answer_check import contradictions, problems, ungrounded
-from wass_chat.agent.answers.render import render
 from wass_chat.analytics.job_efficiency import JobEfficiency, advice
+from wass_chat.answers.checks.answer_check import contradictions, problems, ungrounded
+from wass_chat.answers.kinds import render
 from wass_chat.slurm.explain.aftermath import Aftermath
 from wass_chat.slurm.explain.ended import finished
 from wass_chat.slurm.explain.pending import resources

@@ -9,12 +9,12 @@ import pytest
 from kb.records import CaseMetrics, CaseRecord
 from sim.demo import demo_platform, demo_workflow
 from tests.agent.conftest import UNREACHABLE
-from wass_chat.agent.answers.render import render
-from wass_chat.agent.answers.verify import verify_answer
-from wass_chat.agent.facts.case_plan import best_case, plan_difference, remote_input_bytes
+from wass_chat.agent.facts.case_plan import plan_difference, remote_input_bytes
 from wass_chat.agent.facts.counterfactual import RecordedRun
 from wass_chat.agent.facts.facts import Facts
-from wass_chat.agent.facts.verdicts import with_verdict
+from wass_chat.answers.checks.verify import verify_answer
+from wass_chat.answers.kinds import render, with_verdict
+from wass_chat.answers.placement import best_case
 from wass_chat.config import Settings
 
 pytestmark = pytest.mark.xdist_group("agent-home")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from wass_chat.agent.answers.answer_check import problems
-from wass_chat.agent.answers.claims import false_claims, suggested_commands
-from wass_chat.agent.answers.verify import verify_answer
+from wass_chat.answers.checks.answer_check import problems
+from wass_chat.answers.checks.claims import false_claims, suggested_commands
+from wass_chat.answers.checks.verify import verify_answer
 
 PLAN_FACTS = {
     "kind": "submission_plan",

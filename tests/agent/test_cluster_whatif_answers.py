@@ -24,7 +24,7 @@ import pytest
 from tests.agent.conftest import UNREACHABLE
 from tests.batch.replayed_record import with_replayed_starts
 from tests.support import no_settings_file
-from wass_chat.agent.answers.answer_check import problems
+from wass_chat.answers.checks.answer_check import problems
 from wass_chat.cli import main
 from wass_chat.config import settings
 from wass_chat.sacct.cache import SacctCache

@@ -14,10 +14,10 @@ import pytest
 from policy.base import plan_and_simulate
 from policy.registry import get_scheduler
 from sim.demo import demo_platform, demo_workflow
-from wass_chat.agent.answers.render import render
-from wass_chat.agent.facts.facts import CaseFacts, Facts, case_challengers
-from wass_chat.agent.facts.verdicts import with_verdict
+from wass_chat.agent.facts.facts import Facts, case_challengers
 from wass_chat.agent.facts.whatif import compare
+from wass_chat.answers.cases import CaseFacts
+from wass_chat.answers.kinds import render, with_verdict
 from wass_chat.config import Settings
 
 

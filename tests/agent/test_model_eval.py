@@ -99,7 +99,7 @@ def test_the_shared_prompt_prefix_is_evaluated_once() -> None:
     """
     import llama_cpp
 
-    from wass_chat.agent.answers.prompt import SYSTEM_PROMPT
+    from wass_chat.agent.prompt import SYSTEM_PROMPT
 
     gguf = smollm2_gguf()
     require(

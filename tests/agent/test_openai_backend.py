@@ -30,11 +30,11 @@ import pytest
 
 from tests.kb.served_server import free_port
 from tests.support import no_settings_file, require
-from wass_chat.agent.answers.render import render
-from wass_chat.agent.answers.verify import verify_answer
 from wass_chat.agent.model_eval import smollm2_gguf
 from wass_chat.agent.model_server import probe
 from wass_chat.agent.online import UNFINISHED
+from wass_chat.answers.checks.verify import verify_answer
+from wass_chat.answers.kinds import render
 from wass_chat.config import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("agent-home")]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from wass_chat.agent.answers.verify import citable_ids, verify_answer
 from wass_chat.agent.understanding.parse import (
     RecoveredCall,
     is_small_talk,
@@ -12,6 +11,7 @@ from wass_chat.agent.understanding.parse import (
     recover_tool_calls,
     unknown_tool_error,
 )
+from wass_chat.answers.checks.verify import citable_ids, verify_answer
 
 
 @pytest.mark.parametrize(

@@ -16,12 +16,12 @@ import pytest
 
 from sim.errors import NoSuchName, UnknownName
 from tests.agent.fake_ollama import MODEL, FakeOllama, Reply
-from wass_chat.agent.answers.answer_check import problems
-from wass_chat.agent.answers.render import render
-from wass_chat.agent.answers.verify import ignored_refusals
 from wass_chat.agent.events import Final
 from wass_chat.agent.session import open_session
 from wass_chat.agent.understanding.router import route
+from wass_chat.answers.checks.answer_check import problems
+from wass_chat.answers.checks.verify import ignored_refusals
+from wass_chat.answers.kinds import render
 from wass_chat.config import Settings
 from wass_chat.runlog import RunLog, UnknownRunError
 from wass_chat.sacct.cache_names import check_filter_names

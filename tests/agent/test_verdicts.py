@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from wass_chat.agent.answers.render import render
-from wass_chat.agent.answers.verify import verify_answer
-from wass_chat.agent.facts.verdicts import with_verdict
+from wass_chat.answers.checks.verify import verify_answer
+from wass_chat.answers.kinds import render, with_verdict
 
 
 def _case(case_id: str, workflow: str, scheduler: str, makespan: float, sim: float) -> dict:
@@ -144,8 +143,7 @@ def test_a_plan_of_another_case_than_the_best_is_not_described() -> None:
 
 
 def test_a_runs_verdict_says_how_far_it_is_and_which_job_to_ask_about() -> None:
-    from wass_chat.agent.facts.fact_kinds import RunStatusFacts, TaskState
-    from wass_chat.agent.facts.verdicts_cluster import run_verdict
+    from wass_chat.answers.run_status import RunStatusFacts, TaskState, run_verdict
 
     def run(*states: str) -> RunStatusFacts:
         tasks = [
@@ -176,8 +174,7 @@ def test_a_runs_verdict_says_how_far_it_is_and_which_job_to_ask_about() -> None:
 
 
 def test_an_accounting_periods_verdict_gives_waits_failures_and_requests() -> None:
-    from wass_chat.agent.facts.fact_kinds import SacctSummaryFacts
-    from wass_chat.agent.facts.verdicts_cluster import sacct_verdict
+    from wass_chat.answers.sacct_summary import SacctSummaryFacts, sacct_verdict
 
     stats = {
         "users": 3.0,

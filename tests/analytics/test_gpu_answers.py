@@ -10,12 +10,12 @@ import polars as pl
 import pytest
 
 from tests.analytics.test_gpu_units import _cache_with, export, gpu_job
-from wass_chat.agent.answers.answer_check import problems
-from wass_chat.agent.answers.render import render
 from wass_chat.analytics.analysis import analyze
 from wass_chat.analytics.gpu_live import LiveGpuJob, held_gpus, run_seconds, sstat_gpu, tres_value
 from wass_chat.analytics.gpu_questions import job_facts, live_facts, period_facts
 from wass_chat.analytics.gpu_usage import HOW_TO_RECORD, NOT_RECORDED
+from wass_chat.answers.checks.answer_check import problems
+from wass_chat.answers.kinds import render
 from wass_chat.sacct.cache import SacctCache
 from wass_chat.sacct.synth import synthesize
 
@@ -151,7 +151,7 @@ def test_a_periods_gpu_waste_is_the_reports(tmp_path: Path):
 
 def test_a_cancel_proposal_shows_evidence_and_command_and_passes_the_checker():
     from wass_chat.analytics.gpu_idle_cancel import NotIdle, cancel_digest, propose_cancel
-    from wass_chat.mcp_server.run_cancel import render_gpu_cancel_plan
+    from wass_chat.answers.gpu_cancel_plan import render_gpu_cancel_plan
 
     for _ in range(200):  # each proposal its own random id, so its own digest
         plan = propose_cancel(_live(evidence=["sstat 7.0: TRESUsageInAve gres/gpuutil=0"]), 60)

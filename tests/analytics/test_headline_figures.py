@@ -12,14 +12,14 @@ import pytest
 from sim.batch.energy import PowerModel, PowerProfile
 from sim.batch.model import BatchCluster, BatchNode, Partition
 from tests.analytics.conftest import at, make_jobs
-from wass_chat.agent.answers.answer_check import contradictions
-from wass_chat.agent.answers.overview_check import overview_problems
 from wass_chat.analytics.analysis import analyze
 from wass_chat.analytics.efficiency import efficiency_by
 from wass_chat.analytics.insights import top_insight, top_waster
 from wass_chat.analytics.period import REFUSED, Period, load_period
 from wass_chat.analytics.summary import summarize
 from wass_chat.analytics.waits import pending_at_end, pending_reasons
+from wass_chat.answers.checks.answer_check import contradictions
+from wass_chat.answers.checks.overview_check import overview_problems
 from wass_chat.batch.period_energy import assumptions, period_energy
 from wass_chat.report.energy_whatif_views import energy_totals
 from wass_chat.report.overview import deterministic_overview

@@ -11,8 +11,8 @@ import pytest
 
 from tests.agent.fake_ollama import MODEL, FakeOllama, Reply
 from tests.analytics.test_report import make_home
-from wass_chat.agent.answers.report_overview import local_model_writer
-from wass_chat.agent.answers.verify import verify_answer
+from wass_chat.agent.report_overview import local_model_writer
+from wass_chat.answers.checks.verify import verify_answer
 from wass_chat.config import Settings
 from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.report.html import render_html

@@ -248,10 +248,10 @@ def test_a_slurm_case_written_around_the_checks_is_never_cited_as_a_real_run(
     from dataclasses import replace
 
     from tests.kb.learn_killed import RecordedAccounting, example_case, written_around_the_checks
-    from wass_chat.agent.answers.render import render_placement
     from wass_chat.agent.facts.counterfactual import RecordedRun
     from wass_chat.agent.facts.facts import Facts
     from wass_chat.agent.facts.sources import Sources
+    from wass_chat.answers.placement import render_placement
     from wass_chat.config import Settings
 
     genuine = example_case("20261202-090000-aaaa")

@@ -2,7 +2,8 @@
 cluster: a failed job's files, the last lines of its error output and the job it strands; the
 efficiency code's advice for a job that used little of what it held; one start time for a job
 waiting behind a 16-CPU job named with its whole size; a queue whose reasons tie. Every answer's
-numbers and clock times are checked against its facts (:mod:`wass_chat.agent.answers.answer_check`).
+numbers and clock times are checked against its facts
+(:mod:`wass_chat.answers.checks.answer_check`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from tests.slurm.why_cases import (
     shrunk_partition_job,
     wait_for_reasons,
 )
-from wass_chat.agent.answers.answer_check import problems
-from wass_chat.agent.answers.render import render
 from wass_chat.analytics.job_efficiency import efficiency_suggestions
+from wass_chat.answers.checks.answer_check import problems
+from wass_chat.answers.kinds import render
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.explain import explain_job
 from wass_chat.slurm.explain.queue import queue_overview

@@ -31,8 +31,8 @@ from tests.agent.test_demo_home import DEMO_IDS, assert_runs_table, legacy_demo_
 from tests.chromium import assert_not_blank, assert_rendered, render_pages, require_chromium
 from tests.slurm.conftest import FINAL, Cluster, layered_workflow, wait_for_final
 from tests.support import run_cli
-from wass_chat.agent.answers.overview_check import overview_problems
 from wass_chat.analytics.period import FAILURE_STATES, REFUSED, load_period
+from wass_chat.answers.checks.overview_check import overview_problems
 from wass_chat.report import tables
 from wass_chat.report.build import ReportData, build_report_from_cache
 from wass_chat.report.html import render_html, shown_sections

@@ -36,7 +36,7 @@ from tests.mcp_client import LiveClient, all_text, server_command, server_env, s
 from tests.slurm.conftest import Cluster, layered_workflow, wait_for_final
 from tests.slurm.why_cases import ACCOUNT, ALICE, BOB, ensure_unix_user, reset_cluster, run, sbatch
 from tests.support import no_settings_file
-from wass_chat.agent.answers.answer_check import problems
+from wass_chat.answers.checks.answer_check import problems
 from wass_chat.mcp_server.tool_table import GATED_MCP_TOOLS, READ_ONLY_SPECS, WRITES_FILES
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]

@@ -228,7 +228,7 @@ BUSY_PLAN = {
 
 
 def test_the_approval_text_names_each_busy_jobs_partition_time_and_memory() -> None:
-    from wass_chat.agent.answers.render import render_submission_plan
+    from wass_chat.answers.submission_plan import render_submission_plan
 
     text = render_submission_plan(BUSY_PLAN)
     for line in BUSY_PLAN["busy_jobs"]:

@@ -21,7 +21,7 @@ import pytest
 from tests.agent.conftest import UNREACHABLE
 from tests.slurm.conftest import Cluster
 from tests.support import no_settings_file
-from wass_chat.agent.answers.answer_check import problems
+from wass_chat.answers.checks.answer_check import problems
 from wass_chat.cli import main
 from wass_chat.config import settings
 

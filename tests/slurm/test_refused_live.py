@@ -25,10 +25,10 @@ import pytest
 
 from tests.slurm.conftest import Cluster
 from tests.slurm.why_cases import reset_cluster, run, sbatch, wait_for_reasons
-from wass_chat.agent.answers.answer_check import problems
-from wass_chat.agent.answers.render import render
 from wass_chat.analytics.analysis import analyze
 from wass_chat.analytics.period import FAILURE_STATES, REFUSED, load_period
+from wass_chat.answers.checks.answer_check import problems
+from wass_chat.answers.kinds import render
 from wass_chat.sacct.fetch import fetch_sacct
 from wass_chat.sacct.parse import parse_sacct_text
 from wass_chat.slurm.commands import SlurmCommands

@@ -19,7 +19,7 @@ import pytest
 from sim.errors import NoSuchName
 from tests.slurm.conftest import Cluster
 from tests.slurm.why_cases import ask_offline, ensure_unix_user, reset_cluster, run, sbatch
-from wass_chat.agent.answers.answer_check import problems
+from wass_chat.answers.checks.answer_check import problems
 from wass_chat.cli import main
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.names import check_name, known_names

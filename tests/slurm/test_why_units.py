@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from wass_chat.agent.answers.render_cluster import plain, render_job_why
+from wass_chat.answers.job_why import render_job_why
+from wass_chat.answers.markdown import plain
 from wass_chat.slurm.advice import JobRequest
 from wass_chat.slurm.commands import unreachable_cause
 from wass_chat.slurm.explain.limit_records import (

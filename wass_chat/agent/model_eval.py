@@ -239,7 +239,7 @@ def evaluate_model(
     """
     import llama_cpp
 
-    from wass_chat.agent.answers.prompt import SYSTEM_PROMPT
+    from wass_chat.agent.prompt import SYSTEM_PROMPT
 
     config = config or ModelRunConfig()
     questions, _reference = load_questions(split)

@@ -16,7 +16,7 @@ tool node, which answers the model with an error listing the real tools.
 
 The session streams the model's tokens and tool activity as :mod:`~wass_chat.agent.events`,
 then verifies the final text against the facts the tools returned
-(:func:`~wass_chat.agent.answers.verify.verify_answer`); an answer that fails is replaced by the
+(:func:`~wass_chat.answers.checks.verify.verify_answer`); an answer that fails is replaced by the
 deterministic rendering of the same facts, and the rejection is logged. If the model server
 stops answering mid-conversation, the session switches to offline mode and says so; a request
 it refuses, or any other failure of the model's loop, gets the offline answer to that question,
@@ -31,9 +31,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from wass_chat.agent.answers.prompt import SYSTEM_PROMPT
-from wass_chat.agent.answers.render import render
-from wass_chat.agent.answers.verify import ignored_refusals, verify_answer
 from wass_chat.agent.cancellation import WorkCancelled
 from wass_chat.agent.events import (
     ApprovalRequest,
@@ -47,6 +44,7 @@ from wass_chat.agent.events import (
 )
 from wass_chat.agent.facts.facts import Facts
 from wass_chat.agent.model_server import ModelServer, chat_model, connection_errors
+from wass_chat.agent.prompt import SYSTEM_PROMPT
 from wass_chat.agent.safety import literal
 from wass_chat.agent.session_base import SessionBase
 from wass_chat.agent.tools import TOOL_NAMES, Cancelled, langchain_tools
@@ -56,6 +54,8 @@ from wass_chat.agent.understanding.parse import (
     recover_tool_calls,
 )
 from wass_chat.agent.understanding.router import GREETING, Routed
+from wass_chat.answers.checks.verify import ignored_refusals, verify_answer
+from wass_chat.answers.kinds import render
 
 log = logging.getLogger(__name__)
 
@@ -476,7 +476,7 @@ class _Turn:
         return {"kind": "results", "results": self.facts}
 
     def citable(self) -> list[str]:
-        from wass_chat.agent.answers.verify import citable_ids
+        from wass_chat.answers.checks.verify import citable_ids
 
         return citable_ids(self.combined_facts())
 

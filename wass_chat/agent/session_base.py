@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from sim.errors import UserFacingError
-from wass_chat.agent.answers.render import render
-from wass_chat.agent.answers.verify import Verdict, citable_ids
 from wass_chat.agent.approval import ApprovalGate, GatedAction
 from wass_chat.agent.cancellation import Work, WorkCancelled, working
 from wass_chat.agent.events import (
@@ -48,6 +46,8 @@ from wass_chat.agent.understanding.router import (
     route_choice,
     routed,
 )
+from wass_chat.answers.checks.verify import Verdict, citable_ids
+from wass_chat.answers.kinds import render
 
 if TYPE_CHECKING:
     from wass_chat.agent.model_server import ModelServer

@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field, StringConstraints, ValidationError
 
 from sim.errors import UnknownName, UserFacingError
-from wass_chat.agent.answers.render import render
-from wass_chat.agent.answers.verify import VIEW_ONLY
 from wass_chat.agent.approval import ApprovalGate
 from wass_chat.agent.events import ApprovalRequest, ToolResult
-from wass_chat.agent.facts.verdicts import with_verdict
 from wass_chat.agent.safety import fence_data
 from wass_chat.agent.understanding.intents import tool_examples
 from wass_chat.agent.understanding.parse import unknown_tool_error
+from wass_chat.answers.checks.verify import VIEW_ONLY
+from wass_chat.answers.kinds import render, with_verdict
 
 if TYPE_CHECKING:
     from wass_chat.agent.facts.facts import Facts

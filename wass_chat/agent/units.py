@@ -1,5 +1,5 @@
 """How answers print quantities: seconds, bytes and percentages, at the precision the verifier
-(:mod:`wass_chat.agent.answers.verify`) matches against the facts."""
+(:mod:`wass_chat.answers.checks.verify`) matches against the facts."""
 
 from __future__ import annotations
 

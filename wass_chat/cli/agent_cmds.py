@@ -182,7 +182,7 @@ def _workflow_resolver(session: ChatSession) -> Any:
 def _render(result: dict[str, Any]) -> None:
     from rich.markdown import Markdown
 
-    from wass_chat.agent.answers.render import PENDING_PREFIX
+    from wass_chat.answers.submission_plan import PENDING_PREFIX
     from wass_chat.cli.output import console, err_console
 
     approval = result.get("approval")

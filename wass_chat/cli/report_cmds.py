@@ -75,7 +75,7 @@ def report_command(
     """
     from sim.atomic_files import require_folder
     from sim.errors import InputError
-    from wass_chat.agent.answers.report_overview import local_model_writer
+    from wass_chat.agent.report_overview import local_model_writer
     from wass_chat.analytics.period import JobFilter
     from wass_chat.report.energy_whatifs import WhatIfOptions
     from wass_chat.report.write import write_report

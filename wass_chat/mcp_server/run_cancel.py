@@ -13,7 +13,6 @@ import shlex
 from typing import Any
 
 from sim.errors import InputError
-from wass_chat.agent.safety import literal
 from wass_chat.config import Settings
 from wass_chat.runlog import RunLog
 from wass_chat.slurm.commands import SlurmCommands
@@ -84,42 +83,3 @@ def no_edits(original: dict[str, Any], edited: dict[str, Any]) -> dict[str, Any]
     raise InputError(
         "cancellation", ["a cancellation cannot be edited: reject it and ask for the one you want"]
     )
-
-
-def render_cancel_plan(facts: dict[str, Any]) -> str:
-    lines = [
-        f"**Plan to cancel run {literal(facts['run_id'])}**: {len(facts['jobs'])} unfinished jobs."
-    ]
-    for job in facts["jobs"]:
-        lines.append(
-            f"- job {literal(job['job_id'])} {literal(job['name'])}: "
-            f"{literal(job['state'])} on {literal(job['nodes'] or '-')}"
-        )
-    lines.append(f"Runs {literal(facts['command'], 600)}.")
-    lines.append(f"Plan digest {literal(str(facts['plan_digest'])[:12])}.")
-    lines.append("Nothing has been cancelled. A person must approve this plan to continue.")
-    return "\n".join(lines)
-
-
-def render_gpu_cancel_plan(facts: dict[str, Any]) -> str:
-    """An idle-GPU job's cancellation plan (:mod:`wass_chat.analytics.gpu_idle_cancel`)."""
-    lines = [
-        f"**Plan to cancel job {literal(facts['job_id'])}** of {literal(facts['user'])}: "
-        f"{facts['gpus']} GPU{'s' if facts['gpus'] != 1 else ''} on {literal(facts['nodes'])} "
-        f"at 0% for {facts['idle_for_min']} "
-        f"minutes (setting: {facts['idle_after_min']} minutes)."
-    ]
-    lines += [f"- evidence: {literal(line, 600)}" for line in facts["evidence"]]
-    lines.append(f"Runs {literal(facts['command'])}.")
-    lines.append(f"Or tell its owner: {literal(facts['message'], 600)}")
-    # The digest stays in the facts: a hex run like 2e70 would read as a number to the checker.
-    lines.append("Nothing has been cancelled. A person must approve this plan to continue.")
-    return "\n".join(lines)
-
-
-def render_cancel_outcome(facts: dict[str, Any]) -> str:
-    jobs = facts.get("cancelled", [])
-    shown = ", ".join(literal(j) for j in jobs) or "none (they had all finished)"
-    if "run_id" not in facts:
-        return f"Cancelled {len(jobs)} job: {shown}."
-    return f"Cancelled {len(jobs)} jobs of run {literal(facts.get('run_id', '?'))}: {shown}."

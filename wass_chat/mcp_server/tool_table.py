@@ -9,7 +9,7 @@ tool writes a file under the data home, so it says ``readOnlyHint: false`` and
 
 Every result has the same shape (:data:`OUTPUT_SCHEMA`): ``answer``, the plain-language answer
 ``wass-chat ask`` prints for these facts (the same rendering), checked by the answer checker
-the live suites hold ``ask``'s answers to (:mod:`wass_chat.agent.answers.answer_check`: numbers
+the live suites hold ``ask``'s answers to (:mod:`wass_chat.answers.checks.answer_check`: numbers
 and clock times from what Slurm printed, one start time, counts that add up), with ``verified``
 and ``problems`` its finding, and ``facts``, the tool's facts as JSON. Text that comes from Slurm,
 sacct, job names, comments or workflow files is in ``facts`` only, as values; the answer quotes
@@ -30,14 +30,9 @@ from typing import Any
 import mcp.types as types
 from pydantic import BaseModel, Field
 
-from wass_chat.agent.answers.answer_check import problems
-from wass_chat.agent.answers.render import render
 from wass_chat.agent.tools import GATED_TOOLS, TOOL_SPECS, SubmitWorkflowArgs, ToolOutcome, ToolSpec
-from wass_chat.mcp_server.run_cancel import (
-    render_cancel_outcome,
-    render_cancel_plan,
-    render_gpu_cancel_plan,
-)
+from wass_chat.answers.checks.answer_check import problems
+from wass_chat.answers.kinds import render
 
 WRITES_FILES = frozenset({"generate_report"})
 """Read-only tools that still write a file (under the data home): not ``readOnlyHint``."""
@@ -162,13 +157,8 @@ def gated_tools() -> list[types.Tool]:
 
 
 def answer_of(facts: dict[str, Any]) -> str:
-    """The plain-language answer for ``facts``: ``ask``'s rendering (and the cancel plan's)."""
-    if facts.get("kind") == "cancel_plan":
-        return render_cancel_plan(facts)
-    if facts.get("kind") == "gpu_cancel_plan":
-        return render_gpu_cancel_plan(facts)
-    if facts.get("kind") == "cancel_outcome":
-        return render_cancel_outcome(facts)
+    """The plain-language answer for ``facts``: ``ask``'s rendering, by
+    :data:`~wass_chat.answers.kinds.KINDS` (the cancellations' kinds included)."""
     return render(facts)
 
 

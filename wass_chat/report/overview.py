@@ -7,7 +7,7 @@ numbers, and nothing else); the writer checks every number of its text against t
 against the figures recomputed from the tables (:mod:`.overview_figures`), and the report keeps
 the model's text only when all pass, saying which wrote it and, when the model's
 text was set aside, why. The report never imports the agent: the CLI hands the writer in
-(:func:`wass_chat.agent.answers.report_overview.local_model_writer`).
+(:func:`wass_chat.agent.report_overview.local_model_writer`).
 """
 
 from __future__ import annotations

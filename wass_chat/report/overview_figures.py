@@ -4,7 +4,7 @@ The summary quotes the findings' sentences; this derives what those sentences ma
 from the tables themselves, in plain Python and at full precision: the period's counts, the
 pending queue from its reasons table, the idle core-hours per user from the exact efficiency
 table (its leaders, or none when the most is negligible), the failing users from the anomaly's
-counts. The agent's checker (:mod:`wass_chat.agent.answers.overview_check`) holds the summary,
+counts. The agent's checker (:mod:`wass_chat.answers.checks.overview_check`) holds the summary,
 the rules' or a local model's, to these figures; the report hands them to its writer.
 """
 

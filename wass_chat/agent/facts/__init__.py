@@ -4,7 +4,7 @@
 counterfactuals, what-ifs, scheduler comparisons, similar cases and what the best case's plan did
 differently), :class:`~.facts_cluster.ClusterFacts` from Slurm and its accounting (and plans the
 one gated action, submission), :class:`~.facts_batch.BatchFacts` from the cluster's workload
-replayed and its recorded energy. Also here: what a typed name refers to (:mod:`.sources`), the
-keys of each fact kind (:mod:`.fact_kinds`), the verdict numbers added to the facts so they are
-verified like the rest, and the demo runs and demo knowledge base a fresh data home starts with.
+replayed and its recorded energy. Also here: what a typed name refers to (:mod:`.sources`), and
+the demo runs and demo knowledge base a fresh data home starts with. Each kind's keys, verdict
+and rendering are its module's in :mod:`wass_chat.answers`.
 """

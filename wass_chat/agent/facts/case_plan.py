@@ -1,35 +1,22 @@
 """What retrieval adds to a why-answer: the best similar case and what its plan did differently.
 
 A why-question about one task is answered with counterfactuals of *this* run; the knowledge base
-may hold a better plan for the same workflow. :func:`best_case` picks the case worth comparing
-with (the fastest of the same workflow when there is one), and :func:`plan_difference` compares
-its decisions with the run's: where it put the task, how many tasks it placed differently, and
-how much of the task's input (and of all tasks' inputs) stayed on the node that read it. The
-difference is computed from the case record's placements (:class:`kb.records.CaseRecord`), for
-a case of the same graph only, so the verdict that states it (:mod:`wass_chat.agent.facts.verdicts`)
-is checked like any other fact.
+may hold a better plan for the same workflow. :func:`~wass_chat.answers.placement.best_case`
+picks the case worth comparing with (the fastest of the same workflow when there is one), and
+:func:`plan_difference` compares its decisions with the run's: where it put the task, how many
+tasks it placed differently, and how much of the task's input (and of all tasks' inputs) stayed
+on the node that read it. The difference is computed from the case record's placements
+(:class:`kb.records.CaseRecord`), for a case of the same graph only, so the verdict that states
+it (:mod:`wass_chat.answers.placement`) is checked like any other fact.
 
 Pure functions; no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
-
 from kb.records import CaseRecord, workflow_hash
 from wass_chat.agent.facts.counterfactual import RecordedRun, locality
-
-
-def best_case(cases: Sequence[Mapping[str, Any]], workflow: str) -> Mapping[str, Any] | None:
-    """The fastest retrieved simulated case of ``workflow`` (of any workflow when none is), the
-    most similar on ties; ``None`` when there is none. Real runs are left to their own sentence
-    (``real_case``): a measured makespan is no plan the simulator's figures compare with."""
-    cases = [c for c in cases if not c.get("real")]
-    if not cases:
-        return None
-    same = [c for c in cases if c.get("workflow") == workflow]
-    return min(same or cases, key=lambda c: (c["makespan_s"], -c["similarity"]))
+from wass_chat.answers.placement import BestCasePlan
 
 
 def case_run(case: CaseRecord) -> RecordedRun:
@@ -53,18 +40,6 @@ def remote_input_bytes(run: RecordedRun) -> int:
         loc = locality(run, task)
         total += loc["input_bytes"] - loc["shared_fs_input_bytes"] - loc["local_on_chosen_bytes"]
     return total
-
-
-class BestCasePlan(TypedDict):
-    """What the best retrieved case did differently from a run (``best_case_plan``)."""
-
-    case_id: str
-    task_node: str
-    tasks_compared: int
-    tasks_placed_differently: int
-    task_local_input_bytes: int
-    remote_input_bytes: int
-    run_remote_input_bytes: int
 
 
 def plan_difference(run: RecordedRun, task: str, case: CaseRecord) -> BestCasePlan | None:

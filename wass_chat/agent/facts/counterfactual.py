@@ -21,6 +21,7 @@ from sim.errors import InputError
 from sim.model import Platform, Workflow, node_fits
 from sim.schedule import SHARED_FS, NetworkModel, SimResult, StaticSchedule
 from sim.uncertainty import planned_inputs
+from wass_chat.answers.placement import Alternative, Locality, MovedFile, NodeLocality
 
 
 @dataclass(frozen=True)
@@ -47,36 +48,6 @@ class RecordedRun:
             self.scheduler,
             tie_break={t: i for i, t in enumerate(self.workflow.topological_order)},
         )
-
-
-class NodeLocality(TypedDict):
-    node: str
-    local_input_bytes: int
-
-
-class Locality(TypedDict):
-    """Where a task's inputs were when it became ready (see :func:`locality`)."""
-
-    input_bytes: int
-    shared_fs_input_bytes: int
-    local_on_chosen_bytes: int
-    by_node: list[NodeLocality]
-
-
-class MovedFile(TypedDict):
-    file: str
-    bytes: int
-
-
-class Alternative(TypedDict):
-    """The run re-simulated with the task forced onto ``node``."""
-
-    node: str
-    makespan_s: float
-    delta_s: float
-    delta_pct: float
-    moved_bytes: int
-    largest_moved_file: MovedFile | None
 
 
 class Counterfactuals(TypedDict):

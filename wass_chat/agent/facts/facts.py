@@ -3,7 +3,7 @@
 Every answer the assistant gives, online or offline, rests on these dicts: the LLM's tools return
 them (fenced as data), the offline router renders them with templates, and the verifier checks
 the model's text against them. Each dict has a ``kind`` naming its rendering
-(:mod:`wass_chat.agent.answers.render`). :class:`Facts` answers from the simulator and the knowledge
+(:mod:`wass_chat.answers`). :class:`Facts` answers from the simulator and the knowledge
 base; what reaches the cluster, and the gated submission, is
 :class:`~wass_chat.agent.facts.facts_cluster.ClusterFacts`.
 """
@@ -11,7 +11,7 @@ base; what reaches the cluster, and the gated submission, is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from kb.provenance import standing
 from kb.records import CaseRecord, is_real, real_source, workflow_hash
@@ -19,109 +19,27 @@ from policy.registry import DEFAULT_COMPARISON, canonical_name, scheduler_names
 from sim.errors import InputError, ServiceUnavailable, UnknownName
 from sim.model import Platform, Workflow
 from sim.schedule import NetworkModel
-from wass_chat.agent.facts.case_plan import BestCasePlan, best_case, plan_difference
+from wass_chat.agent.facts.case_plan import plan_difference
 from wass_chat.agent.facts.counterfactual import (
-    Alternative,
-    Locality,
     RecordedRun,
     counterfactuals,
     locality,
 )
 from wass_chat.agent.facts.sources import Sources, demo_run_id
 from wass_chat.agent.facts.whatif import WhatIf, compare, what_if
+from wass_chat.answers.cases import CaseFacts, CasesFacts, RealRunFacts
+from wass_chat.answers.placement import (
+    PlacementFacts,
+    RealCaseFacts,
+    UnconfirmedCaseFacts,
+    best_case,
+)
 from wass_chat.config import Settings
 from wass_chat.slurm.hostlist import collect
 
 CASES_CONSULTED = 20
 """Past cases a comparison consults for challengers: the most any tool retrieves (``k``), so
 every case an answer can cite is among them."""
-
-
-class RealRunFacts(TypedDict):
-    """The real run a case was learned from (``slurm:<run id>``), as answers cite it."""
-
-    run_id: str
-    date: str
-    nodes: str
-    """The nodes it ran on, in Slurm's compact form (``n[1-3]``)."""
-    real_makespan_s: float
-    predicted_makespan_s: float | None
-    """What our simulation of that very plan said (None: not recorded)."""
-
-
-class CaseFacts(TypedDict, total=False):
-    """One retrieved past execution, as answers quote it (``real`` for a real run's)."""
-
-    case_id: str
-    similarity: float
-    scheduler: str
-    makespan_s: float
-    workflow: str
-    platform: str
-    source: str
-    outcome: str
-    real: RealRunFacts
-
-
-class RealCaseFacts(TypedDict):
-    """A real run of the same workflow on the same cluster, for a why-answer: where it put the
-    task and how long the task really took there, and how sacct confirmed it."""
-
-    case_id: str
-    run: RealRunFacts
-    task_node: str
-    same_node: bool
-    task_real_s: float
-    task_predicted_s: float | None
-    confirmation: str
-    """:func:`kb.provenance.standing`'s words: confirmed when stored, and again now."""
-    written_by: str
-
-
-class UnconfirmedCaseFacts(TypedDict):
-    """A ``slurm:`` case that claims a real run sacct does not confirm: never cited as one."""
-
-    case_id: str
-    source: str
-    written_by: str
-    why: str
-
-
-class PlacementFacts(TypedDict, total=False):
-    """What ``explain_placement`` returns (kind ``placement``): where the task's data was, the
-    run re-simulated with the task on each other node, and the similar past cases; with
-    ``best_case_plan`` when the best case ran the same graph."""
-
-    kind: str
-    run_id: str
-    run_source: str
-    workflow: str
-    platform: str
-    scheduler: str
-    task: str
-    chosen_node: str
-    asked_node: str | None
-    run_makespan_s: float
-    locality: Locality
-    baseline_makespan_s: float
-    network_model: str
-    alternatives: list[Alternative]
-    unfit_nodes: list[str]
-    cases: list[CaseFacts]
-    best_case_plan: BestCasePlan
-    real_case: RealCaseFacts
-    unconfirmed_cases: list[UnconfirmedCaseFacts]
-
-
-class CasesFacts(TypedDict, total=False):
-    """What ``similar_cases`` returns (kind ``cases``)."""
-
-    kind: str
-    subject: str
-    workflow: str
-    """The name of the workflow the cases were retrieved for (the subject's)."""
-    cases: list[CaseFacts]
-    run_id: str
 
 
 @dataclass(frozen=True)
@@ -342,7 +260,7 @@ class Facts:
 
 def case_challengers(cases: list[CaseFacts], workflow: str) -> list[tuple[str, float]]:
     """(scheduler, recorded makespan) of each retrieved case of ``workflow`` (the cases
-    :func:`~wass_chat.agent.facts.case_plan.best_case` picks from) whose scheduler is registered."""
+    :func:`~wass_chat.answers.placement.best_case` picks from) whose scheduler is registered."""
     known = set(scheduler_names())
     return [
         (c["scheduler"], c["makespan_s"])

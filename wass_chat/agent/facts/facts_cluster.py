@@ -22,16 +22,11 @@ from sim.model import node_fits
 from sim.schedule import NetworkModel
 from wass_chat.agent.cancellation import current_work
 from wass_chat.agent.facts.accounting_periods import parse_period, period_in_words, refresh_cache
-from wass_chat.agent.facts.fact_kinds import (
-    PlannedJob,
-    ReportFacts,
-    RunStatusFacts,
-    SacctSummaryFacts,
-    SubmissionPlanFacts,
-    TaskState,
-)
 from wass_chat.agent.facts.sources import Sources
-from wass_chat.agent.facts.verdicts_cluster import run_verdict, sacct_verdict
+from wass_chat.answers.report import ReportFacts
+from wass_chat.answers.run_status import RunStatusFacts, TaskState, run_verdict
+from wass_chat.answers.sacct_summary import SacctSummaryFacts, sacct_verdict
+from wass_chat.answers.submission_plan import PlannedJob, SubmissionPlanFacts
 from wass_chat.config import Settings
 
 

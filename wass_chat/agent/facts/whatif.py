@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 from policy.base import plan_and_simulate
 from policy.registry import canonical_name, get_scheduler
@@ -23,6 +23,8 @@ from sim.gantt import trace
 from sim.model import Node, Platform, Workflow
 from sim.schedule import NetworkModel, SimResult
 from wass_chat.agent.cancellation import current_work
+from wass_chat.answers.comparison import ComparisonFacts
+from wass_chat.answers.simulation import Changes, Outcome, SimulationFacts
 
 TIE_TOLERANCE_S = 0.05
 """Makespans closer than this are a tie: the answers show one decimal of a second."""
@@ -74,62 +76,6 @@ class WhatIf:
                     + ": ask for each separately"
                 ],
             )
-
-
-class Outcome(TypedDict):
-    """One simulated schedule, as answers quote it."""
-
-    platform: str
-    nodes: int
-    scheduler: str
-    makespan_s: float
-    cross_node_bytes: float
-    energy_j: float
-    mean_wait_s: float
-    tied_best: NotRequired[bool]
-    """In a comparison: whether it ties the fastest (within :data:`TIE_TOLERANCE_S`)."""
-
-
-class Changes(TypedDict):
-    add_nodes: int
-    remove_nodes: int | list[str]
-    bandwidth_factor: float
-    scheduler: str | None
-
-
-class SimulationFacts(TypedDict, total=False):
-    """What ``simulate`` returns (kind ``simulation``): the baseline, and with a change the
-    variant, the change and the difference; the Gantt trace of the last schedule."""
-
-    kind: str
-    workflow: str
-    network_model: str
-    baseline: Outcome
-    variant: Outcome
-    changes: Changes
-    change_notes: list[str]
-    delta_s: float
-    delta_pct: float
-    gantt: dict[str, Any]
-    run_id: str
-
-
-class ComparisonFacts(TypedDict, total=False):
-    """What ``compare_schedulers`` returns (kind ``comparison``), fastest first."""
-
-    kind: str
-    workflow: str
-    platform: str
-    network_model: str
-    results: list[Outcome]
-    best: str | None
-    tied_best: list[str]
-    from_cases: list[str]
-    """Schedulers ranked because past cases of this workflow tied or beat the requested ones."""
-    cases_unavailable: str
-    """Why past cases were not consulted for challengers (the knowledge base did not answer)."""
-    gantt: dict[str, Any]
-    run_id: str
 
 
 def changed_platform(platform: Platform, change: WhatIf) -> Platform:

@@ -95,7 +95,7 @@ class Explanation:
     figures: dict[str, float] = field(default_factory=dict)
     """Numbers the verdict states that it computed (a median, a share, a place in line), so
     that every number an answer gives is a fact (checked by
-    :mod:`wass_chat.agent.answers.answer_check`)."""
+    :mod:`wass_chat.answers.checks.answer_check`)."""
 
     def quote(self, *items: Quoted) -> None:
         for item in items:

@@ -5,7 +5,7 @@
 the node, until when). Slurm's state flags become words a person uses: ``IDLE+DRAIN`` is
 "drained", ``MIXED+DRAIN`` "draining" (its running jobs finish, nothing new starts), a trailing
 ``*`` "not responding". The facts are a :class:`ClusterFacts` dict, rendered by
-:func:`wass_chat.agent.answers.render_cluster.render_cluster`.
+:func:`wass_chat.answers.cluster.render_cluster`.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from wass_chat.agent.answers.overview_check import overview_problems
-from wass_chat.agent.answers.verify import verify_answer
 from wass_chat.agent.model_server import ModelServer, chat_model, connection_errors, probe
+from wass_chat.answers.checks.overview_check import overview_problems
+from wass_chat.answers.checks.verify import verify_answer
 from wass_chat.config import Settings
 from wass_chat.report.overview import Draft, SummaryWriter
 

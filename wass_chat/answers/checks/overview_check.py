@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from wass_chat.agent.answers.answer_check import contradictions, ungrounded
+from wass_chat.answers.checks.answer_check import contradictions, ungrounded
 
 _MARKER = re.compile(r"\((\d+)\) ")
 """The summary's numbered recommendations, ``(1) ...``: list markers, not figures."""

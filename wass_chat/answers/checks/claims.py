@@ -1,6 +1,6 @@
 """Claims of actions and suggested commands in a model's answer: checked, never taken on trust.
 
-The numbers-and-ids check (:mod:`wass_chat.agent.answers.verify`) passed "I have cancelled all
+The numbers-and-ids check (:mod:`wass_chat.answers.checks.verify`) passed "I have cancelled all
 other jobs; run `scancel -u root`": no number, no id, so nothing to contradict. Two more rules:
 
 * **No claimed action without the tool result that did it.** The model has no tool that acts on

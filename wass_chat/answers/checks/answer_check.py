@@ -2,7 +2,7 @@
 a model's text: every number and clock time it states is a fact, and no two of its sentences
 contradict each other.
 
-The verifier (:mod:`wass_chat.agent.answers.verify`) lets the numbers of our own computed sentences
+The verifier (:mod:`wass_chat.answers.checks.verify`) lets the numbers of our own computed sentences
 (verdicts, outcomes, notes) ground an answer that repeats them. Here they may not: an answer's
 numbers must come from what Slurm printed (the evidence, parsed: ``00:10:00`` is 600 s,
 ``8/8`` two 8s, an ISO time its clock), from the facts' own fields, or from the ``figures`` the
@@ -26,8 +26,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from wass_chat.agent.answers.claims import fact_strings, false_claims, unsafe_commands
-from wass_chat.agent.answers.verify import COMPUTED_TEXT, ignored_refusals, verify_answer
+from wass_chat.answers.checks.claims import fact_strings, false_claims, unsafe_commands
+from wass_chat.answers.checks.verify import COMPUTED_TEXT, ignored_refusals, verify_answer
 
 _DAY = r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?"
 _CLOCK = re.compile(r"(?<![\d:.])" + _DAY + r"(\d{2}):(\d{2})(?![\d:]|\.\d)")

@@ -7,7 +7,7 @@ the user's own question). Numbers match tolerantly: at the precision the text sh
 matches 12.4), through units (``1.2 GB`` matches 1234567890 bytes, ``3 min`` matches 180 s, ``12%``
 matches 0.12), and regardless of sign (``12 s later`` for a delta of -12). A claimed action
 ("I cancelled...") that no tool result shows done, and a destructive command the facts do not
-suggest (``scancel -u root``), fail it too (:mod:`wass_chat.agent.answers.claims`). Anything
+suggest (``scancel -u root``), fail it too (:mod:`wass_chat.answers.checks.claims`). Anything
 unmatched makes the answer unverified; the session then shows the deterministic rendering
 instead and logs what failed.
 """
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from wass_chat.agent.answers.claims import false_claims, unsafe_commands
+from wass_chat.answers.checks.claims import false_claims, unsafe_commands
 
 _UNITS: dict[str, float] = {
     "ms": 1e-3,

@@ -1,37 +1,126 @@
-"""Verdicts: the one or two plain sentences every answer starts with, computed from the facts.
+"""Why a task ran on its node (kind ``placement``): the verdict numbers and sentences, the
+Markdown.
 
-:func:`with_verdict` adds a ``verdict`` dict to a tool's facts: the derived numbers a verdict
-states (a percentage gain, which case, which node), so the model sees them and the verifier
-(:mod:`wass_chat.agent.answers.verify`) can check them like any other fact.
-:func:`verdict_sentences` turns them into words for the renderings
-(:mod:`wass_chat.agent.answers.render`). A why-answer says what retrieval adds: the best similar
-case, how much better or worse it was, and what it did differently (its scheduler, where it put the
-task, how many tasks it placed elsewhere, and how much of the task's input stayed local;
-:mod:`wass_chat.agent.facts.case_plan`), and, first, what the cluster really did: a real run of the
-same workflow, where it put the task and how long the task and the run took against what our
-simulation of it said.
+The verdict says what retrieval adds: the best similar case, how much better or worse it was,
+and what it did differently (its scheduler, where it put the task, how many tasks it placed
+elsewhere, and how much of the task's input stayed local; :mod:`wass_chat.agent.facts.case_plan`),
+and, first, what the cluster really did: a real run of the same workflow, where it put the
+task and how long the task and the run took against what our simulation of it said.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
 
-from wass_chat.agent.facts.case_plan import best_case
 from wass_chat.agent.safety import literal as lit
 from wass_chat.agent.units import percent, seconds, size
+from wass_chat.answers.cases import CaseFacts, RealRunFacts, render_cases
+from wass_chat.answers.kind import Facts, Kind
+from wass_chat.answers.simulation import NEGLIGIBLE_S
 
-NEGLIGIBLE_S = 0.05
-"""Makespan differences below this (the answers' one decimal) count as none."""
+
+class NodeLocality(TypedDict):
+    node: str
+    local_input_bytes: int
 
 
-def with_verdict(facts: dict[str, Any]) -> dict[str, Any]:
-    """``facts`` with its ``verdict`` numbers, when its kind has one (otherwise unchanged)."""
-    derive = _DERIVERS.get(str(facts.get("kind")))
-    if derive is None or "verdict" in facts:
-        return facts
-    verdict = derive(facts)
-    return {**facts, "verdict": verdict} if verdict else facts
+class Locality(TypedDict):
+    """Where a task's inputs were when it became ready (see :func:`locality`)."""
+
+    input_bytes: int
+    shared_fs_input_bytes: int
+    local_on_chosen_bytes: int
+    by_node: list[NodeLocality]
+
+
+class MovedFile(TypedDict):
+    file: str
+    bytes: int
+
+
+class Alternative(TypedDict):
+    """The run re-simulated with the task forced onto ``node``."""
+
+    node: str
+    makespan_s: float
+    delta_s: float
+    delta_pct: float
+    moved_bytes: int
+    largest_moved_file: MovedFile | None
+
+
+class BestCasePlan(TypedDict):
+    """What the best retrieved case did differently from a run (``best_case_plan``)."""
+
+    case_id: str
+    task_node: str
+    tasks_compared: int
+    tasks_placed_differently: int
+    task_local_input_bytes: int
+    remote_input_bytes: int
+    run_remote_input_bytes: int
+
+
+class RealCaseFacts(TypedDict):
+    """A real run of the same workflow on the same cluster, for a why-answer: where it put the
+    task and how long the task really took there, and how sacct confirmed it."""
+
+    case_id: str
+    run: RealRunFacts
+    task_node: str
+    same_node: bool
+    task_real_s: float
+    task_predicted_s: float | None
+    confirmation: str
+    """:func:`kb.provenance.standing`'s words: confirmed when stored, and again now."""
+    written_by: str
+
+
+class UnconfirmedCaseFacts(TypedDict):
+    """A ``slurm:`` case that claims a real run sacct does not confirm: never cited as one."""
+
+    case_id: str
+    source: str
+    written_by: str
+    why: str
+
+
+class PlacementFacts(TypedDict, total=False):
+    """What ``explain_placement`` returns (kind ``placement``): where the task's data was, the
+    run re-simulated with the task on each other node, and the similar past cases; with
+    ``best_case_plan`` when the best case ran the same graph."""
+
+    kind: str
+    run_id: str
+    run_source: str
+    workflow: str
+    platform: str
+    scheduler: str
+    task: str
+    chosen_node: str
+    asked_node: str | None
+    run_makespan_s: float
+    locality: Locality
+    baseline_makespan_s: float
+    network_model: str
+    alternatives: list[Alternative]
+    unfit_nodes: list[str]
+    cases: list[CaseFacts]
+    best_case_plan: BestCasePlan
+    real_case: RealCaseFacts
+    unconfirmed_cases: list[UnconfirmedCaseFacts]
+
+
+def best_case(cases: Sequence[Mapping[str, Any]], workflow: str) -> Mapping[str, Any] | None:
+    """The fastest retrieved simulated case of ``workflow`` (of any workflow when none is), the
+    most similar on ties; ``None`` when there is none. Real runs are left to their own sentence
+    (``real_case``): a measured makespan is no plan the simulator's figures compare with."""
+    cases = [c for c in cases if not c.get("real")]
+    if not cases:
+        return None
+    same = [c for c in cases if c.get("workflow") == workflow]
+    return min(same or cases, key=lambda c: (c["makespan_s"], -c["similarity"]))
 
 
 def _best_case(f: Mapping[str, Any], baseline: float) -> dict[str, Any]:
@@ -59,7 +148,7 @@ def _best_case(f: Mapping[str, Any], baseline: float) -> dict[str, Any]:
     return verdict
 
 
-def _placement(f: Mapping[str, Any]) -> dict[str, Any]:
+def placement_verdict(f: Mapping[str, Any]) -> dict[str, Any]:
     verdict: dict[str, Any] = {}
     alternatives = f.get("alternatives") or []
     if alternatives:
@@ -87,50 +176,6 @@ def _placement(f: Mapping[str, Any]) -> dict[str, Any]:
             real_run_makespan_s=real["run"]["real_makespan_s"],
         )
     return verdict
-
-
-def _comparison(f: Mapping[str, Any]) -> dict[str, Any]:
-    results = f.get("results") or []
-    if len(results) < 2:
-        return {}
-    best, runner = (
-        results[0],
-        next((r for r in results[1:] if r["scheduler"] not in f.get("tied_best", [])), results[1]),
-    )
-    gap = runner["makespan_s"] - best["makespan_s"]
-    worst = results[-1]
-    return {
-        "runner_up": runner["scheduler"],
-        "runner_up_gap_s": round(gap, 3),
-        "runner_up_gap_pct": round(100.0 * gap / runner["makespan_s"], 2)
-        if runner["makespan_s"]
-        else 0.0,
-        "slowest": worst["scheduler"],
-        "slowest_gap_pct": round(
-            100.0 * (worst["makespan_s"] - best["makespan_s"]) / worst["makespan_s"], 2
-        )
-        if worst["makespan_s"]
-        else 0.0,
-    }
-
-
-def _cases(f: Mapping[str, Any]) -> dict[str, Any]:
-    cases = f.get("cases") or []
-    if not cases:
-        return {}
-    fastest = min(cases, key=lambda c: (c["makespan_s"], -c["similarity"]))
-    return {"fastest_case_id": fastest["case_id"], "fastest_case_scheduler": fastest["scheduler"]}
-
-
-_DERIVERS = {"placement": _placement, "comparison": _comparison, "cases": _cases}
-
-
-def verdict_sentences(f: Mapping[str, Any]) -> str:
-    """The leading sentences for facts of any kind with a verdict ('' when there is none)."""
-    kind = str(f.get("kind"))
-    verdict = f.get("verdict") or (_DERIVERS[kind](f) if kind in _DERIVERS else {})
-    writer = _WRITERS.get(kind)
-    return writer(f, verdict) if writer else ""
 
 
 def _placement_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
@@ -248,73 +293,76 @@ def _plan_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
     return text
 
 
-def _simulation_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
-    base = f["baseline"]
-    variant = f.get("variant")
-    if variant is None:
-        return (
-            f"{lit(f['workflow'])} takes {base['makespan_s']:.1f} s with {lit(base['scheduler'])} "
-            f"on {base['nodes']} nodes of {lit(base['platform'])} (simulated)."
+def _later(delta: float) -> str:
+    if abs(delta) < 0.05:
+        return "at the same time"
+    return f"{seconds(abs(delta))} {'later' if delta > 0 else 'earlier'}"
+
+
+def render_placement(f: Facts) -> str:
+    """Why a task went where it did: the verdict, then locality, counterfactuals, similar cases,
+    then the sources."""
+    lines = [
+        _placement_words(f, f.get("verdict") or placement_verdict(f)),
+        "",
+        f"**Evidence.** Task {lit(f['task'])} of run {lit(f['run_id'])} ran on "
+        f"{lit(f['chosen_node'])} (scheduler {lit(f['scheduler'])}; workflow "
+        f"{lit(f['workflow'])}, simulated makespan {seconds(f['baseline_makespan_s'])}).",
+    ]
+    asked = f.get("asked_node")
+    if asked and asked != f["chosen_node"]:
+        lines.append(f"Note: the run placed it on {lit(f['chosen_node'])}, not {lit(asked)}.")
+    loc = f["locality"]
+    lines += [
+        "",
+        f"**Data locality:** the task reads {size(loc['input_bytes'])} "
+        f"({loc['input_bytes']} bytes); {size(loc['local_on_chosen_bytes'])} of it was already "
+        f"on {lit(f['chosen_node'])}.",
+        "",
+        "**Counterfactual** (the same run re-simulated with only this task moved):",
+    ]
+    for alt in f["alternatives"]:
+        line = f"- on {lit(alt['node'])}: makespan {seconds(alt['makespan_s'])}, " + (
+            f"the workflow would have finished {_later(alt['delta_s'])} "
+            f"({percent(alt['delta_pct'])})"
         )
-    change = "; ".join(f.get("change_notes") or []) or "the change"
-    delta = f["delta_s"]
-    if abs(delta) < NEGLIGIBLE_S:
-        return f"With {change}, the makespan stays at {base['makespan_s']:.1f} s."
-    word = "shorter" if delta < 0 else "longer"
-    return (
-        f"With {change}, the workflow finishes in {variant['makespan_s']:.1f} s instead of "
-        f"{base['makespan_s']:.1f} s: {abs(delta):.1f} s {word} ({f['delta_pct']:+.1f}%)."
-    )
+        big = alt.get("largest_moved_file")
+        if big and alt["delta_s"] > 0.05:
+            line += (
+                f", because file {lit(big['file'])} of {size(big['bytes'])} would have "
+                f"crossed the network ({size(alt['moved_bytes'])} moved for this task)"
+            )
+        lines.append(line)
+    for node in f.get("unfit_nodes", []):
+        lines.append(f"- {lit(node)}: the task does not fit there")
+    lines += ["", f"**Similar past cases** (top {len(f['cases'])}):", *render_cases(f["cases"])]
+    lines += ["", _sources(f)]
+    return "\n".join(lines)
 
 
-def _comparison_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
-    results = f.get("results") or []
-    if not results:
-        return "No scheduler was simulated."
-    best = results[0]
-    tied = [s for s in f.get("tied_best", []) if s != best["scheduler"]]
-    head = (
-        f"{lit(best['scheduler'])} is the fastest on {lit(f['workflow'])} at "
-        f"{seconds(best['makespan_s'])}"
-    )
-    if tied:
-        head += f", tied with {', '.join(lit(s) for s in tied)}"
-    if "runner_up" not in v:
-        return head + "."
-    return (
-        f"{head}; the next best, {lit(v['runner_up'])}, is {v['runner_up_gap_s']:.1f} s "
-        f"({v['runner_up_gap_pct']:.1f}%) slower."
-    )
-
-
-def _cases_words(f: Mapping[str, Any], v: Mapping[str, Any]) -> str:
-    cases = f.get("cases") or []
-    if not cases:
-        return f"The knowledge base has no past case like {lit(f['subject'])} yet."
-    closest = cases[0]
-    fastest = next(c for c in cases if c["case_id"] == v.get("fastest_case_id", closest["case_id"]))
-    text = (
-        f"The closest past case to {lit(f['subject'])} is {lit(closest['case_id'])} "
-        f"({lit(closest['workflow'])} with {lit(closest['scheduler'])}, "
-        f"{closest['makespan_s']:.1f} s)."
-    )
-    if fastest is not closest:
-        text += (
-            f" The fastest of these {len(cases)} is {lit(fastest['case_id'])} with "
-            f"{lit(fastest['scheduler'])} at {fastest['makespan_s']:.1f} s."
-        )
-    real = [c for c in cases if c.get("real")]
+def _sources(f: Facts) -> str:
+    """The run and the cases an answer rests on (real runs' cases named as such)."""
+    parts = [f"run {lit(f['run_id'])} ({lit(f.get('run_source', 'decision log'))})"]
+    real = f.get("real_case")
     if real:
-        text += (
-            f" {len(real)} of them {'are real runs' if len(real) > 1 else 'is a real run'}: "
-            f"case {lit(real[0]['case_id'])}, {lit(real[0]['outcome'])}."
-        )
-    return text
+        parts.append(f"case {lit(real['case_id'])} (real run {lit(real['run']['run_id'])})")
+    parts += [
+        f"case {lit(c['case_id'])}" + (" (real)" if c.get("real") else "")
+        for c in f.get("cases", [])
+        if not real or c["case_id"] != real["case_id"]
+    ]
+    parts += [
+        f"case {lit(u['case_id'])} ({lit(u['source'])}, written by "
+        f"{lit(u['written_by'] or 'unknown')}; {u['why']}: not cited as a real run)"
+        for u in f.get("unconfirmed_cases", [])
+    ]
+    return "**Sources:** " + ", ".join(parts) + "."
 
 
-_WRITERS = {
-    "placement": _placement_words,
-    "simulation": _simulation_words,
-    "comparison": _comparison_words,
-    "cases": _cases_words,
-}
+KIND = Kind(
+    "placement",
+    "why a task ran on its node: the counterfactuals, data locality, similar past cases",
+    render_placement,
+    facts=PlacementFacts,
+    verdict=placement_verdict,
+)

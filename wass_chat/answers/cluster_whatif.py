@@ -1,25 +1,21 @@
-"""Renderings of the whole-cluster what-ifs and energy answers: verdict first, then the figures
-before and after (with the mean wait's 95% CI), what was replayed on which cluster, how far the
-unchanged replay is from the record, and the power model's assumptions. Every number comes from
-the facts at the precision the verifier accepts; names from accounting (partitions, users) are
-shown as literals."""
+"""A whole-cluster what-if (kind ``cluster_whatif``): the Markdown.
+
+Verdict first, then the figures before and after (with the mean wait's 95% CI), what was
+replayed on which cluster, how far the unchanged replay is from the record, and the power
+model's assumptions. Every number comes from the facts at the precision the verifier accepts;
+names from accounting (partitions, users) are shown as literals.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
-
-from wass_chat.agent.answers.render_cluster import plain
 from wass_chat.agent.safety import MAX_NOTE
 from wass_chat.agent.safety import literal as lit
 from wass_chat.analytics.insights import amount, human_duration, plural
+from wass_chat.answers.energy import kwh
+from wass_chat.answers.kind import Facts, Kind
+from wass_chat.answers.markdown import plain
+from wass_chat.batch.whatif_answer import WhatIfFacts
 from wass_chat.batch.whatif_verdict import ci_words, signed
-
-Facts = Mapping[str, Any]
-
-
-def _kwh(value: float) -> str:
-    return f"{amount(value)} kWh"
 
 
 def _signed_kwh(change: float) -> str:
@@ -102,8 +98,8 @@ def render_cluster_whatif(f: Facts) -> str:
         _row("utilisation", f"{a['utilisation_pct']:.1f}%", f"{b['utilisation_pct']:.1f}%"),
         _row(
             "facility energy",
-            _kwh(a["facility_kwh"]),
-            _kwh(b["facility_kwh"]),
+            kwh(a["facility_kwh"]),
+            kwh(b["facility_kwh"]),
             _signed_kwh(d["facility_kwh"])
             + (f", {d['facility_pct']:+.1f}%" if d["facility_pct"] is not None else ""),
         ),
@@ -222,38 +218,9 @@ def _power_model(model: Facts) -> list[str]:
     return lines
 
 
-def render_energy(f: Facts) -> str:
-    """The period's energy: the verdict, totals, by partition, top users, the assumptions."""
-    lines = [f"**{plain(f['verdict'])}**", ""]
-    lines.append(
-        f"**Energy {plain(f['period'])}** ({f['start']} to {f['end']}; {f['jobs']:,} jobs on "
-        f"{f['nodes']:,} nodes, cluster {plain(f['cluster'])}):"
-    )
-    lines += [
-        f"- IT energy: {_kwh(f['it_kwh'])}; at the facility: {_kwh(f['facility_kwh'])}",
-        f"- jobs: {_kwh(f['jobs_kwh'])}; idle power no job held: {_kwh(f['idle_kwh'])} "
-        f"({f['idle_pct']:.1f}%)",
-        "",
-        "**Jobs' energy by partition:**",
-    ]
-    lines += [
-        f"- {lit(r['partition'])}: {_kwh(r['energy_kwh'])} ({r['share_pct']:.1f}%), "
-        f"{r['jobs']:,} jobs"
-        for r in f["by_partition"]
-    ]
-    lines += ["", f"**Top users** ({len(f['top_users'])} of {f['users']:,}):"]
-    lines += [
-        f"- {lit(r['user'])}: {_kwh(r['energy_kwh'])} ({r['share_pct']:.1f}%), {r['jobs']:,} jobs"
-        for r in f["top_users"]
-    ]
-    lines += ["", "**How it is computed** (assumptions):"]
-    lines += [f"- {plain(a)}" for a in f["assumptions"]]
-    if f.get("note"):
-        lines += ["", f"_{lit(f['note'], MAX_NOTE)}_"]
-    return "\n".join(lines)
-
-
-BATCH_RENDERERS: dict[str, Callable[[Facts], str]] = {
-    "cluster_whatif": render_cluster_whatif,
-    "energy": render_energy,
-}
+KIND = Kind(
+    "cluster_whatif",
+    "a period replayed before and after a change to the cluster or its scheduler",
+    render_cluster_whatif,
+    facts=WhatIfFacts,
+)

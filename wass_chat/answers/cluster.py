@@ -1,0 +1,51 @@
+"""The cluster's nodes (kind ``cluster``): the Markdown (the verdict is
+:mod:`wass_chat.slurm.explain.nodes`').
+"""
+
+from __future__ import annotations
+
+from wass_chat.agent.safety import literal as lit
+from wass_chat.answers.kind import Facts, Kind
+from wass_chat.answers.markdown import plain
+from wass_chat.slurm.explain.nodes import ClusterFacts
+
+
+def render_cluster(f: Facts) -> str:
+    """The verdict, then each node (the asked one only, with its jobs): state in words, the
+    admin's reason, CPUs in use; the demo platform's nodes when Slurm does not answer."""
+    lines = [f"**{plain(f['verdict'])}**", ""] if f.get("verdict") else []
+    nodes = [n for n in f["nodes"] if not f.get("node") or n["name"] == f["node"]]
+    source = "`scontrol show nodes`" if f["source"] == "slurm" else lit(f["source"])
+    lines.append(f"**Nodes** ({source}):")
+    for n in nodes:
+        if "condition" not in n:  # the demo platform's simulated nodes
+            lines.append(f"- {lit(n['name'])}: {lit(n['state'])}, {n['cores']} cores")
+            continue
+        reason = (
+            f' ("{lit(n["reason"])}"'
+            + (f", {lit(n['reason_by'])} at {n['reason_since']})" if n["reason_by"] else ")")
+            if n["reason"]
+            else ""
+        )
+        parts = ", ".join(n["partitions"])
+        lines.append(
+            f"- {lit(n['name'])}: {n['condition']}{reason}; {n['allocated_cores']} of "
+            f"{n['cores']} CPUs in use"
+            + (f"; partitions {lit(parts)}" if parts else "")
+            + f" (state {lit(n['state'])})"
+        )
+        if f.get("node"):
+            lines += [
+                f"  - job {lit(j['job_id'])} of {lit(j['user'])}: {j['cpus']} CPUs"
+                + (f", time limit ends about {j['ends']}" if j["ends"] else ", no time limit")
+                for j in n["jobs"]
+            ]
+    return "\n".join(lines)
+
+
+KIND = Kind(
+    "cluster",
+    "each node's state, its admin's reason and CPUs in use (one node: its jobs)",
+    render_cluster,
+    facts=ClusterFacts,
+)

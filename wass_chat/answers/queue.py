@@ -1,0 +1,54 @@
+"""What holds the queue (kind ``queue``): the Markdown (the verdict is
+:mod:`wass_chat.slurm.explain.queue`'s).
+"""
+
+from __future__ import annotations
+
+from wass_chat.agent.safety import literal as lit
+from wass_chat.answers.kind import Facts, Kind
+from wass_chat.answers.markdown import plain
+from wass_chat.slurm.advice import cpus
+from wass_chat.slurm.explain.ended import duration
+from wass_chat.slurm.explain.phrases import jobs
+from wass_chat.slurm.explain.queue import QueueFacts
+from wass_chat.slurm.explain.queue_headline import NEEDS_A_PERSON
+
+
+def render_queue(f: Facts) -> str:
+    lines = [f"**{plain(f['verdict'])}**"]
+    if f["reasons"]:
+        lines += ["", "**Pending jobs by reason** (`squeue -t PD`):"]
+        lines += [
+            f"- {lit(r['reason'])}: {jobs(r['jobs'])}, {cpus(r['cpus'])} ({r['meaning']})"
+            + (" - needs a person to act" if r.get("outcome") in NEEDS_A_PERSON else "")
+            for r in f["reasons"]
+        ]
+    if f["partitions"]:
+        lines += ["", "**Partitions** (`scontrol show partitions`, `scontrol show nodes`):"]
+        for p in f["partitions"]:
+            down = (
+                f"; unavailable: {', '.join(p['unavailable_nodes'])}"
+                if p["unavailable_nodes"]
+                else ""
+            )
+            lines.append(
+                f"- {lit(p['partition'])}: {p['cpus_allocated']} of {p['cpus_total']} "
+                f"CPUs in use, {jobs(p['pending_jobs'])} pending for "
+                f"{p['pending_cpus']} CPUs{down}"
+            )
+    if f["longest"]:
+        lines += ["", "**Waiting longest:**"]
+        lines += [
+            f"- job {lit(j['job_id'])} ({lit(j['user'])}, {lit(j['partition'])}): "
+            f"{duration(j['age_s'])}, {lit(j['reason'])}"
+            for j in f["longest"]
+        ]
+    return "\n".join(lines)
+
+
+KIND = Kind(
+    "queue",
+    "the pending jobs by reason, the partitions, who waits longest",
+    render_queue,
+    facts=QueueFacts,
+)
