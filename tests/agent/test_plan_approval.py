@@ -18,6 +18,7 @@ from tests.agent.conftest import SbatchRecorder, submit_on_site
 from tests.agent.test_injection import ask, fresh_settings, runs_created
 from wass_chat.agent.events import ApprovalRequest
 from wass_chat.agent.session import open_session
+from wass_chat.answers.kinds import render
 from wass_chat.runlog import RunLog
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.plan_digest import PlanMismatch, plan_digest, submit_approved
@@ -162,3 +163,28 @@ def test_the_digest_covers_every_command_word_and_option() -> None:
     other_wf = replace(wf, tasks=(replace(wf.tasks[0], command=("true",)), *wf.tasks[1:]))
     assert plan_digest(replace(plan, workflow=other_wf)) != base
     assert plan_digest(plan_submission(wf, pf, "heft", "run-x", Path("/tmp/out"))) == base
+
+
+async def test_the_chat_plans_on_the_knowledge_bases_runtimes_when_asked(
+    tmp_path: Path, sbatch: SbatchRecorder
+) -> None:
+    """As `wass-chat submit --estimates kb`: asked in words or with the slash option, the plan
+    assumes the runtimes the knowledge base's similar runs give, and says which."""
+    from kb.estimates import history_words, retrieve_predictions
+
+    settings = fresh_settings(tmp_path)
+    session = open_session(settings, offline=True)
+    plain = await _request(session, "submit fork-join-20")
+    worded = await _request(session, "submit fork-join-20 using past runs")
+    slashed = await _request(session, "/submit fork-join-20 estimates=kb")
+    assert plain.plan["estimates"] == "workflow"
+    wanted = history_words(
+        retrieve_predictions(
+            session.cluster.sources.knowledge_base, demo_workflow("fork-join-20"), demo_platform()
+        )
+    )
+    assert wanted.startswith("kb: ") and "simulated case" in wanted
+    assert worded.plan["estimates"] == slashed.plan["estimates"] == wanted
+    assert worded.plan["predicted_makespan_s"] != plain.plan["predicted_makespan_s"]
+    assert f"Runtimes from `{wanted}`." in render(worded.plan)  # what the approval screen shows
+    assert sbatch.calls() == [] and runs_created(settings) == []

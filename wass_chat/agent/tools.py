@@ -106,6 +106,11 @@ class SubmitWorkflowArgs(BaseModel):
     workflow: FileName = Field(description="Workflow file (WfFormat JSON) or demo workflow name.")
     scheduler: Name = Field("heft", description="Scheduler that plans the placements.")
     platform: FileName | None = Field(None, description="Platform file; default: the cluster's.")
+    estimates: Literal["workflow", "kb"] = Field(
+        "workflow",
+        description="Task runtimes the plan assumes: the workflow file's, or kb: those the "
+        "knowledge base's similar past runs give.",
+    )
 
 
 class RunStatusArgs(BaseModel):

@@ -49,6 +49,9 @@ class SubmissionPlanFacts(TypedDict, total=False):
     platform: str
     platform_ref: str
     predicted_makespan_s: float
+    estimates: str
+    """Which runtimes the plan assumes: ``workflow`` (the file's) or the knowledge base's
+    history in words (``kb: 2 real runs (...)``)."""
     jobs: list[PlannedJob]
     note: str
     """Why the plan is not on the cluster's own nodes (Slurm did not answer), or ''."""
@@ -85,6 +88,8 @@ def render_submission_plan(f: Facts) -> str:
         if "command" in job:
             runs = lit(shlex.join(job["command"]), 400) if job["command"] else "sleeps"
             lines.append(f"  runs {runs}; sbatch {lit(' '.join(job['sbatch']), 600)}")
+    if f.get("estimates") and f["estimates"] != "workflow":
+        lines.append(f"Runtimes from {lit(str(f['estimates']), 400)}.")
     if f.get("plan_digest"):
         lines.append(f"Plan digest {lit(str(f['plan_digest'])[:12])} (what approving names).")
     if f.get("cluster"):

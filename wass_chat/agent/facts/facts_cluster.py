@@ -81,6 +81,7 @@ def plan_facts(plan: Any, workflow_ref: str, platform_ref: str, note: str) -> Su
         predicted_makespan_s=plan.planned_makespan,
         jobs=jobs,
         note=note,
+        estimates=plan.estimates,
     )
 
 
@@ -110,18 +111,25 @@ class ClusterFacts:
             return self.sources.platform("demo"), note
 
     def prepare_submission(
-        self, workflow: str, scheduler: str, platform: str | None
+        self, workflow: str, scheduler: str, platform: str | None, estimates: str = "workflow"
     ) -> dict[str, Any]:
         """The jobs a submission would create (task, node, cores, dependencies); submits nothing.
 
         Planned like ``wass-chat submit`` (:func:`~wass_chat.slurm.submission.plan_new_run`):
         on the cluster's nodes around its running jobs, or on the demo platform, said so, when
-        Slurm does not answer."""
+        Slurm does not answer; ``estimates="kb"``: on the runtimes the knowledge base's similar
+        past runs give (real runs first, :func:`kb.estimates.retrieve_predictions`), as
+        ``submit --estimates kb`` plans."""
+        from kb.estimates import history_words, retrieve_predictions
         from wass_chat.slurm.commands import SlurmCommands
         from wass_chat.slurm.submission import plan_new_run
 
         wf = self.sources.workflow(workflow)
         pf, note = self._cluster_platform(platform)
+        predictions, said = None, "workflow"
+        if estimates == "kb":
+            predictions = retrieve_predictions(self.sources.knowledge_base, wf, pf)
+            said = history_words(predictions)
         ref = (platform or "slurm").strip().lower()
         live = not note and ref in {"slurm", "from-slurm", "cluster"}  # plan from its jobs
         plan = plan_new_run(
@@ -132,6 +140,8 @@ class ClusterFacts:
             live=SlurmCommands(timeout=10) if live else None,
             partition=self.settings.slurm_partition,
             network_model=self.network_model,
+            predictions=predictions,
+            estimates=said,
         )
         facts = self._plan_facts(plan, workflow, platform or ("demo" if note else "slurm"), note)
         if live:

@@ -133,7 +133,7 @@ def _compare(pos: list[str], opt: dict[str, str]) -> Intent:
 def _submit(pos: list[str], opt: dict[str, str]) -> Intent:
     if not pos:
         return Intent(reply="Usage: `/submit WORKFLOW [SCHEDULER]`", name="clarify")
-    args = {"workflow": pos[0], **_pick(opt, "scheduler", "platform")}
+    args = {"workflow": pos[0], **_pick(opt, "scheduler", "platform", "estimates")}
     if len(pos) > 1:
         args["scheduler"] = pos[1]
     return Intent("submit_workflow", args)
@@ -248,6 +248,8 @@ def _submit_slots(s: Slots) -> dict[str, Any]:
     args: dict[str, Any] = {"workflow": s.workflow}
     if s.schedulers:
         args["scheduler"] = s.schedulers[0]
+    if s.runtimes:
+        args["estimates"] = s.runtimes
     return args
 
 
@@ -301,7 +303,7 @@ INTENTS: tuple[IntentSpec, ...] = (
         "submit_workflow",
         "plan a submission; nothing runs until you approve",
         ("submit montage.json", "submit genomics-49 with cpop"),
-        (Command("/submit", "/submit WORKFLOW [SCHEDULER]", _submit),),
+        (Command("/submit", "/submit WORKFLOW [SCHEDULER] [estimates=kb]", _submit),),
         _submit_slots,
         side_effecting=True,
         topic="workflow submissions (after your approval)",

@@ -62,6 +62,9 @@ class Slots:
     cluster_changes: dict[str, Any] = field(default_factory=dict)
     """Whole-cluster what-if changes (see
     :mod:`wass_chat.agent.understanding.cluster_whatif_words`)."""
+    runtimes: str | None = None
+    """``kb`` when the message asks to plan on the runtimes past runs give (the knowledge
+    base's estimates, ``submit --estimates kb``)."""
 
 
 @cache
@@ -625,6 +628,22 @@ def _node_named(word: str) -> str | None:
     return compact if _looks_like_host(compact) else None
 
 
+_KB_RUNTIMES = re.compile(
+    r"\b(?:(?:using|use|with|from|on|by)\s+(?:the\s+)?(?:runtimes?\s+(?:of|from)\s+)?"
+    r"(?:past|previous|earlier|recorded|real)\s+runs?|(?:kb|knowledge[\s-]base(?:'s)?|history|"
+    r"historical)\s+(?:estimates?|runtimes?|predictions?)|--estimates[\s=]+kb|"
+    r"estimates?\s+(?:from|of)\s+(?:the\s+)?(?:kb|knowledge[\s-]base|history|past\s+runs?))\b",
+    re.I,
+)
+"""Asking to plan on the runtimes past runs give: "using past runs", "with kb estimates",
+"estimates from the knowledge base"."""
+
+
+def find_runtimes(text: str) -> str | None:
+    """``kb`` when ``text`` asks for the knowledge base's runtimes, else None."""
+    return "kb" if _KB_RUNTIMES.search(text) else None
+
+
 def parse_slots(text: str, today: date | None = None) -> Slots:
     """Every slot found in ``text``."""
     return Slots(
@@ -644,6 +663,7 @@ def parse_slots(text: str, today: date | None = None) -> Slots:
         format=find_format(text),
         changes=find_changes(text),
         cluster_changes=cluster_changes(text),
+        runtimes=find_runtimes(text),
     )
 
 
