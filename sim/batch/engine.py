@@ -371,6 +371,7 @@ class _Engine:
             (self.c, self.m, self.g),
             cfg.bf_whole_nodes,
             (cfg.bf_resolution_s, cfg.bf_end_round_up),
+            cfg.bf_will_run_barrier,
         )
         reserved = 0
         started: list[int] = []

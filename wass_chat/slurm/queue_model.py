@@ -39,6 +39,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from sim.batch.backfill import WILL_RUN_WINDOW_S
 from sim.batch.config import SchedulerConfig
 from sim.batch.engine import simulate_batch
 from sim.batch.model import UNLIMITED, BatchCluster, Partition, Workload, make_workload
@@ -427,10 +428,12 @@ def predict(
     """Replay ``queue`` (and ``extra``) forward from ``now``; each waiting job's start, every
     job running to its limit (less ``short_s``: :func:`model_inputs`).
 
-    Simulated time runs in phase with the epoch modulo ``bf_resolution``, because Slurm's
-    backfill slots are multiples of it in epoch seconds (a plan from a clock out of phase
-    rounds reservations to other minutes)."""
-    origin = int(queue.now.timestamp()) % max(1, scheduler.bf_resolution_s)
+    Simulated time runs in phase with the epoch modulo ``bf_resolution`` and the will-run
+    test's 30 s barrier, because Slurm's backfill slots are multiples of the one and its
+    batches of running jobs' ends are cut at multiples of the other, in epoch seconds (a plan
+    from a clock out of phase rounds reservations to other minutes)."""
+    phase = math.lcm(max(1, scheduler.bf_resolution_s), WILL_RUN_WINDOW_S)
+    origin = int(queue.now.timestamp()) % phase
     model, workload = model_inputs(queue, cluster, extra, extra_after_s, origin, short_s)
     config = replace(scheduler, order="fifo", completing_s=COMPLETING_S, kill_grace_s=0)
     wanted = {w.job_id for w in (*queue.waiting, *extra)}
@@ -494,6 +497,12 @@ ROUND_UP_FROM = (23, 2)
 rounds it down (``end_reserve / backfill_resolution * backfill_resolution``)."""
 
 
+ONE_END_AT_A_TIME_FROM = (26, 5)
+"""The first release seen to find a blocked job's start end by end (26.05.5's ``sbatch
+--test-only``); 22.05.8 and 24.11.5 cut the running jobs' ends in batches at a 30 s barrier
+(cons_tres ``_will_run_test``). The releases between are not measured and taken as 24.11."""
+
+
 def slurm_release(config_text: str) -> tuple[int, int] | None:
     """(major, minor) from ``scontrol show config``'s ``SLURM_VERSION`` (None if absent)."""
     found = re.match(r"\s*(\d+)\.(\d+)", config_values(config_text).get("slurm_version", ""))
@@ -504,13 +513,16 @@ def slurm_backfill(scheduler: SchedulerConfig, config_text: str) -> SchedulerCon
     """``scheduler`` planning as Slurm's backfill plans (backfill.c ``_attempt_backfill``):
     whole nodes per planned job (the ``node_space`` map is a node bitmap per time slot, and
     SchedMD: "the backfill scheduler reserves whole nodes for jobs, not partial nodes"), the
-    planned end rounded as this release rounds it (an unknown release: the newer rule), and
-    nodes chosen as cons_tres chooses them (:func:`sim.batch.nodes.consecutive`)."""
+    planned end rounded as this release rounds it (an unknown release: the newer rule), a
+    blocked job's start found among the running jobs' ends as this release's will-run test
+    finds it (:data:`ONE_END_AT_A_TIME_FROM`; an unknown release: end by end), and nodes
+    chosen as cons_tres chooses them (:func:`sim.batch.nodes.consecutive`)."""
     release = slurm_release(config_text)
     return replace(
         scheduler,
         bf_whole_nodes=True,
         bf_end_round_up=release is None or release >= ROUND_UP_FROM,
+        bf_will_run_barrier=release is not None and release < ONE_END_AT_A_TIME_FROM,
         node_order="consecutive",
     )
 
