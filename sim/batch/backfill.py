@@ -103,6 +103,10 @@ class Plan:
             return False
         return min(self._left_at(i, t, c, m, g)) >= 0
 
+    def cpus_free_at(self, i: int, t: int) -> int:
+        """Node ``i``'s CPUs that the running jobs expected at ``t`` leave free."""
+        return self._left_at(i, t, 0, 0, 0)[0]
+
     def _left_at(self, i: int, p: int, c: int, m: int, g: int) -> tuple[int, int, int]:
         """Node ``i``'s capacity less ``(c, m, g)`` and the running jobs expected at ``p``."""
         pool = self.pool

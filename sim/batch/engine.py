@@ -330,7 +330,7 @@ class _Engine:
         ]
         if len(fit) < need:
             return []
-        return pool.pick(fit, need, self.cfg.node_order)
+        return pool.pick(fit, need, self.cfg.node_order, c)
 
     def _main_pass(self, t: int) -> None:
         """Slurm's main loop: once a job cannot start, the rest of its partition waits and its
@@ -386,7 +386,7 @@ class _Engine:
                 free = fits[shape] = [i for i in nodes if pool.fits_now(i, c, m, g)]
             fit = plan.nodes_now(free, t, duration, need, c, m, g)
             if fit:
-                self._start(j, pool.pick(fit, need, cfg.node_order), t, backfill=True)
+                self._start(j, pool.pick(fit, need, cfg.node_order, c), t, backfill=True)
                 started.append(j)
                 fits.clear()  # free resources changed
                 continue
@@ -395,8 +395,9 @@ class _Engine:
                 if found is not None:
                     begin, fit = found
                     slot_start, slot_end = self._reserved_slots(begin, duration)
+                    then = [plan.cpus_free_at(i, begin) for i in range(len(pool.cap_cpu))]
                     plan.reserve(
-                        pool.pick(fit, need, cfg.node_order), slot_start, slot_end, c, m, g
+                        pool.pick(fit, need, cfg.node_order, c, then), slot_start, slot_end, c, m, g
                     )
                     reserved += 1
         self._drop_started(started)

@@ -126,6 +126,10 @@ CAPTURED_SHORT_S = 3
 """The captured jobs slept 3 s less than their limits (validate-start's jobs did until
 2026-12-02): the replay runs them so, as they really ran, to judge the model's rules rather
 than an input it cannot know."""
+CAPTURED_COMPLETING_S = 1
+"""Ending so, early and on their own, the captured jobs' nodes took the next job a second
+later (e.g. 01:12:31 on 22.05 where the end was 01:12:30); jobs that run to their limit, as
+validate-start's do now, hand over within the second (``queue_model.COMPLETING_S``)."""
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -139,7 +143,9 @@ def test_predicted_starts_are_where_slurm_really_started_the_jobs(version: str) 
         r["id"]: slurm_time(r["start"])
         for r in parse_parsable((folder / "sacct-starts.txt").read_text(), ("id", "start"))
     }
-    found = predict(queue, cluster, scheduler, short_s=CAPTURED_SHORT_S)
+    found = predict(
+        queue, cluster, scheduler, short_s=CAPTURED_SHORT_S, completing_s=CAPTURED_COMPLETING_S
+    )
     bound = timedelta(seconds=tolerance(scheduler))
     compared = [(found.starts[w.job_id], real.get(w.job_id)) for w in queue.waiting]
     within = sum(p is not None and r is not None and abs(p - r) <= bound for p, r in compared)
@@ -310,6 +316,25 @@ def test_nodes_are_chosen_as_slurms_consecutive_sets_choose_them() -> None:
     assert consecutive([n1, n3], 2) == [n1, n3]  # no run long enough: the longest, then on
     assert consecutive([n1, n2, n4], 3) == [n1, n2, n4]
     assert consecutive([n2], 2) == [n2]  # not enough: what there is (the caller checks)
+
+
+def test_a_run_of_free_nodes_that_suffices_loses_to_a_larger_one_that_does_not() -> None:
+    """cons_tres weighs runs by their free CPUs, and a run too small for the job still
+    becomes the best if it has more CPUs than the best so far, even a best that suffices.
+    22.05.8's ``sbatch --test-only -N2 --ntasks-per-node=1 -c1`` on the local cluster (n1,
+    n2 with 2 CPUs, n3 with 4, n4 with 8): n3 busy, n[1,4] (n4's 8 CPUs outbid n[1-2]'s 4);
+    all idle or n4 busy, n[1-2]; n1 busy, n[2-3]. The main scheduler placed a 2-node job of
+    validate-start's on n[1,4] the same way (slurmctld log: "sched: Allocate JobId=98
+    NodeList=n[1,4]") where the rule by run length gave n[1-2]."""
+    from sim.batch.nodes import consecutive
+
+    n1, n2, n3, n4 = range(4)
+    free = [2, 2, 4, 8]
+    assert consecutive([n1, n2, n4], 2, free, 1) == [n1, n4]
+    assert consecutive([n1, n2, n3, n4], 2, free, 1) == [n1, n2]
+    assert consecutive([n1, n2, n3], 2, free, 1) == [n1, n2]
+    assert consecutive([n2, n3, n4], 2, free, 1) == [n2, n3]
+    assert consecutive([n1, n2, n4], 1, free, 1) == [n1]  # the rule: the tighter run, its n1
 
 
 def test_a_blocked_jobs_start_counts_nodes_freed_in_the_same_batch_of_ends() -> None:

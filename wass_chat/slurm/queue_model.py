@@ -54,9 +54,15 @@ from wass_chat.slurm.scontrol_cluster import (
     scheduler_from_config,
 )
 
-COMPLETING_S = 1
-"""Seconds a node stays busy after a job on it ends (Slurm's COMPLETING; the what-if
-validation's measure on the local cluster)."""
+COMPLETING_S = 0
+"""Seconds a node stays busy after a job on it ends, in the model's whole seconds: none.
+Slurm's EndTime is the job's start plus its limit in whole seconds, and the job that follows
+on its nodes gets a StartTime in that same second (22.05.8's slurmctld log: job 101 done at
+18:13:04.832, jobs 68, 70, 99 and 108 allocated on its nodes at 18:13:04.906; sacct: each
+StartTime the EndTime it followed). A second more per generation set jobs that Slurm starts
+together a second apart, and the consecutive-node choice then saw another set of free
+nodes (2026-12-02: 10 of 20 with it, 20 of 20 without, replaying two 22.05 validate-start
+runs from their own inputs)."""
 STARTABLE_REASONS = frozenset({"Resources", "Priority", "None", "BeginTime"})
 """Pending reasons of jobs that start in their turn (a begin time passes on its own)."""
 HOLDING_STATES = frozenset({"RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING"})
@@ -424,9 +430,11 @@ def predict(
     extra: Sequence[Waiting] = (),
     extra_after_s: int = 0,
     short_s: int = 0,
+    completing_s: int = COMPLETING_S,
 ) -> Prediction:
     """Replay ``queue`` (and ``extra``) forward from ``now``; each waiting job's start, every
-    job running to its limit (less ``short_s``: :func:`model_inputs`).
+    job running to its limit (less ``short_s``: :func:`model_inputs`), its nodes free
+    ``completing_s`` after it ends.
 
     Simulated time runs in phase with the epoch modulo ``bf_resolution`` and the will-run
     test's 30 s barrier, because Slurm's backfill slots are multiples of the one and its
@@ -435,7 +443,7 @@ def predict(
     phase = math.lcm(max(1, scheduler.bf_resolution_s), WILL_RUN_WINDOW_S)
     origin = int(queue.now.timestamp()) % phase
     model, workload = model_inputs(queue, cluster, extra, extra_after_s, origin, short_s)
-    config = replace(scheduler, order="fifo", completing_s=COMPLETING_S, kill_grace_s=0)
+    config = replace(scheduler, order="fifo", completing_s=completing_s, kill_grace_s=0)
     wanted = {w.job_id for w in (*queue.waiting, *extra)}
     fitting = _drop_unfit(model, workload)
     result = simulate_batch(model, fitting, config)
