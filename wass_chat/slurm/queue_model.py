@@ -54,15 +54,17 @@ from wass_chat.slurm.scontrol_cluster import (
     scheduler_from_config,
 )
 
-COMPLETING_S = 0
-"""Seconds a node stays busy after a job on it ends, in the model's whole seconds: none.
-Slurm's EndTime is the job's start plus its limit in whole seconds, and the job that follows
-on its nodes gets a StartTime in that same second (22.05.8's slurmctld log: job 101 done at
-18:13:04.832, jobs 68, 70, 99 and 108 allocated on its nodes at 18:13:04.906; sacct: each
-StartTime the EndTime it followed). A second more per generation set jobs that Slurm starts
-together a second apart, and the consecutive-node choice then saw another set of free
-nodes (2026-12-02: 10 of 20 with it, 20 of 20 without, replaying two 22.05 validate-start
-runs from their own inputs)."""
+COMPLETING_S = 1
+"""Seconds a node stays busy after a job on it ends (Slurm's COMPLETING; the what-if
+validation's measure on the local cluster, 24.11 and 26.05)."""
+SAME_SECOND_HANDOVER_UNTIL = (22, 5)
+"""The last release seen to hand a node to its next job in the second its last one ended:
+on 22.05.8 EndTime is start plus limit in whole seconds and the next StartTime that same
+second (slurmctld: job 101 done at 18:13:04.832, jobs 68, 70, 99 and 108 allocated on its
+nodes at 18:13:04.906), so its model gives a node no time to finish. Replaying four 22.05
+validate-start runs from their own inputs: 20, 20, 20 and 10 of 20 so, 10, 10, 10 and 20
+with a second; in the odd run a backfill pass (18:40:13.767) fell between that second's
+completions (.678 and .824) and placed jobs on the nodes already free."""
 STARTABLE_REASONS = frozenset({"Resources", "Priority", "None", "BeginTime"})
 """Pending reasons of jobs that start in their turn (a begin time passes on its own)."""
 HOLDING_STATES = frozenset({"RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING"})
@@ -430,11 +432,11 @@ def predict(
     extra: Sequence[Waiting] = (),
     extra_after_s: int = 0,
     short_s: int = 0,
-    completing_s: int = COMPLETING_S,
+    completing_s: int | None = None,
 ) -> Prediction:
     """Replay ``queue`` (and ``extra``) forward from ``now``; each waiting job's start, every
     job running to its limit (less ``short_s``: :func:`model_inputs`), its nodes free
-    ``completing_s`` after it ends.
+    ``completing_s`` after it ends (None: as ``scheduler`` says, :func:`slurm_backfill`).
 
     Simulated time runs in phase with the epoch modulo ``bf_resolution`` and the will-run
     test's 30 s barrier, because Slurm's backfill slots are multiples of the one and its
@@ -443,7 +445,8 @@ def predict(
     phase = math.lcm(max(1, scheduler.bf_resolution_s), WILL_RUN_WINDOW_S)
     origin = int(queue.now.timestamp()) % phase
     model, workload = model_inputs(queue, cluster, extra, extra_after_s, origin, short_s)
-    config = replace(scheduler, order="fifo", completing_s=completing_s, kill_grace_s=0)
+    handover = scheduler.completing_s if completing_s is None else completing_s
+    config = replace(scheduler, order="fifo", completing_s=handover, kill_grace_s=0)
     wanted = {w.job_id for w in (*queue.waiting, *extra)}
     fitting = _drop_unfit(model, workload)
     result = simulate_batch(model, fitting, config)
@@ -523,14 +526,18 @@ def slurm_backfill(scheduler: SchedulerConfig, config_text: str) -> SchedulerCon
     SchedMD: "the backfill scheduler reserves whole nodes for jobs, not partial nodes"), the
     planned end rounded as this release rounds it (an unknown release: the newer rule), a
     blocked job's start found among the running jobs' ends as this release's will-run test
-    finds it (:data:`ONE_END_AT_A_TIME_FROM`; an unknown release: end by end), and nodes
-    chosen as cons_tres chooses them (:func:`sim.batch.nodes.consecutive`)."""
+    finds it (:data:`ONE_END_AT_A_TIME_FROM`; an unknown release: end by end), nodes
+    chosen as cons_tres chooses them (:func:`sim.batch.nodes.consecutive`), and a node handed
+    to its next job as this release hands it (:data:`SAME_SECOND_HANDOVER_UNTIL`)."""
     release = slurm_release(config_text)
     return replace(
         scheduler,
         bf_whole_nodes=True,
         bf_end_round_up=release is None or release >= ROUND_UP_FROM,
         bf_will_run_barrier=release is not None and release < ONE_END_AT_A_TIME_FROM,
+        completing_s=0
+        if release is not None and release <= SAME_SECOND_HANDOVER_UNTIL
+        else COMPLETING_S,
         node_order="consecutive",
     )
 
