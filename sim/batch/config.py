@@ -74,6 +74,10 @@ class SchedulerConfig:
     in every slot that begins no later than its end, ``begin_time <= end_time``). False: a
     reservation holds only the CPUs, memory and GPUs it asks for (the simulator's own model).
     The compiled core does not implement it: a replay with it runs the Python engine."""
+    node_runs_by_cpus: bool = False
+    """With ``node_order`` consecutive, runs of free nodes weighed by their free CPUs as
+    22.05.8's cons_tres weighs them (a larger run that does not suffice replaces one that
+    does: :func:`sim.batch.nodes.consecutive`); False: by their length."""
     bf_will_run_barrier: bool = False
     """How a blocked job's start is found among the running jobs' ends in Slurm's plan
     (``bf_whole_nodes``): True, in batches cut at a barrier 30 s past the first end, as

@@ -70,12 +70,10 @@ class NodePool:
         avail: Sequence[int] | None = None,
     ) -> list[int]:
         """``count`` of ``candidates`` as ``order`` (a ``SchedulerConfig.node_order``) picks;
-        ``consecutive`` weighs each node's free CPUs (``avail``, else free now) against the
-        job's ``per_node`` CPUs."""
+        ``consecutive`` weighs each node's free CPUs ``avail`` (None: runs by length) against
+        the job's ``per_node`` CPUs."""
         if order == "consecutive":
-            return consecutive(
-                candidates, count, self.free_cpu if avail is None else avail, per_node
-            )
+            return consecutive(candidates, count, avail, per_node)
         return self.choose(candidates, count, order == "best_fit")
 
     # --- allocation ---------------------------------------------------------------------

@@ -57,6 +57,11 @@ from wass_chat.slurm.scontrol_cluster import (
 COMPLETING_S = 1
 """Seconds a node stays busy after a job on it ends (Slurm's COMPLETING; the what-if
 validation's measure on the local cluster, 24.11 and 26.05)."""
+NODE_RUNS_BY_CPUS_UNTIL = (22, 5)
+"""The release whose choice of consecutive nodes by free CPUs is measured (22.05.8's
+``sbatch --test-only`` and main scheduler: :func:`sim.batch.nodes.consecutive`); later ones
+keep the choice by run length, measured on 26.05 (24.11's second run: 15 of 20 replayed by
+CPUs, 19 by length)."""
 SAME_SECOND_HANDOVER_UNTIL = (22, 5)
 """The last release seen to hand a node to its next job in the second its last one ended:
 on 22.05.8 EndTime is start plus limit in whole seconds and the next StartTime that same
@@ -535,6 +540,7 @@ def slurm_backfill(scheduler: SchedulerConfig, config_text: str) -> SchedulerCon
         bf_whole_nodes=True,
         bf_end_round_up=release is None or release >= ROUND_UP_FROM,
         bf_will_run_barrier=release is not None and release < ONE_END_AT_A_TIME_FROM,
+        node_runs_by_cpus=release is not None and release <= NODE_RUNS_BY_CPUS_UNTIL,
         completing_s=0
         if release is not None and release <= SAME_SECOND_HANDOVER_UNTIL
         else COMPLETING_S,
