@@ -45,6 +45,11 @@ def plan_slot(begin: int, duration: int, step: int, round_up: bool = False) -> t
     return start, max(end // step * step, start + step)
 
 
+WILL_RUN_WINDOW_S = 30
+"""cons_tres's first batch window of running jobs' ends (``_will_run_test``'s ``time_window``;
+``bf_window_scale`` unset), and the epoch multiple its barrier is aligned to."""
+
+
 class Plan:
     """The reservations of one backfill pass, per node."""
 
@@ -55,6 +60,7 @@ class Plan:
         held: tuple[list[int], list[int], list[int]],
         whole_nodes: bool = False,
         slots: tuple[int, bool] = (1, False),
+        will_run_barrier: bool = False,
     ) -> None:
         self.pool = pool
         self.expected_end = expected_end
@@ -63,6 +69,8 @@ class Plan:
         self.whole_nodes = whole_nodes
         self.slots = slots
         """(bf_resolution, round the end up): how the plan rounds a reservation."""
+        self.will_run_barrier = will_run_barrier
+        """Batches of ends cut at a 30 s barrier (22.05, 24.11), else end by end (26.05)."""
 
     def reserve(self, nodes: list[int], start: int, end: int, c: int, m: int, g: int) -> None:
         for i in nodes:
@@ -94,6 +102,10 @@ class Plan:
         if not self._unplanned(i, t, end):
             return False
         return min(self._left_at(i, t, c, m, g)) >= 0
+
+    def cpus_free_at(self, i: int, t: int) -> int:
+        """Node ``i``'s CPUs that the running jobs expected at ``t`` leave free."""
+        return self._left_at(i, t, 0, 0, 0)[0]
 
     def _left_at(self, i: int, p: int, c: int, m: int, g: int) -> tuple[int, int, int]:
         """Node ``i``'s capacity less ``(c, m, g)`` and the running jobs expected at ``p``."""
@@ -219,34 +231,59 @@ class Plan:
         self, usable: list[int], need: int, req: tuple[int, int, int]
     ) -> tuple[int, list[int]] | None:
         """When and on which of ``usable`` the running jobs' ends let the request start, as
-        cons_tres's will-run test finds it (``_will_run_test``): the running jobs are taken
-        off in order of their expected end, a batch at a time (those ending within a window
-        of the batch's first end: 30 s, doubled after each batch that was not enough); the
-        start is the last end taken off, and every node then free is a candidate, so a node
-        freed a few seconds later in the same batch competes with the first one freed."""
+        cons_tres's will-run test finds it: the running jobs on ``usable`` are taken off in
+        order of their expected end until the request fits; the start is the last end taken
+        off, and every node then free is a candidate.
+
+        With ``will_run_barrier`` (``_will_run_test``, Slurm 22.05 and 24.11) they go a batch
+        at a time, up to a barrier fixed by the first of them (on any usable node, one too
+        small for the request included): its end rounded up to the next multiple of 30 s in
+        epoch time (an end on a multiple moves 30 s on), plus a window of 30 s, doubled after
+        each batch that was not enough until it reaches the next end. So the start can be a
+        later end than the one that frees the node: on 22.05.8 and 24.11.5 ``sbatch
+        --test-only -n1`` with n1 freed at 09 s past a whole minute and n4's 8 CPUs at 59 s
+        said 59 s, and a 4-CPU request with only the 2-CPU nodes ending at 00 s set the
+        barrier that put n3's end (+35 s) in the first batch and n4's (+64 s) out of it.
+        Without it, end by end (jobs ending in the same second together), as 26.05.5 answered
+        the same two cases: 09 s, and n3's end."""
         pool = self.pool
         c, m, g = req
-        usable = [i for i in usable if pool.fits_empty(i, c, m, g)]
         free = {i: [pool.free_cpu[i], pool.free_mem[i], pool.free_gpu[i]] for i in usable}
 
         def hosts() -> list[int]:
-            return [i for i in usable if free[i][0] >= c and free[i][1] >= m and free[i][2] >= g]
+            return [
+                i
+                for i in usable
+                if pool.fits_empty(i, c, m, g)
+                and free[i][0] >= c
+                and free[i][1] >= m
+                and free[i][2] >= g
+            ]
 
         ready = hosts()
         if len(ready) >= need:
             return -1, ready
         ends = sorted((self.expected_end[j], j, i) for i in usable for j in pool.jobs_on[i])
-        k, window = 0, 30
+        if not ends:
+            return None
+        window = WILL_RUN_WINDOW_S if self.will_run_barrier else 0
+        barrier = ends[0][0] + window - ends[0][0] % window if window else 0
+        k = 0
         while k < len(ends):
-            first = last = ends[k][0]
-            while k < len(ends) and ends[k][0] <= first + window:
+            if not window:  # end by end
+                barrier = ends[k][0]
+            while True:  # the batch: at least one end, then those before the barrier's window
                 last, j, i = ends[k]
                 held = free[i]
                 held[0] += self.held_cpu[j]
                 held[1] += self.held_mem[j]
                 held[2] += self.held_gpu[j]
                 k += 1
+                if k == len(ends) or ends[k][0] > barrier + window:
+                    break
             window *= 2
+            while window and k < len(ends) and ends[k][0] > barrier + window:
+                window *= 2
             ready = hosts()
             if len(ready) >= need:
                 return last, ready

@@ -74,6 +74,16 @@ class SchedulerConfig:
     in every slot that begins no later than its end, ``begin_time <= end_time``). False: a
     reservation holds only the CPUs, memory and GPUs it asks for (the simulator's own model).
     The compiled core does not implement it: a replay with it runs the Python engine."""
+    node_runs_by_cpus: bool = False
+    """With ``node_order`` consecutive, runs of free nodes weighed by their free CPUs as
+    22.05.8's cons_tres weighs them (a larger run that does not suffice replaces one that
+    does: :func:`sim.batch.nodes.consecutive`); False: by their length."""
+    bf_will_run_barrier: bool = False
+    """How a blocked job's start is found among the running jobs' ends in Slurm's plan
+    (``bf_whole_nodes``): True, in batches cut at a barrier 30 s past the first end, as
+    cons_tres's will-run test does on 22.05 and 24.11, so the start can be a later end than
+    the one that frees the node; False, end by end, the first end that frees it, as 26.05's
+    ``sbatch --test-only`` answers (:meth:`sim.batch.backfill.Plan._will_run`)."""
     reservation_depth: int = 1
     """How many blocked jobs get a reservation per pass: 1 is EASY; Slurm reserves for every
     job it tests (set it to ``bf_max_job_test``)."""

@@ -330,7 +330,8 @@ class _Engine:
         ]
         if len(fit) < need:
             return []
-        return pool.pick(fit, need, self.cfg.node_order)
+        by_cpus = pool.free_cpu if self.cfg.node_runs_by_cpus else None
+        return pool.pick(fit, need, self.cfg.node_order, c, by_cpus)
 
     def _main_pass(self, t: int) -> None:
         """Slurm's main loop: once a job cannot start, the rest of its partition waits and its
@@ -371,6 +372,7 @@ class _Engine:
             (self.c, self.m, self.g),
             cfg.bf_whole_nodes,
             (cfg.bf_resolution_s, cfg.bf_end_round_up),
+            cfg.bf_will_run_barrier,
         )
         reserved = 0
         started: list[int] = []
@@ -385,7 +387,9 @@ class _Engine:
                 free = fits[shape] = [i for i in nodes if pool.fits_now(i, c, m, g)]
             fit = plan.nodes_now(free, t, duration, need, c, m, g)
             if fit:
-                self._start(j, pool.pick(fit, need, cfg.node_order), t, backfill=True)
+                by_cpus = pool.free_cpu if cfg.node_runs_by_cpus else None
+                picked = pool.pick(fit, need, cfg.node_order, c, by_cpus)
+                self._start(j, picked, t, backfill=True)
                 started.append(j)
                 fits.clear()  # free resources changed
                 continue
@@ -394,8 +398,13 @@ class _Engine:
                 if found is not None:
                     begin, fit = found
                     slot_start, slot_end = self._reserved_slots(begin, duration)
+                    then = (
+                        [plan.cpus_free_at(i, begin) for i in range(len(pool.cap_cpu))]
+                        if cfg.node_runs_by_cpus
+                        else None
+                    )
                     plan.reserve(
-                        pool.pick(fit, need, cfg.node_order), slot_start, slot_end, c, m, g
+                        pool.pick(fit, need, cfg.node_order, c, then), slot_start, slot_end, c, m, g
                     )
                     reserved += 1
         self._drop_started(started)

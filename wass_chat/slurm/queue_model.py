@@ -39,6 +39,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from sim.batch.backfill import WILL_RUN_WINDOW_S
 from sim.batch.config import SchedulerConfig
 from sim.batch.engine import simulate_batch
 from sim.batch.model import UNLIMITED, BatchCluster, Partition, Workload, make_workload
@@ -55,7 +56,20 @@ from wass_chat.slurm.scontrol_cluster import (
 
 COMPLETING_S = 1
 """Seconds a node stays busy after a job on it ends (Slurm's COMPLETING; the what-if
-validation's measure on the local cluster)."""
+validation's measure on the local cluster, 24.11 and 26.05)."""
+NODE_RUNS_BY_CPUS_UNTIL = (22, 5)
+"""The release whose choice of consecutive nodes by free CPUs is measured (22.05.8's
+``sbatch --test-only`` and main scheduler: :func:`sim.batch.nodes.consecutive`); later ones
+keep the choice by run length, measured on 26.05 (24.11's second run: 15 of 20 replayed by
+CPUs, 19 by length)."""
+SAME_SECOND_HANDOVER_UNTIL = (22, 5)
+"""The last release seen to hand a node to its next job in the second its last one ended:
+on 22.05.8 EndTime is start plus limit in whole seconds and the next StartTime that same
+second (slurmctld: job 101 done at 18:13:04.832, jobs 68, 70, 99 and 108 allocated on its
+nodes at 18:13:04.906), so its model gives a node no time to finish. Replaying four 22.05
+validate-start runs from their own inputs: 20, 20, 20 and 10 of 20 so, 10, 10, 10 and 20
+with a second; in the odd run a backfill pass (18:40:13.767) fell between that second's
+completions (.678 and .824) and placed jobs on the nodes already free."""
 STARTABLE_REASONS = frozenset({"Resources", "Priority", "None", "BeginTime"})
 """Pending reasons of jobs that start in their turn (a begin time passes on its own)."""
 HOLDING_STATES = frozenset({"RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING"})
@@ -423,16 +437,21 @@ def predict(
     extra: Sequence[Waiting] = (),
     extra_after_s: int = 0,
     short_s: int = 0,
+    completing_s: int | None = None,
 ) -> Prediction:
     """Replay ``queue`` (and ``extra``) forward from ``now``; each waiting job's start, every
-    job running to its limit (less ``short_s``: :func:`model_inputs`).
+    job running to its limit (less ``short_s``: :func:`model_inputs`), its nodes free
+    ``completing_s`` after it ends (None: as ``scheduler`` says, :func:`slurm_backfill`).
 
-    Simulated time runs in phase with the epoch modulo ``bf_resolution``, because Slurm's
-    backfill slots are multiples of it in epoch seconds (a plan from a clock out of phase
-    rounds reservations to other minutes)."""
-    origin = int(queue.now.timestamp()) % max(1, scheduler.bf_resolution_s)
+    Simulated time runs in phase with the epoch modulo ``bf_resolution`` and the will-run
+    test's 30 s barrier, because Slurm's backfill slots are multiples of the one and its
+    batches of running jobs' ends are cut at multiples of the other, in epoch seconds (a plan
+    from a clock out of phase rounds reservations to other minutes)."""
+    phase = math.lcm(max(1, scheduler.bf_resolution_s), WILL_RUN_WINDOW_S)
+    origin = int(queue.now.timestamp()) % phase
     model, workload = model_inputs(queue, cluster, extra, extra_after_s, origin, short_s)
-    config = replace(scheduler, order="fifo", completing_s=COMPLETING_S, kill_grace_s=0)
+    handover = scheduler.completing_s if completing_s is None else completing_s
+    config = replace(scheduler, order="fifo", completing_s=handover, kill_grace_s=0)
     wanted = {w.job_id for w in (*queue.waiting, *extra)}
     fitting = _drop_unfit(model, workload)
     result = simulate_batch(model, fitting, config)
@@ -494,6 +513,12 @@ ROUND_UP_FROM = (23, 2)
 rounds it down (``end_reserve / backfill_resolution * backfill_resolution``)."""
 
 
+ONE_END_AT_A_TIME_FROM = (26, 5)
+"""The first release seen to find a blocked job's start end by end (26.05.5's ``sbatch
+--test-only``); 22.05.8 and 24.11.5 cut the running jobs' ends in batches at a 30 s barrier
+(cons_tres ``_will_run_test``). The releases between are not measured and taken as 24.11."""
+
+
 def slurm_release(config_text: str) -> tuple[int, int] | None:
     """(major, minor) from ``scontrol show config``'s ``SLURM_VERSION`` (None if absent)."""
     found = re.match(r"\s*(\d+)\.(\d+)", config_values(config_text).get("slurm_version", ""))
@@ -504,13 +529,21 @@ def slurm_backfill(scheduler: SchedulerConfig, config_text: str) -> SchedulerCon
     """``scheduler`` planning as Slurm's backfill plans (backfill.c ``_attempt_backfill``):
     whole nodes per planned job (the ``node_space`` map is a node bitmap per time slot, and
     SchedMD: "the backfill scheduler reserves whole nodes for jobs, not partial nodes"), the
-    planned end rounded as this release rounds it (an unknown release: the newer rule), and
-    nodes chosen as cons_tres chooses them (:func:`sim.batch.nodes.consecutive`)."""
+    planned end rounded as this release rounds it (an unknown release: the newer rule), a
+    blocked job's start found among the running jobs' ends as this release's will-run test
+    finds it (:data:`ONE_END_AT_A_TIME_FROM`; an unknown release: end by end), nodes
+    chosen as cons_tres chooses them (:func:`sim.batch.nodes.consecutive`), and a node handed
+    to its next job as this release hands it (:data:`SAME_SECOND_HANDOVER_UNTIL`)."""
     release = slurm_release(config_text)
     return replace(
         scheduler,
         bf_whole_nodes=True,
         bf_end_round_up=release is None or release >= ROUND_UP_FROM,
+        bf_will_run_barrier=release is not None and release < ONE_END_AT_A_TIME_FROM,
+        node_runs_by_cpus=release is not None and release <= NODE_RUNS_BY_CPUS_UNTIL,
+        completing_s=0
+        if release is not None and release <= SAME_SECOND_HANDOVER_UNTIL
+        else COMPLETING_S,
         node_order="consecutive",
     )
 

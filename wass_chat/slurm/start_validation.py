@@ -16,11 +16,13 @@ The JSON keeps what Slurm printed at the prediction (``inputs``, for
 
 Every job sleeps its whole time limit, so that each runs to its limit: the condition the
 answer's bound states ("if every job runs to its time limit"). Its script starts a moment after
-Slurm's StartTime, so it ends a moment after its EndTime (about the second the model gives a
-node to finish, :data:`~wass_chat.slurm.queue_model.COMPLETING_S`); Slurm's own kill at the
-limit would come 3-16 s late. (Until 2026-12-02 they slept 3 s less: each generation of jobs
-then ended 3-4 s before the model's, and after five or six generations a job's start was
-decided by ends a few seconds apart in the other order: a miss the model could not make.)
+Slurm's StartTime, so it ends a moment after its EndTime (within that second on 22.05, about
+the second the model gives a node to finish on later releases,
+:data:`~wass_chat.slurm.queue_model.COMPLETING_S`); Slurm's own kill at the limit would come
+3-16 s late. (Until 2026-12-02 they slept 3 s less: each
+generation of jobs then ended 3-4 s before the model's, and after five or six generations a
+job's start was decided by ends a few seconds apart in the other order: a miss the model
+could not make.)
 """
 
 from __future__ import annotations
