@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.slurm.conftest import Cluster
-from tests.slurm.why_cases import ask_offline, reset_cluster, run, sbatch
+from tests.slurm.why_cases import ask_offline, reset_cluster, run, sbatch, wait_for_reasons
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.queue_model import live_queue, tolerance
 
@@ -54,7 +54,7 @@ def _start_of(job_id: str, timeout_s: float) -> datetime:
         if out and out != "Unknown":
             return datetime.fromisoformat(out)
         assert time.monotonic() < deadline, f"job {job_id} did not start in {timeout_s} s"
-        time.sleep(3.0)
+        time.sleep(1.0)
 
 
 def test_the_changed_copys_predicted_start_is_slurms_real_start(
@@ -62,9 +62,10 @@ def test_the_changed_copys_predicted_start_is_slurms_real_start(
 ) -> None:
     reset_cluster()
     try:
-        for cpus in SHAPES:
-            sbatch("-N1", "-c", cpus, "--mem=100M", "-t", "1", wrap="sleep 57")
-        time.sleep(2.0)
+        fill = [
+            sbatch("-N1", "-c", cpus, "--mem=100M", "-t", "1", wrap="sleep 57") for cpus in SHAPES
+        ]
+        wait_for_reasons(dict.fromkeys(fill, "RUNNING"))  # the waves queue behind it
         for _wave in range(3):
             for cpus in SHAPES:
                 sbatch("-N1", "-c", cpus, "--mem=100M", "-t", "1", wrap="sleep 57")

@@ -13,9 +13,6 @@ check, that ``sbatch --test-only`` with the advised change really starts the job
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,6 +43,7 @@ from tests.slurm.why_cases import (
     run,
     slurm_reason,
 )
+from tests.support import CliRun, run_cli
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.reasons import REASONS
 
@@ -279,33 +277,27 @@ def test_another_users_job_is_refused_to_a_non_admin(scenarios: dict[str, str]) 
     assert own["reason_class"] == "assoc_limit"
 
 
-def _ask_cli(question: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("wass-chat", path=str(Path(sys.executable).parent)) or "wass-chat"
-    return subprocess.run(
-        [exe, "ask", "--offline", question],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+def _ask_cli(question: str, home: Path, env: dict[str, str] | None = None) -> CliRun:
+    """``wass-chat ask --offline QUESTION`` through the CLI's entry point, in this process
+    (:func:`tests.support.run_cli`): the exit code and the words are the CLI's, and no process
+    start is paid (docs/testing.md, rule 3)."""
+    return run_cli(home, "ask", "--offline", question, env=env)
 
 
 def test_unknown_job_and_unreachable_controller_exit_2(
     scenarios: dict[str, str], session_home: Path, tmp_path: Path
 ) -> None:
-    env = {**os.environ, "WASS_HOME": str(session_home)}
-    unknown = _ask_cli("why is job 987654 pending?", env)
+    unknown = _ask_cli("why is job 987654 pending?", session_home)
     assert unknown.returncode == 2, unknown.stdout + unknown.stderr
     assert "Slurm knows no job 987654" in " ".join(unknown.stdout.split())
     conf = Path(os.environ["SLURM_CONF"])
     dead = tmp_path / "slurm.conf"
     dead.write_text(conf.read_text().replace("SlurmctldPort=", "SlurmctldPort=1") + "\n")
-    no_node = _ask_cli("why is node n9 drained?", env)
+    no_node = _ask_cli("why is node n9 drained?", session_home)
     assert no_node.returncode == 2, no_node.stdout + no_node.stderr
     assert "There is no node n9, so I did not answer." in " ".join(no_node.stdout.split())
     assert "Nodes: n1, n2, n3, n4." in " ".join(no_node.stdout.split())
-    unreachable = _ask_cli("why is job 1 pending?", {**env, "SLURM_CONF": str(dead)})
+    unreachable = _ask_cli("why is job 1 pending?", session_home, {"SLURM_CONF": str(dead)})
     assert unreachable.returncode == 2, unreachable.stdout + unreachable.stderr
     assert "Slurm is unreachable" in " ".join(unreachable.stdout.split())
     assert "Traceback" not in unreachable.stderr
