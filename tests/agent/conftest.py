@@ -19,14 +19,11 @@ UNREACHABLE = "http://127.0.0.1:9"
 """The discard port: nothing listens there, so connections are refused at once."""
 
 
-@pytest.fixture(scope="session")
-def agent_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data home with the demo runs and a knowledge base seeded from real simulations."""
+def seed_demo_home(home: Path, settings: Settings) -> None:
+    """The demo runs and a knowledge base seeded from real simulations, under ``home``."""
     from kb.seed import SeedConfig, seed_knowledge_base
     from kb.store import KnowledgeBase
 
-    home = tmp_path_factory.mktemp("wass-home")
-    settings = Settings(home=home, ollama_host=UNREACHABLE)
     ensure_demo_runs(settings)
     kb = KnowledgeBase(settings.kb_dir)
     seed_knowledge_base(
@@ -40,6 +37,13 @@ def agent_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ),
     )
     kb.close()
+
+
+@pytest.fixture(scope="session")
+def agent_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data home with the demo runs and a knowledge base seeded from real simulations."""
+    home = tmp_path_factory.mktemp("wass-home")
+    seed_demo_home(home, Settings(home=home, ollama_host=UNREACHABLE))
     return home
 
 

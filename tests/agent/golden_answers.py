@@ -165,28 +165,14 @@ def unstamped(text: str, home: Path) -> str:
 
 async def chat_answers(questions: list[str]) -> list[dict[str, Any]]:
     """The offline chat's answer to each question, on a fresh demo home (no Slurm, no model)."""
-    from kb.seed import SeedConfig, seed_knowledge_base
-    from kb.store import KnowledgeBase
+    from tests.agent.conftest import seed_demo_home
     from wass_chat.agent.events import Final
-    from wass_chat.agent.facts.demo_runs import ensure_demo_runs
     from wass_chat.agent.session import open_session
     from wass_chat.config import Settings
 
     home = Path(tempfile.mkdtemp(prefix="golden-chat-"))
     settings = Settings(home=home, ollama_host="http://127.0.0.1:9", ollama_timeout=2.0)
-    ensure_demo_runs(settings)
-    kb = KnowledgeBase(settings.kb_dir)
-    seed_knowledge_base(
-        kb,
-        SeedConfig(
-            count=24,
-            jobs=1,
-            recipes=(),
-            shapes=("fork-join", "genomics", "layered"),
-            sizes=(20, 49),
-        ),
-    )
-    kb.close()
+    seed_demo_home(home, settings)
     out = []
     for question in questions:
         session = open_session(settings, offline=True)
