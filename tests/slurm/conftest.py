@@ -66,8 +66,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Put every test that uses ``cluster`` in its version's xdist group (``slurm-22.05``...);
-    turn ``slurm_version_differs`` into a strict xfail on the versions it names.
+    """Put every test that uses ``cluster`` in its version's xdist group (``slurm-22.05``...),
+    and only there; turn ``slurm_version_differs`` into a strict xfail on the versions it names.
 
     The group is not left to each module's marks: a worker that runs a cluster test brings up
     the version's cluster in the one directory and ports all workers share, and takes it down
@@ -75,15 +75,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     without the mark took 24.11's cluster down in the middle of the slurm group's tests). One
     group per version, not one for all: the cluster tests mostly wait for Slurm, and in one
     group the three versions ran one after another on one worker, 2/3 of the suite's wall
-    (docs/testing.md). The version's mark goes first, so it overrides a module's
-    ``xdist_group("slurm")``."""
+    (docs/testing.md).
+
+    pytest-xdist joins all of a test's ``xdist_group`` marks into one name, so a module's
+    ``xdist_group("slurm")`` beside the version's made a second group per version
+    (``slurm_slurm-26.05``) that another worker ran on the same cluster at the same time (CI,
+    stop 48: a fault test stopped 26.05's slurmctld under a start-time test). The module's and
+    class's marks are therefore moved onto each test, where the version's replaces them."""
+    parents = {id(p): p for item in items for p in item.listchain()[:-1]}
+    for item in items:
+        chain = item.listchain()[:-1]
+        item.own_markers.extend(m for p in chain for m in p.own_markers if m.name == "xdist_group")
+    for parent in parents.values():
+        parent.own_markers[:] = [m for m in parent.own_markers if m.name != "xdist_group"]
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         version = params.get("cluster")
-        if version is not None:
-            item.add_marker(pytest.mark.xdist_group(slurm_group(version)), append=False)
-        elif "cluster" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(SLURM_GROUP), append=False)
+        if version is not None or "cluster" in getattr(item, "fixturenames", ()):
+            group = SLURM_GROUP if version is None else slurm_group(version)
+            item.own_markers[:] = [m for m in item.own_markers if m.name != "xdist_group"]
+            item.add_marker(pytest.mark.xdist_group(group))
         if version is None:
             continue
         for mark in item.iter_markers("slurm_version_differs"):

@@ -80,9 +80,9 @@ def clock(text: str) -> float:
 
 def step_memory(row: dict[str, str]) -> float:
     """A step's memory over all its tasks, as seff reads it: TRESUsageInTot's mem=."""
-    match = re.search(r"(?:^|,)mem=(\d+)([KMG]?)", row["TRESUsageInTot"])
-    assert match, row
-    return int(match[1]) * {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}[match[2]]
+    match = re.search(r"(?:^|,)mem=(\d+(?:\.\d+)?)([KMG]?)(?:,|$)", row["TRESUsageInTot"])
+    assert match, row  # bytes, or converted like MaxRSS (mem=164.50M, CI stop 48 on 22.05)
+    return float(match[1]) * {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}[match[2]]
 
 
 def size_bytes(text: str) -> tuple[float, float]:
