@@ -77,10 +77,12 @@ typecheck: test-setup
 	$(VENV)/bin/mypy
 
 # The Slurm tests run once per Slurm version Debian ships, one xdist group per version
-# (tests/slurm/conftest.py); narrow with e.g. `make test WASS_SLURM_VERSIONS=22.05`.
+# (tests/slurm/conftest.py); narrow with e.g. `make test WASS_SLURM_VERSIONS=22.05`. Four
+# workers on two cores: the version groups mostly wait for Slurm, so they run side by side
+# (docs/testing.md).
 WASS_SLURM_VERSIONS ?= 22.05,24.11,26.05
 pytest: test-setup
-	WASS_SLURM_VERSIONS=$(WASS_SLURM_VERSIONS) $(VENV)/bin/pytest -n 2 --dist loadgroup -q
+	WASS_SLURM_VERSIONS=$(WASS_SLURM_VERSIONS) $(VENV)/bin/pytest -n 4 --dist loadgroup -q
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info sim/_core*.so sim/batch/_core*.so
