@@ -115,6 +115,13 @@ def test_the_issues_contradictions_are_caught() -> None:
         "before its current estimate of 06:20"
     )
     assert contradictions(advice_agrees) == []  # 06:35 is the changed request's start
+    said_by_test_only = (
+        "**Expected start:** about 06:20 (Slurm's estimate, squeue --start).\n"
+        "- ask for --time=2: does not help; Slurm would accept it; sbatch --test-only says it "
+        "would start at about 06:35 on n1, not before its current estimate of 06:20 (its check "
+        "of this one request, not a replay of the queue)"
+    )
+    assert contradictions(said_by_test_only) == []
     assert (
         contradictions(
             "- x: Slurm would start it now, instead of about 06:25.\n"

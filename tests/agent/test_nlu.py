@@ -94,6 +94,9 @@ def test_slots_are_read_in_any_order_and_through_typos() -> None:
     assert parse_slots("simulate montgae with min-min").workflow == "montage-60"
     assert parse_slots("top five users by wait").count == 5
     assert parse_slots("accounting for alice").user == "alice"
+    # "user" before a verb names no one (it was read as the user "has", an empty queue)
+    assert parse_slots("which user has the most pending jobs?").user is None
+    assert parse_slots("the queue of user wassbob").user == "wassbob"
     assert parse_slots("queue of the gpu partition").partition == "gpu"
     assert parse_slots("what if gpu02 goes down").changes == {"remove_nodes": ["gpu02"]}
 

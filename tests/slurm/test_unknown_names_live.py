@@ -173,6 +173,22 @@ def test_a_misspelt_node_and_run_are_refused(pending: list[str], wass_home: Path
     assert status["text"].startswith("There is no run `foo`, so I did not answer.")
 
 
+def test_a_run_question_on_the_cluster_is_never_answered_with_a_demo_run(
+    pending: list[str], wass_home: Path
+) -> None:
+    """Issue #41: "what is the backfill scheduler doing?" on a busy cluster got a placement
+    story about a demo run on nodes the cluster does not have. With no run of the site's own,
+    a question that names no run is refused, saying why; a demo run named still answers."""
+    for question in ("what is the backfill scheduler doing?", "why did merge_bams go to gpu02?"):
+        answer = ask_offline(question)
+        assert answer["facts"]["kind"] == "error", (question, answer["facts"]["kind"])
+        said = _one_line(answer["text"])
+        assert "no run of this site to answer from" in said, said
+        assert "/queue" in said and "gpu02" not in said
+    named = ask_offline("why did task merge_bams of run demo-genomics-49-heft go to gpu02?")
+    assert named["facts"]["kind"] == "placement" and named["facts"]["chosen_node"] == "gpu02"
+
+
 def test_an_unknown_job_names_the_nearest_queued_ids(pending: list[str], wass_home: Path):
     last = max(pending, key=int)
     answer = ask_offline(f"why is job {last}9 pending?")

@@ -313,7 +313,10 @@ def test_a_start_a_year_away_is_no_estimate() -> None:
     queued = judge("submit to debug", far, datetime(2026, 11, 24, 5, 0), now)
     assert queued.helps is None  # not comparable with the job's own estimate
     soon = judge("submit to debug", Check(("sbatch",), now, "n1", ""), None, now)
-    assert soon.helps is True and soon.outcome == "Slurm would start it now on n1"
+    assert soon.helps is True and soon.outcome == (
+        "Slurm would accept it; sbatch --test-only says it would start now on n1 (its check of "
+        "this one request, not a replay of the queue)"
+    )
 
 
 def test_an_ended_job_says_how_much_of_what_it_held_it_used() -> None:

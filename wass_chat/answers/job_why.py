@@ -20,8 +20,15 @@ def render_job_why(f: Facts) -> str:
     its files, the last lines of its error output and the jobs it strands."""
     lines = [f"**{plain(f['verdict'])}**"]
     if f.get("meaning") and f.get("reason_class") not in {"running", "completed", "unknown"}:
-        what = "reason" if f.get("state") in PENDING_STATES else "outcome"
-        lines.append(f"Slurm's {what} {lit(f['reason'])} means: {f['meaning']}.")
+        if f.get("state") in PENDING_STATES:
+            lines.append(f"Slurm's reason {lit(f['reason'])} means: {f['meaning']}.")
+        elif f.get("state") and f["state"] != f["reason"]:  # FAILED 0:9 read as out of memory
+            lines.append(
+                f"Slurm recorded {lit(f['state'])}; read as {lit(f['reason'])}, it means: "
+                f"{f['meaning']}."
+            )
+        else:
+            lines.append(f"Slurm's outcome {lit(f['reason'])} means: {f['meaning']}.")
     note = f.get("expected_start_note")
     if f.get("state") in PENDING_STATES and note:
         lines += ["", f"**Expected start:** {plain(note)}."]

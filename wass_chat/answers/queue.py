@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from wass_chat.agent.safety import literal as lit
 from wass_chat.answers.kind import Facts, Kind
 from wass_chat.answers.markdown import plain
@@ -12,6 +14,16 @@ from wass_chat.slurm.explain.ended import duration
 from wass_chat.slurm.explain.phrases import jobs
 from wass_chat.slurm.explain.queue import QueueFacts
 from wass_chat.slurm.explain.queue_headline import NEEDS_A_PERSON
+
+PARTITION_STATES = defaultdict(
+    lambda: "see scontrol show partitions",
+    {
+        "DOWN": "takes jobs but starts none",
+        "DRAIN": "starts the jobs it holds, takes no new ones",
+        "INACTIVE": "neither takes nor starts jobs",
+    },
+)
+"""What a partition's State (slurm.conf(5), PartitionName State=) means for its jobs."""
 
 
 def render_queue(f: Facts) -> str:
@@ -31,10 +43,12 @@ def render_queue(f: Facts) -> str:
                 if p["unavailable_nodes"]
                 else ""
             )
+            state = p.get("state") or "UP"
+            shown = "" if state == "UP" else f" (state {lit(state)}: {PARTITION_STATES[state]})"
             lines.append(
-                f"- {lit(p['partition'])}: {p['cpus_allocated']} of {p['cpus_total']} "
+                f"- {lit(p['partition'])}{shown}: {p['cpus_allocated']} of {p['cpus_total']} "
                 f"CPUs in use, {jobs(p['pending_jobs'])} pending for "
-                f"{p['pending_cpus']} CPUs{down}"
+                f"{cpus(p['pending_cpus'])}{down}"
             )
     if f["longest"]:
         lines += ["", "**Waiting longest:**"]

@@ -453,6 +453,13 @@ def runs(
     ]
 
     def render(data: list[dict[str, Any]]) -> None:
+        if not data:  # an empty list printed as nothing reads as a failure
+            console.print(
+                f"No runs in {_settings().runs_dir} yet (wass-chat submit WORKFLOW makes one; "
+                "the demo's runs are the app's, under the demo home).",
+                markup=False,
+                soft_wrap=True,
+            )
         for r, record in zip(data, records, strict=True):
             learned = f", learned {r['learned']}" if r["learned"] else ""
             console.print(

@@ -173,21 +173,23 @@ def judge(
         )
         return Advice(text, result, True if baseline is None else None, outcome)
     starts = "now" if result.start <= now else f"at about {clock(result.start, now)}"
-    where = f"{starts} on {result.nodes}"
+    # --test-only checks this one request against the running jobs; the pending jobs that
+    # outrank it are not in its answer (issue #41: "would start at 00:22" was placed at 01:23)
+    said = (
+        f"Slurm would accept it; sbatch --test-only says it would start {starts} on {result.nodes}"
+    )
+    alone = "(its check of this one request, not a replay of the queue)"
     if baseline is None:
-        return Advice(text, result, True, f"Slurm would start it {where}")
+        return Advice(text, result, True, f"{said} {alone}")
     if result.start < baseline or (same_start_ok and result.start <= baseline):
         return Advice(
-            text,
-            result,
-            True,
-            f"Slurm would start it {where}, instead of about {clock(baseline, now)}",
+            text, result, True, f"{said}, instead of about {clock(baseline, now)} {alone}"
         )
     return Advice(
         text,
         result,
         False,
-        f"Slurm would start it {where}, not before its current estimate of {clock(baseline, now)}",
+        f"{said}, not before its current estimate of {clock(baseline, now)} {alone}",
     )
 
 

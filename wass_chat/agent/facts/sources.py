@@ -9,7 +9,9 @@ into model objects, so every tool and both chat modes agree on what a name means
 * run: an id in the site's decision log (:mod:`wass_chat.runlog`), or a demo run
   (``demo-<workflow>-<scheduler>``): from the demo home's own log, else planned and simulated
   on demand, deterministically. A demo run is never read from, or counted in, the site's log
-  (:mod:`wass_chat.demo_home`).
+  (:mod:`wass_chat.demo_home`). With no run named, the site's most recent run is meant; the
+  first demo run stands in only where no Slurm controller answers (the demo): on a live
+  cluster without a run of its own, :class:`NoSiteRun` says so instead.
 """
 
 from __future__ import annotations
@@ -45,6 +47,28 @@ class UnknownReference(InputError):
     """A workflow, platform or run name that resolves to nothing."""
 
     kind = "reference"
+
+
+class NoSiteRun(InputError):
+    """No run was named, the site has none of its own, and a live cluster answers: the demo's
+    runs do not stand in for the site's (issue #41: "what is the backfill scheduler doing?" on
+    a busy cluster got a placement story about a demo run, on nodes the cluster does not have)."""
+
+    kind = "run"
+
+    def one_line(self, limit: int = 5) -> str:  # type: ignore[override]
+        return "; ".join(self.problems[:limit])
+
+
+def _cluster_answers() -> bool:
+    """Whether a Slurm controller answers here (the cached check every Slurm command makes)."""
+    from wass_chat.slurm.availability import SlurmAway, ensure_slurm
+
+    try:
+        ensure_slurm("sinfo", needs_controller=True)
+    except SlurmAway:
+        return False
+    return True
 
 
 class Sources:
@@ -157,11 +181,23 @@ class Sources:
         return [*(str(r.run_id) for r in site_runs(self.run_log)), *demos]
 
     def latest_run_id(self) -> str:
-        """The site's most recent submitted run, else the first demo run."""
+        """The site's most recent submitted run, else the first demo run, unless a live cluster
+        answers: a site's question is never answered with the demo's run (:class:`NoSiteRun`)."""
         real = site_runs(self.run_log)
         if real:
             return str(max(real, key=lambda r: (r.created, r.run_id)).run_id)
-        return demo_run_id(self.demo_workflow_names()[0], DEMO_SCHEDULER)
+        demo = demo_run_id(self.demo_workflow_names()[0], DEMO_SCHEDULER)
+        if _cluster_answers():
+            raise NoSiteRun(
+                "(none named)",
+                [
+                    "no run of this site to answer from: wass-chat has submitted no workflow "
+                    "here yet, and the demo's runs answer only when named (e.g. "
+                    f"{demo}). Ask about the cluster instead (/queue, /why JOB, /status, "
+                    "/whatif-cluster), or submit a workflow (/submit WORKFLOW)"
+                ],
+            )
+        return demo
 
     def _demo_run(self, run_id: str) -> RecordedRun:
         from wass_chat.agent.facts.whatif import run_scheduler

@@ -226,6 +226,17 @@ TOPICS: tuple[Topic, ...] = (
         qualifiable=False,
     ),
     Topic(
+        "I do not read fair-share standings or what an account or user may run (`sshare -A "
+        "ACCOUNT` and `sacctmgr show assoc` do); for a pending job I explain its priority "
+        "factors and the limit that holds it (`/why JOBID`)",
+        re.compile(
+            r"\bfair[\s-]?share\b|\bsshare\b|\busage\s+factor\b|\ballowed\s+to\s+(?:run|use|"
+            r"submit)\b|\b(?:can|may)\s+(?!i\b|we\b|you\b)\w+\s+(?:run|submit|use)\s+(?:on|in|"
+            r"how\s+many|more)\b",
+            re.I,
+        ),
+    ),
+    Topic(
         "I do not write poems, stories or jokes, draw or translate",
         re.compile(
             r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:write|compose|make\s+up|tell)\s+"

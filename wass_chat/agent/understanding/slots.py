@@ -443,9 +443,46 @@ _USER_STOP = frozenset(
         "of",
         "by",
         "from",
+        # verbs and question words: "which user has the most pending jobs?" names no user
+        "has",
+        "have",
+        "had",
+        "is",
+        "was",
+        "are",
+        "were",
+        "does",
+        "did",
+        "do",
+        "can",
+        "could",
+        "would",
+        "will",
+        "should",
+        "may",
+        "might",
+        "must",
+        "who",
+        "whose",
+        "which",
+        "what",
+        "most",
+        "least",
+        "more",
+        "less",
+        "waited",
+        "used",
+        "uses",
+        "submitted",
+        "ran",
+        "runs",
+        "got",
+        "gets",
+        "holds",
+        "held",
     )
 )
-"""Words after "for", "of" or "by" that are not user names."""
+"""Words after "user", "for", "of" or "by" that are not user names."""
 
 
 def find_user(text: str) -> str | None:

@@ -39,7 +39,9 @@ _OWN_START = re.compile(
     r"until about|ends at about|start it at about)\s+(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?"
     r"(\d{2}:\d{2})",
 )
-_CHANGED_REQUEST = re.compile(r"Slurm would start it (?:at about|now)[^;,)]*")
+_CHANGED_REQUEST = re.compile(
+    r"(?:Slurm would start it|--test-only says it would start) (?:at about|now)[^;,)]*"
+)
 """What a changed request would do: another job's start, not this one's."""
 
 

@@ -117,7 +117,8 @@ def queue_overview(
 
 
 def _partitions(commands: SlurmCommands, pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per partition: CPUs in use against its usable total, drained nodes, pending demand."""
+    """Per partition: its state (UP, DOWN, DRAIN, INACTIVE), CPUs in use against its usable
+    total, drained nodes, pending demand."""
     nodes = {r.get("NodeName", ""): r for r in _records(commands, "nodes")}
     out = []
     for record in _records(commands, "partitions"):
@@ -137,6 +138,7 @@ def _partitions(commands: SlurmCommands, pending: list[dict[str, Any]]) -> list[
         out.append(
             {
                 "partition": name,
+                "state": record.get("State", "UP"),
                 "cpus_total": sum(int(n.get("CPUTot") or 0) for n in members),
                 "cpus_allocated": sum(int(n.get("CPUAlloc") or 0) for n in members),
                 "unavailable_nodes": bad,
