@@ -45,6 +45,7 @@ from tests.slurm.why_cases import (
 )
 from tests.support import CliRun, run_cli
 from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.slurm.explain.queue import JOB_IDS_SHOWN
 from wass_chat.slurm.reasons import REASONS
 
 NEVER_AS_REQUESTED = {r.code for r in REASONS if r.outcome == "never"}
@@ -346,6 +347,24 @@ def test_queue_overview_counts_what_squeue_shows(scenarios: dict[str, str], sess
     }
     debug = next(p for p in facts["partitions"] if p["partition"] == "debug")
     assert debug["unavailable_nodes"] == ["n1"] and debug["cpus_total"] == 16
+
+
+def test_which_jobs_are_held_is_answered_with_the_held_jobs(
+    scenarios: dict[str, str], session_home: Path
+):
+    """By id, as squeue lists them, not as a count per reason."""
+    answer = ask_offline("which jobs are held?")
+    assert answer["tools"] == ["queue_overview"]
+    rows = [
+        line.split("|") for line in run(["squeue", "-h", "-t", "PD", "-o", "%i|%r"]).splitlines()
+    ]
+    for reason, job in (("JobHeldUser", "held_user"), ("JobHeldAdmin", "held_admin")):
+        held = [j for j, r in rows if r == reason]
+        assert scenarios[job] in held
+        row = next(r for r in answer["facts"]["reasons"] if r["reason"] == reason)
+        assert row["job_ids"] == held[:JOB_IDS_SHOWN] and row["jobs"] == len(held)
+        line = next(ln for ln in answer["text"].splitlines() if ln.startswith(f"- `{reason}`"))
+        assert all(f"`{j}`" in line for j in held[:JOB_IDS_SHOWN])
 
 
 async def test_hostile_job_fields_reach_the_model_only_as_data(

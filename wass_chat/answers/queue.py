@@ -26,12 +26,22 @@ PARTITION_STATES = defaultdict(
 """What a partition's State (slurm.conf(5), PartitionName State=) means for its jobs."""
 
 
+def _ids(reason: Facts) -> str:
+    """The jobs of one reason by id, so "which jobs are held?" is answered with the jobs."""
+    ids = [lit(j) for j in reason.get("job_ids", [])]
+    if not ids:
+        return ""
+    more = reason["jobs"] - len(ids)
+    return f" ({', '.join(ids)}{f' and {more} more' if more > 0 else ''})"
+
+
 def render_queue(f: Facts) -> str:
     lines = [f"**{plain(f['verdict'])}**"]
     if f["reasons"]:
         lines += ["", "**Pending jobs by reason** (`squeue -t PD`):"]
         lines += [
-            f"- {lit(r['reason'])}: {jobs(r['jobs'])}, {cpus(r['cpus'])} ({r['meaning']})"
+            f"- {lit(r['reason'])}: {jobs(r['jobs'])}{_ids(r)}, {cpus(r['cpus'])} "
+            f"({r['meaning']})"
             + (" - needs a person to act" if r.get("outcome") in NEEDS_A_PERSON else "")
             for r in f["reasons"]
         ]

@@ -173,6 +173,8 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "why is everything stuck pending",
         "who has jobs waiting currently",
         "why is nothing running",
+        "which jobs are held",
+        "list the jobs waiting on a dependency",
     ),
     "top_waiters": (
         "which users waited the longest",

@@ -22,6 +22,9 @@ from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.names import check_name
 from wass_chat.slurm.reasons import classify
 
+JOB_IDS_SHOWN = 8
+"""How many job ids each reason's row names, in squeue's order ("which jobs are held?")."""
+
 
 class QueueFacts(TypedDict):
     """What ``queue_overview`` returns (kind ``queue``)."""
@@ -76,6 +79,7 @@ def queue_overview(
             "outcome": classify(code).outcome,
             "meaning": classify(code).meaning,
             "cpus": sum(int(j["cpus"] or 0) for j in pending if j["reason"] == code),
+            "job_ids": [j["id"] for j in pending if j["reason"] == code][:JOB_IDS_SHOWN],
         }
         for code, n in counts.most_common()
     ]
