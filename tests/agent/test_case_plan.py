@@ -11,7 +11,7 @@ from sim.demo import demo_platform, demo_workflow
 from tests.agent.conftest import UNREACHABLE
 from wass_chat.agent.facts.case_plan import plan_difference, remote_input_bytes
 from wass_chat.agent.facts.counterfactual import RecordedRun
-from wass_chat.agent.facts.facts import Facts
+from wass_chat.agent.facts.workflow_tools import WorkflowTools
 from wass_chat.answers.checks.verify import verify_answer
 from wass_chat.answers.kinds import render, with_verdict
 from wass_chat.answers.placement import best_case
@@ -94,7 +94,7 @@ def test_the_why_answer_says_what_the_best_case_did_differently(tmp_path: Path) 
     """On a fresh data home (the shipped demo store, whose cases ran the demo graphs: the seeded
     test store's genomics-49 is another graph of that name, which is not compared): the facts
     match the case record, and the verdict says them."""
-    facts_layer = Facts(Settings(home=tmp_path / "home", ollama_host=UNREACHABLE))
+    facts_layer = WorkflowTools(Settings(home=tmp_path / "home", ollama_host=UNREACHABLE))
     facts = with_verdict(facts_layer.explain_placement(RUN, TASK))
     plan = facts["best_case_plan"]
     best = best_case(facts["cases"], facts["workflow"])

@@ -14,8 +14,8 @@ import pytest
 from policy.base import plan_and_simulate
 from policy.registry import get_scheduler
 from sim.demo import demo_platform, demo_workflow
-from wass_chat.agent.facts.facts import Facts, case_challengers
 from wass_chat.agent.facts.whatif import compare
+from wass_chat.agent.facts.workflow_tools import WorkflowTools, case_challengers
 from wass_chat.answers.cases import CaseFacts
 from wass_chat.answers.kinds import render, with_verdict
 from wass_chat.config import Settings
@@ -77,7 +77,7 @@ def test_a_knowledge_base_that_does_not_answer_leaves_the_ranking_and_says_so(
     settings = Settings(
         home=tmp_path / "home", chroma_mode="http", chroma_host="127.0.0.1", chroma_port=9
     )
-    facts = with_verdict(Facts(settings).compare_schedulers(workflow="fork-join-20"))
+    facts = with_verdict(WorkflowTools(settings).compare_schedulers(workflow="fork-join-20"))
     assert facts["results"] and facts["from_cases"] == []
     assert "127.0.0.1" in facts["cases_unavailable"]
     assert "Past cases were not consulted: " in render(facts)

@@ -9,7 +9,7 @@ import pytest
 
 from tests.agent.test_efficiency_answers import site_home  # noqa: F401 (the fixture)
 from wass_chat.agent.cancellation import Work, WorkCancelled, working
-from wass_chat.agent.facts.facts_cluster import ClusterFacts
+from wass_chat.agent.facts.cluster_tools import ClusterTools
 from wass_chat.agent.facts.sources import Sources
 from wass_chat.config import settings
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.xdist_group("agent-home")
 
 @pytest.mark.usefixtures("site_home")
 def test_a_report_cancelled_while_it_is_built_writes_nothing() -> None:
-    facts = ClusterFacts(settings(), Sources(settings()))
+    facts = ClusterTools(settings(), Sources(settings()))
     reports = settings().home / "reports"
     cancelled = Work()
     cancelled.cancel()

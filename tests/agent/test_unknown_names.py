@@ -212,11 +212,11 @@ def test_a_name_no_file_can_have_is_refused_as_unknown_not_raised(settings: Sett
     """A model's argument may be longer than a file name can be, or hold a NUL byte: the
     tool refuses it as a name naming nothing (before, ``OSError: File name too long``
     escaped the tool and the agent, and ``ask --json`` printed a traceback)."""
-    from wass_chat.agent.facts.facts import Facts
-    from wass_chat.agent.session_base import OfflineSession
+    from wass_chat.agent.facts.workflow_tools import WorkflowTools
+    from wass_chat.agent.offline import OfflineSession
     from wass_chat.agent.tools import FILE_MAX
 
-    toolbox = OfflineSession(Facts(settings)).toolbox
+    toolbox = OfflineSession(WorkflowTools(settings)).toolbox
     long_name = "w" * 300  # under the schema's bound, over the system's 255 bytes a name
     assert 255 < len(long_name) <= FILE_MAX
     for arguments in ({"workflow": long_name}, {"workflow": "a\x00b"}, {"platform": long_name}):

@@ -249,8 +249,8 @@ def test_a_slurm_case_written_around_the_checks_is_never_cited_as_a_real_run(
 
     from tests.kb.learn_killed import RecordedAccounting, example_case, written_around_the_checks
     from wass_chat.agent.facts.counterfactual import RecordedRun
-    from wass_chat.agent.facts.facts import Facts
     from wass_chat.agent.facts.sources import Sources
+    from wass_chat.agent.facts.workflow_tools import WorkflowTools
     from wass_chat.answers.placement import render_placement
     from wass_chat.config import Settings
 
@@ -286,7 +286,7 @@ def test_a_slurm_case_written_around_the_checks_is_never_cited_as_a_real_run(
         )
         where._runs[run.run_id] = run
         try:
-            facts = Facts(settings, where).explain_placement(run.run_id, "work_a")
+            facts = WorkflowTools(settings, where).explain_placement(run.run_id, "work_a")
         finally:
             where._kb.close()
         return facts, render_placement(facts)

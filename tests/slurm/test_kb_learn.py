@@ -146,12 +146,12 @@ def test_learning_again_live_or_from_the_accounting_cache_stores_nothing_twice(
 
 
 def test_the_explanation_of_a_tasks_node_cites_a_real_run(three_runs: ThreeRuns) -> None:
-    from wass_chat.agent.facts.facts import Facts
+    from wass_chat.agent.facts.workflow_tools import WorkflowTools
     from wass_chat.answers.kinds import with_verdict
     from wass_chat.answers.placement import render_placement
     from wass_chat.config import Settings
 
-    facts = Facts(Settings(home=three_runs.home)).explain_placement(
+    facts = WorkflowTools(Settings(home=three_runs.home)).explain_placement(
         run=three_runs.run_ids[2], task="work_a"
     )
     real = facts["real_case"]

@@ -66,12 +66,12 @@ def _pending_in_squeue(*options: str) -> int:
 
 def _tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """The agent's tool path: the LangChain tool the model calls; its artifact is the facts."""
-    from wass_chat.agent.facts.facts import Facts
+    from wass_chat.agent.facts.workflow_tools import WorkflowTools
     from wass_chat.agent.session import OfflineSession
     from wass_chat.agent.tools import langchain_tools
     from wass_chat.config import settings
 
-    tools = {t.name: t for t in langchain_tools(OfflineSession(Facts(settings())).toolbox)}
+    tools = {t.name: t for t in langchain_tools(OfflineSession(WorkflowTools(settings())).toolbox)}
     call = {"name": name, "args": arguments, "id": "call-1", "type": "tool_call"}
     return dict(tools[name].invoke(call).artifact)
 

@@ -484,12 +484,12 @@ def ask_offline(question: str) -> dict[str, Any]:
 
 def ask_tool(job_id: str) -> dict[str, Any]:
     """The agent's tool path: the LangChain tool the model calls, artifact = facts."""
-    from wass_chat.agent.facts.facts import Facts
+    from wass_chat.agent.facts.workflow_tools import WorkflowTools
     from wass_chat.agent.session import OfflineSession
     from wass_chat.agent.tools import langchain_tools
     from wass_chat.config import settings
 
-    toolbox = OfflineSession(Facts(settings())).toolbox
+    toolbox = OfflineSession(WorkflowTools(settings())).toolbox
     tools = {t.name: t for t in langchain_tools(toolbox)}
     call = {"name": "job_why", "args": {"jobid": job_id}, "id": "call-1", "type": "tool_call"}
     message = tools["job_why"].invoke(call)

@@ -271,7 +271,7 @@ def _real_plan(branches: int) -> dict[str, object]:
     """A fork-join plan exactly as ``submit_workflow`` shows it: a real SubmissionPlan (HEFT on
     a two-node platform, every task asking 2048 MB) turned into the facts the modal gets."""
     from sim.model import Node, Platform, Task, Workflow
-    from wass_chat.agent.facts.facts_cluster import plan_facts
+    from wass_chat.agent.facts.cluster_tools import plan_facts
     from wass_chat.slurm.submission import plan_submission
 
     mb = 2**20

@@ -42,7 +42,7 @@ from wass_chat.agent.events import (
     ToolCall,
     ToolResult,
 )
-from wass_chat.agent.facts.facts import Facts
+from wass_chat.agent.facts.workflow_tools import WorkflowTools
 from wass_chat.agent.model_server import ModelServer, chat_model, connection_errors
 from wass_chat.agent.prompt import SYSTEM_PROMPT
 from wass_chat.agent.safety import literal
@@ -194,7 +194,7 @@ class OnlineSession(SessionBase):
     accept is replaced by the router's own (offline) answer, as for any model answer.
     """
 
-    def __init__(self, facts: Facts, detail: str = "", model: Any | None = None) -> None:
+    def __init__(self, facts: WorkflowTools, detail: str = "", model: Any | None = None) -> None:
         super().__init__(facts, detail)
         from langchain.agents import create_agent
         from langchain.agents.middleware import ModelCallLimitMiddleware

@@ -3,18 +3,20 @@
 :func:`open_session` probes the configured server (:func:`~wass_chat.agent.model_server.probe`:
 Ollama or an OpenAI-compatible endpoint, within its timeout, 2 s) and returns an
 :class:`~wass_chat.agent.online.OnlineSession` when it answers and has the model, otherwise an
-:class:`~wass_chat.agent.session_base.OfflineSession`; the first event of the first answer says
+:class:`~wass_chat.agent.offline.OfflineSession`; the first event of the first answer says
 which (:class:`~wass_chat.agent.events.ModeChanged`). The sessions themselves live in
-:mod:`wass_chat.agent.session_base` and :mod:`wass_chat.agent.online`.
+:mod:`wass_chat.agent.offline` and :mod:`wass_chat.agent.online`, over
+:mod:`wass_chat.agent.session_base`.
 """
 
 from __future__ import annotations
 
 from sim.errors import ServiceUnavailable
 from wass_chat.agent.events import ChatSession
-from wass_chat.agent.facts.facts import Facts
+from wass_chat.agent.facts.workflow_tools import WorkflowTools
 from wass_chat.agent.model_server import probe
-from wass_chat.agent.session_base import OfflineSession, SessionBase
+from wass_chat.agent.offline import OfflineSession
+from wass_chat.agent.session_base import SessionBase
 from wass_chat.config import Settings
 
 __all__ = ["OfflineSession", "SessionBase", "open_session"]
@@ -38,7 +40,7 @@ def open_session(settings: Settings | None = None, offline: bool | None = None) 
     if checked is not None and not checked.ok and offline is False:
         raise ServiceUnavailable(checked.detail)
     ensure_demo_runs(settings)
-    facts = Facts(settings)
+    facts = WorkflowTools(settings)
     if checked is None:
         return OfflineSession(facts, "offline mode requested")
     if not checked.ok:

@@ -1,4 +1,6 @@
-"""What both chat modes share (:class:`SessionBase`) and the offline session.
+"""What both chat modes share (:class:`SessionBase`): the offline session
+(:mod:`wass_chat.agent.offline`) is it with no model, the online one
+(:mod:`wass_chat.agent.online`) adds the model.
 
 A session keeps the conversation's current subject (the run last simulated, compared, explained
 or submitted; or a workflow file with its platform and scheduler): a command that names neither
@@ -36,8 +38,8 @@ from wass_chat.agent.events import (
     ToolProgress,
     ToolResult,
 )
-from wass_chat.agent.facts.facts import Facts
-from wass_chat.agent.facts.facts_cluster import ClusterFacts
+from wass_chat.agent.facts.cluster_tools import ClusterTools
+from wass_chat.agent.facts.workflow_tools import WorkflowTools
 from wass_chat.agent.tools import TOOL_SPECS, Cancelled, Toolbox, ToolOutcome
 from wass_chat.agent.understanding.router import (
     Intent,
@@ -68,9 +70,9 @@ _TOOL_FIELDS: dict[str, frozenset[str]] = {
 class SessionBase:
     """What both modes share: facts, tools, the approval gate, cancellation, the current run."""
 
-    def __init__(self, facts: Facts, detail: str = "") -> None:
+    def __init__(self, facts: WorkflowTools, detail: str = "") -> None:
         self.facts = facts
-        self.cluster = ClusterFacts(facts.settings, facts.sources)
+        self.cluster = ClusterTools(facts.settings, facts.sources)
         self.settings = facts.settings
         self.gate = ApprovalGate(
             {
@@ -311,19 +313,6 @@ class SessionBase:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(entry) + "\n")
-
-
-class OfflineSession(SessionBase):
-    """The embedded default: the intent router and template renderings, no LLM."""
-
-    mode: Mode = "offline"
-
-    async def send(self, text: str) -> AsyncIterator[ChatEvent]:
-        self.start_answer()
-        for event in self._announce():
-            yield event
-        async for event in self.answer_offline(text):
-            yield event
 
 
 def _pieces(text: str) -> list[str]:

@@ -1,11 +1,11 @@
 """The agent's tools: one typed, documented entry per question the assistant can answer.
 
 A :class:`Toolbox` binds each tool name to a method (returning a JSON-able dict) of
-:class:`~wass_chat.agent.facts.facts.Facts`,
-:class:`~wass_chat.agent.facts.facts_cluster.ClusterFacts` or
-:class:`~wass_chat.agent.facts.facts_batch.BatchFacts` through a pydantic argument schema. The same
-toolbox serves the LLM (as LangChain tools, :func:`langchain_tools`), the offline router and the
-verifier, so both modes compute identical facts.
+:class:`~wass_chat.agent.facts.workflow_tools.WorkflowTools`,
+:class:`~wass_chat.agent.facts.cluster_tools.ClusterTools` or
+:class:`~wass_chat.agent.facts.workload_tools.WorkloadTools` through a pydantic argument schema.
+The same toolbox serves the LLM (as LangChain tools, :func:`langchain_tools`), the offline
+router and the verifier, so both modes compute identical facts.
 
 ``submit_workflow`` is the one tool that would act on the cluster, and it does not: it plans the
 submission and leaves an :class:`~wass_chat.agent.events.ApprovalRequest` with the
@@ -31,9 +31,9 @@ from wass_chat.answers.checks.verify import VIEW_ONLY
 from wass_chat.answers.kinds import render, with_verdict
 
 if TYPE_CHECKING:
-    from wass_chat.agent.facts.facts import Facts
-    from wass_chat.agent.facts.facts_batch import BatchFacts
-    from wass_chat.agent.facts.facts_cluster import ClusterFacts
+    from wass_chat.agent.facts.cluster_tools import ClusterTools
+    from wass_chat.agent.facts.workflow_tools import WorkflowTools
+    from wass_chat.agent.facts.workload_tools import WorkloadTools
 
 
 NAME_MAX = 128
@@ -247,8 +247,8 @@ class ToolSpec:
     name: str
     schema: type[BaseModel]
     owner: Literal["facts", "cluster", "batch"]
-    """Which layer answers: :class:`Facts` (simulator, knowledge base),
-    :class:`ClusterFacts` (Slurm, accounting, submission) or :class:`BatchFacts` (the
+    """Which layer answers: :class:`WorkflowTools` (simulator, knowledge base),
+    :class:`ClusterTools` (Slurm, accounting, submission) or :class:`WorkloadTools` (the
     cluster's workload replayed, its energy)."""
     method: str
     """The owner's method called with the validated arguments."""
@@ -326,18 +326,18 @@ class Cancelled(Exception):
 class Toolbox:
     """Runs tools by name against their layer; gated tools go through the approval gate."""
 
-    facts: Facts
-    cluster: ClusterFacts
+    facts: WorkflowTools
+    cluster: ClusterTools
     gate: ApprovalGate
-    batch: BatchFacts | None = None
+    batch: WorkloadTools | None = None
     """Replays and energy; by default bound to the cluster layer's settings."""
 
     def __post_init__(self) -> None:
-        from wass_chat.agent.facts.facts_batch import BatchFacts
+        from wass_chat.agent.facts.workload_tools import WorkloadTools
 
         self.cancelled = threading.Event()
         self._specs = {spec.name: spec for spec in TOOL_SPECS}
-        self.batch = self.batch or BatchFacts(self.cluster.settings)
+        self.batch = self.batch or WorkloadTools(self.cluster.settings)
 
     def call(self, name: str, arguments: dict[str, Any], call_id: str | None = None) -> ToolOutcome:
         """Validate ``arguments`` and run tool ``name``; errors become error outcomes."""

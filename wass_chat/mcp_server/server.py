@@ -46,9 +46,9 @@ from pydantic import ValidationError
 from sim.atomic_files import append_private_line
 from sim.errors import UserFacingError
 from wass_chat.agent.approval import ApprovalGate, GatedAction
+from wass_chat.agent.facts.cluster_tools import ClusterTools
 from wass_chat.agent.facts.demo_runs import ensure_demo_runs
-from wass_chat.agent.facts.facts import Facts
-from wass_chat.agent.facts.facts_cluster import ClusterFacts
+from wass_chat.agent.facts.workflow_tools import WorkflowTools
 from wass_chat.agent.tools import Toolbox
 from wass_chat.analytics.gpu_idle_cancel import execute_cancel as execute_idle_cancel
 from wass_chat.analytics.gpu_idle_cancel import find_running, propose_cancel
@@ -123,8 +123,8 @@ class WassMCP:
         self.settings = settings
         self.options = options
         ensure_demo_runs(settings)
-        self.facts = Facts(settings)
-        self.cluster = ClusterFacts(settings, self.facts.sources)
+        self.facts = WorkflowTools(settings)
+        self.cluster = ClusterTools(settings, self.facts.sources)
         self.gate = ApprovalGate(
             {
                 "submit_workflow": GatedAction(

@@ -1,7 +1,7 @@
 """The periods a question about the accounting names (``7d``, ``2024-05``, ``START..END``,
 ``all``): read into datetimes, said in words, and the sacct cache refreshed for them. Shared by
-the cluster's facts (:mod:`wass_chat.agent.facts.facts_cluster`) and the what-ifs
-(:mod:`wass_chat.agent.facts.facts_batch`)."""
+the cluster's facts (:mod:`wass_chat.agent.facts.cluster_tools`) and the what-ifs
+(:mod:`wass_chat.agent.facts.workload_tools`)."""
 
 from __future__ import annotations
 

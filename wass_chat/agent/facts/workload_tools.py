@@ -17,7 +17,7 @@ from wass_chat.agent.facts.accounting_periods import parse_period, period_in_wor
 from wass_chat.config import Settings
 
 
-class BatchFacts:
+class WorkloadTools:
     """Whole-cluster what-ifs and energy, from the sacct cache under ``settings.home``."""
 
     cluster = "auto"

@@ -3,9 +3,9 @@
 Every answer the assistant gives, online or offline, rests on these dicts: the LLM's tools return
 them (fenced as data), the offline router renders them with templates, and the verifier checks
 the model's text against them. Each dict has a ``kind`` naming its rendering
-(:mod:`wass_chat.answers`). :class:`Facts` answers from the simulator and the knowledge
+(:mod:`wass_chat.answers`). :class:`WorkflowTools` answers from the simulator and the knowledge
 base; what reaches the cluster, and the gated submission, is
-:class:`~wass_chat.agent.facts.facts_cluster.ClusterFacts`.
+:class:`~wass_chat.agent.facts.cluster_tools.ClusterTools`.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Subject:
     run_id: str | None
 
 
-class Facts:
+class WorkflowTools:
     """The assistant's knowledge of workflows, runs, the cluster and its accounting."""
 
     def __init__(self, settings: Settings, sources: Sources | None = None) -> None:

@@ -1,9 +1,10 @@
 """Facts about the cluster and its accounting, and the one gated action (submission).
 
-Split from :mod:`wass_chat.agent.facts.facts` because these reach outside the simulator: the Slurm
-commands (:mod:`wass_chat.slurm`), the decision log (:mod:`wass_chat.runlog`), sacct parsing and
-analytics, the report writer. A service that does not answer raises
-:class:`~sim.errors.ServiceUnavailable`, which the toolbox turns into an error the answer states.
+Split from :mod:`wass_chat.agent.facts.workflow_tools` because these reach outside the
+simulator: the Slurm commands (:mod:`wass_chat.slurm`), the decision log
+(:mod:`wass_chat.runlog`), sacct parsing and analytics, the report writer. A service that does
+not answer raises :class:`~sim.errors.ServiceUnavailable`, which the toolbox turns into an error
+the answer states.
 
 :func:`prepare_submission` has no side effect on the cluster: it keeps the plan it made (every
 job's sbatch arguments) and returns it with its digest. :func:`execute_submission` is called only
@@ -85,11 +86,12 @@ def plan_facts(plan: Any, workflow_ref: str, platform_ref: str, note: str) -> Su
     )
 
 
-class ClusterFacts:
+class ClusterTools:
     """The assistant's knowledge of the cluster and its accounting, and the gated submission.
 
     Bound to the same :class:`~wass_chat.agent.facts.sources.Sources` as
-    :class:`~wass_chat.agent.facts.facts.Facts`, so a workflow or run name means the same in both.
+    :class:`~wass_chat.agent.facts.workflow_tools.WorkflowTools`, so a workflow or run name
+    means the same in both.
     """
 
     def __init__(self, settings: Settings, sources: Sources) -> None:
