@@ -79,3 +79,25 @@ def test_the_queue_drain_holds_the_running_jobs_where_they_are() -> None:
     # jobs 2 and 3 (8 CPUs, one node) waited for n4 one after the other: with a second node
     # like it, job 2 starts now, job 3 when job 1 ends
     assert same["before"]["starting_now"] == 0 and bigger["before"]["starting_now"] == 1
+
+
+SITE = Path(__file__).parent / "data" / "scontrol-show-job-24.11-site.txt"
+"""``scontrol --oneliner show job`` on the local 24.11 cluster made to look like a site
+(tests/slurm/why_cases.py's make_scenarios, plus job 71: afterok on the licence-bound job
+29), saved at 2026-12-03 07:58:05 UTC."""
+
+
+def test_jobs_waiting_for_what_the_replay_does_not_model_are_left_out() -> None:
+    """Replayed, a job pending on a QOS wall limit or licences would start once CPUs are free,
+    and "2 more nodes" would start it sooner (issue #41: "19 of 24 sooner" on that site)."""
+    q = queue_from_records(scontrol_records(SITE.read_text()), 1796284685)
+    assert [j.job_id for j in q.pending] == ["14", "15", "16", "18"]
+    assert {j.reason for j in q.pending} == {"Resources", "Priority", "Dependency", "BeginTime"}
+    assert sorted(q.held, key=int) == ["17", "19", "20", "30"]
+    left = dict(q.not_modelled)
+    assert left["29"] == "Licenses" and left["33"] == "QOSMaxWallDurationPerJobLimit"
+    assert left["12_2"] == left["12_3"] == "JobArrayTaskLimit"
+    assert left["25"] == "ReqNodeNotAvail"
+    assert left["40"].startswith("Job's QOS not permitted to use this partition")
+    assert left["71"] == "Dependency (on a job not replayed)"  # its parent, 29, is left out
+    assert len(q.pending) + len(q.held) + len(left) == 30  # every pending task, once

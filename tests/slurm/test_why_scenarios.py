@@ -349,6 +349,22 @@ def test_queue_overview_counts_what_squeue_shows(scenarios: dict[str, str], sess
     assert debug["unavailable_nodes"] == ["n1"] and debug["cpus_total"] == 16
 
 
+def test_a_queue_what_if_replays_only_the_jobs_waiting_their_turn(scenarios: dict[str, str]):
+    """Each pending task is replayed, held, or left out with the reason squeue gives it: a job
+    waiting for a limit, licences or a person is never started by a replay of "more nodes"."""
+    from wass_chat.batch.live_queue import REPLAYED_REASONS, read_live_queue
+
+    queue = read_live_queue(SlurmCommands(timeout=15))
+    rows = run(["squeue", "-h", "-r", "-t", "PD", "-o", "%i|%r"]).splitlines()
+    reasons = {job: reason.split(",")[0] for job, reason in (r.split("|", 1) for r in rows)}
+    replayed, left = {j.job_id for j in queue.pending}, dict(queue.not_modelled)
+    assert sorted([*replayed, *queue.held, *left]) == sorted(reasons)
+    assert {reasons[j] for j in replayed} <= REPLAYED_REASONS
+    assert scenarios["resources"] in replayed and scenarios["priority"] in replayed
+    for name in ("licenses", "qos_wall", "assoc_limit", "too_big", "partition_down"):
+        assert left[scenarios[name]] == reasons[scenarios[name]], name
+
+
 def test_which_jobs_are_held_is_answered_with_the_held_jobs(
     scenarios: dict[str, str], session_home: Path
 ):

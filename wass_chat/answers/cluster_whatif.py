@@ -140,6 +140,20 @@ def render_cluster_whatif(f: Facts) -> str:
     return "\n".join(lines)
 
 
+def _not_modelled(q: Facts) -> str:
+    """The pending jobs left out because they wait for what the replay does not model."""
+    count = q.get("not_modelled", 0)
+    if not count:
+        return ""
+    reasons = list(q.get("not_modelled_reasons", {}).items())
+    shown = ", ".join(f"{lit(r)} {n}" for r, n in reasons[:4])
+    more = f" and {len(reasons) - 4} more reasons" if len(reasons) > 4 else ""
+    return (
+        f", {count:,} waiting for what the replay does not model and left out ({shown}{more}: "
+        "limits, licences, reservations, a person: the replay cannot say when they start)"
+    )
+
+
 def _queue_lines(q: Facts | None) -> list[str]:
     """The live queue replayed from now: what it holds, before -> after for its pending jobs."""
     if not q:
@@ -148,6 +162,7 @@ def _queue_lines(q: Facts | None) -> list[str]:
         "",
         f"**The queue now** (live): {q['running']:,} jobs running, {q['pending']:,} pending"
         + (f", {q['held']:,} held (not replayed)" if q["held"] else "")
+        + _not_modelled(q)
         + ".",
     ]
     if "before" not in q:

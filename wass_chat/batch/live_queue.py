@@ -17,6 +17,12 @@ starts from:
   left it has ended;
 * held jobs (``JobHeldUser``, ``JobHeldAdmin``, priority 0) and jobs whose dependency can never
   be satisfied are not replayed: nothing would start them (:attr:`LiveQueue.held`);
+* nor are jobs that wait for something the replay does not model (:data:`REPLAYED_REASONS`
+  lists what it does): an association or QOS limit, licences, an array's throttle, a
+  reservation, a drained node they asked for, a partition that is down, a request the
+  partition refuses. Replayed, they would start as soon as CPUs are free, and "2 more nodes"
+  would start jobs that wait for a limit no node lifts (:attr:`LiveQueue.not_modelled`, with
+  the jobs that depend on them);
 * a pending job array that ``scontrol`` prints as one record (``ArrayTaskId=4-10``) is one
   row per task.
 
@@ -37,11 +43,15 @@ from sim.batch.model import UNLIMITED, BatchCluster, Workload
 from wass_chat.slurm.commands import SlurmCommands, scontrol_records
 from wass_chat.slurm.formats import is_set, memory_mb, slurm_duration, slurm_time, tres
 from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.queue_model import STARTABLE_REASONS
 
 NO_LIMIT_RUN_S = 7 * 86400
 """How long a job without a time limit (and a partition without MaxTime) is assumed to run."""
 HELD_REASONS = frozenset({"JobHeldUser", "JobHeldAdmin", "DependencyNeverSatisfied"})
 """Pending reasons that no scheduling pass ends: such jobs are left out of a replay."""
+REPLAYED_REASONS = STARTABLE_REASONS | {"Dependency"}
+"""Pending reasons the replay models: the job's turn (CPUs, memory, nodes, priority), a begin
+time and a dependency on jobs it replays. Any other reason is a wait it does not model."""
 RUNNING_STATES = frozenset({"RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING"})
 
 _PARENT = re.compile(r"after(?:ok|any|notok|corr|burstbuffer)?:([\d:_+]+)")
@@ -102,6 +112,9 @@ class LiveQueue:
     jobs: tuple[LiveJob, ...]
     held: tuple[str, ...] = ()
     """Pending jobs left out: held, or a dependency that can never be satisfied."""
+    not_modelled: tuple[tuple[str, str], ...] = ()
+    """(job id, reason) of pending jobs left out because they wait for something the replay
+    does not model (:data:`REPLAYED_REASONS`), or depend on such a job."""
 
     @property
     def running(self) -> tuple[LiveJob, ...]:
@@ -220,17 +233,34 @@ def queue_from_records(records: Sequence[Mapping[str, str]], now_s: int) -> Live
     """:class:`LiveQueue` from ``scontrol show job`` records (finished jobs are skipped)."""
     jobs: list[LiveJob] = []
     held: list[str] = []
+    other: list[tuple[str, str]] = []
     for r in records:
         state = r.get("JobState", "")
         if state in RUNNING_STATES:
             jobs += [_job(r, "running", job_id) for job_id in _task_ids(r)[:1]]
         elif state == "PENDING":
             ids = _task_ids(r)
-            if r.get("Reason") in HELD_REASONS or r.get("Priority") == "0":
+            # scontrol --oneliner writes a long text's spaces as underscores
+            reason = (r.get("Reason") or "None").split(",")[0].strip().replace("_", " ")
+            if reason in HELD_REASONS or r.get("Priority") == "0":
                 held += ids
+            elif reason not in REPLAYED_REASONS:
+                other += [(job_id, reason) for job_id in ids]
             else:
                 jobs += [_job(r, "pending", job_id) for job_id in ids]
-    return LiveQueue(now_s, tuple(jobs), tuple(held))
+    left = {job_id for job_id, _ in other} | set(held)
+    while waits := [j for j in jobs if _parent_left_out(j, left)]:
+        other += [(j.job_id, "Dependency (on a job not replayed)") for j in waits]
+        left |= {j.job_id for j in waits}
+        jobs = [j for j in jobs if j.job_id not in left]
+    return LiveQueue(now_s, tuple(jobs), tuple(held), tuple(other))
+
+
+def _parent_left_out(job: LiveJob, left: set[str]) -> str:
+    """The first job ``job`` depends on that is left out ('' when none): a task id, or an
+    array's id when one of its tasks is (a parent left out never ends in the replay)."""
+    tasks_of = {x.split("_")[0] for x in left if "_" in x}
+    return next((p for p in job.parents if p in left or ("_" not in p and p in tasks_of)), "")
 
 
 def _task_ids(r: Mapping[str, str]) -> list[str]:

@@ -15,6 +15,7 @@ job the backfill pass has planned) is given beside the replay's where it has one
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,8 @@ def queue_drain(
         "running": len(qw.running_rows),
         "pending": len(qw.pending_rows),
         "held": len(queue.held),
+        "not_modelled": len(queue.not_modelled),
+        "not_modelled_reasons": dict(Counter(r for _, r in queue.not_modelled).most_common()),
         "no_limit": qw.no_limit,
         "requests_cut_to_fit": qw.clipped,
     }
