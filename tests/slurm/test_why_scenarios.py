@@ -221,7 +221,7 @@ def test_drained_node_and_licence_name_their_cause(scenarios: dict[str, str], se
     few = ask_tool(scenarios["nodes_drained"])
     assert few["verdict"] == (
         f"Job {scenarios['nodes_drained']} needs 2 nodes of partition {QOS_ONLY} and only 1 of "
-        f'its 2 take jobs: n1, which is drained ("disk replacement").'
+        f'its 2 takes jobs; unavailable: n1, which is drained ("disk replacement").'
     )
     licence = ask_tool(scenarios["licenses"])
     assert "licence matlab: it needs 1 and 2 of 2 are in use" in licence["verdict"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from wass_chat.agent.safety import literal as lit
 from wass_chat.answers.kind import Facts, Kind
 from wass_chat.answers.markdown import plain
+from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.explain.nodes import ClusterFacts
 
 
@@ -36,7 +37,7 @@ def render_cluster(f: Facts) -> str:
         )
         if f.get("node"):
             lines += [
-                f"  - job {lit(j['job_id'])} of {lit(j['user'])}: {j['cpus']} CPUs"
+                f"  - job {lit(j['job_id'])} of {lit(j['user'])}: {cpus(j['cpus'])}"
                 + (f", time limit ends about {j['ends']}" if j["ends"] else ", no time limit")
                 for j in n["jobs"]
             ]

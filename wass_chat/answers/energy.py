@@ -8,6 +8,7 @@ from wass_chat.analytics.insights import amount
 from wass_chat.answers.kind import Facts, Kind
 from wass_chat.answers.markdown import plain
 from wass_chat.batch.energy_answer import EnergyFacts
+from wass_chat.slurm.explain.phrases import jobs
 
 
 def kwh(value: float) -> str:
@@ -30,12 +31,12 @@ def render_energy(f: Facts) -> str:
     ]
     lines += [
         f"- {lit(r['partition'])}: {kwh(r['energy_kwh'])} ({r['share_pct']:.1f}%), "
-        f"{r['jobs']:,} jobs"
+        f"{jobs(r['jobs'])}"
         for r in f["by_partition"]
     ]
     lines += ["", f"**Top users** ({len(f['top_users'])} of {f['users']:,}):"]
     lines += [
-        f"- {lit(r['user'])}: {kwh(r['energy_kwh'])} ({r['share_pct']:.1f}%), {r['jobs']:,} jobs"
+        f"- {lit(r['user'])}: {kwh(r['energy_kwh'])} ({r['share_pct']:.1f}%), {jobs(r['jobs'])}"
         for r in f["top_users"]
     ]
     lines += ["", "**How it is computed** (assumptions):"]

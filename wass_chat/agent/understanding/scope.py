@@ -133,9 +133,11 @@ TOPICS: tuple[Topic, ...] = (
     ),
     Topic(
         "none of my tools reads software or its versions (Slurm's: `scontrol --version`; the "
-        "nodes' system or packages) or the daemons' uptime",
+        "nodes' system or packages) or whether its daemons are up (`scontrol ping`, "
+        "`sacctmgr ping`)",
         re.compile(
-            r"\bversions?\b.{0,30}\b(?:slurm|sinfo|squeue|sbatch|sacct|scontrol|slurmctld|"
+            r"\b(?:slurmctld|slurmd|slurmdbd|munged?|mariadb|mysql|daemons?)\b.{0,20}\b(?:up|"
+            r"down|running|alive|responding|healthy|dead|crashed)\b|\bversions?\b.{0,30}\b(?:slurm|sinfo|squeue|sbatch|sacct|scontrol|slurmctld|"
             r"slurmd|slurmdbd)\b|\b(?:slurm|slurmctld|slurmd|slurmdbd)(?:'s)?\s+(?:versions?|"
             r"release)\b|\b(?:which|what)\s+(?:slurm\s+)?(?:version|release)\b|"
             r"\bslurm\b.{0,30}\b(?:versions?|release|up\s+to\s+date|outdated|latest|uptime)\b|"
@@ -230,6 +232,8 @@ TOPICS: tuple[Topic, ...] = (
         "ACCOUNT` and `sacctmgr show assoc` do); for a pending job I explain its priority "
         "factors and the limit that holds it (`/why JOBID`)",
         re.compile(
+            r"\b(?:what|which)\s+(?:are\s+)?(?:the\s+|my\s+|our\s+|its\s+)?limits?\s+(?:does|do|has|"
+            r"have|apply|are|is|for|of|on)\b|"
             r"\bfair[\s-]?share\b|\bsshare\b|\busage\s+factor\b|\ballowed\s+to\s+(?:run|use|"
             r"submit)\b|\b(?:can|may)\s+(?!i\b|we\b|you\b)\w+\s+(?:run|submit|use)\s+(?:on|in|"
             r"how\s+many|more)\b",

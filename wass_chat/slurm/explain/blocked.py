@@ -204,14 +204,15 @@ def node_unavailable(snap: Snapshot, commands: SlurmCommands) -> Explanation:
     low = snap.num_nodes.split("-")[0]
     needed = int(low) if low.isdigit() else 1
     taking, total = len(candidates) - len(unavailable), len(candidates)
+    take = "takes" if taking == 1 else "take"
     need = (
         f"Job {jid} needs {needed} node{'s' if needed != 1 else ''} of partition {snap.partition}"
     )
     held = "Slurm holds the free ones for jobs of higher-priority partitions or reservations"
     if unavailable and needed > taking:
-        out.verdict = f"{need} and only {taking} of its {total} take jobs: {listed}."
+        out.verdict = f"{need} and only {taking} of its {total} {take} jobs; unavailable: {listed}."
     elif unavailable:
-        out.verdict = f"{need}; {taking} of its {total} take jobs (not {listed}), and {held}."
+        out.verdict = f"{need}; {taking} of its {total} {take} jobs (not {listed}), and {held}."
     else:
         out.verdict = f"{need}; none of its {total} is drained or down, and {held}."
     return out

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TypedDict
 
 from sim.errors import NoSuchName
+from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.availability import ensure_slurm
 from wass_chat.slurm.backend import choose_backend
 from wass_chat.slurm.commands import SlurmCommands
@@ -222,7 +223,7 @@ def reason_words(n: NodeFacts) -> str:
 def _holders(n: NodeFacts) -> str:
     """``job 129 (root, 8 CPUs, until about 02:10)``, the jobs joined."""
     return ", ".join(
-        f"job {j['job_id']} ({j['user']}, {j['cpus']} CPUs, "
+        f"job {j['job_id']} ({j['user']}, {cpus(j['cpus'])}, "
         + (f"until about {j['ends']})" if j["ends"] else "no time limit)")
         for j in n["jobs"]
     )
