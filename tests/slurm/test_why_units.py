@@ -5,7 +5,7 @@ The explainer itself is tested against the real cluster in test_why_scenarios.py
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -387,3 +387,35 @@ def test_a_job_that_may_spread_is_not_said_to_need_one_node(
     # 26.05 shows a pending `sbatch -n8` (no -N) as NumNodes=1-8: it may take CPUs on any nodes
     fewest, most = node_range(num_nodes)
     assert where_cpus(cpus, fewest, most) == words
+
+
+def test_who_waited_longest_names_no_one_on_a_ranking_of_zeros_or_ties() -> None:
+    """Issue #41: "wassalice waited longest: a median of 0 s" on a site where no job waited."""
+    import polars as pl
+
+    from wass_chat.slurm.explain.queue import top_waiters
+
+    def frame(waits: dict[str, list[int]]) -> pl.DataFrame:
+        t0 = datetime(2026, 12, 3, 8, 0)
+        rows = [
+            (user, f"{user}{k}", t0, t0 + timedelta(seconds=w))
+            for user, ws in waits.items()
+            for k, w in enumerate(ws)
+        ]
+        return pl.DataFrame(
+            {
+                "user": [r[0] for r in rows],
+                "job_id": [r[1] for r in rows],
+                "eligible": [r[2] for r in rows],
+                "start": [r[3] for r in rows],
+                "is_step": [False] * len(rows),
+            }
+        )
+
+    zeros = top_waiters(frame({"wassalice": [0], "root": [0, 0, 0]}), "the last 7 days", 5)
+    assert zeros["verdict"].startswith("Over the last 7 days, no job waited: all 4 that started")
+    tie = top_waiters(frame({"bob": [30, 60], "alice": [30, 60], "carol": [5]}), "May", 5)
+    assert tie["verdict"].startswith("Over May, alice and bob waited longest alike: a median of")
+    assert [u["user"] for u in tie["users"]] == ["alice", "bob", "carol"]
+    one = top_waiters(frame({"bob": [30, 90], "alice": [30, 60]}), "May", 5)
+    assert one["verdict"].startswith("Over May, bob waited longest: a median of 1 min")

@@ -12,6 +12,7 @@ still asked, for what it knows: whether Slurm would accept the request, and on w
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -27,7 +28,7 @@ from wass_chat.slurm.advice import (
     test_only_said,
 )
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
-from wass_chat.slurm.formats import clock
+from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
 from wass_chat.slurm.live import Snapshot
 from wass_chat.slurm.queue_model import LiveQueue, Prediction, Waiting, fresh_copy, predict
 
@@ -190,6 +191,108 @@ def _alone(result: Check, now: datetime) -> str:
 
 QUEUE_CLASSES = frozenset({"resources", "priority"})
 """Reason classes of jobs waiting their turn: their advice is judged by the queue model."""
+NEWCOMER_CLASSES = frozenset({"partition_limit", "node_unavailable"})
+"""Pending reason classes whose advice is a request Slurm would accept where the job as it
+stands never starts (a partition's limit, a node it cannot have): the changed copy is a
+newcomer to the queue (:func:`judge_newcomer`). Limits of an association or QOS are not:
+the copy would still be under them, and the replay does not model them."""
+UNPLACED_OPTIONS = ("nodelist", "exclude", "constraint", "licenses", "gres", "reservation")
+"""Request options the queue model does not place: a copy with any is judged by
+``--test-only`` alone."""
+
+
+def newcomer(
+    queue: LiveQueue, cluster: BatchCluster, snap: Snapshot, request: JobRequest
+) -> tuple[Waiting, bool] | None:
+    """The changed request as a job submitted now, and whether its priority is unknown (then
+    it queues behind every pending job: a finished or refused job's priority was not kept).
+    A pending job's copy keeps its priority less its age factor (sprio). None when the model
+    cannot place the request (:data:`UNPLACED_OPTIONS`)."""
+    if any(getattr(request, option) for option in UNPLACED_OPTIONS):
+        return None
+    low = request.nodes.split("-")[0]
+    partition = request.partition or snap.partition
+    index = cluster.node_index()
+    members = next((p.nodes for p in cluster.partitions if p.name == partition), ())
+    largest = max((cluster.nodes[index[n]].cpus for n in members if n in index), default=0)
+    nodes = int(low) if low.isdigit() and int(low) > 0 else 1
+    while not low.isdigit() and largest and -(-request.cpus // nodes) > largest:
+        nodes += 1  # no node count asked: the fewest nodes that hold its CPUs, as Slurm does
+    limit = request.time_min * 60 if request.time_min is not None else None
+    if limit is None and (own := slurm_duration(snap.get("TimeLimit"))) is not None:
+        limit = int(own)
+    per_cpu = memory_mb(request.mem_per_cpu) or 0.0
+    per_node = memory_mb(request.mem) or per_cpu * -(-request.cpus // nodes)
+    priority, unknown = 0, True
+    if snap.state == "PENDING" and snap.get("Priority").isdigit() and int(snap.get("Priority")):
+        age = snap.priority.get("age", "")
+        priority = int(snap.get("Priority")) - (
+            int(float(age)) if age.replace(".", "", 1).isdigit() else 0
+        )
+        unknown = False
+    copy = Waiting(
+        job_id=f"{snap.job_id}-changed",
+        partition=partition,
+        priority=max(0, priority),
+        nodes=nodes,
+        cpus=request.cpus,
+        mem_mb_per_node=math.ceil(per_node),
+        limit_s=limit,
+    )
+    return copy, unknown
+
+
+def judge_newcomer(
+    commands: SlurmCommands,
+    snap: Snapshot,
+    text: str,
+    request: JobRequest,
+    live: tuple[LiveQueue, BatchCluster, SchedulerConfig] | None,
+) -> Advice:
+    """A change to a job that never starts as it stands (or has ended): Slurm's acceptance
+    from ``--test-only``, the start from our replay of the whole queue with the copy in it
+    (``--test-only``'s own start ignores the pending jobs ahead: on a 24.11 site it said a
+    1-CPU job would start in 15 minutes on a node with a CPU free, and a real copy started
+    at once). Without the live queue, or a copy the model cannot place: :func:`judge`."""
+    result = check(commands, request)
+    made = newcomer(live[0], live[1], snap, request) if live and result.start else None
+    if live is None or made is None:
+        return judge(text, result, None, snap.now)
+    queue, cluster, scheduler = live
+    copy, unknown = made
+    others = replace(queue, waiting=tuple(w for w in queue.waiting if w.job_id != snap.job_id))
+    found = predict(others, cluster, scheduler, extra=(copy,))
+    start = found.starts.get(copy.job_id)
+    if start is None:
+        return judge(text, result, None, snap.now)
+    now = snap.now
+    ahead = [job for job, _ in queue.left_out if job != snap.job_id]  # may jump the line
+    unknown_jobs = ahead or queue.future_reservations
+    when = "now" if start <= now else f"at about {clock(start, now)}"
+    when += " at the earliest" if unknown_jobs and start > now else ""
+    line = (
+        f"behind all {len(others.waiting)} pending jobs it replays (its priority is not known)"
+        if unknown
+        else f"at priority {copy.priority}, the job's less its age factor"
+    )
+    outcome = (
+        f"Slurm would accept it; our replay of the whole queue starts it {when} (queued {line}; "
+        f"within about {found.tolerance_s} s of Slurm's own start if every job runs to its time "
+        f"limit){_alone(result, now)}"
+    )
+    return Advice(text, result, True, outcome, start, SOURCE)
+
+
+def queue_or_none(
+    commands: SlurmCommands, now: datetime
+) -> tuple[LiveQueue, BatchCluster, SchedulerConfig] | None:
+    """The live queue for :func:`judge_newcomer`; None when Slurm cannot give all of it."""
+    from wass_chat.slurm.queue_model import live_queue
+
+    try:
+        return live_queue(commands, now)
+    except SlurmCommandError:
+        return None
 
 
 def advise(
@@ -215,6 +318,9 @@ def advise(
             advice = [judge_in_queue(commands, view, t, c, snap.now) for t, c in found]
         else:
             advice = [_unjudged(t, check(commands, c), snap.now) for t, c in found]
+    elif klass in NEWCOMER_CLASSES and found:
+        live = queue_or_none(commands, snap.now)
+        advice = [judge_newcomer(commands, snap, t, c, live) for t, c in found]
     else:
         baseline = snap.start_estimate
         advice = [judge(t, check(commands, c), baseline, snap.now) for t, c in found]

@@ -36,7 +36,14 @@ from wass_chat.slurm.explain.refused import (
 from wass_chat.slurm.explain.replay_start import replayed_start
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
 from wass_chat.slurm.live import Quoted, Snapshot, snapshot
-from wass_chat.slurm.queue_advice import QUEUE_CLASSES, QueueView, advise, queue_view
+from wass_chat.slurm.queue_advice import (
+    QUEUE_CLASSES,
+    QueueView,
+    advise,
+    judge_newcomer,
+    queue_or_none,
+    queue_view,
+)
 from wass_chat.slurm.reasons import NO_START, PENDING_STATES, Reason, classify
 
 __all__ = ["JobWhyFacts", "NotYourJob", "explain_job", "facts_of"]
@@ -193,7 +200,7 @@ def _ended_advice(commands: SlurmCommands, snap: Snapshot, klass: str) -> list[A
     else:
         nodes = snap.get("NodeList")
         text, changed = f"resubmit excluding {nodes} (--exclude)", replace(base, exclude=nodes)
-    return [judge(text, check(commands, changed), None, snap.now)]
+    return [judge_newcomer(commands, snap, text, changed, queue_or_none(commands, snap.now))]
 
 
 def _ended_request(snap: Snapshot) -> JobRequest:

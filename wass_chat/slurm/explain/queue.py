@@ -16,6 +16,7 @@ import polars as pl
 
 from wass_chat.slurm.commands import SlurmCommands, parse_parsable, scontrol_records
 from wass_chat.slurm.explain.ended import duration
+from wass_chat.slurm.explain.phrases import names
 from wass_chat.slurm.explain.queue_headline import attention, queue_verdict, scope_words
 from wass_chat.slurm.formats import slurm_time
 from wass_chat.slurm.hostlist import expand
@@ -86,6 +87,8 @@ def queue_overview(
     parts = _partitions(commands, pending)
     if partition:
         parts = [p for p in parts if p["partition"] in partition.split(",")]
+    elif user or account:  # their partitions: the rest holds none of their pending jobs
+        parts = [p for p in parts if p["pending_jobs"]] or parts
 
     def age(job: dict[str, str]) -> float:
         submitted = slurm_time(job["submit"])
@@ -186,20 +189,37 @@ def top_waiters(jobs: pl.DataFrame, period: str, count: int, note: str = "") -> 
             pl.col("wait_s").max().alias("max_wait_s"),
             pl.col("job_id").sort_by("wait_s").last().alias("longest_job"),
         )
-        .sort(["median_wait_s", "max_wait_s"], descending=True)
+        .sort(["median_wait_s", "max_wait_s", "user"], descending=[True, True, False])
         .head(count)
     )
     users = ranked.to_dicts()
     if not users:
         verdict = f"No job started in {period}, so nobody waited."
+    elif users[0]["max_wait_s"] <= 0:  # a ranking of zeros names no one (issue #41)
+        verdict = (
+            f"Over {period}, no job waited: all {frame.height} that started did so as soon as "
+            "they were eligible (sacct's Eligible and Start are the same second)."
+        )
     else:
         top = users[0]
+        tied = [u["user"] for u in users if _wait_key(u) == _wait_key(top)]
         jobs = f"{top['jobs']} job" + ("" if top["jobs"] == 1 else "s")
+        who = (
+            f"{top['user']} waited longest"
+            if len(tied) == 1
+            else f"{names(tied)} waited longest alike"
+        )
         verdict = (
-            f"Over {period}, {top['user']} waited longest: a median of "
-            f"{duration(top['median_wait_s'])} over {jobs} (longest: job "
-            f"{top['longest_job']}, {duration(top['max_wait_s'])})."
+            f"Over {period}, {who}: a median of {duration(top['median_wait_s'])} over {jobs} "
+            f"(longest: job {top['longest_job']}, {duration(top['max_wait_s'])})."
+            if len(tied) == 1
+            else f"Over {period}, {who}: a median of {duration(top['median_wait_s'])} each, "
+            f"and {duration(top['max_wait_s'])} at the longest."
         )
     return WaitersFacts(
         kind="waiters", verdict=verdict, period=period, users=users, jobs=frame.height, note=note
     )
+
+
+def _wait_key(user: dict[str, Any]) -> tuple[float, float]:
+    return (user["median_wait_s"], user["max_wait_s"])

@@ -11,13 +11,14 @@ record apart, and :func:`refusal` says so and why, naming the partition's larges
 
 from __future__ import annotations
 
-from wass_chat.slurm.advice import Advice, JobRequest, check, free_cpus, judge
+from wass_chat.slurm.advice import Advice, JobRequest, free_cpus
 from wass_chat.slurm.commands import SlurmCommands
 from wass_chat.slurm.explain.model import Explanation
 from wass_chat.slurm.explain.pending import out_of_service
 from wass_chat.slurm.formats import memory_mb, slurm_duration
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.live import Quoted, Snapshot
+from wass_chat.slurm.queue_advice import judge_newcomer, queue_or_none
 
 REFUSED_CLASS = "refused"
 """The reason class of a job :func:`refused_at_submit` (in place of ``failed``)."""
@@ -136,7 +137,7 @@ def refusal_advice(commands: SlurmCommands, snap: Snapshot) -> list[Advice]:
             partition=snap.partition, ntasks=max(snap.cpus, usable), nodes=str(usable)
         )
         text = f"ask for --nodes={usable} (the partition's nodes that take jobs now)"
-        return [judge(text, check(commands, request), None, snap.now)]
+        return [judge_newcomer(commands, snap, text, request, queue_or_none(commands, snap.now))]
     _asked, asked_mb = _memory_asked(snap)
     members = _members(snap)
     largest = max((memory_mb(n.get("RealMemory", "") + "M") or 0.0 for n in members), default=0.0)
@@ -144,5 +145,5 @@ def refusal_advice(commands: SlurmCommands, snap: Snapshot) -> list[Advice]:
         mem = f"{largest:.0f}M"
         text = f"ask for at most --mem={mem} (the largest node's memory), if the job fits in it"
         request = JobRequest(partition=snap.partition, ntasks=base.ntasks, mem=mem)
-        return [judge(text, check(commands, request), None, snap.now)]
+        return [judge_newcomer(commands, snap, text, request, queue_or_none(commands, snap.now))]
     return []
