@@ -41,6 +41,14 @@ def per_job(rows: list[tuple[str, float, float]]) -> pl.DataFrame:
     )
 
 
+def test_an_efficiency_equal_to_the_periods_once_printed_is_not_called_above_it():
+    # issue #41, a 24.11 site: "at 0.0% CPU efficiency, above the period's 0.0%"
+    ranked = efficiency_by(per_job([("root", 1.0, 0.0004), ("ann", 0.01, 0.0)]), "user")
+    text = top_waster(ranked, 0.03)
+    assert "at 0.0% CPU efficiency, the period's own" in text and "above" not in text, text
+    assert top_waster(ranked, 5.0).endswith("at 0.0% CPU efficiency, below the period's 5.0%.")
+
+
 def test_the_most_idle_user_is_ranked_on_exact_values():
     # aaron 0.30, zoe 0.34 idle core-hours: rounded to 0.3 both, aaron "led" alphabetically
     ranked = efficiency_by(per_job([("aaron", 1.0, 0.70), ("zoe", 1.0, 0.66)]), "user")

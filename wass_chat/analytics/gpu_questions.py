@@ -17,6 +17,7 @@ import polars as pl
 from wass_chat.analytics.gpu_live import LiveGpuJob
 from wass_chat.analytics.gpu_usage import HOW_TO_RECORD, NOT_RECORDED
 from wass_chat.analytics.gpu_waste import gpu_waste_by, period_gpu_table, summarize_gpu_use
+from wass_chat.analytics.insights import plural
 from wass_chat.analytics.job_efficiency import describe_gpu, jobs_efficiency
 from wass_chat.analytics.period import Period, load_period, period_of, pretty_period
 
@@ -174,7 +175,7 @@ def gpu_period(
     lines = [
         f"- GPUs: {g.used_gpu_hours:,.1f} of {g.recorded_gpu_hours:,.1f} GPU-hours with use "
         f"recorded were used ({g.utilisation_pct or 0:.1f}%); {g.wasted_gpu_hours:,.1f} wasted, "
-        f"{g.idle_gpu_hours:,.1f} on GPUs at 0% ({g.idle_jobs:,} jobs)."
+        f"{g.idle_gpu_hours:,.1f} on GPUs at 0% ({plural(g.idle_jobs, 'job')})."
     ]
     rows = ranked.to_dicts()
     lines += [

@@ -106,6 +106,8 @@ def top_waster(ranked: pl.DataFrame, average_pct: float | None) -> str:
     )
     if average_pct is None:
         return text + "."
+    if f"{top['cpu_eff_pct']:.1f}" == f"{average_pct:.1f}":  # "0.0%, above the period's 0.0%"
+        return f"{text}, the period's own: the volume of their jobs puts them first."
     if top["cpu_eff_pct"] >= average_pct:
         return (
             f"{text}, above the period's {average_pct:.1f}%: the volume of their jobs, not poor "

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from wass_chat.analytics.insights import human_duration, percent
+from wass_chat.analytics.insights import human_duration, percent, plural
 from wass_chat.analytics.summary import PeriodSummary
 from wass_chat.report.build import ReportData
 from wass_chat.report.columns import Table, table, written_table
@@ -59,7 +59,7 @@ _SUMMARY: tuple[tuple[str, Callable[[PeriodSummary], str]], ...] = (
         "Walltime requested / used (sum, median job)",
         lambda s: (
             f"{_ratio(s.over_request_ratio)} / {_ratio(s.over_request_median)} "
-            f"over {s.over_request_jobs:,} completed jobs"
+            f"over {plural(s.over_request_jobs, 'completed job')}"
         ),
     ),
     ("Used less than half of the request", lambda s: percent(s.under_half_share)),
