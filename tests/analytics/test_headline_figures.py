@@ -237,3 +237,33 @@ def test_users_tied_on_failure_rate_are_named_together():
     a = analyze(make_jobs(rows).lazy(), PERIOD.start, PERIOD.end, compare=False)
     failures = next(f for f in a.findings if f.topic == "failures")
     assert failures.text == "2 users had high failure rates; the worst, tied at 50.0%: ann and ben."
+
+
+def test_partitions_where_no_job_waited_are_not_ranked():
+    # issue #41, a 24.11 site: "debug had the longest median wait (0 s over 10 jobs, p90 0 s)"
+    from wass_chat.analytics.insights import nodes_insight, wait_by_partition_insight
+
+    zeros = pl.DataFrame(
+        {
+            "partition": ["debug", "small"],
+            "jobs": [10, 1],
+            "median_wait_h": [0.0, 0.0],
+            "p90_wait_h": [0.0, 0.0],
+            "max_wait_h": [0.0, 0.0],
+        }
+    )
+    text = wait_by_partition_insight(zeros)
+    assert text == (
+        "No started job waited in any partition (11 jobs started within a second of becoming "
+        "eligible)."
+    )
+    waited = zeros.with_columns(
+        pl.Series("max_wait_h", [0.0, 0.5]), pl.Series("median_wait_h", [0.0, 0.5])
+    )
+    assert wait_by_partition_insight(waited) == (
+        "In every partition of 5+ jobs the median job did not wait (0 s); the longest single "
+        "wait was in small (30.0 min)."
+    )
+    waited = waited.with_columns(pl.Series("median_wait_h", [0.25, 0.5]))
+    assert wait_by_partition_insight(waited).startswith("debug had the longest median wait (15")
+    assert "the widest used 1 node (" in nodes_insight(pl.DataFrame({"nnodes": [1, 1]}), 2)

@@ -56,7 +56,9 @@ def wasted_chart(by_user: pl.DataFrame, summary: EfficiencySummary) -> ChartSpec
     )
     return ChartSpec(
         "chart-wasted-core-hours",
-        f"Top {by_user.height} users by wasted core-hours",
+        "Top user by wasted core-hours"
+        if by_user.height == 1
+        else f"Top {by_user.height} users by wasted core-hours",
         "user",
         "core-hours allocated but not used",
         (trace,),

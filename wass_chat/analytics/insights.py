@@ -148,9 +148,13 @@ MIN_GROUP_JOBS = 30
 def large_groups(table: pl.DataFrame, column: str) -> pl.DataFrame:
     """Rows whose ``column`` count is large enough to single out: at least ``MIN_GROUP_JOBS``
     (or half the total, on tiny data) and at least 1% of the total."""
+    return table.filter(pl.col(column) >= group_floor(table, column))
+
+
+def group_floor(table: pl.DataFrame, column: str) -> int:
+    """The count :func:`large_groups` keeps a row from."""
     total = int(table[column].sum())
-    floor = max(min(MIN_GROUP_JOBS, max(1, total // 2)), max(1, total // 100))
-    return table.filter(pl.col(column) >= floor)
+    return max(min(MIN_GROUP_JOBS, max(1, total // 2)), max(1, total // 100))
 
 
 def wait_insight(table: pl.DataFrame, summary: PeriodSummary) -> str:
@@ -183,11 +187,23 @@ def wait_by_partition_insight(table: pl.DataFrame) -> str:
     pool = large if large.height else table
     worst = pool.sort(["median_wait_h", "partition"], descending=[True, False]).row(0, named=True)
     longest = table.sort(["max_wait_h", "partition"], descending=[True, False]).row(0, named=True)
+    if longest["max_wait_h"] * 3600 < 1:  # a ranking of zeros names no partition (issue #41)
+        return (
+            f"No started job waited in any partition ({plural(int(table['jobs'].sum()), 'job')} "
+            "started within a second of becoming eligible)."
+        )
+    single = (
+        f"the longest single wait was in {longest['partition']} "
+        f"({human_duration(longest['max_wait_h'] * 3600)})."
+    )
+    if worst["median_wait_h"] * 3600 < 1:
+        floor = group_floor(table, "jobs")
+        every = "every partition" if pool is table else f"every partition of {floor}+ jobs"
+        return f"In {every} the median job did not wait (0 s); {single}"
     return (
         f"{worst['partition']} had the longest median wait "
         f"({human_duration(worst['median_wait_h'] * 3600)} over {worst['jobs']:,} jobs, p90 "
-        f"{human_duration(worst['p90_wait_h'] * 3600)}); the longest single wait was in "
-        f"{longest['partition']} ({human_duration(longest['max_wait_h'] * 3600)})."
+        f"{human_duration(worst['p90_wait_h'] * 3600)}); {single}"
     )
 
 
@@ -246,8 +262,8 @@ def nodes_insight(points: pl.DataFrame, population: int) -> str:
     widest = int(points["nnodes"].max() or 0)  # type: ignore[arg-type]
     return (
         f"{percent(float(single))} of the plotted jobs used a single node; "
-        f"the widest used {widest:,} "
-        f"nodes ({points.height:,} of {population:,} jobs plotted)."
+        f"the widest used {plural(widest, 'node')} "
+        f"({points.height:,} of {population:,} jobs plotted)."
     )
 
 
