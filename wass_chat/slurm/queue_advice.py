@@ -30,7 +30,14 @@ from wass_chat.slurm.advice import (
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
 from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
 from wass_chat.slurm.live import Snapshot
-from wass_chat.slurm.queue_model import LiveQueue, Prediction, Waiting, fresh_copy, predict
+from wass_chat.slurm.queue_model import (
+    LiveQueue,
+    Prediction,
+    Waiting,
+    fresh_copy,
+    live_queue,
+    predict,
+)
 
 SOURCE = "queue model"
 """``Advice.start_source`` and the expected start's source for times from this model."""
@@ -107,8 +114,6 @@ def queue_view(
 ) -> QueueView | None:
     """The live queue around ``job_id``; None when Slurm cannot be read or the model leaves
     the job out (its reason, node list or dependency keep it from starting in its turn)."""
-    from wass_chat.slurm.queue_model import live_queue
-
     try:
         queue, cluster, scheduler = live_queue(commands, now)
     except SlurmCommandError:
@@ -287,8 +292,6 @@ def queue_or_none(
     commands: SlurmCommands, now: datetime
 ) -> tuple[LiveQueue, BatchCluster, SchedulerConfig] | None:
     """The live queue for :func:`judge_newcomer`; None when Slurm cannot give all of it."""
-    from wass_chat.slurm.queue_model import live_queue
-
     try:
         return live_queue(commands, now)
     except SlurmCommandError:
