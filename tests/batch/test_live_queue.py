@@ -101,3 +101,25 @@ def test_jobs_waiting_for_what_the_replay_does_not_model_are_left_out() -> None:
     assert left["40"].startswith("Job's QOS not permitted to use this partition")
     assert left["71"] == "Dependency (on a job not replayed)"  # its parent, 29, is left out
     assert len(q.pending) + len(q.held) + len(left) == 30  # every pending task, once
+
+
+def test_a_drained_idle_node_is_not_replayed() -> None:
+    """The same queue with n3 drained and idle: jobs that would start on it wait instead, and
+    the answer says which node was left out."""
+    from dataclasses import replace
+
+    from wass_chat.batch.live_queue import closed_idle_nodes
+
+    nodes = [
+        {"NodeName": "n1", "State": "MIXED", "CPUAlloc": "1"},
+        {"NodeName": "n2", "State": "MIXED+DRAIN", "CPUAlloc": "1"},  # draining: its jobs run
+        {"NodeName": "n3", "State": "IDLE+DRAIN", "CPUAlloc": "0"},
+        {"NodeName": "n4", "State": "DOWN*", "CPUAlloc": "0"},
+    ]
+    assert closed_idle_nodes(nodes) == ("n3", "n4")
+    easy = scheduler_preset("easy")
+    q = queue()
+    open_ = queue_drain(q, CLUSTER, easy, Changes())
+    closed = queue_drain(replace(q, closed_nodes=("n3",)), CLUSTER, easy, Changes())
+    assert closed["closed_nodes"] == ["n3"] and open_["closed_nodes"] == []
+    assert closed["before"]["mean_start_from_now_s"] > open_["before"]["mean_start_from_now_s"]

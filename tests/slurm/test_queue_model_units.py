@@ -9,6 +9,7 @@ No Slurm is needed here; the judge is Slurm's own output, not ours.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -479,3 +480,23 @@ def test_a_changed_request_of_a_job_that_never_starts_is_a_newcomer_to_the_queue
     assert (made[0].nodes, made[0].limit_s, made[0].mem_mb_per_node) == (1, 120, 619)
     assert newcomer(queue, cluster, pending, JobRequest(partition="debug", nodelist="n1")) is None
     assert newcomer(queue, cluster, ended, JobRequest(licenses="matlab:1")) is None
+
+
+def test_a_drained_node_starts_no_job_in_the_model() -> None:
+    """What the local 24.11 site printed (queue_texts) with n1 drained and idle: the model
+    started a 2-CPU probe of partition small (n1, n2) on n1 "now", where Slurm starts
+    nothing; n1's CPUs are now held for ever, so the probe goes to n2."""
+    from wass_chat.slurm.queue_model import Waiting, predict, queue_from_texts
+
+    texts = json.loads((DATA / "slurm-24.11" / "queue-texts-drained-n1.json").read_text())
+    assert "State=IDLE+DRAIN" in next(
+        r for r in texts["nodes_text"].splitlines() if r.startswith("NodeName=n1 ")
+    )
+    queue, cluster, scheduler = queue_from_texts(texts)
+    closed = [h for h in queue.held if h.kind == "closed node"]
+    assert [(h.node, h.cpus, h.end) for h in closed] == [("n1", 2, None)]
+    probe = Waiting("probe", "small", 10**6, 1, 2, 10, 300)
+    found = predict(queue, cluster, scheduler, extra=(probe,))
+    assert found.nodes["probe"] == ("n2",)
+    wide = Waiting("wide", "small", 10**6, 2, 2, 10, 300)  # both nodes of small: never
+    assert predict(queue, cluster, scheduler, extra=(wide,)).starts["wide"] is None

@@ -94,5 +94,5 @@ def test_adding_nodes_drains_the_pending_queue_sooner(
     assert q["starting_sooner"] >= 4 and q["starting_later"] == 0
     answer = out["answer"]
     assert "the 10 jobs pending now would all have started within" in answer
-    assert "**The queue now** (live): 8 jobs running, 10 pending" in answer
+    assert "**The queue now** (live): 8 running jobs, 10 pending" in answer
     assert problems(answer, facts) == []

@@ -16,6 +16,7 @@ from wass_chat.answers.kind import Facts, Kind
 from wass_chat.answers.markdown import plain
 from wass_chat.batch.whatif_answer import WhatIfFacts
 from wass_chat.batch.whatif_verdict import ci_words, signed
+from wass_chat.slurm.explain.phrases import jobs
 
 
 def _signed_kwh(change: float) -> str:
@@ -160,9 +161,14 @@ def _queue_lines(q: Facts | None) -> list[str]:
         return []
     lines = [
         "",
-        f"**The queue now** (live): {q['running']:,} jobs running, {q['pending']:,} pending"
+        f"**The queue now** (live): {jobs(q['running'], 'running')}, {q['pending']:,} pending"
         + (f", {q['held']:,} held (not replayed)" if q["held"] else "")
         + _not_modelled(q)
+        + (
+            f"; drained or down, so not replayed: {', '.join(lit(n) for n in q['closed_nodes'])}"
+            if q.get("closed_nodes")
+            else ""
+        )
         + ".",
     ]
     if "before" not in q:

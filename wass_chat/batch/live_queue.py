@@ -43,7 +43,8 @@ from sim.batch.model import UNLIMITED, BatchCluster, Workload
 from wass_chat.slurm.commands import SlurmCommands, scontrol_records
 from wass_chat.slurm.formats import is_set, memory_mb, slurm_duration, slurm_time, tres
 from wass_chat.slurm.hostlist import expand
-from wass_chat.slurm.queue_model import STARTABLE_REASONS
+from wass_chat.slurm.nodes import state_flags
+from wass_chat.slurm.queue_model import CLOSED_NODE_STATES, STARTABLE_REASONS
 
 NO_LIMIT_RUN_S = 7 * 86400
 """How long a job without a time limit (and a partition without MaxTime) is assumed to run."""
@@ -112,6 +113,8 @@ class LiveQueue:
     jobs: tuple[LiveJob, ...]
     held: tuple[str, ...] = ()
     """Pending jobs left out: held, or a dependency that can never be satisfied."""
+    closed_nodes: tuple[str, ...] = ()
+    """Drained or down nodes that run nothing (:func:`closed_idle_nodes`): not replayed."""
     not_modelled: tuple[tuple[str, str], ...] = ()
     """(job id, reason) of pending jobs left out because they wait for something the replay
     does not model (:data:`REPLAYED_REASONS`), or depend on such a job."""
@@ -226,7 +229,20 @@ def read_live_queue(commands: SlurmCommands | None = None, now_s: int | None = N
     when Slurm does not answer."""
     commands = commands or SlurmCommands()
     text = commands.run(["scontrol", "--oneliner", "show", "job"])
-    return queue_from_records(scontrol_records(text), int(time.time()) if now_s is None else now_s)
+    queue = queue_from_records(scontrol_records(text), int(time.time()) if now_s is None else now_s)
+    nodes = scontrol_records(commands.run(["scontrol", "--oneliner", "show", "nodes"]))
+    return replace(queue, closed_nodes=closed_idle_nodes(nodes))
+
+
+def closed_idle_nodes(nodes: Sequence[Mapping[str, str]]) -> tuple[str, ...]:
+    """Nodes Slurm starts no job on (drained, down...: the queue model's
+    :data:`~wass_chat.slurm.queue_model.CLOSED_NODE_STATES`) that run nothing: a replay of
+    the queue leaves them out (one still running jobs stays, as they need it)."""
+    return tuple(
+        r["NodeName"]
+        for r in nodes
+        if state_flags(r.get("State", "")) & CLOSED_NODE_STATES and int(r.get("CPUAlloc") or 0) == 0
+    )
 
 
 def queue_from_records(records: Sequence[Mapping[str, str]], now_s: int) -> LiveQueue:
@@ -253,7 +269,7 @@ def queue_from_records(records: Sequence[Mapping[str, str]], now_s: int) -> Live
         other += [(j.job_id, "Dependency (on a job not replayed)") for j in waits]
         left |= {j.job_id for j in waits}
         jobs = [j for j in jobs if j.job_id not in left]
-    return LiveQueue(now_s, tuple(jobs), tuple(held), tuple(other))
+    return LiveQueue(now_s, tuple(jobs), tuple(held), not_modelled=tuple(other))
 
 
 def _parent_left_out(job: LiveJob, left: set[str]) -> str:

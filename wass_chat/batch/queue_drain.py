@@ -16,6 +16,7 @@ job the backfill pass has planned) is given beside the replay's where it has one
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -31,8 +32,10 @@ def queue_drain(
     queue: LiveQueue, cluster: BatchCluster, scheduler: SchedulerConfig, changes: Changes
 ) -> dict[str, Any]:
     """The pending jobs' starts from now, replayed before and after ``changes`` (JSON-ready)."""
+    cluster = _without(cluster, queue.closed_nodes)
     qw = queue.workload(cluster)
     out: dict[str, Any] = {
+        "closed_nodes": list(queue.closed_nodes),
         "running": len(qw.running_rows),
         "pending": len(qw.pending_rows),
         "held": len(queue.held),
@@ -89,3 +92,16 @@ def _from_now(starts: np.ndarray, now_s: int) -> dict[str, Any]:
         "last_start_from_now_s": float(wait.max()),
         "starting_now": int((wait == 0).sum()),
     }
+
+
+def _without(cluster: BatchCluster, names: tuple[str, ...]) -> BatchCluster:
+    """``cluster`` less the nodes ``names`` (drained or down: Slurm starts nothing there)."""
+    if not names:
+        return cluster
+    gone = set(names)
+    return BatchCluster(
+        tuple(n for n in cluster.nodes if n.name not in gone),
+        tuple(
+            replace(p, nodes=tuple(x for x in p.nodes if x not in gone)) for p in cluster.partitions
+        ),
+    )

@@ -70,7 +70,7 @@ class QueueView:
     def figures(self) -> dict[str, float]:
         """The numbers :meth:`source_words` and :meth:`bound` state (facts an answer gives)."""
         return {
-            "queue_running_jobs": len({h.job_id for h in self.queue.held}),
+            "queue_running_jobs": len({h.job_id for h in self.queue.held if h.kind == "job"}),
             "queue_waiting_jobs": len(self.queue.waiting),
             "bf_interval_s": self.scheduler.bf_interval_s,
             "bf_resolution_s": self.scheduler.bf_resolution_s,

@@ -46,6 +46,7 @@ from sim.batch.model import UNLIMITED, BatchCluster, Partition, Workload, make_w
 from wass_chat.slurm.commands import SlurmCommands, parse_scontrol_record, scontrol_lines
 from wass_chat.slurm.formats import memory_mb, slurm_duration, slurm_time
 from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.nodes import state_flags
 from wass_chat.slurm.occupancy import count_ids
 from wass_chat.slurm.scontrol_cluster import (
     cluster_from_records,
@@ -70,6 +71,14 @@ nodes at 18:13:04.906), so its model gives a node no time to finish. Replaying f
 validate-start runs from their own inputs: 20, 20, 20 and 10 of 20 so, 10, 10, 10 and 20
 with a second; in the odd run a backfill pass (18:40:13.767) fell between that second's
 completions (.678 and .824) and placed jobs on the nodes already free."""
+FOREVER_S = 10 * 365 * 86400
+"""How long the model holds what has no end (a job without a limit, a closed node): a start
+that late is no start (:func:`predict` says None)."""
+CLOSED_NODE_STATES = frozenset(
+    {"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING", "FUTURE", "NOT_RESPONDING"}
+)
+"""Node state flags under which Slurm starts no new job on the node: its free CPUs are held
+for ever in the model (its running jobs still end at their limits)."""
 STARTABLE_REASONS = frozenset({"Resources", "Priority", "None", "BeginTime"})
 """Pending reasons of jobs that start in their turn (a begin time passes on its own)."""
 HOLDING_STATES = frozenset({"RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING"})
@@ -88,6 +97,9 @@ class Held:
     mem_mb: int
     end: datetime | None
     """Start plus time limit (an upper bound); None: no limit."""
+    kind: str = "job"
+    """``job`` (a running job's share), ``reservation`` (an active one's free CPUs) or
+    ``closed node`` (a drained or down node's free CPUs, held for ever)."""
 
 
 @dataclass(frozen=True)
@@ -374,7 +386,7 @@ def model_inputs(
         capacity[piece.node] -= cpus
         if cpus <= 0:
             continue
-        left = 10 * 365 * 86400 if piece.end is None else (piece.end - now).total_seconds()
+        left = FOREVER_S if piece.end is None else (piece.end - now).total_seconds()
         jobs.append(
             {
                 "id": f"@{piece.job_id}:{piece.node}:{k}",
@@ -399,7 +411,7 @@ def model_inputs(
                 "id": w.job_id,
                 "submit": place,
                 "earliest": arrive,
-                "runtime": max(1, limit - short_s) if limit != UNLIMITED else 10 * 365 * 86400,
+                "runtime": max(1, limit - short_s) if limit != UNLIMITED else FOREVER_S,
                 "limit": limit,
                 "nodes": w.nodes,
                 "cpus": w.cpus_per_node,
@@ -458,7 +470,7 @@ def predict(
     starts: dict[str, datetime | None] = {job: None for job in wanted}
     nodes: dict[str, tuple[str, ...]] = {}
     for i, job in enumerate(fitting.job_ids):
-        if job in wanted and result.start_s[i] >= 0:
+        if job in wanted and 0 <= result.start_s[i] - origin < FOREVER_S // 2:
             starts[job] = queue.now + timedelta(seconds=int(result.start_s[i]) - origin)
             nodes[job] = tuple(model.nodes[k].name for k in result.nodes_of(i))
     caveats = caveats_of(queue, fitting, workload)
@@ -576,11 +588,18 @@ def queue_from_text(
     used: dict[str, int] = {}
     for piece in held:
         used[piece.node] = used.get(piece.node, 0) + piece.cpus
+    for record in records(nodes_text):  # a drained or down node starts no new job
+        name, flags = record.get("NodeName", ""), state_flags(record.get("State", ""))
+        if name in index and flags & CLOSED_NODE_STATES:
+            free = cluster.nodes[index[name]].cpus - used.get(name, 0)
+            state = "+".join(sorted(flags & CLOSED_NODE_STATES))
+            held.append(Held(f"node {name} ({state})", name, max(0, free), 0, None, "closed node"))
+            used[name] = cluster.nodes[index[name]].cpus
     for name, nodes, end in active:
         for node in nodes:
             if node in index:
                 free = cluster.nodes[index[node]].cpus - used.get(node, 0)
-                held.append(Held(f"reservation {name}", node, max(0, free), 0, end))
+                held.append(Held(f"reservation {name}", node, max(0, free), 0, end, "reservation"))
                 used[node] = cluster.nodes[index[node]].cpus
     memory = "memory" in config_values(config_text).get("selecttypeparameters", "").lower()
     queue = LiveQueue(now, tuple(held), tuple(waiting), tuple(left_out), tuple(later), memory)
