@@ -449,14 +449,12 @@ def test_a_changed_request_of_a_job_that_never_starts_is_a_newcomer_to_the_queue
     from wass_chat.slurm.advice import JobRequest
     from wass_chat.slurm.live import Snapshot
     from wass_chat.slurm.queue_advice import newcomer
-    from wass_chat.slurm.queue_model import LiveQueue
 
     cluster = BatchCluster(
         tuple(BatchNode(n, c, c * 2**30) for n, c in (("n1", 2), ("n2", 2), ("n3", 4), ("n4", 8))),
         (Partition("debug", ("n1", "n2", "n3", "n4")), Partition("small", ("n1", "n2"))),
     )
     now = datetime(2026, 12, 3, 8, 0)
-    queue = LiveQueue(now, (), (), ())
     pending = Snapshot(
         "22",
         now,
@@ -469,17 +467,17 @@ def test_a_changed_request_of_a_job_that_never_starts_is_a_newcomer_to_the_queue
         priority={"age": "2", "priority": "2439"},
     )
     request = JobRequest(partition="debug", ntasks=10, mem="50M")
-    made = newcomer(queue, cluster, pending, request)
+    made = newcomer(cluster, pending, request)
     assert made is not None
     copy, unknown = made
     assert (copy.priority, unknown, copy.partition) == (2437, False, "debug")
     assert (copy.nodes, copy.cpus, copy.limit_s, copy.mem_mb_per_node) == (2, 10, 300, 50)
     ended = Snapshot("5", now, accounting={"State": "FAILED", "Timelimit": "00:01:00"})
-    made = newcomer(queue, cluster, ended, JobRequest(partition="small", time_min=2, mem="619M"))
+    made = newcomer(cluster, ended, JobRequest(partition="small", time_min=2, mem="619M"))
     assert made is not None and made[1] is True and made[0].priority == 0
     assert (made[0].nodes, made[0].limit_s, made[0].mem_mb_per_node) == (1, 120, 619)
-    assert newcomer(queue, cluster, pending, JobRequest(partition="debug", nodelist="n1")) is None
-    assert newcomer(queue, cluster, ended, JobRequest(licenses="matlab:1")) is None
+    assert newcomer(cluster, pending, JobRequest(partition="debug", nodelist="n1")) is None
+    assert newcomer(cluster, ended, JobRequest(licenses="matlab:1")) is None
 
 
 def test_a_drained_node_starts_no_job_in_the_model() -> None:

@@ -207,7 +207,7 @@ UNPLACED_OPTIONS = ("nodelist", "exclude", "constraint", "licenses", "gres", "re
 
 
 def newcomer(
-    queue: LiveQueue, cluster: BatchCluster, snap: Snapshot, request: JobRequest
+    cluster: BatchCluster, snap: Snapshot, request: JobRequest
 ) -> tuple[Waiting, bool] | None:
     """The changed request as a job submitted now, and whether its priority is unknown (then
     it queues behind every pending job: a finished or refused job's priority was not kept).
@@ -260,7 +260,7 @@ def judge_newcomer(
     1-CPU job would start in 15 minutes on a node with a CPU free, and a real copy started
     at once). Without the live queue, or a copy the model cannot place: :func:`judge`."""
     result = check(commands, request)
-    made = newcomer(live[0], live[1], snap, request) if live and result.start else None
+    made = newcomer(live[1], snap, request) if live and result.start else None
     if live is None or made is None:
         return judge(text, result, None, snap.now)
     queue, cluster, scheduler = live
