@@ -108,6 +108,11 @@ def validate_start_command(
     seed: int = typer.Option(0, "--seed", help="Queue seed (same seed, same queue)."),
     yes: bool = typer.Option(False, "--yes", help="Submit without asking (it asks otherwise)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    replay: Path | None = typer.Option(
+        None,
+        "--replay",
+        help="A saved run (this command's --json) predicted again by today's model, no Slurm.",
+    ),
 ) -> None:
     """Predict when changed copies of pending jobs start, then run them on the live cluster.
 
@@ -118,8 +123,17 @@ def validate_start_command(
     import sys
 
     from sim.errors import InputError
-    from wass_chat.slurm.start_validation import run_validation
+    from wass_chat.slurm.start_validation import replay_validation, run_validation
 
+    if replay is not None:
+        try:
+            saved = json.loads(replay.read_text())
+        except (OSError, ValueError) as exc:
+            raise InputError("validate-start --replay", [f"{replay}: {exc}"]) from exc
+        if not isinstance(saved, dict):
+            raise InputError("validate-start --replay", [f"{replay}: not a saved run"])
+        emit(replay_validation(saved), as_json, _render_start)
+        return
     if not yes:
         if not sys.stdin or not sys.stdin.isatty():
             raise InputError("validate-start", ["no terminal to confirm on: pass --yes"])
@@ -136,12 +150,18 @@ def validate_start_command(
 
 
 def _render_start(report: dict[str, Any]) -> None:
+    width = report["window_width_s"]
     console.print(
         f"{report['within']} of {report['jobs']} changed copies started within "
         f"{report['bound_s']} s ({report['bound']}) of the queue model's prediction "
-        f"(goal 18 of 20); sbatch --test-only alone: {report['test_only_within']} of "
-        f"{report['jobs']}"
+        f"(goal 18 of 20); its point alone: {report['within_point']}; sbatch --test-only "
+        f"alone: {report['test_only_within']} of {report['jobs']}"
     )
+    if width["median"] is not None:
+        console.print(
+            f"  window of the rules in doubt: median {width['median']:.0f} s, "
+            f"max {width['max']:.0f} s wide"
+        )
     errors = [abs(r["error_s"]) for r in report["per_job"] if r["error_s"] is not None]
     if errors:
         median = sorted(errors)[len(errors) // 2]

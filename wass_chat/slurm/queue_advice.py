@@ -109,6 +109,26 @@ class QueueView:
         return "; ".join(parts)
 
 
+WINDOW_SAID_S = 60
+"""A window of the rules in doubt this wide or wider is said as one ("between about 10:02
+and 10:04"); a narrower one as its point."""
+
+
+def start_words(found: Prediction, job_id: str, now: datetime) -> str:
+    """When ``found`` starts ``job_id``, as an answer says it: "now", "about 10:02", or
+    "between about 10:02 and 10:04" where the rules in doubt disagree by a minute or more
+    (:func:`~wass_chat.slurm.queue_model.rules_in_doubt`). '' when it is not started."""
+    start, window = found.starts.get(job_id), found.window(job_id)
+    if start is None or window is None:
+        return ""
+    low, high = window
+    if (high - low).total_seconds() >= WINDOW_SAID_S:
+        if low <= now:
+            return f"between now and about {clock(high, now)}"
+        return f"between about {clock(low, now)} and {clock(high, now)}"
+    return "now" if start <= now else f"about {clock(start, now)}"
+
+
 def queue_view(
     commands: SlurmCommands, job_id: str, now: datetime | None = None
 ) -> QueueView | None:
@@ -156,7 +176,7 @@ def judge_in_queue(
     if result.start is None:
         return Advice(text, result, False, f"Slurm would refuse it: {result.refusal}")
     copy = copy_of(view, request)
-    start, _ = copy_start(view, copy)
+    start, found = copy_start(view, copy)
     alone = _alone(result, now)
     base = view.start
     hedge = view.hedge()
@@ -164,7 +184,7 @@ def judge_in_queue(
         outcome = f"our replay of the whole queue cannot place it on its partition{alone}"
         return Advice(text, result, None, outcome, None, SOURCE)
     bound = view.own.tolerance_s
-    when = "now" if start <= now else f"at about {clock(start, now)}{hedge}"
+    when = _at(start_words(found, copy.job_id, now), hedge)
     if base is None:
         outcome = f"it would start {when} (our replay of the whole queue, {view.bound()}){alone}"
         return Advice(text, result, True, outcome, start, SOURCE)
@@ -176,11 +196,19 @@ def judge_in_queue(
     elif gain <= 0:
         compare = "not before"
     outcome = (
-        f"it would start {when}, {compare} about {clock(base, now)}{hedge} for the job as it "
+        f"it would start {when}, {compare} {start_words(view.own, view.job.job_id, now)}{hedge} "
+        "for the job as it "
         f"stands (both by our replay of the whole queue, {view.bound()}; the copy queued at "
         f"priority {copy.priority}, as a fresh job's){alone}"
     )
     return Advice(text, result, helps, outcome, start, SOURCE)
+
+
+def _at(words: str, hedge: str) -> str:
+    """'now', or 'at about 10:02' / 'between ...' with ``hedge`` (' at the earliest') after."""
+    if words == "now":
+        return words
+    return f"{'at ' if words.startswith('about') else ''}{words}{hedge}"
 
 
 def _alone(result: Check, now: datetime) -> str:
@@ -273,8 +301,7 @@ def judge_newcomer(
     now = snap.now
     ahead = [job for job, _ in queue.left_out if job != snap.job_id]  # may jump the line
     unknown_jobs = ahead or queue.future_reservations
-    when = "now" if start <= now else f"at about {clock(start, now)}"
-    when += " at the earliest" if unknown_jobs and start > now else ""
+    when = _at(start_words(found, copy.job_id, now), " at the earliest" if unknown_jobs else "")
     line = (
         f"behind all {len(others.waiting)} pending jobs it replays (its priority is not known)"
         if unknown

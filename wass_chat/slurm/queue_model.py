@@ -25,6 +25,11 @@ batch simulator (:mod:`sim.batch`) with the live queue and replays it forward fr
 A changed copy is a new job: it queues where a fresh job's priority puts it (the original's
 priority less its age factor, its job-size factor scaled to the new size: :func:`fresh_copy`).
 
+Two rules the live clusters have not settled (the second a node takes its next job in, how a
+blocked job's start is found among the ends) are replayed both ways (:func:`rules_in_doubt`):
+a start is the release's rules' point and the window all the replays span
+(:meth:`Prediction.window`), and the stated bound is the tolerance around that window.
+
 Everything here is pure (text in, starts out) so it is tested on each release's real output;
 :func:`live_queue` is the one function that asks Slurm.
 """
@@ -349,6 +354,27 @@ class Prediction:
     limit: one backfill interval (when it acts) plus one backfill slot (bf_resolution)."""
     nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Job id -> the nodes the model started it on (jobs that start within the horizon)."""
+    earliest: dict[str, datetime | None] = field(default_factory=dict)
+    latest: dict[str, datetime | None] = field(default_factory=dict)
+    """Job id -> the earliest and latest start among the replays under the rules in doubt
+    (:func:`rules_in_doubt`); both equal to ``starts`` where the rules agree, which is most
+    jobs. None where a replay does not start the job within the horizon."""
+
+    def window(self, job_id: str) -> tuple[datetime, datetime] | None:
+        """The job's start at the earliest and at the latest (None: no start known)."""
+        start = self.starts.get(job_id)
+        low, high = self.earliest.get(job_id, start), self.latest.get(job_id, start)
+        if start is None or low is None or high is None:
+            return None
+        return min(low, start), max(high, start)
+
+    def within(self, job_id: str, real: datetime) -> bool:
+        """Whether ``real`` is within the stated bound: ``tolerance_s`` of the window."""
+        window = self.window(job_id)
+        if window is None:
+            return False
+        slack = timedelta(seconds=self.tolerance_s)
+        return window[0] - slack <= real <= window[1] + slack
 
 
 def model_inputs(
@@ -454,6 +480,8 @@ def predict(
     """Replay ``queue`` (and ``extra``) forward from ``now``; each waiting job's start, every
     job running to its limit (less ``short_s``: :func:`model_inputs`), its nodes free
     ``completing_s`` after it ends (None: as ``scheduler`` says, :func:`slurm_backfill`).
+    ``starts`` are the release's rules' replay; ``earliest`` and ``latest`` span the replays
+    under every rule in doubt (:func:`rules_in_doubt`).
 
     Simulated time runs in phase with the epoch modulo ``bf_resolution`` and the will-run
     test's 30 s barrier, because Slurm's backfill slots are multiples of the one and its
@@ -463,18 +491,70 @@ def predict(
     origin = int(queue.now.timestamp()) % phase
     model, workload = model_inputs(queue, cluster, extra, extra_after_s, origin, short_s)
     handover = scheduler.completing_s if completing_s is None else completing_s
-    config = replace(scheduler, order="fifo", completing_s=handover, kill_grace_s=0)
+    own = replace(scheduler, order="fifo", completing_s=handover, kill_grace_s=0)
     wanted = {w.job_id for w in (*queue.waiting, *extra)}
     fitting = _drop_unfit(model, workload)
-    result = simulate_batch(model, fitting, config)
-    starts: dict[str, datetime | None] = {job: None for job in wanted}
+    replays = [_replay(model, fitting, rules, origin) for rules in rules_in_doubt(own)]
+    offsets, placed = replays[0]
+    nodes = {job: on for job, on in placed.items() if job in wanted}
+
+    def when(offset: int | None) -> datetime | None:
+        return None if offset is None else queue.now + timedelta(seconds=offset)
+
+    starts = {job: when(offsets.get(job)) for job in wanted}
+    earliest, latest = {}, {}
+    for job in wanted:
+        seen = [o.get(job) for o, _ in replays]
+        known = [o for o in seen if o is not None]
+        earliest[job] = when(min(known)) if known else None
+        latest[job] = when(max(known)) if len(known) == len(seen) else None
+    caveats = caveats_of(queue, fitting, workload)
+    return Prediction(starts, caveats, tolerance(scheduler), nodes, earliest, latest)
+
+
+def rules_in_doubt(scheduler: SchedulerConfig) -> tuple[SchedulerConfig, ...]:
+    """``scheduler`` (the release's rules, :func:`slurm_backfill`) first, then the same with
+    each rule the live clusters have not settled flipped, alone and together: whether a node
+    takes its next job in the second its last one ended or the second after, and how the
+    backfill plan finds a blocked job's start among the running jobs' ends (in 30 s batches
+    or end by end).
+
+    Both split across validate-start runs of one release (2026-12-03, 20 changed copies a
+    run, replayed with ``--replay``): on 24.11 one run's starts fit the second after (20 of 20
+    with it, 15 with the same second) and another's the same second (20 against 12): jobs
+    that end at their limits hand over within a second either way, and a backfill pass can
+    fall between that second's completions (:data:`SAME_SECOND_HANDOVER_UNTIL`); on 26.05
+    one run fit the 30 s batches (18 with them, 15 end by end) although its ``--test-only``
+    goes end by end. The window the four replays span held 18-20 of 20 in each of seven
+    runs on the three releases, median width 5-64 s. Flipping how cons_tres weighs runs of
+    free nodes as well (:data:`NODE_RUNS_BY_CPUS_UNTIL`) held 20 in all seven, but widened
+    the windows to 6 minutes, so it is not. A hand-built ``scheduler`` (not Slurm's
+    consecutive node order) has no doubt."""
+    if scheduler.node_order != "consecutive":
+        return (scheduler,)
+    handover = replace(scheduler, completing_s=0 if scheduler.completing_s else COMPLETING_S)
+    barrier = not scheduler.bf_will_run_barrier
+    return (
+        scheduler,
+        handover,
+        replace(scheduler, bf_will_run_barrier=barrier),
+        replace(handover, bf_will_run_barrier=barrier),
+    )
+
+
+def _replay(
+    model: BatchCluster, fitting: Workload, rules: SchedulerConfig, origin: int
+) -> tuple[dict[str, int], dict[str, tuple[str, ...]]]:
+    """Seconds from now to each job's start within the horizon, and the nodes it got."""
+    result = simulate_batch(model, fitting, rules)
+    offsets: dict[str, int] = {}
     nodes: dict[str, tuple[str, ...]] = {}
     for i, job in enumerate(fitting.job_ids):
-        if job in wanted and 0 <= result.start_s[i] - origin < FOREVER_S // 2:
-            starts[job] = queue.now + timedelta(seconds=int(result.start_s[i]) - origin)
+        offset = int(result.start_s[i]) - origin
+        if 0 <= offset < FOREVER_S // 2:
+            offsets[job] = offset
             nodes[job] = tuple(model.nodes[k].name for k in result.nodes_of(i))
-    caveats = caveats_of(queue, fitting, workload)
-    return Prediction(starts, caveats, tolerance(scheduler), nodes)
+    return offsets, nodes
 
 
 def _drop_unfit(cluster: BatchCluster, workload: Workload) -> Workload:

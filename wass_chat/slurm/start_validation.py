@@ -36,11 +36,13 @@ from typing import Any
 
 import numpy as np
 
+from sim.batch.config import SchedulerConfig
 from sim.errors import InputError
 from wass_chat.slurm.advice import JobRequest, check
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_parsable
 from wass_chat.slurm.formats import slurm_time
 from wass_chat.slurm.queue_model import (
+    Prediction,
     Waiting,
     fresh_copy,
     predict,
@@ -179,42 +181,104 @@ def run_validation(
         starts, priorities = _wait_for_starts(commands, copy_ids, time.monotonic() + timeout_s, say)
     finally:
         _cancel_ours(commands, ids)
-    bound = tolerance(scheduler)
-    rows = []
-    for (jid, what, _copy, model), cid, said in zip(copies, copy_ids, alone, strict=True):
-        predicted, real = found.starts.get(model.job_id), starts.get(cid)
-        error = (real - predicted).total_seconds() if predicted and real else None
-        test_error = (real - said).total_seconds() if said and real else None
-        rows.append(
+    result = {
+        "inputs": texts,
+        "queue": [asdict(j) for j in pending],
+        "copies": [[jid, asdict(copy)] for jid, _, copy, _ in copies],
+        "extra_after_s": extra_s,
+        "per_job": [
             {
                 "job": jid,
                 "copy": cid,
                 "change": what,
-                "predicted_start": predicted.isoformat(timespec="seconds") if predicted else None,
-                "real_start": real.isoformat(timespec="seconds") if real else None,
+                "real_start": _iso(starts.get(cid)),
+                "test_only_start": _iso(said),
+                "real_priority": priorities.get(cid),
+            }
+            for (jid, what, *_), cid, said in zip(copies, copy_ids, alone, strict=True)
+        ],
+    }
+    return compare(result, found, scheduler)
+
+
+def replay_validation(saved: dict[str, Any]) -> dict[str, Any]:
+    """A saved run (:func:`run_validation`'s JSON) predicted again by today's queue model,
+    without Slurm: the queue as Slurm printed it, the same copies, their real starts."""
+    try:
+        texts, copies, rows = saved["inputs"], saved["copies"], saved["per_job"]
+        queue, cluster, scheduler = queue_from_texts(texts)
+        waiting = {w.job_id: w for w in queue.waiting}
+        models = [
+            fresh_copy(
+                waiting[jid],
+                cluster,
+                job_id=f"copy-{k}",
+                cpus=int(copy["cpus"]),
+                nodes=int(copy["nodes"]),
+                limit_s=int(copy["limit_min"]) * 60,
+            )
+            for k, (jid, copy) in enumerate(copies)
+        ]
+        gone = {jid for jid, _ in copies}
+        extra_s = int(saved["extra_after_s"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError("validate-start --replay", [f"not a saved run: missing {exc}"]) from exc
+    without = replace(queue, waiting=tuple(w for w in queue.waiting if w.job_id not in gone))
+    found = predict(without, cluster, scheduler, models, extra_s)
+    return compare({**saved, "per_job": rows}, found, scheduler)
+
+
+def compare(
+    result: dict[str, Any], found: Prediction, scheduler: SchedulerConfig
+) -> dict[str, Any]:
+    """``result`` (inputs and per-job real starts) with the prediction beside each real
+    start: within the bound of the window the rules in doubt span, and of its point."""
+    bound = tolerance(scheduler)
+    rows, widths = [], []
+    for k, row in enumerate(result["per_job"]):
+        model = f"copy-{k}"
+        predicted, real = found.starts.get(model), slurm_time(row.get("real_start") or "")
+        said = slurm_time(row.get("test_only_start") or "")
+        window = found.window(model)
+        error = (real - predicted).total_seconds() if predicted and real else None
+        test_error = (real - said).total_seconds() if said and real else None
+        if window is not None:
+            widths.append((window[1] - window[0]).total_seconds())
+        rows.append(
+            {
+                **{key: row.get(key) for key in ("job", "copy", "change", "real_priority")},
+                "predicted_start": _iso(predicted),
+                "earliest_start": _iso(window[0] if window else None),
+                "latest_start": _iso(window[1] if window else None),
+                "real_start": _iso(real),
                 "error_s": error,
-                "within": error is not None and abs(error) <= bound,
-                "test_only_start": said.isoformat(timespec="seconds") if said else None,
+                "within": real is not None and found.within(model, real),
+                "within_point": error is not None and abs(error) <= bound,
+                "test_only_start": _iso(said),
                 "test_only_error_s": test_error,
                 "test_only_within": test_error is not None and abs(test_error) <= bound,
-                "predicted_priority": model.priority,
-                "real_priority": priorities.get(cid),
             }
         )
     return {
         "jobs": len(rows),
         "within": sum(r["within"] for r in rows),
+        "within_point": sum(r["within_point"] for r in rows),
         "test_only_within": sum(r["test_only_within"] for r in rows),
         "bound_s": bound,
         "bound": f"bf_interval ({scheduler.bf_interval_s} s) + bf_resolution "
-        f"({scheduler.bf_resolution_s} s)",
+        f"({scheduler.bf_resolution_s} s) around the window of the rules in doubt",
+        "window_width_s": {
+            "median": float(np.median(widths)) if widths else None,
+            "max": max(widths, default=None),
+        },
         "caveats": list(found.caveats),
+        **{k: result[k] for k in ("queue", "inputs", "copies", "extra_after_s") if k in result},
         "per_job": rows,
-        "queue": [asdict(j) for j in pending],
-        "inputs": texts,
-        "copies": [[jid, asdict(copy)] for jid, _, copy, _ in copies],
-        "extra_after_s": extra_s,
     }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat(timespec="seconds") if moment else None
 
 
 def _test_only(commands: SlurmCommands, job: QueueJob) -> datetime | None:

@@ -43,6 +43,7 @@ from wass_chat.slurm.queue_advice import (
     judge_newcomer,
     queue_or_none,
     queue_view,
+    start_words,
 )
 from wass_chat.slurm.reasons import NO_START, PENDING_STATES, Reason, classify
 
@@ -242,7 +243,8 @@ def _expected_start(
         out.expected_start = view.start
         out.expected_start_source = "queue model"
         out.expected_start_note = (
-            f"about {clock(view.start, snap.now)}{view.hedge()} ({view.source_words()}; "
+            f"{start_words(view.own, snap.job_id, snap.now)}{view.hedge()} "
+            f"({view.source_words()}; "
             f"{view.bound()}; Slurm has not estimated a start yet)"
         )
         if view.why_hedged():
