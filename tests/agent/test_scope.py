@@ -81,6 +81,21 @@ def test_how_jobs_used_their_gpus_is_answered_by_gpu_usage(
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "what if n1 is resumed?",
+        "what if we undrain n[1-2]?",
+        "what would happen if node n1 came back online",
+    ],
+)
+def test_a_drained_nodes_return_is_refused_not_simulated_on_the_demo(text: str) -> None:
+    """It got the demo workflow's simulation (no node n1 in it) from the workflow what-if."""
+    intent = route(text)
+    assert intent.tool == "" and intent.refused
+    assert "return to service" in intent.reply and "1 more node" in intent.reply
+
+
+@pytest.mark.parametrize(
     ("text", "tool"),
     [
         ("what if we raise the time limit of the long partition to 48 hours?", "cluster_whatif"),
@@ -90,6 +105,8 @@ def test_how_jobs_used_their_gpus_is_answered_by_gpu_usage(
         ("how efficient was job 42?", "efficiency"),
         ("what's the gpu partition's queue like right now", "queue_overview"),
         ("if we add 8 GPU nodes, how much shorter are waits?", "cluster_whatif"),
+        ("why is n1 drained?", "cluster_status"),
+        ("what if the debug partition had 1 more node?", "cluster_whatif"),
     ],
 )
 def test_in_scope_neighbours_of_the_refused_topics_still_run_their_tool(

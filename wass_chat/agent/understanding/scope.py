@@ -152,6 +152,22 @@ TOPICS: tuple[Topic, ...] = (
     ),
     GPU_READINGS,
     Topic(
+        "I cannot replay a drained or down node's return to service: the queue what-if adds "
+        'or removes nodes of a partition ("what if the debug partition had 1 more node?" '
+        "asks much the same), and the node list says why a node is drained and since when",
+        re.compile(
+            r"\b(?:resum\w*|undrain\w*|un-drain\w*|reopen\w*|re-?enabl\w*|reinstat\w*|"
+            r"bring\w*\s+back|brought\s+back|return\w*)\s+(?:the\s+)?(?:nodes?\s+)?"
+            r"(?:[a-z][a-z-]*[\d\[][\w\[\],-]*|nodes?|it|them)(?!\w)|"
+            r"\b(?:nodes?\s+)?[a-z][a-z-]*[\d\[][\w\[\],-]*\s+(?:is|are|was|were|gets?|got|came|"
+            r"comes|"
+            r"goes|went)\s+(?:resumed|undrained|reopened|re-?enabled|reinstated|"
+            r"back(?:\s+(?:up|online|in\s+service))?|returned)\b",
+            re.I,
+        ),
+        qualifiable=False,
+    ),
+    Topic(
         "I have no live readings of nodes' memory or CPU load (the node list gives their "
         "states, a job's efficiency its CPU and memory use)",
         re.compile(
