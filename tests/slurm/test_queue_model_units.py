@@ -566,3 +566,33 @@ def test_a_start_the_rules_in_doubt_disagree_on_is_said_as_a_window() -> None:
     assert start_words(found, "gone", now) == ""
     assert found.within("two", at["c"] + timedelta(seconds=65))
     assert not found.within("two", at["a"] - timedelta(seconds=66))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_replay_is_closer_to_slurms_real_starts_than_slurms_own_estimate(version: str) -> None:
+    """Why a why-pending answer's expected start is the replay's, with ``squeue --start``'s
+    beside it (``explain._expected_start``): on each captured queue Slurm's estimate (its
+    backfill plan) is within the bound for few jobs, most of them minutes late."""
+    folder, queue, cluster, scheduler = _moment(version)
+    fields = ("id", "start")
+    real = {
+        r["id"]: slurm_time(r["start"])
+        for r in parse_parsable((folder / "sacct-starts.txt").read_text(), fields)
+    }
+    estimate = {
+        r["id"]: slurm_time(r["start"])
+        for r in parse_parsable((folder / "squeue-start.txt").read_text(), (*fields, "nodes"))
+    }
+    found = predict(
+        queue, cluster, scheduler, short_s=CAPTURED_SHORT_S, completing_s=CAPTURED_COMPLETING_S
+    )
+    bound = timedelta(seconds=tolerance(scheduler))
+
+    def within(starts: dict) -> int:
+        return sum(
+            1
+            for job, start in real.items()
+            if start and starts.get(job) and abs(starts[job] - start) <= bound
+        )
+
+    assert within(estimate) <= 0.3 * len(real) < 0.8 * len(real) <= within(found.starts)

@@ -126,7 +126,11 @@ def test_resources_names_the_blocker_and_its_end(scenarios: dict[str, str], sess
     assert f"{len(holders)} running jobs hold all 8 CPUs of n4" in facts["verdict"]
     assert "8 CPUs on one node" in facts["verdict"]
     assert "about" not in facts["verdict"]  # the one start time is the expected start's
-    assert facts["expected_start"] is not None and facts["expected_start_source"] == "slurm"
+    # the replay of the whole queue, with Slurm's own estimate beside it when it has one
+    source, note = facts["expected_start_source"], str(facts["expected_start_note"])
+    assert facts["expected_start"] is not None and source in {"queue model", "slurm"}
+    if source == "queue model" and run(["squeue", "-h", "--start", "-j", scenarios["resources"]]):
+        assert "Slurm's own estimate (squeue --start)" in note or "not estimated" in note
 
 
 def test_priority_gives_rank_and_factors(scenarios: dict[str, str], session_home: Path) -> None:
