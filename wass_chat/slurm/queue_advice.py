@@ -118,10 +118,10 @@ def start_words(found: Prediction, job_id: str, now: datetime) -> str:
     """When ``found`` starts ``job_id``, as an answer says it: "now", "about 10:02", or
     "between about 10:02 and 10:04" where the rules in doubt disagree by a minute or more
     (:func:`~wass_chat.slurm.queue_model.rules_in_doubt`). '' when it is not started."""
-    start, window = found.starts.get(job_id), found.window(job_id)
-    if start is None or window is None:
+    start = found.starts.get(job_id)
+    if start is None:
         return ""
-    low, high = window
+    low, high = found.window(job_id) or (start, start)
     if (high - low).total_seconds() >= WINDOW_SAID_S:
         if low <= now:
             return f"between now and about {clock(high, now)}"

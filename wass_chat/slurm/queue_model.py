@@ -358,7 +358,7 @@ class Prediction:
     latest: dict[str, datetime | None] = field(default_factory=dict)
     """Job id -> the earliest and latest start among the replays under the rules in doubt
     (:func:`rules_in_doubt`); both equal to ``starts`` where the rules agree, which is most
-    jobs. None where a replay does not start the job within the horizon."""
+    jobs; a replay that does not start the job within the horizon does not count."""
 
     def window(self, job_id: str) -> tuple[datetime, datetime] | None:
         """The job's start at the earliest and at the latest (None: no start known)."""
@@ -504,10 +504,9 @@ def predict(
     starts = {job: when(offsets.get(job)) for job in wanted}
     earliest, latest = {}, {}
     for job in wanted:
-        seen = [o.get(job) for o, _ in replays]
-        known = [o for o in seen if o is not None]
+        known = [o[job] for o, _ in replays if job in o]
         earliest[job] = when(min(known)) if known else None
-        latest[job] = when(max(known)) if len(known) == len(seen) else None
+        latest[job] = when(max(known)) if known else None
     caveats = caveats_of(queue, fitting, workload)
     return Prediction(starts, caveats, tolerance(scheduler), nodes, earliest, latest)
 
