@@ -518,6 +518,7 @@ def test_a_saved_validate_start_run_replays_within_the_window_the_rules_in_doubt
     for row in report["per_job"]:
         assert row["earliest_start"] <= row["predicted_start"] <= row["latest_start"]
         assert row["real_start"] == recorded[row["copy"]]
+        assert row["predicted_priority"] == row["real_priority"]  # the copy queued as Slurm did
 
 
 def test_rules_in_doubt_are_only_those_of_a_scheduler_read_from_slurm() -> None:

@@ -37,11 +37,13 @@ from typing import Any
 import numpy as np
 
 from sim.batch.config import SchedulerConfig
+from sim.batch.model import BatchCluster
 from sim.errors import InputError
 from wass_chat.slurm.advice import JobRequest, check
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, parse_parsable
 from wass_chat.slurm.formats import slurm_time
 from wass_chat.slurm.queue_model import (
+    LiveQueue,
     Prediction,
     Waiting,
     fresh_copy,
@@ -156,26 +158,15 @@ def run_validation(
                 "validate-start",
                 [f"only {len(chosen)} of the jobs still wait: the cluster is too free"],
             )
-        copies: list[tuple[str, str, QueueJob, Waiting]] = []
-        for k, (jid, job) in enumerate(chosen):
-            what, copy = changed(job, k)
-            model = fresh_copy(
-                waiting[jid],
-                cluster,
-                job_id=f"copy-{k}",
-                cpus=copy.cpus,
-                nodes=copy.nodes,
-                limit_s=copy.limit_min * 60,
-            )
-            copies.append((jid, what, copy, model))
+        copies = [(jid, *changed(job, k)) for k, (jid, job) in enumerate(chosen)]
         gone = {jid for jid, *_ in copies}
-        rest = tuple(w for w in queue.waiting if w.job_id not in gone)
-        without = replace(queue, waiting=rest)
-        alone = [_test_only(commands, copy) for _, _, copy, _ in copies]
+        alone = [_test_only(commands, copy) for _, _, copy in copies]
         extra_s = max(1, int((datetime.now() - queue.now).total_seconds()) + 1)
-        found = predict(without, cluster, scheduler, [m for *_, m in copies], extra_s)
+        models, found = predict_copies(
+            queue, cluster, scheduler, [(jid, copy) for jid, _, copy in copies], extra_s
+        )
         commands.cancel(sorted(gone))
-        copy_ids = [commands.sbatch(copy.sbatch_argv()) for _, _, copy, _ in copies]
+        copy_ids = [commands.sbatch(copy.sbatch_argv()) for _, _, copy in copies]
         ids += copy_ids
         say(f"cancelled {len(gone)} pending jobs and submitted their changed copies")
         starts, priorities = _wait_for_starts(commands, copy_ids, time.monotonic() + timeout_s, say)
@@ -184,7 +175,7 @@ def run_validation(
     result = {
         "inputs": texts,
         "queue": [asdict(j) for j in pending],
-        "copies": [[jid, asdict(copy)] for jid, _, copy, _ in copies],
+        "copies": [[jid, asdict(copy)] for jid, _, copy in copies],
         "extra_after_s": extra_s,
         "per_job": [
             {
@@ -195,48 +186,61 @@ def run_validation(
                 "test_only_start": _iso(said),
                 "real_priority": priorities.get(cid),
             }
-            for (jid, what, *_), cid, said in zip(copies, copy_ids, alone, strict=True)
+            for (jid, what, _), cid, said in zip(copies, copy_ids, alone, strict=True)
         ],
     }
-    return compare(result, found, scheduler)
+    return compare(result, models, found, scheduler)
+
+
+def predict_copies(
+    queue: LiveQueue,
+    cluster: BatchCluster,
+    scheduler: SchedulerConfig,
+    copies: list[tuple[str, QueueJob]],
+    extra_s: int,
+) -> tuple[list[Waiting], Prediction]:
+    """Each (pending job, its changed copy) as a fresh job ``copy-K`` replacing the job, and
+    the queue model's prediction for them all, submitted ``extra_s`` after the queue's now."""
+    waiting = {w.job_id: w for w in queue.waiting}
+    models = [
+        fresh_copy(
+            waiting[jid],
+            cluster,
+            job_id=f"copy-{k}",
+            cpus=copy.cpus,
+            nodes=copy.nodes,
+            limit_s=copy.limit_min * 60,
+        )
+        for k, (jid, copy) in enumerate(copies)
+    ]
+    gone = {jid for jid, _ in copies}
+    without = replace(queue, waiting=tuple(w for w in queue.waiting if w.job_id not in gone))
+    return models, predict(without, cluster, scheduler, models, extra_s)
 
 
 def replay_validation(saved: dict[str, Any]) -> dict[str, Any]:
     """A saved run (:func:`run_validation`'s JSON) predicted again by today's queue model,
     without Slurm: the queue as Slurm printed it, the same copies, their real starts."""
     try:
-        texts, copies, rows = saved["inputs"], saved["copies"], saved["per_job"]
-        queue, cluster, scheduler = queue_from_texts(texts)
-        waiting = {w.job_id: w for w in queue.waiting}
-        models = [
-            fresh_copy(
-                waiting[jid],
-                cluster,
-                job_id=f"copy-{k}",
-                cpus=int(copy["cpus"]),
-                nodes=int(copy["nodes"]),
-                limit_s=int(copy["limit_min"]) * 60,
-            )
-            for k, (jid, copy) in enumerate(copies)
-        ]
-        gone = {jid for jid, _ in copies}
+        queue, cluster, scheduler = queue_from_texts(saved["inputs"])
+        copies = [(str(jid), QueueJob(**copy)) for jid, copy in saved["copies"]]
         extra_s = int(saved["extra_after_s"])
+        models, found = predict_copies(queue, cluster, scheduler, copies, extra_s)
+        return compare(saved, models, found, scheduler)
     except (KeyError, TypeError, ValueError) as exc:
-        raise InputError("validate-start --replay", [f"not a saved run: missing {exc}"]) from exc
-    without = replace(queue, waiting=tuple(w for w in queue.waiting if w.job_id not in gone))
-    found = predict(without, cluster, scheduler, models, extra_s)
-    return compare({**saved, "per_job": rows}, found, scheduler)
+        raise InputError("validate-start --replay", [f"not a saved run: {exc!r}"]) from exc
 
 
 def compare(
-    result: dict[str, Any], found: Prediction, scheduler: SchedulerConfig
+    result: dict[str, Any], models: list[Waiting], found: Prediction, scheduler: SchedulerConfig
 ) -> dict[str, Any]:
-    """``result`` (inputs and per-job real starts) with the prediction beside each real
-    start: within the bound of the window the rules in doubt span, and of its point."""
+    """``result`` (inputs and per-job real starts) with the prediction of each copy
+    (``models``) beside its real start: within the bound of the window the rules in doubt
+    span, and of its point."""
     bound = tolerance(scheduler)
     rows, widths = [], []
-    for k, row in enumerate(result["per_job"]):
-        model = f"copy-{k}"
+    for row, copy in zip(result["per_job"], models, strict=True):
+        model = copy.job_id
         predicted, real = found.starts.get(model), slurm_time(row.get("real_start") or "")
         said = slurm_time(row.get("test_only_start") or "")
         window = found.window(model)
@@ -257,6 +261,7 @@ def compare(
                 "test_only_start": _iso(said),
                 "test_only_error_s": test_error,
                 "test_only_within": test_error is not None and abs(test_error) <= bound,
+                "predicted_priority": copy.priority,
             }
         )
     return {
