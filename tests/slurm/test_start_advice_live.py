@@ -1,7 +1,7 @@
 """The why-pending advice's start time, checked by running the changed job on the real cluster.
 
-The queue: jobs that fill the cluster for one minute, three waves of higher-priority jobs that
-will take all of it for the three minutes after, and the job asked about (1 CPU, ``--time=3``,
+The queue: jobs that fill the cluster for one minute, two waves of higher-priority jobs that
+will take all of it for the two minutes after, and the job asked about (1 CPU, ``--time=3``,
 a low priority). The test asks "why is job N pending?", takes the advice "ask for --time=1",
 checks that its start comes from the queue model and that the answer names what
 ``--test-only`` said beside it, cancels the job, submits the copy exactly as the advice
@@ -39,6 +39,9 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow]  # the cluster fixture adds t
 
 SHAPES = ("8", "4", "2", "2")
 """CPUs per job that fill n4, n3, n1 and n2 (8, 4, 2, 2 CPUs)."""
+WAVES = 2
+"""Full-cluster minutes queued behind the fill: enough that a newcomer's start is more than
+twice the bound out (about 170 s against 130 s), each one more a minute of this test's wall."""
 
 
 @pytest.fixture
@@ -90,7 +93,7 @@ def test_the_changed_copys_predicted_start_is_slurms_real_start(
             sbatch("-N1", "-c", cpus, "--mem=100M", "-t", "1", wrap="sleep 57") for cpus in SHAPES
         ]
         wait_for_reasons(dict.fromkeys(fill, "RUNNING"))  # the waves queue behind it
-        for _wave in range(3):
+        for _wave in range(WAVES):
             for cpus in SHAPES:
                 sbatch("-N1", "-c", cpus, "--mem=100M", "-t", "1", wrap="sleep 57")
         job = sbatch("-N1", "-c", "1", "--mem=100M", "-t", "3", "--nice=500", wrap="sleep 177")
@@ -115,15 +118,15 @@ def test_the_changed_copys_predicted_start_is_slurms_real_start(
         copy = sbatch(*argv[2:-1], wrap="sleep 57")
         hog_argv = shlex.split(more[0]["checked_with"])
         resubmitted = sbatch(*hog_argv[2:-1], wrap="sleep 57")
-        real = _start_of(copy, timeout_s=420)
+        real = _start_of(copy, timeout_s=360)
         _queue, _cluster, scheduler = live_queue(SlurmCommands())
         bound = timedelta(seconds=tolerance(scheduler))
         assert abs(real - predicted) <= bound, (real, predicted, advice)
-        # the resubmitted job waits for the three waves ahead of it, as the replay said
+        # the resubmitted job waits for the waves ahead of it, as the replay said
         # (--test-only, blind to them, says what it says beside it)
         assert after_waves - asked > 2 * bound, more[0]
         assert abs(_start_of(resubmitted, timeout_s=60) - after_waves) <= bound, more[0]
-        # behind three full waves a shorter limit gains nothing, and the answer must not say so
+        # behind full waves a shorter limit gains nothing, and the answer must not say so
         assert advice["helps"] is not True, advice
     finally:
         reset_cluster()
