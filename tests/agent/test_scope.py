@@ -107,6 +107,9 @@ def test_a_drained_nodes_return_is_refused_not_simulated_on_the_demo(text: str) 
         ("if we add 8 GPU nodes, how much shorter are waits?", "cluster_whatif"),
         ("why is n1 drained?", "cluster_status"),
         ("what if the debug partition had 1 more node?", "cluster_whatif"),
+        ("when does the maintenance reservation end?", "cluster_status"),
+        ("what reservations are there?", "cluster_status"),
+        ("is n3 reserved tonight?", "cluster_status"),
     ],
 )
 def test_in_scope_neighbours_of_the_refused_topics_still_run_their_tool(

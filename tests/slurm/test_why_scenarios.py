@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ from tests.slurm.why_cases import (
     PENDING,
     QOS_ONLY,
     QUESTIONS,
+    RESERVATION,
     SHRUNK,
     TOO_BIG_REFUSED,
     ask_offline,
@@ -44,8 +46,9 @@ from tests.slurm.why_cases import (
     slurm_reason,
 )
 from tests.support import CliRun, run_cli
-from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.slurm.commands import SlurmCommands, scontrol_records
 from wass_chat.slurm.explain.queue import JOB_IDS_SHOWN
+from wass_chat.slurm.formats import clock
 from wass_chat.slurm.reasons import REASONS
 
 NEVER_AS_REQUESTED = {r.code for r in REASONS if r.outcome == "never"}
@@ -340,6 +343,33 @@ def test_node_questions_say_why_a_node_takes_no_jobs(
     pending = len(run(["squeue", "-h", "-t", "PD", "-o", "%i"]).split())
     assert busy["facts"]["pending_jobs"] == pending > 0
     assert f"{pending} pending jobs (/queue says why)" in busy["facts"]["verdict"]
+
+
+def test_reservations_are_named_with_their_nodes_times_and_users(
+    scenarios: dict[str, str], session_home: Path
+) -> None:
+    """'is there a reservation?' is answered from ``scontrol show reservations`` (it was the node
+    list alone), and the maintenance wording is no refusal about the site's plans."""
+    (record,) = [
+        r
+        for r in scontrol_records(run(["scontrol", "--oneliner", "show", "reservations"]))
+        if r.get("ReservationName") == RESERVATION
+    ]
+    start, end = (clock(datetime.fromisoformat(record[k])) for k in ("StartTime", "EndTime"))
+    said = f"{RESERVATION} on {record['Nodes']}, {start} to {end}, for users {record['Users']}"
+    for question in (
+        "is there a reservation on the cluster?",
+        "when does the maint reservation end?",
+    ):
+        answer = ask_offline(question)
+        assert answer["tools"] == ["cluster_status"], (question, answer["tools"])
+        assert f"1 reservation: {said}." in answer["facts"]["verdict"], answer["facts"]["verdict"]
+        assert f"- `{RESERVATION}` on {record['Nodes']}, {start} to {end}" in answer["text"]
+    on_node = ask_offline(f"why is {record['Nodes']} busy?")["facts"]["verdict"]
+    assert on_node.endswith(f"Reserved: {said}."), on_node
+    elsewhere = ask_offline("is n2 reserved?")
+    assert "Reserved" not in elsewhere["facts"]["verdict"]
+    assert "**Reservations** (`scontrol show reservations`):\n- none" in elsewhere["text"]
 
 
 def test_queue_overview_counts_what_squeue_shows(scenarios: dict[str, str], session_home: Path):

@@ -232,7 +232,13 @@ def test_the_cluster_verdict_says_who_holds_the_cpus_and_what_waits() -> None:
     jobs wait, from the running jobs and the pending count."""
     from datetime import datetime
 
-    from wass_chat.slurm.explain.nodes import ClusterFacts, cluster_verdict, node_facts, user_loads
+    from wass_chat.slurm.explain.nodes import (
+        ClusterFacts,
+        NodeFacts,
+        cluster_verdict,
+        node_facts,
+        user_loads,
+    )
     from wass_chat.slurm.live import RunningJob
 
     def job(i: int, user: str, cpus: int) -> RunningJob:
@@ -259,7 +265,13 @@ def test_the_cluster_verdict_says_who_holds_the_cpus_and_what_waits() -> None:
     )
     assert cluster_verdict(busy) == (
         "The node takes jobs; 12 of 16 CPUs are allocated (5 running jobs: bob 6 CPUs in 2 jobs, "
-        "alice 4 in 1, carol 1 in 1 and 1 more user); 3 pending jobs (/queue says why)."
+        "alice 4 in 1, carol 1 in 1 and 1 more user); 3 pending jobs (/queue says why). "
+        "Free CPUs on nodes that take jobs: n1 4."
+    )
+    drained = NodeFacts(**{**nodes[0], "name": "n2", "takes_jobs": False})
+    full = NodeFacts(**{**nodes[0], "name": "n3", "allocated_cores": 16})
+    assert cluster_verdict({**busy, "nodes": [drained, full]}).endswith(
+        "No node that takes jobs has a free CPU."
     )
     idle = ClusterFacts(nodes=nodes * 2, cores=32, allocated_cores=0, running_jobs=0, users=[])
     assert (
@@ -419,3 +431,58 @@ def test_who_waited_longest_names_no_one_on_a_ranking_of_zeros_or_ties() -> None
     assert [u["user"] for u in tie["users"]] == ["alice", "bob", "carol"]
     one = top_waiters(frame({"bob": [30, 90], "alice": [30, 60]}), "May", 5)
     assert one["verdict"].startswith("Over May, bob waited longest: a median of 1 min")
+
+
+RESERVATIONS = (
+    # scontrol --oneliner show reservations, Slurm 26.05 (the scenario's, verbatim)
+    "ReservationName=wass-maint StartTime=2026-12-03T15:56:30 EndTime=2026-12-03T16:26:30 "
+    "Duration=00:30:00 Nodes=n3 NodeCnt=1 CoreCnt=4 Features=(null) PartitionName=(null) "
+    "Flags=SPEC_NODES TRES=cpu=4 AllowedPartitions=(null) QOS=(null) Users=root Groups=(null) "
+    "Accounts=(null) Licenses=(null) State=INACTIVE BurstBuffer=(null) MaxStartDelay=(null)\n"
+    "ReservationName=upgrade StartTime=2026-12-03T14:00:00 EndTime=2026-12-04T14:00:00 "
+    "Duration=1-00:00:00 Nodes=n[1-2] NodeCnt=2 CoreCnt=4 Features=(null) PartitionName=debug "
+    "Flags=MAINT,IGNORE_JOBS,SPEC_NODES TRES=cpu=4 Users=(null) Groups=(null) "
+    "Accounts=physics Licenses=(null) State=ACTIVE BurstBuffer=(null)\n"
+    "ReservationName=over StartTime=2026-12-03T13:00:00 EndTime=2026-12-03T14:30:00 "
+    "Duration=01:30:00 Nodes=n4 NodeCnt=1 Users=bob Accounts=(null) State=ACTIVE\n"
+)
+
+
+def test_reservations_not_over_are_said_with_their_nodes_span_and_whom() -> None:
+    """'is there a reservation?' and a node's answer: what ``scontrol show reservations`` lists
+    (active ones "now until", later ones "from to"), the one already over left out."""
+    from wass_chat.slurm.explain.nodes import (
+        ClusterFacts,
+        cluster_verdict,
+        node_facts,
+        node_verdict,
+        reservation_facts,
+    )
+
+    class Commands:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        def run(self, argv: list[str]) -> str:
+            assert argv == ["scontrol", "--oneliner", "show", "reservations"]
+            return self.text
+
+    now = datetime(2026, 12, 3, 15, 0)
+    found = reservation_facts(Commands(RESERVATIONS), now)  # type: ignore[arg-type]
+    assert [(r["name"], r["nodes"], r["active"]) for r in found] == [
+        ("wass-maint", ["n3"], False),
+        ("upgrade", ["n1", "n2"], True),
+    ]
+    assert reservation_facts(Commands("No reservations in the system\n"), now) == []  # type: ignore[arg-type]
+    record = {"NodeName": "n3", "State": "ALLOCATED", "CPUTot": "4", "CPUAlloc": "0"}
+    n3 = node_facts(record, [], now)
+    assert node_verdict(n3, found).endswith(
+        "Reserved: wass-maint on n3, 15:56 to 16:26, for users root."
+    )
+    assert "Reserved" not in node_verdict({**n3, "name": "n4"}, found)  # "over" ended at 14:30
+    facts = ClusterFacts(nodes=[n3], cores=4, allocated_cores=0, running_jobs=0, users=[])
+    assert cluster_verdict({**facts, "reservations": found}).endswith(
+        "2 reservations: wass-maint on n3, 15:56 to 16:26, for users root; "
+        "upgrade on n[1-2], now until Fri 14:00, for accounts physics."
+    )
+    assert "reservation" not in cluster_verdict({**facts, "reservations": []})

@@ -8,12 +8,13 @@ from wass_chat.agent.safety import literal as lit
 from wass_chat.answers.kind import Facts, Kind
 from wass_chat.answers.markdown import plain
 from wass_chat.slurm.advice import cpus
-from wass_chat.slurm.explain.nodes import ClusterFacts
+from wass_chat.slurm.explain.nodes import ClusterFacts, reservation_words
 
 
 def render_cluster(f: Facts) -> str:
     """The verdict, then each node (the asked one only, with its jobs): state in words, the
-    admin's reason, CPUs in use; the demo platform's nodes when Slurm does not answer."""
+    admin's reason, CPUs in use, then the reservations not yet over; the demo platform's nodes
+    when Slurm does not answer."""
     lines = [f"**{plain(f['verdict'])}**", ""] if f.get("verdict") else []
     nodes = [n for n in f["nodes"] if not f.get("node") or n["name"] == f["node"]]
     source = "`scontrol show nodes`" if f["source"] == "slurm" else lit(f["source"])
@@ -41,6 +42,12 @@ def render_cluster(f: Facts) -> str:
                 + (f", time limit ends about {j['ends']}" if j["ends"] else ", no time limit")
                 for j in n["jobs"]
             ]
+    if f["source"] == "slurm":
+        lines += ["", "**Reservations** (`scontrol show reservations`):"]
+        reserved = [
+            r for r in f.get("reservations", []) if not f.get("node") or f["node"] in r["nodes"]
+        ]
+        lines += [f"- {reservation_words(r, lit)}" for r in reserved] or ["- none"]
     return "\n".join(lines)
 
 

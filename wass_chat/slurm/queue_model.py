@@ -48,11 +48,13 @@ from sim.batch.backfill import WILL_RUN_WINDOW_S
 from sim.batch.config import SchedulerConfig
 from sim.batch.engine import simulate_batch
 from sim.batch.model import UNLIMITED, BatchCluster, Partition, Workload, make_workload
+from wass_chat.slurm import reservations
 from wass_chat.slurm.commands import SlurmCommands, parse_scontrol_record, scontrol_lines
 from wass_chat.slurm.formats import memory_mb, slurm_duration, slurm_time
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.nodes import state_flags
 from wass_chat.slurm.occupancy import count_ids
+from wass_chat.slurm.reservations import RESERVATIONS_ARGV
 from wass_chat.slurm.scontrol_cluster import (
     cluster_from_records,
     config_values,
@@ -89,7 +91,6 @@ STARTABLE_REASONS = frozenset({"Resources", "Priority", "None", "BeginTime"})
 HOLDING_STATES = frozenset({"RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING"})
 _DETAIL = re.compile(r"(?:^|\s)Nodes=(?P<nodes>\S+)\s+CPU_IDs=(?P<ids>\S+)(?:\s+Mem=(?P<mem>\d+))?")
 JOBS_ARGV = ["scontrol", "-d", "--oneliner", "show", "job"]
-RESERVATIONS_ARGV = ["scontrol", "--oneliner", "show", "reservations"]
 
 
 @dataclass(frozen=True)
@@ -275,19 +276,9 @@ def parse_reservations(
     text: str, now: datetime
 ) -> tuple[list[tuple[str, list[str], datetime | None]], list[str]]:
     """Active reservations (name, nodes, end) and the names of those that begin later."""
-    active, later = [], []
-    for record in records(text):
-        name = record.get("ReservationName", "")
-        if not name:
-            continue
-        start, end = slurm_time(record.get("StartTime")), slurm_time(record.get("EndTime"))
-        if end is not None and end <= now:
-            continue
-        if start is not None and start > now:
-            later.append(name)
-        else:
-            active.append((name, expand(record.get("Nodes", "")), end))
-    return active, later
+    known = reservations.parse_reservations(text, now)
+    active = [(r.name, list(r.nodes), r.end) for r in known if r.active(now)]
+    return active, [r.name for r in known if not r.active(now)]
 
 
 def with_priority_factors(waiting: Sequence[Waiting], sprio_text: str) -> list[Waiting]:

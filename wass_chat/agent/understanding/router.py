@@ -298,6 +298,10 @@ def _with_cues(
     if slots.period is None and not slots.run and _LIVE_LOAD.search(text) and now:
         boost["cluster_status"] = 0.12
     hypothetical_node = re.search(r"\bwhat\s*if\b", lowered) or slots.changes.get("remove_nodes")
+    if re.search(r"\breserv(?:ations?|ed)\b", lowered) and not hypothetical_node:
+        boost["cluster_status"] = (
+            boost.get("cluster_status", 0.0) + 0.2
+        )  # the node answer lists them
     if slots.host and _NODE_STATE.search(text) and not hypothetical_node:
         boost["cluster_status"] = boost.get("cluster_status", 0.0) + 0.1  # "why did n2 go down?"
     if slots.task and re.search(

@@ -109,8 +109,13 @@ TOPICS: tuple[Topic, ...] = (
         ),
     ),
     Topic(
-        "I have no data on the site's plans (upgrades, maintenance, downtime)",
-        re.compile(r"\b(?:upgrad(?:e|ed|es|ing)|maintenance|downtime|scheduled\s+outage)\b", re.I),
+        "I have no data on the site's plans (upgrades, maintenance, downtime) beyond Slurm's "
+        "reservations (/cluster lists them)",
+        re.compile(
+            r"^(?!.*\breserv(?:ations?|ed)\b).*?"  # a maintenance reservation is Slurm's
+            r"\b(?:upgrad(?:e|ed|es|ing)|maintenance|downtime|scheduled\s+outage)\b",
+            re.I,
+        ),
     ),
     Topic(
         "I do not install or upgrade software",

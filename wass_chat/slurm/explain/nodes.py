@@ -11,7 +11,7 @@ the node, until when). Slurm's state flags become words a person uses: ``IDLE+DR
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TypedDict
 
@@ -19,13 +19,14 @@ from sim.errors import NoSuchName
 from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.availability import ensure_slurm
 from wass_chat.slurm.backend import choose_backend
-from wass_chat.slurm.commands import SlurmCommands
+from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
 from wass_chat.slurm.explain.phrases import jobs
 from wass_chat.slurm.formats import clock, is_set, memory_mb, slurm_time
-from wass_chat.slurm.hostlist import expand
+from wass_chat.slurm.hostlist import collect, expand
 from wass_chat.slurm.live import RUNNING_ARGV, RunningJob, parse_running
 from wass_chat.slurm.nodes import state_flags
 from wass_chat.slurm.occupancy import running_jobs
+from wass_chat.slurm.reservations import RESERVATIONS_ARGV, parse_reservations
 
 PENDING_ARGV = ["squeue", "-h", "-t", "PD", "-o", "%i"]
 
@@ -80,6 +81,20 @@ class UserLoad(TypedDict):
     cpus: int
 
 
+class ReservationFacts(TypedDict):
+    """A reservation not yet over (``scontrol show reservations``)."""
+
+    name: str
+    nodes: list[str]
+    start: str
+    """In a person's clock (``15:56``, ``Tue 09:00``)."""
+    end: str
+    active: bool
+    users: str
+    """``Users=`` as Slurm prints it (``root,alice``), '' when unset; ``accounts`` likewise."""
+    accounts: str
+
+
 class ClusterFacts(TypedDict, total=False):
     """What ``cluster_status`` returns (kind ``cluster``)."""
 
@@ -95,6 +110,7 @@ class ClusterFacts(TypedDict, total=False):
     """Who holds the running jobs' CPUs, the most first ("is the cluster busy?", "who is using
     it?")."""
     pending_jobs: int
+    reservations: list[ReservationFacts]
     backend: str
     """The Slurm release and how wass-chat talks to it, with why not pyslurm
     (:func:`wass_chat.slurm.backend.choose_backend`)."""
@@ -196,10 +212,42 @@ def cluster_status(
         running_jobs=len(running),
         users=user_loads(running),
         pending_jobs=pending,
+        reservations=reservation_facts(commands, now),
         backend=choose_backend(ensure_slurm("scontrol").version).line(),
     )
-    facts["verdict"] = node_verdict(by_name[node]) if node else cluster_verdict(facts)
+    facts["verdict"] = (
+        node_verdict(by_name[node], facts["reservations"]) if node else cluster_verdict(facts)
+    )
     return facts
+
+
+def reservation_facts(commands: SlurmCommands, now: datetime) -> list[ReservationFacts]:
+    """The reservations not yet over; none when ``scontrol`` refuses to list them."""
+    try:
+        text = commands.run(RESERVATIONS_ARGV)
+    except SlurmCommandError:
+        return []
+    return [
+        ReservationFacts(
+            name=r.name,
+            nodes=list(r.nodes),
+            start=clock(r.start, now) if r.start else "",
+            end=clock(r.end, now) if r.end else "",
+            active=r.active(now),
+            users=r.users,
+            accounts=r.accounts,
+        )
+        for r in parse_reservations(text, now)
+    ]
+
+
+def reservation_words(r: ReservationFacts, name: Callable[[str], str] = str) -> str:
+    """``wass-maint on n3, 15:56 to 16:26, for users root`` (``now until 16:26`` when active);
+    ``name`` writes the names Slurm was given (Markdown escapes them)."""
+    span = f"now until {r['end']}" if r["active"] else f"{r['start']} to {r['end']}"
+    whom = " and ".join(f"{k} {name(r[k])}" for k in ("users", "accounts") if r[k])
+    whom = f", for {whom}" if whom else ""
+    return f"{name(r['name'])} on {collect(r['nodes']) or 'no node'}, {span}{whom}"
 
 
 def user_loads(running: Sequence[RunningJob]) -> list[UserLoad]:
@@ -229,8 +277,15 @@ def _holders(n: NodeFacts) -> str:
     )
 
 
-def node_verdict(n: NodeFacts) -> str:
-    """One or two sentences on why ``n`` takes jobs or not."""
+def node_verdict(n: NodeFacts, reservations: Sequence[ReservationFacts] = ()) -> str:
+    """One or two sentences on why ``n`` takes jobs or not, then the reservations on it."""
+    held = [r for r in reservations if n["name"] in r["nodes"]]
+    if not held:
+        return _state_verdict(n)
+    return f"{_state_verdict(n)} Reserved: " + "; ".join(map(reservation_words, held)) + "."
+
+
+def _state_verdict(n: NodeFacts) -> str:
     name, cores, used = n["name"], n["cores"], n["allocated_cores"]
     state = n["condition"]
     if state == "drained":
@@ -284,8 +339,34 @@ def cluster_verdict(f: ClusterFacts) -> str:
     if pending := f.get("pending_jobs", 0):
         usage += f"; {jobs(pending, 'pending')} (/queue says why)"
     usage += "."
+    if f["allocated_cores"]:
+        usage += f" {_free(nodes)}"
+    if reserved := f.get("reservations", []):
+        named = "; ".join(map(reservation_words, reserved[:3]))
+        more = f" and {len(reserved) - 3} more" if len(reserved) > 3 else ""
+        usage += f" {_count(len(reserved), 'reservation')}: {named}{more}."
     if not out:
         every = f"All {len(nodes)} nodes take" if len(nodes) > 1 else "The node takes"
         return f"{every} jobs; {usage}"
     which = "; ".join(f"{n['name']} is {n['condition']}{reason_words(n)}" for n in out)
     return f"{len(nodes) - len(out)} of {len(nodes)} nodes take jobs: {which}. {usage}"
+
+
+def _free(nodes: Sequence[NodeFacts], shown: int = 4) -> str:
+    """``Free CPUs on nodes that take jobs: n5 4, n2 1.`` (the most first), or that none is:
+    "which nodes are idle?" on a busy cluster. Memory is not counted: a free CPU beside all of
+    its node's memory allocated starts no job."""
+    free = sorted(
+        ((n["cores"] - n["allocated_cores"], n["name"]) for n in nodes if n["takes_jobs"]),
+        key=lambda x: (-x[0], x[1]),
+    )
+    free = [(count, name) for count, name in free if count > 0]
+    if not free:
+        return "No node that takes jobs has a free CPU."
+    words = ", ".join(f"{name} {count}" for count, name in free[:shown])
+    more = f" and {len(free) - shown} more nodes" if len(free) > shown else ""
+    return f"Free CPUs on nodes that take jobs: {words}{more}."
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
