@@ -216,6 +216,9 @@ def test_a_clear_leader_is_named_and_a_partial_tie_named_together() -> None:
     leader = _queue(["Resources", "Resources", "Priority"])["verdict"]
     assert "the most common reason is Resources (2 jobs" in leader
     assert "All of them start by themselves" in leader
+    alone = _queue(["AssocGrpCpuLimit", "AssocGrpCpuLimit"])["verdict"]
+    assert "2 jobs are pending; all wait for one reason, AssocGrpCpuLimit (2 jobs" in alone
+    assert _queue(["Resources"])["verdict"].startswith("1 job is pending; its reason is Resources")
     tie = _queue(["Resources", "Resources", "Priority", "Priority", "JobHeldUser"])["verdict"]
     assert "the most common reasons, tied at 2 jobs each, are Resources and Priority" in tie
     assert "1 of the 5 needs a person to act: 1 is held until someone releases it" in tie

@@ -74,6 +74,8 @@ def test_every_tool_has_an_intent_with_exemplars() -> None:
         ("from 2026-10-01 to 2026-10-15", "2026-10-01..2026-10-15"),
         ("all time", "all"),
         ("sacct 30d", "30d"),
+        ("which jobs finished in the last hour?", "1h"),  # a week's summary, before
+        ("how many jobs failed in the last 30 minutes?", "30m"),
     ],
 )
 def test_periods_come_out_in_forms_parse_period_accepts(text: str, period: str) -> None:
@@ -97,6 +99,9 @@ def test_slots_are_read_in_any_order_and_through_typos() -> None:
     # "user" before a verb names no one (it was read as the user "has", an empty queue)
     assert parse_slots("which user has the most pending jobs?").user is None
     assert parse_slots("the queue of user wassbob").user == "wassbob"
+    # the whole site's summary answered this, 5 users' jobs as if hers
+    assert parse_slots("how many jobs did wassalice run today?").user == "wassalice"
+    assert parse_slots("what did the cluster run last week?").user is None
     assert parse_slots("queue of the gpu partition").partition == "gpu"
     assert parse_slots("what if gpu02 goes down").changes == {"remove_nodes": ["gpu02"]}
 

@@ -105,6 +105,8 @@ def test_each_situation_is_explained_from_slurms_own_state(
             slurm_code,
         ) in quoted
         assert facts["expected_start_note"]
+        # since when it waits ("how long has job 15 been waiting?"), from its SubmitTime
+        assert pending_since(job) in facts["verdict"], facts["verdict"]
     elif name != "running":
         states = {v.split()[0] for f, v in quoted if f in {"JobState", "State"}}
         assert slurm_code in states, quoted
@@ -202,6 +204,13 @@ def test_dependency_names_the_parent_and_its_state(scenarios: dict[str, str], se
     )
 
 
+def pending_since(job_id: str) -> str:
+    """The sentence a pending job's verdict ends with, from its SubmitTime in scontrol."""
+    (record,) = scontrol_records(run(["scontrol", "--oneliner", "show", "job", job_id]))
+    submitted = clock(datetime.fromisoformat(record["SubmitTime"]))
+    return f" It has been pending since {submitted} (its submission)."
+
+
 def test_a_request_bigger_than_its_partition(
     cluster: Cluster, scenarios: dict[str, str], session_home: Path
 ) -> None:
@@ -216,7 +225,7 @@ def test_a_request_bigger_than_its_partition(
     assert verdict == (
         f"Job {scenarios['too_big']} can never start in partition {where} as submitted: it "
         f"asks for {asked} CPUs and the partition has {has} in all."
-    )
+    ) + pending_since(scenarios["too_big"])
 
 
 def test_drained_node_and_licence_name_their_cause(scenarios: dict[str, str], session_home: Path):
@@ -225,13 +234,13 @@ def test_drained_node_and_licence_name_their_cause(scenarios: dict[str, str], se
     node = ask_tool(scenarios["drained_node"])
     assert node["verdict"] == (
         f'Job {scenarios["drained_node"]} asks for node n1, which is drained ("disk replacement").'
-    )
+    ) + pending_since(scenarios["drained_node"])
     # no node named by Slurm on any version: the partition's nodes and their states say which
     few = ask_tool(scenarios["nodes_drained"])
     assert few["verdict"] == (
         f"Job {scenarios['nodes_drained']} needs 2 nodes of partition {QOS_ONLY} and only 1 of "
         f'its 2 takes jobs; unavailable: n1, which is drained ("disk replacement").'
-    )
+    ) + pending_since(scenarios["nodes_drained"])
     licence = ask_tool(scenarios["licenses"])
     assert "licence matlab: it needs 1 and 2 of 2 are in use" in licence["verdict"]
     assert f"job {scenarios['licence_holder']}" in licence["verdict"]
@@ -370,6 +379,23 @@ def test_reservations_are_named_with_their_nodes_times_and_users(
     elsewhere = ask_offline("is n2 reserved?")
     assert "Reserved" not in elsewhere["facts"]["verdict"]
     assert "**Reservations** (`scontrol show reservations`):\n- none" in elsewhere["text"]
+
+
+def test_a_partitions_limits_are_answered_from_scontrol_and_a_misspelt_one_is_refused(
+    scenarios: dict[str, str], session_home: Path
+) -> None:
+    """'what is the max time limit in the small partition?' was a what-if's clarification."""
+    (record,) = scontrol_records(run(["scontrol", "--oneliner", "show", "partition", "small"]))
+    assert (record["MaxTime"], record["MaxNodes"]) == ("00:10:00", "1")  # make_scenarios' change
+    answer = ask_offline("what is the max time limit in the small partition?")
+    assert answer["tools"] == ["cluster_status"] and answer["facts"]["partition"] == "small"
+    verdict = answer["facts"]["verdict"]
+    assert verdict.startswith(f"Partition small is up: {record['Nodes']}, "), verdict
+    assert "(n1 is drained)" in verdict  # make_scenarios drains n1, in small
+    assert "runs at most 10 min (MaxTime) on at most 1 node (MaxNodes)." in verdict
+    typo = ask_offline("/cluster partition=smal")
+    assert typo["facts"]["kind"] == "error" and typo["facts"]["unknown"]["nearest"] == ["small"]
+    assert typo["text"].startswith("There is no partition `smal`, so I did not answer."), typo
 
 
 def test_queue_overview_counts_what_squeue_shows(scenarios: dict[str, str], session_home: Path):

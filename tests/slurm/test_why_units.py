@@ -486,3 +486,46 @@ def test_reservations_not_over_are_said_with_their_nodes_span_and_whom() -> None
         "upgrade on n[1-2], now until Fri 14:00, for accounts physics."
     )
     assert "reservation" not in cluster_verdict({**facts, "reservations": []})
+
+
+PARTITIONS = (
+    # scontrol --oneliner show partitions, Slurm 26.05 (the scenario's, verbatim but TRES)
+    "PartitionName=small AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL AllocNodes=ALL "
+    "Default=NO QoS=N/A DefaultTime=NONE DisableRootJobs=NO Exclusive=NO GraceTime=0 Hidden=NO "
+    "MaxNodes=1 MaxTime=00:10:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED "
+    "MaxCPUsPerSocket=UNLIMITED Nodes=n[1-2] PriorityJobFactor=1 PriorityTier=1 RootOnly=NO "
+    "ReqResv=NO OverSubscribe=NO OverTimeLimit=NONE PreemptMode=OFF State=UP TotalCPUs=4 "
+    "TotalNodes=2 SelectTypeParameters=NONE JobDefaults=(null) DefMemPerNode=UNLIMITED "
+    "MaxMemPerNode=UNLIMITED\n"
+    "PartitionName=wassqos AllowGroups=ALL AllowAccounts=ALL AllowQos=normal AllocNodes=ALL "
+    "Default=NO QoS=N/A DefaultTime=NONE MaxNodes=UNLIMITED MaxTime=UNLIMITED MinNodes=1 "
+    "Nodes=n[1-2] State=UP TotalCPUs=4 TotalNodes=2\n"
+    "PartitionName=wassdown AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL Default=YES "
+    "MaxNodes=UNLIMITED MaxTime=2-00:00:00 MinNodes=2 Nodes=n2 State=DOWN TotalCPUs=2\n"
+)
+
+
+def test_a_partitions_limits_are_said_as_a_person_asks_for_them() -> None:
+    """'what is the max time limit in the small partition?' (a what-if's clarification before):
+    MaxTime, MaxNodes, MinNodes and AllowQos in words, its CPUs in use and its nodes out."""
+    from wass_chat.slurm.commands import scontrol_records
+    from wass_chat.slurm.explain.nodes import node_facts
+    from wass_chat.slurm.explain.partitions import partition_facts, partition_verdict
+
+    now = datetime(2026, 12, 3, 15, 0)
+    nodes = [
+        node_facts({"NodeName": "n1", "State": "IDLE+DRAIN", "CPUTot": "2"}, [], now),
+        node_facts({"NodeName": "n2", "State": "MIXED", "CPUTot": "2", "CPUAlloc": "1"}, [], now),
+    ]
+    small, qos, down = (partition_facts(r, nodes) for r in scontrol_records(PARTITIONS))
+    assert partition_verdict(small) == (
+        "Partition small is up: n[1-2], 1 of 4 CPUs in use (n1 is drained). A job there runs "
+        "at most 10 min (MaxTime) on at most 1 node (MaxNodes)."
+    )
+    assert partition_verdict(qos).endswith(
+        "runs with no time limit (MaxTime=UNLIMITED); it admits only QOS normal."
+    )
+    assert partition_verdict(down) == (
+        "Partition wassdown is down (it takes jobs but starts none) and the default: n2, 1 of 2 "
+        "CPUs in use. A job there runs at most 48 h (MaxTime) on at least 2 nodes (MinNodes)."
+    )

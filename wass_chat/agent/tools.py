@@ -120,10 +120,14 @@ class RunStatusArgs(BaseModel):
 
 
 class ClusterStatusArgs(BaseModel):
-    """The cluster's nodes: state in words, why a node takes no jobs (the reason an admin gave),
-    CPUs in use and the jobs holding them."""
+    """The cluster's nodes and partitions: state in words, why a node takes no jobs (the reason
+    an admin gave), CPUs in use and the jobs holding them, each partition's limits (MaxTime,
+    MaxNodes, whom it admits), reservations."""
 
     node: Name | None = Field(None, description="One node to explain, e.g. n2; default: all.")
+    partition: Name | None = Field(
+        None, description="One partition's limits and nodes, e.g. gpu; default: all."
+    )
 
 
 class SacctSummaryArgs(BaseModel):

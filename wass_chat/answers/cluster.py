@@ -9,14 +9,22 @@ from wass_chat.answers.kind import Facts, Kind
 from wass_chat.answers.markdown import plain
 from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.explain.nodes import ClusterFacts, reservation_words
+from wass_chat.slurm.explain.partitions import limits_sentence
 
 
 def render_cluster(f: Facts) -> str:
-    """The verdict, then each node (the asked one only, with its jobs): state in words, the
-    admin's reason, CPUs in use, then the reservations not yet over; the demo platform's nodes
-    when Slurm does not answer."""
+    """The verdict, then each node (the asked one only, with its jobs; an asked partition's
+    only): state in words, the admin's reason, CPUs and memory in use, then the partitions'
+    limits and the reservations not yet over; the demo platform's nodes when Slurm does not
+    answer."""
     lines = [f"**{plain(f['verdict'])}**", ""] if f.get("verdict") else []
-    nodes = [n for n in f["nodes"] if not f.get("node") or n["name"] == f["node"]]
+    partitions = [p for p in f.get("partitions", []) if p["name"] == f.get("partition", p["name"])]
+    nodes = [
+        n
+        for n in f["nodes"]
+        if (not f.get("node") or n["name"] == f["node"])
+        and (not f.get("partition") or n["name"] in partitions[0]["node_names"])
+    ]
     source = "`scontrol show nodes`" if f["source"] == "slurm" else lit(f["source"])
     lines.append(f"**Nodes** ({source}):")
     for n in nodes:
@@ -30,9 +38,14 @@ def render_cluster(f: Facts) -> str:
             else ""
         )
         parts = ", ".join(n["partitions"])
+        memory = (
+            f", {n['allocated_memory_mb']:,.0f} of {n['memory_mb']:,.0f} MB of memory"
+            if n["memory_mb"]
+            else ""
+        )
         lines.append(
             f"- {lit(n['name'])}: {n['condition']}{reason}; {n['allocated_cores']} of "
-            f"{n['cores']} CPUs in use"
+            f"{n['cores']} CPUs{memory} in use"
             + (f"; partitions {lit(parts)}" if parts else "")
             + f" (state {lit(n['state'])})"
         )
@@ -42,11 +55,18 @@ def render_cluster(f: Facts) -> str:
                 + (f", time limit ends about {j['ends']}" if j["ends"] else ", no time limit")
                 for j in n["jobs"]
             ]
+    if partitions and not f.get("node"):
+        lines += ["", "**Partitions** (`scontrol show partitions`):"]
+        lines += [
+            f"- {lit(p['name'])}{' (default)' * p['default']}: {p['state']}; "
+            f"{lit(p['nodes'] or 'no nodes')}, {p['allocated_cpus']} of {p['cpus']} CPUs in use. "
+            f"{limits_sentence(p, lit)}"
+            for p in partitions
+        ]
     if f["source"] == "slurm":
         lines += ["", "**Reservations** (`scontrol show reservations`):"]
-        reserved = [
-            r for r in f.get("reservations", []) if not f.get("node") or f["node"] in r["nodes"]
-        ]
+        shown = {n["name"] for n in nodes}
+        reserved = [r for r in f.get("reservations", []) if shown & set(r["nodes"])]
         lines += [f"- {reservation_words(r, lit)}" for r in reserved] or ["- none"]
     return "\n".join(lines)
 

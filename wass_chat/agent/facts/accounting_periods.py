@@ -40,15 +40,21 @@ def period_in_words(period: str) -> str:
 def parse_period(
     period: str, now: datetime | None = None
 ) -> tuple[datetime | None, datetime | None]:
-    """``7d`` (the last 7 days), ``2024-05`` (a month), ``START..END`` (ISO dates), ``all``."""
+    """``7d`` (the last 7 days; ``30m``, ``24h``, ``2w`` likewise), ``2024-05`` (a month),
+    ``START..END`` (ISO dates), ``all``."""
     from datetime import timedelta
 
     text = period.strip().lower()
     now = now or datetime.now()
     if text in {"", "all"}:
         return None, None
-    if match := re.fullmatch(r"(\d+)\s*([dhw])", text):
-        unit = {"d": timedelta(days=1), "h": timedelta(hours=1), "w": timedelta(weeks=1)}
+    if match := re.fullmatch(r"(\d+)\s*([mdhw])", text):
+        unit = {
+            "m": timedelta(minutes=1),
+            "h": timedelta(hours=1),
+            "d": timedelta(days=1),
+            "w": timedelta(weeks=1),
+        }
         return now - int(match.group(1)) * unit[match.group(2)], None
     try:
         if match := re.fullmatch(r"(\d{4})-(\d{2})", text):
@@ -63,4 +69,4 @@ def parse_period(
             )
     except ValueError as exc:
         raise InputError(period, [f"unreadable period: {exc}"]) from exc
-    raise InputError(period, ["use 7d, 24h, 2w, 2024-05, START..END (ISO dates) or all"])
+    raise InputError(period, ["use 7d, 24h, 30m, 2w, 2024-05, START..END (ISO dates) or all"])

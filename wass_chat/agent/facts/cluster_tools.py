@@ -280,15 +280,19 @@ class ClusterTools:
         facts["verdict"] = run_verdict(facts)
         return dict(facts)
 
-    def cluster_status(self, node: str | None = None) -> dict[str, Any]:
-        """The cluster's nodes and a verdict on them, or on ``node``: state in words, the reason
-        an admin gave, the jobs holding it (:mod:`wass_chat.slurm.explain.nodes`). Without
-        Slurm, the demo platform's nodes, said to be simulated."""
+    def cluster_status(
+        self, node: str | None = None, partition: str | None = None
+    ) -> dict[str, Any]:
+        """The cluster's nodes and partitions and a verdict on them, or on ``node`` or
+        ``partition``: state in words, the reason an admin gave, the jobs holding it, a
+        partition's limits (:mod:`wass_chat.slurm.explain.nodes`). Without Slurm, the demo
+        platform's nodes, said to be simulated."""
         from wass_chat.slurm import commands
         from wass_chat.slurm.explain.nodes import cluster_status
 
         try:
-            return dict(cluster_status(commands.SlurmCommands(timeout=10), node))
+            slurm = commands.SlurmCommands(timeout=10)
+            return dict(cluster_status(slurm, node, partition=partition))
         except ServiceUnavailable as exc:
             platform = self.sources.platform("demo")
             nodes = [

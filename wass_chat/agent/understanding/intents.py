@@ -144,7 +144,7 @@ def _status(pos: list[str], opt: dict[str, str]) -> Intent:
 
 
 def _cluster(pos: list[str], opt: dict[str, str]) -> Intent:
-    return Intent("cluster_status", {"node": pos[0]} if pos else {})
+    return Intent("cluster_status", ({"node": pos[0]} if pos else {}) | _pick(opt, "partition"))
 
 
 def _why(pos: list[str], opt: dict[str, str]) -> Intent:
@@ -322,8 +322,10 @@ INTENTS: tuple[IntentSpec, ...] = (
         "cluster_status",
         "the cluster's nodes, or why one node takes no jobs",
         ("cluster status", "are any nodes down?", "why is n2 drained?"),
-        (Command("/cluster", "/cluster [NODE]", _cluster, ("/nodes", "/node")),),
-        lambda s: {"node": s.host} if s.host else {},
+        (Command("/cluster", "/cluster [NODE] [partition=P]", _cluster, ("/nodes", "/node")),),
+        lambda s: (
+            {"node": s.host} if s.host else ({"partition": s.partition} if s.partition else {})
+        ),
         topic="node states",
     ),
     IntentSpec(

@@ -88,11 +88,13 @@ def find_period(text: str, today: date | None = None) -> str | None:
     if m := re.search(
         r"\b(?:last|past|previous|over the last|in the last)\s+"
         + COUNT
-        + r"\s+(hours?|days?|weeks?|months?)\b",
+        + r"\s+(minutes?|mins?|hours?|days?|weeks?|months?)\b",
         lowered,
     ):
         n, unit = count_word(m.group(1)), m.group(2)
         return f"{n * 30}d" if unit.startswith("month") else f"{n}{unit[0]}"
+    if re.search(r"\b(?:last|past|previous)\s+hour\b", lowered):
+        return "1h"
     if re.search(r"\b(?:last|past|previous)\s+(?:24\s*h(?:ours)?|day)\b", lowered):
         return "24h"
     if re.search(r"\b(?:last|past|previous)\s+(?:week|7 days)\b|\bweekly\b", lowered):

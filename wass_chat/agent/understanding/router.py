@@ -119,6 +119,14 @@ _RUN_WORDS = re.compile(r"\b(runs?|workflows?|tasks?|plan)\b", re.I)
 """Without these (or a run's name), "what's running?" is about the cluster, as ``/status`` is."""
 _NODE_STATE = re.compile(r"\b(down|drain\w*|offline|resum\w*|fail\w*|state|up|broken)\b", re.I)
 """A node's state words: with a node named and no "what if", a question about that node."""
+_PARTITION_SETTINGS = re.compile(
+    r"\b(?:max(?:imum)?\s*(?:wall\s*)?time|(?:wall\s*)?time\s*limits?|maxtime|max\s*nodes|"
+    r"maxnodes|limits?|settings?|configured|which\s+nodes|how\s+many\s+(?:nodes|cpus)|"
+    r"nodes\s+(?:are\s+)?in|allowed|admits?)\b",
+    re.I,
+)
+"""A partition's settings asked about now ("what is the max time of small?"): with a partition
+named and nothing hypothetical, the cluster answer's partition, not a what-if to replay."""
 _SIMILAR = re.compile(
     r"\b(similar\w*|resembl\w*|alike|precedents?|(?:runs?|cases?|executions?|workflows?)\s+like)\b",
     re.I,
@@ -323,6 +331,10 @@ def _with_cues(
             boost["simulate"] = boost.get("simulate", 0.0) - 0.5
     elif not slots.cluster_changes and not HYPOTHETICAL.search(text):
         boost["cluster_whatif"] = -0.15  # "queue status for partition gpu" asks about now
+    settings = slots.partition and _PARTITION_SETTINGS.search(text)
+    if settings and not slots.cluster_changes and not HYPOTHETICAL.search(text):
+        boost["cluster_status"] = boost.get("cluster_status", 0.0) + 0.5
+        boost["cluster_whatif"] = boost.get("cluster_whatif", 0.0) - 0.5
     energy = asks_recorded_energy(text, slots.cluster_changes) and not slots.jobid
     if energy and not REPORT_CUE.search(lowered):
         boost["energy_usage"] = 0.3

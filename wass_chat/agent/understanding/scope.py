@@ -118,6 +118,20 @@ TOPICS: tuple[Topic, ...] = (
         ),
     ),
     Topic(
+        "I do not list the running jobs by when they will end (`squeue -t R --sort=e -o "
+        "'%i %u %e'` does, by their time limits; jobs may end sooner); for one job ask 'when "
+        "will job N end?', and '/cluster NODE' names when its jobs' limits run out",
+        re.compile(
+            r"\b(?:which|what|any|how\s+many)\s+(?:running\s+|of\s+the\s+)?jobs?\b.{0,40}"
+            r"\b(?:will|going\s+to|about\s+to)\s+(?:finish|end|complete|be\s+done|free\s+up)\b|"
+            r"\b(?:which|what|any)\s+(?:running\s+)?jobs?\b.{0,30}\b(?:finish|end|complet)\w*\s+"
+            r"(?:in\s+the\s+next|within\s+the\s+next|soon)\b|"
+            r"\bwhen\s+will\s+(?:the\s+|my\s+|our\s+)?(?:running\s+)?jobs\s+(?:finish|end|"
+            r"complete|be\s+done)\b",
+            re.I,
+        ),
+    ),
+    Topic(
         "I do not install or upgrade software",
         re.compile(
             r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?(install|upgrade|compile|"
@@ -254,7 +268,7 @@ TOPICS: tuple[Topic, ...] = (
         "factors and the limit that holds it (`/why JOBID`)",
         re.compile(
             r"\b(?:what|which)\s+(?:are\s+)?(?:the\s+|my\s+|our\s+|its\s+)?limits?\s+(?:does|do|has|"
-            r"have|apply|are|is|for|of|on)\b|"
+            r"have|apply|are|is|for|of|on)\b(?!.{0,25}\bpartitions?\b)|"  # a partition's: /cluster
             r"\bfair[\s-]?share\b|\bsshare\b|\busage\s+factor\b|\ballowed\s+to\s+(?:run|use|"
             r"submit)\b|\b(?:can|may)\s+(?!i\b|we\b|you\b)\w+\s+(?:run|submit|use)\s+(?:on|in|"
             r"how\s+many|more)\b",

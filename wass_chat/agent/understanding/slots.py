@@ -493,7 +493,8 @@ def find_user(text: str) -> str | None:
         r"\b([a-z][\w.-]*)'s\s+(?:jobs?|usage|waits?|accounting)",
         r"\b(?:for|of|by)\s+(?:user\s+)?([a-z][\w.-]*)",
         r"^(?:sacct|accounting)\s+(?:\S+\s+)?([a-z][\w.-]*)\s*$",
-        r"\b(?:did|does|has)\s+(?:user\s+)?([a-z][\w.-]*)\s+(?:use|consume|burn|draw)\b",
+        r"\b(?:did|does|has)\s+(?:user\s+)?([a-z][\w.-]*)\s+(?:use|consume|burn|draw|run|"
+        r"submit|start|finish|complete|cancel|lose|waste)\b",
     )
     for pattern in patterns:
         for m in re.finditer(pattern, lowered):

@@ -34,7 +34,7 @@ from wass_chat.slurm.explain.refused import (
     refused_at_submit,
 )
 from wass_chat.slurm.explain.replay_start import replayed_start
-from wass_chat.slurm.formats import clock, memory_mb, slurm_duration
+from wass_chat.slurm.formats import clock, memory_mb, slurm_duration, slurm_time
 from wass_chat.slurm.live import Quoted, Snapshot, snapshot
 from wass_chat.slurm.queue_advice import (
     QUEUE_CLASSES,
@@ -118,6 +118,7 @@ def explain_job(
             else None
         )
         out.advice += _pending_advice(commands, snap, entry.klass, view)
+        out.verdict += _waiting_so_far(out, snap)
         _expected_start(out, snap, entry, commands, view)
     elif snap.state in {"RUNNING", "SUSPENDED", "CONFIGURING", "COMPLETING"}:
         out = running(snap, commands)
@@ -136,6 +137,18 @@ def explain_job(
         facts.update(after.facts())  # type: ignore[typeddict-item]
         facts["commands"] += after.commands
     return facts
+
+
+def _waiting_so_far(out: Explanation, snap: Snapshot) -> str:
+    """`` It has been pending since 14:57 (its submission).``: "how long has job 15 been
+    waiting?" was answered with why and when, never since when; '' without a submit time. A
+    clock, not a duration: the verdict is the same however many seconds apart it is asked (the
+    chat's, ``ask``'s and the MCP server's answers are compared)."""
+    submitted = slurm_time(snap.get("SubmitTime"))
+    if submitted is None or submitted > snap.now:
+        return ""
+    out.quote(snap.quote("SubmitTime"))
+    return f" It has been pending since {clock(submitted, snap.now)} (its submission)."
 
 
 def killed_for_memory(snap: Snapshot) -> bool:

@@ -20,6 +20,7 @@ from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.availability import ensure_slurm
 from wass_chat.slurm.backend import choose_backend
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
+from wass_chat.slurm.explain.partitions import PartitionFacts, partition_facts, partition_verdict
 from wass_chat.slurm.explain.phrases import jobs
 from wass_chat.slurm.formats import clock, is_set, memory_mb, slurm_time
 from wass_chat.slurm.hostlist import collect, expand
@@ -102,7 +103,10 @@ class ClusterFacts(TypedDict, total=False):
     source: str
     verdict: str
     node: str | None
+    partition: str | None
+    """The partition asked about ("what is the time limit of small?"), or None."""
     nodes: list[NodeFacts]
+    partitions: list[PartitionFacts]
     cores: int
     allocated_cores: int
     running_jobs: int
@@ -185,12 +189,16 @@ def node_facts(
 
 
 def cluster_status(
-    commands: SlurmCommands, node: str | None = None, now: datetime | None = None
+    commands: SlurmCommands,
+    node: str | None = None,
+    now: datetime | None = None,
+    partition: str | None = None,
 ) -> ClusterFacts:
-    """Every node's facts and a verdict (about ``node`` when one is named).
+    """Every node's and partition's facts and a verdict (about ``node`` or ``partition`` when
+    one is named).
 
-    Raises :class:`~sim.errors.NoSuchName` for a node the cluster does not have (with the
-    nearest names), and
+    Raises :class:`~sim.errors.NoSuchName` for a node or partition the cluster does not have
+    (with the nearest names), and
     :class:`~sim.errors.ServiceUnavailable` when Slurm does not answer.
     """
     now = now or datetime.now()
@@ -202,11 +210,16 @@ def cluster_status(
     by_name = {n["name"]: n for n in nodes}
     if node is not None and node not in by_name:
         raise NoSuchName("node", node, by_name, "on this cluster")
+    partitions = [partition_facts(r, nodes) for r in commands.show_partitions()]
+    if partition is not None and partition not in {p["name"] for p in partitions}:
+        raise NoSuchName("partition", partition, [p["name"] for p in partitions], "on this cluster")
     facts = ClusterFacts(
         kind="cluster",
         source="slurm",
         node=node,
+        partition=partition,
         nodes=nodes,
+        partitions=partitions,
         cores=sum(n["cores"] for n in nodes),
         allocated_cores=sum(n["allocated_cores"] for n in nodes),
         running_jobs=len(running),
@@ -215,9 +228,12 @@ def cluster_status(
         reservations=reservation_facts(commands, now),
         backend=choose_backend(ensure_slurm("scontrol").version).line(),
     )
-    facts["verdict"] = (
-        node_verdict(by_name[node], facts["reservations"]) if node else cluster_verdict(facts)
-    )
+    if node:
+        facts["verdict"] = node_verdict(by_name[node], facts["reservations"])
+    elif partition:
+        facts["verdict"] = partition_verdict(next(p for p in partitions if p["name"] == partition))
+    else:
+        facts["verdict"] = cluster_verdict(facts)
     return facts
 
 

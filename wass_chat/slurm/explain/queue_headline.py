@@ -49,7 +49,9 @@ def reasons_sentence(reasons: list[dict[str, Any]]) -> str:
     top = reasons[0]["jobs"]
     tied = [r for r in reasons if r["jobs"] == top]
     if len(reasons) == 1:
-        return f"{'its' if top == 1 else 'all have the same'} reason is {top_reason(tied[0])}"
+        return (
+            f"{'its reason is' if top == 1 else 'all wait for one reason,'} {top_reason(tied[0])}"
+        )
     if len(tied) == 1:
         return f"the most common reason is {top_reason(tied[0])}"
     codes = names([r["reason"] for r in tied])

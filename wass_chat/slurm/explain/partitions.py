@@ -1,0 +1,103 @@
+"""A partition's settings in words: "what is the max time limit in the small partition?".
+
+From ``scontrol show partitions``: state, nodes, CPUs, the per-job limits a job meets at
+submission (MaxTime, MaxNodes, MinNodes) and whom it admits (AllowQos, AllowAccounts,
+AllowGroups when not ALL); the CPUs in use and the nodes that take no jobs come from the node
+facts beside them (:mod:`wass_chat.slurm.explain.nodes`). Part of the ``cluster`` answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypedDict
+
+from wass_chat.slurm.explain.phrases import minutes
+from wass_chat.slurm.formats import is_set, slurm_duration
+from wass_chat.slurm.hostlist import expand
+
+
+class PartitionFacts(TypedDict):
+    name: str
+    state: str
+    """As Slurm prints it: UP, DOWN, DRAIN, INACTIVE."""
+    default: bool
+    nodes: str
+    """Slurm's hostlist (``n[1-2]``)."""
+    node_names: list[str]
+    cpus: int
+    allocated_cpus: int
+    """CPUs allocated on its nodes, to jobs of any partition (a node may be in several)."""
+    unavailable: list[str]
+    """Its nodes that take no jobs (drained, down...)."""
+    max_time_s: float | None
+    """MaxTime in seconds; None when UNLIMITED."""
+    max_nodes: str
+    """MaxNodes (``1``), or '' when UNLIMITED; ``min_nodes`` likewise ('' for 0 or 1)."""
+    min_nodes: str
+    admits: list[str]
+    """Whom it admits when not everyone: ``QOS normal``, ``accounts physics``."""
+
+
+def partition_facts(
+    record: Mapping[str, str], nodes: Sequence[Mapping[str, Any]]
+) -> PartitionFacts:
+    """One partition's facts from its ``scontrol --oneliner show partitions`` record and the
+    node facts (:class:`~wass_chat.slurm.explain.nodes.NodeFacts`: name, condition,
+    takes_jobs, allocated_cores)."""
+    names = expand(record.get("Nodes", "")) if is_set(record.get("Nodes")) else []
+    mine = [n for n in nodes if n["name"] in names]
+    max_nodes = record.get("MaxNodes", "UNLIMITED")
+    min_nodes = record.get("MinNodes", "0")
+    admits = [
+        f"{label} {record[key]}"
+        for key, label in (
+            ("AllowQos", "QOS"),
+            ("AllowAccounts", "accounts"),
+            ("AllowGroups", "groups"),
+        )
+        if is_set(record.get(key)) and record[key] != "ALL"
+    ]
+    return PartitionFacts(
+        name=record.get("PartitionName", "?"),
+        state=record.get("State", "?"),
+        default=record.get("Default") == "YES",
+        nodes=record.get("Nodes", "") if names else "",
+        node_names=names,
+        cpus=int(record.get("TotalCPUs", "0") or 0),
+        allocated_cpus=sum(n["allocated_cores"] for n in mine),
+        unavailable=[f"{n['name']} is {n['condition']}" for n in mine if not n["takes_jobs"]],
+        max_time_s=slurm_duration(record.get("MaxTime")),
+        max_nodes="" if max_nodes.upper() == "UNLIMITED" else max_nodes,
+        min_nodes="" if min_nodes in {"0", "1"} else min_nodes,
+        admits=admits,
+    )
+
+
+def partition_verdict(p: PartitionFacts) -> str:
+    """``Partition small is up: n[1-2], 1 of 4 CPUs in use (n1 is drained). A job there runs
+    at most 10 min (MaxTime) on at most 1 node (MaxNodes).``"""
+    state = {"UP": "up", "DOWN": "down (it takes jobs but starts none)"}.get(
+        p["state"], f"{p['state'].lower()} (it starts no job)"
+    )
+    default = " and the default" if p["default"] else ""
+    out = f" ({'; '.join(p['unavailable'])})" if p["unavailable"] else ""
+    where = f"{p['nodes'] or 'no nodes'}, {p['allocated_cpus']} of {p['cpus']} CPUs in use{out}"
+    return f"Partition {p['name']} is {state}{default}: {where}. {limits_sentence(p)}"
+
+
+def limits_sentence(p: PartitionFacts, name: Callable[[str], str] = str) -> str:
+    """What a job must keep to there, and whom it admits (``name`` writes the names Slurm was
+    given: Markdown escapes them)."""
+    time = (
+        f"at most {minutes(p['max_time_s'])} (MaxTime)"
+        if p["max_time_s"] is not None
+        else "with no time limit (MaxTime=UNLIMITED)"
+    )
+    sizes = []
+    if p["max_nodes"]:
+        sizes.append(f"at most {p['max_nodes']} node{'s' * (p['max_nodes'] != '1')} (MaxNodes)")
+    if p["min_nodes"]:
+        sizes.append(f"at least {p['min_nodes']} nodes (MinNodes)")
+    on = f" on {' and '.join(sizes)}" if sizes else ""
+    admits = f"; it admits only {', '.join(map(name, p['admits']))}" if p["admits"] else ""
+    return f"A job there runs {time}{on}{admits}."
