@@ -1,6 +1,6 @@
 """One client of a served knowledge base, run as its own process by ``test_served.py``: adds
-cases one at a time and queries a case it added between the adds (500 + 500 operations
-for 500 seeds), then writes what it did as JSON.
+cases one at a time and queries a case it added between the adds (one add and one query per
+seed), then writes what it did as JSON.
 
 ``python -m tests.kb.served_worker FIRST LAST OUT.json`` adds the cases of seeds FIRST..LAST
 (inclusive, in that order, so LAST < FIRST walks down) through the settings' knowledge base
