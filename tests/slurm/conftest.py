@@ -49,11 +49,11 @@ SLURM_GROUP = "slurm"
 modules' own marks); a test on the cluster goes to its version's group, :func:`slurm_group`."""
 
 
-def slurm_group(version: str, lane: str = "") -> str:
-    """The pytest-xdist group of every test on version ``version``'s cluster (its second one
-    with ``lane``): one worker runs them all, and other workers run other clusters side by
-    side (their own directories, ports, munged and MariaDB)."""
-    return f"{SLURM_GROUP}-{version}" + (f"-{lane}" if lane else "")
+def slurm_group(version: str) -> str:
+    """The pytest-xdist group of every test on version ``version``'s cluster: one worker runs
+    them all, and two workers run two versions' clusters side by side (their own directories,
+    ports, munged and MariaDB)."""
+    return f"{SLURM_GROUP}-{version}"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -90,10 +90,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         parent.own_markers[:] = [m for m in parent.own_markers if m.name != "xdist_group"]
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        lane = SECOND_LANE if "second_cluster" in params else ""
-        version = params.get("second_cluster" if lane else "cluster")
+        version = params.get("cluster")
         if version is not None or "cluster" in getattr(item, "fixturenames", ()):
-            group = SLURM_GROUP if version is None else slurm_group(version, lane)
+            group = SLURM_GROUP if version is None else slurm_group(version)
             item.own_markers[:] = [m for m in item.own_markers if m.name != "xdist_group"]
             item.add_marker(pytest.mark.xdist_group(group))
         if version is None:
@@ -132,21 +131,14 @@ class Cluster:
         return self.slurm_conf.parent
 
 
-SECOND_LANE = "b"
-"""The suffix of a version's second cluster (directory, xdist group; :func:`second_cluster`)."""
-SECOND_LANE_PORTS = 500
-"""The second cluster's ports above the first's (slurm-cluster uses base+6 to base+205)."""
-
-
-def _cluster_env(version: str, lane: str = "") -> dict[str, str]:
-    """The environment scripts/slurm-cluster gets: this version's (and lane's) directory and
-    ports."""
+def _cluster_env(version: str) -> dict[str, str]:
+    """The environment scripts/slurm-cluster gets: this version's directory and ports."""
     base = os.environ.get("WASS_SLURM_DIR", "/tmp/wass-slurm-tests")
     port_base = int(os.environ.get("WASS_SLURM_TEST_PORT_BASE", "26800"))
-    port_base += 1000 * SLURM_VERSIONS.index(version) + SECOND_LANE_PORTS * bool(lane)
+    port_base += 1000 * SLURM_VERSIONS.index(version)
     return {
         **os.environ,
-        "WASS_SLURM_DIR": f"{base}-{version}" + (f"-{lane}" if lane else ""),
+        "WASS_SLURM_DIR": f"{base}-{version}",
         "WASS_SLURM_PORT_BASE": str(port_base),
     }
 
@@ -161,25 +153,12 @@ def _exported(stdout: str, name: str) -> str | None:
 
 @pytest.fixture(scope="session", params=selected_versions())
 def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
-    yield from _cluster_up(request.param)
-
-
-@pytest.fixture(scope="session", params=selected_versions())
-def second_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
-    """Each version's second cluster, for the modules that wait longest for Slurm: such a
-    module defines its own session fixture ``cluster(second_cluster)`` returning it, so its
-    tests, and every fixture of theirs that asks for ``cluster``, run there, in their own xdist
-    group (``slurm-24.11-b``) that another worker runs beside the first cluster's
-    (docs/testing.md)."""
-    yield from _cluster_up(request.param, SECOND_LANE)
-
-
-def _cluster_up(version: str, lane: str = "") -> Iterator[Cluster]:
+    version: str = request.param
     require(os.geteuid() == 0, "a local Slurm cluster needs root")
     needed = HOST_BINARIES + (HOST_SLURM if version == SLURM_VERSIONS[0] else ROOT_BUILD)
     missing = [b for b in needed if shutil.which(b) is None]
     require(not missing, f"packages for Slurm {version} missing: {', '.join(missing)}")
-    env = _cluster_env(version, lane)
+    env = _cluster_env(version)
     argv = [str(SCRIPT), "up", "--slurm", version]
     start = time.monotonic()
     # A newer version's first `up` on a machine builds its Debian root (about a minute).
@@ -216,7 +195,7 @@ def _cluster_up(version: str, lane: str = "") -> Iterator[Cluster]:
             check=False,
         )
         print(
-            f"\nslurm {version}{lane and f' ({lane})'} cluster: up {up_seconds:.1f} s, "
+            f"\nslurm {version} cluster: up {up_seconds:.1f} s, "
             f"down {time.monotonic() - start:.1f} s"
         )
         assert down.returncode == 0, down.stderr

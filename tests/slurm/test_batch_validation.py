@@ -12,18 +12,11 @@ import time
 
 import pytest
 
-from tests.slurm.conftest import Cluster
 from wass_chat.batch.validation import make_stream, record_stream, replay_recording
 from wass_chat.cli import main
 from wass_chat.slurm.commands import SlurmCommands
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.slow]
-
-
-@pytest.fixture(scope="session")
-def cluster(second_cluster: Cluster) -> Cluster:
-    """The second cluster: the recorded stream runs its minutes beside the rest."""
-    return second_cluster
 
 
 def wait_until_idle(timeout_s: float = 300.0) -> None:

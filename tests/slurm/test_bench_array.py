@@ -103,12 +103,6 @@ class LocalRuns:
 
 
 @pytest.fixture(scope="session")
-def cluster(second_cluster: Cluster) -> Cluster:
-    """The second cluster: the arrays' tasks each start Python and torch, minutes in all."""
-    return second_cluster
-
-
-@pytest.fixture(scope="session")
 def local_runs(tmp_path_factory: pytest.TempPathFactory) -> LocalRuns:
     where = tmp_path_factory.mktemp("local-runs")
     with data_home(where / "home"):

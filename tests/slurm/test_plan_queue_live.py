@@ -34,12 +34,6 @@ FILLER_S = 55
 """How long a filler sleeps, under its one-minute limit (the model holds it the whole limit)."""
 
 
-@pytest.fixture(scope="session")
-def cluster(second_cluster: Cluster) -> Cluster:
-    """The second cluster: the plan waits two one-minute waves of fillers (docs/testing.md)."""
-    return second_cluster
-
-
 def fork_join(width: int, seconds: float) -> Workflow:
     """fork, ``width`` branches of 1500 MB, a 2500 MB join; one core each."""
     tasks = [Task("fork", seconds * 1e9, memory=1500 * MB)]

@@ -44,12 +44,6 @@ WAVES = 2
 twice the bound out (about 170 s against 130 s), each one more a minute of this test's wall."""
 
 
-@pytest.fixture(scope="session")
-def cluster(second_cluster: Cluster) -> Cluster:
-    """Each version's second cluster: this module's minutes of waiting run beside the rest."""
-    return second_cluster
-
-
 @pytest.fixture
 def home(tmp_path: Path) -> Iterator[Path]:
     from wass_chat.config import settings
