@@ -102,6 +102,14 @@ def test_slots_are_read_in_any_order_and_through_typos() -> None:
     # the whole site's summary answered this, 5 users' jobs as if hers
     assert parse_slots("how many jobs did wassalice run today?").user == "wassalice"
     assert parse_slots("what did the cluster run last week?").user is None
+    lengths = {
+        "which partition should I use for a 2 hour job?": "2h",
+        "where can I run a job of 90 minutes": "90min",
+        "a 3-day run": "3d",
+        "which partition for --time=2:00:00": "2:00:00",
+        "how busy was the cluster in the last 2 hours": None,  # a period, not a job's length
+    }
+    assert {text: parse_slots(text).job_time for text in lengths} == lengths
     assert parse_slots("queue of the gpu partition").partition == "gpu"
     assert parse_slots("what if gpu02 goes down").changes == {"remove_nodes": ["gpu02"]}
 

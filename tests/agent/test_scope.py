@@ -114,6 +114,7 @@ def test_a_drained_nodes_return_is_refused_not_simulated_on_the_demo(text: str) 
         ("when will job 14 end?", "job_why"),
         ("what is the max time limit in the small partition?", "cluster_status"),
         ("what are the limits of partition gpu?", "cluster_status"),
+        ("which partition should I use for a 2 hour job?", "cluster_status"),
         ("which jobs ended in the last hour?", "sacct_summary"),
     ],
 )

@@ -393,6 +393,10 @@ def test_a_partitions_limits_are_answered_from_scontrol_and_a_misspelt_one_is_re
     assert verdict.startswith(f"Partition small is up: {record['Nodes']}, "), verdict
     assert "(n1 is drained)" in verdict  # make_scenarios drains n1, in small
     assert "runs at most 10 min (MaxTime) on at most 1 node (MaxNodes)." in verdict
+    pick = ask_offline("which partition should I use for a 2 hour job?")
+    assert pick["tools"] == ["cluster_status"], pick["tools"]
+    assert pick["facts"]["verdict"].startswith("For a job of 2 h: debug (the default)")
+    assert "small (at most 10 min) does not" in pick["facts"]["verdict"]
     typo = ask_offline("/cluster partition=smal")
     assert typo["facts"]["kind"] == "error" and typo["facts"]["unknown"]["nearest"] == ["small"]
     assert typo["text"].startswith("There is no partition `smal`, so I did not answer."), typo

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sim.errors import InputError
 from wass_chat.answers.job_why import render_job_why
 from wass_chat.answers.markdown import plain
 from wass_chat.slurm.advice import JobRequest
@@ -528,4 +529,35 @@ def test_a_partitions_limits_are_said_as_a_person_asks_for_them() -> None:
     assert partition_verdict(down) == (
         "Partition wassdown is down (it takes jobs but starts none) and the default: n2, 1 of 2 "
         "CPUs in use. A job there runs at most 48 h (MaxTime) on at least 2 nodes (MinNodes)."
+    )
+
+
+def test_which_partition_takes_a_job_of_a_given_length() -> None:
+    """'which partition should I use for a 2 hour job?' (the pending queue's overview, before):
+    by MaxTime and state; a length in any form a person or sbatch writes it."""
+    from wass_chat.slurm.commands import scontrol_records
+    from wass_chat.slurm.explain.partitions import (
+        admitting_verdict,
+        partition_facts,
+        time_limit_seconds,
+    )
+
+    assert [time_limit_seconds(t) for t in ("2h", "90min", "1.5d", "30s", "2:00:00", "90")] == [
+        7200,
+        5400,
+        129600,
+        30,
+        7200,
+        5400,
+    ]
+    for bad in ("banana", "0", "-1h"):
+        with pytest.raises(InputError):
+            time_limit_seconds(bad)
+    partitions = [partition_facts(r, []) for r in scontrol_records(PARTITIONS)]
+    assert admitting_verdict(partitions, 7200) == (
+        "For a job of 2 h: wassqos (only QOS normal) takes it; small (at most 10 min) does not; "
+        "wassdown (down) starts no job now (MaxTime and state, from scontrol show partitions)."
+    )
+    assert admitting_verdict(partitions, 300).startswith(
+        "For a job of 5 min: small and wassqos (only QOS normal) take it;"
     )

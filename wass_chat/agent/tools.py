@@ -128,6 +128,9 @@ class ClusterStatusArgs(BaseModel):
     partition: Name | None = Field(
         None, description="One partition's limits and nodes, e.g. gpu; default: all."
     )
+    time_limit: Name | None = Field(
+        None, description="A job's length, e.g. 2h or 2:00:00: which partitions take it."
+    )
 
 
 class SacctSummaryArgs(BaseModel):

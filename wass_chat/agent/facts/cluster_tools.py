@@ -281,7 +281,7 @@ class ClusterTools:
         return dict(facts)
 
     def cluster_status(
-        self, node: str | None = None, partition: str | None = None
+        self, node: str | None = None, partition: str | None = None, time_limit: str | None = None
     ) -> dict[str, Any]:
         """The cluster's nodes and partitions and a verdict on them, or on ``node`` or
         ``partition``: state in words, the reason an admin gave, the jobs holding it, a
@@ -292,7 +292,7 @@ class ClusterTools:
 
         try:
             slurm = commands.SlurmCommands(timeout=10)
-            return dict(cluster_status(slurm, node, partition=partition))
+            return dict(cluster_status(slurm, node, partition=partition, time_limit=time_limit))
         except ServiceUnavailable as exc:
             platform = self.sources.platform("demo")
             nodes = [

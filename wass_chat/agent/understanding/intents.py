@@ -143,8 +143,18 @@ def _status(pos: list[str], opt: dict[str, str]) -> Intent:
     return Intent("run_status", {"run": pos[0]}) if pos else Intent("cluster_status")
 
 
+def _cluster_slots(s: Slots) -> dict[str, Any]:
+    """A node, else a partition, else a job's length ("which partition for a 2 hour job?")."""
+    if s.host:
+        return {"node": s.host}
+    if s.partition:
+        return {"partition": s.partition}
+    return {"time_limit": s.job_time} if s.job_time else {}
+
+
 def _cluster(pos: list[str], opt: dict[str, str]) -> Intent:
-    return Intent("cluster_status", ({"node": pos[0]} if pos else {}) | _pick(opt, "partition"))
+    args = ({"node": pos[0]} if pos else {}) | _pick(opt, "partition", "time_limit")
+    return Intent("cluster_status", args)
 
 
 def _why(pos: list[str], opt: dict[str, str]) -> Intent:
@@ -322,10 +332,15 @@ INTENTS: tuple[IntentSpec, ...] = (
         "cluster_status",
         "the cluster's nodes, or why one node takes no jobs",
         ("cluster status", "are any nodes down?", "why is n2 drained?"),
-        (Command("/cluster", "/cluster [NODE] [partition=P]", _cluster, ("/nodes", "/node")),),
-        lambda s: (
-            {"node": s.host} if s.host else ({"partition": s.partition} if s.partition else {})
+        (
+            Command(
+                "/cluster",
+                "/cluster [NODE] [partition=P] [time_limit=2h]",
+                _cluster,
+                ("/nodes", "/node"),
+            ),
         ),
+        _cluster_slots,
         topic="node states",
     ),
     IntentSpec(

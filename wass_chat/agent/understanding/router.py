@@ -331,8 +331,11 @@ def _with_cues(
             boost["simulate"] = boost.get("simulate", 0.0) - 0.5
     elif not slots.cluster_changes and not HYPOTHETICAL.search(text):
         boost["cluster_whatif"] = -0.15  # "queue status for partition gpu" asks about now
+    choosing = slots.job_time and re.search(
+        r"\b(?:which|what|any)\s+partitions?\b|\bwhere\s+(?:can|should|do)\b", lowered
+    )
     settings = slots.partition and _PARTITION_SETTINGS.search(text)
-    if settings and not slots.cluster_changes and not HYPOTHETICAL.search(text):
+    if (settings or choosing) and not slots.cluster_changes and not HYPOTHETICAL.search(text):
         boost["cluster_status"] = boost.get("cluster_status", 0.0) + 0.5
         boost["cluster_whatif"] = boost.get("cluster_whatif", 0.0) - 0.5
     energy = asks_recorded_energy(text, slots.cluster_changes) and not slots.jobid

@@ -65,6 +65,9 @@ class Slots:
     runtimes: str | None = None
     """``kb`` when the message asks to plan on the runtimes past runs give (the knowledge
     base's estimates, ``submit --estimates kb``)."""
+    job_time: str | None = None
+    """A job's length as asked ("a 2 hour job", "--time=2:00:00"): ``2h``, ``90min``,
+    ``2:00:00`` (:func:`~wass_chat.slurm.explain.partitions.time_limit_seconds` reads it)."""
 
 
 @cache
@@ -682,6 +685,32 @@ def find_runtimes(text: str) -> str | None:
     return "kb" if _KB_RUNTIMES.search(text) else None
 
 
+_UNIT = r"(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)"
+_JOB_TIME = (
+    re.compile(r"--time[= ](\S+)"),
+    re.compile(rf"\b(\d+(?:\.\d+)?)[\s-]*{_UNIT}[\s-]+(?:long\s+)?(?:jobs?|runs?|tasks?)\b", re.I),
+    re.compile(
+        rf"\b(?:jobs?|runs?)\s+(?:of|for|that\s+(?:runs?|takes?|needs?|lasts?))\s+"
+        rf"(?:about\s+)?(\d+(?:\.\d+)?)\s*{_UNIT}\b",
+        re.I,
+    ),
+)
+
+
+def find_job_time(text: str) -> str | None:
+    """A job's length: ``a 2 hour job`` -> ``2h``, ``a job of 90 minutes`` -> ``90min``,
+    ``--time=2:00:00`` as given; None when no job's length is named (a period or a what-if's
+    change is not one)."""
+    if match := _JOB_TIME[0].search(text):
+        return match.group(1)
+    for pattern in _JOB_TIME[1:]:
+        if match := pattern.search(text):
+            unit = match.group(2).lower()
+            short = "min" if unit.startswith("m") else unit[0]
+            return f"{match.group(1)}{short}"
+    return None
+
+
 def parse_slots(text: str, today: date | None = None) -> Slots:
     """Every slot found in ``text``."""
     return Slots(
@@ -702,6 +731,7 @@ def parse_slots(text: str, today: date | None = None) -> Slots:
         changes=find_changes(text),
         cluster_changes=cluster_changes(text),
         runtimes=find_runtimes(text),
+        job_time=find_job_time(text),
     )
 
 

@@ -20,7 +20,13 @@ from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.availability import ensure_slurm
 from wass_chat.slurm.backend import choose_backend
 from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
-from wass_chat.slurm.explain.partitions import PartitionFacts, partition_facts, partition_verdict
+from wass_chat.slurm.explain.partitions import (
+    PartitionFacts,
+    admitting_verdict,
+    partition_facts,
+    partition_verdict,
+    time_limit_seconds,
+)
 from wass_chat.slurm.explain.phrases import jobs
 from wass_chat.slurm.formats import clock, is_set, memory_mb, slurm_time
 from wass_chat.slurm.hostlist import collect, expand
@@ -193,9 +199,10 @@ def cluster_status(
     node: str | None = None,
     now: datetime | None = None,
     partition: str | None = None,
+    time_limit: str | None = None,
 ) -> ClusterFacts:
     """Every node's and partition's facts and a verdict (about ``node`` or ``partition`` when
-    one is named).
+    one is named; which partitions take a job of ``time_limit``, e.g. ``2h``, when given).
 
     Raises :class:`~sim.errors.NoSuchName` for a node or partition the cluster does not have
     (with the nearest names), and
@@ -232,6 +239,8 @@ def cluster_status(
         facts["verdict"] = node_verdict(by_name[node], facts["reservations"])
     elif partition:
         facts["verdict"] = partition_verdict(next(p for p in partitions if p["name"] == partition))
+    elif time_limit:
+        facts["verdict"] = admitting_verdict(partitions, time_limit_seconds(time_limit))
     else:
         facts["verdict"] = cluster_verdict(facts)
     return facts

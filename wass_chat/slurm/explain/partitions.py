@@ -8,10 +8,12 @@ facts beside them (:mod:`wass_chat.slurm.explain.nodes`). Part of the ``cluster`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
-from wass_chat.slurm.explain.phrases import minutes
+from sim.errors import InputError
+from wass_chat.slurm.explain.phrases import minutes, names
 from wass_chat.slurm.formats import is_set, slurm_duration
 from wass_chat.slurm.hostlist import expand
 
@@ -101,3 +103,45 @@ def limits_sentence(p: PartitionFacts, name: Callable[[str], str] = str) -> str:
     on = f" on {' and '.join(sizes)}" if sizes else ""
     admits = f"; it admits only {', '.join(map(name, p['admits']))}" if p["admits"] else ""
     return f"A job there runs {time}{on}{admits}."
+
+
+_LENGTH = re.compile(r"(\d+(?:\.\d+)?)\s*(s|min|h|d)", re.I)
+_UNIT_S = {"s": 1, "min": 60, "h": 3600, "d": 86400}
+
+
+def time_limit_seconds(text: str) -> float:
+    """``2h``, ``90min``, ``1.5d``, ``30s`` or Slurm's ``--time`` forms (``2:00:00``,
+    ``1-12:00:00``, ``90`` = minutes) -> seconds; raises :class:`~sim.errors.InputError`."""
+    text = text.strip()
+    if match := _LENGTH.fullmatch(text):
+        return float(match.group(1)) * _UNIT_S[match.group(2).lower()]
+    seconds = slurm_duration(text) if re.fullmatch(r"[\d:-]+", text) else None
+    if not seconds:
+        raise InputError(text, ["a job's time limit is 2h, 90min, 1d or Slurm's 2:00:00"])
+    return seconds
+
+
+def admitting_verdict(partitions: Sequence[PartitionFacts], seconds: float) -> str:
+    """``For a job of 2 h: debug (the default) and wassqos (only QOS normal) take it; small
+    does not (at most 10 min).``: "which partition should I use for a 2 hour job?" by MaxTime
+    and state alone (node counts, memory and the queue are the job's own question, /why)."""
+    takes, too_short, closed = [], [], []
+    for p in partitions:
+        if p["state"] != "UP":
+            closed.append(f"{p['name']} ({p['state'].lower()})")
+        elif p["max_time_s"] is not None and p["max_time_s"] < seconds:
+            too_short.append(f"{p['name']} (at most {minutes(p['max_time_s'])})")
+        else:
+            notes = ["the default"] * p["default"] + [f"only {a}" for a in p["admits"]]
+            takes.append(p["name"] + (f" ({', '.join(notes)})" if notes else ""))
+    words = [f"For a job of {minutes(seconds)}: "]
+    words.append(
+        f"{names(takes)} {'takes' if len(takes) == 1 else 'take'} it"
+        if takes
+        else "no partition that starts jobs takes it"
+    )
+    if too_short:
+        words.append(f"; {names(too_short)} {'does' if len(too_short) == 1 else 'do'} not")
+    if closed:
+        words.append(f"; {names(closed)} start{'s' * (len(closed) == 1)} no job now")
+    return "".join(words) + " (MaxTime and state, from scontrol show partitions)."
