@@ -556,7 +556,7 @@ def test_which_partition_takes_a_job_of_a_given_length() -> None:
     partitions = [partition_facts(r, []) for r in scontrol_records(PARTITIONS)]
     assert admitting_verdict(partitions, 7200) == (
         "For a job of 2 h: wassqos (only QOS normal) takes it; small (at most 10 min) does not; "
-        "wassdown (down) starts no job now (MaxTime and state, from scontrol show partitions)."
+        "wassdown (down) starts no new job now (MaxTime and state, from scontrol show partitions)."
     )
     assert admitting_verdict(partitions, 300).startswith(
         "For a job of 5 min: small and wassqos (only QOS normal) take it;"

@@ -11,18 +11,12 @@ from wass_chat.answers.kind import Facts, Kind
 from wass_chat.answers.markdown import plain
 from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.explain.ended import duration
+from wass_chat.slurm.explain.partitions import STATE_MEANING
 from wass_chat.slurm.explain.phrases import jobs
 from wass_chat.slurm.explain.queue import QueueFacts
 from wass_chat.slurm.explain.queue_headline import NEEDS_A_PERSON
 
-PARTITION_STATES = defaultdict(
-    lambda: "see scontrol show partitions",
-    {
-        "DOWN": "takes jobs but starts none",
-        "DRAIN": "starts the jobs it holds, takes no new ones",
-        "INACTIVE": "neither takes nor starts jobs",
-    },
-)
+PARTITION_STATES = defaultdict(lambda: "see scontrol show partitions", STATE_MEANING)
 """What a partition's State (slurm.conf(5), PartitionName State=) means for its jobs."""
 
 

@@ -46,8 +46,8 @@ def partition_facts(
     """One partition's facts from its ``scontrol --oneliner show partitions`` record and the
     node facts (:class:`~wass_chat.slurm.explain.nodes.NodeFacts`: name, condition,
     takes_jobs, allocated_cores)."""
-    names = expand(record.get("Nodes", "")) if is_set(record.get("Nodes")) else []
-    mine = [n for n in nodes if n["name"] in names]
+    members = expand(record.get("Nodes", "")) if is_set(record.get("Nodes")) else []
+    mine = [n for n in nodes if n["name"] in members]
     max_nodes = record.get("MaxNodes", "UNLIMITED")
     min_nodes = record.get("MinNodes", "0")
     admits = [
@@ -63,8 +63,8 @@ def partition_facts(
         name=record.get("PartitionName", "?"),
         state=record.get("State", "?"),
         default=record.get("Default") == "YES",
-        nodes=record.get("Nodes", "") if names else "",
-        node_names=names,
+        nodes=record.get("Nodes", "") if members else "",
+        node_names=members,
         cpus=int(record.get("TotalCPUs", "0") or 0),
         allocated_cpus=sum(n["allocated_cores"] for n in mine),
         unavailable=[f"{n['name']} is {n['condition']}" for n in mine if not n["takes_jobs"]],
@@ -75,12 +75,20 @@ def partition_facts(
     )
 
 
+STATE_MEANING = {
+    "DOWN": "takes jobs but starts none",
+    "DRAIN": "starts the jobs it holds, takes no new ones",
+    "INACTIVE": "neither takes nor starts jobs",
+}
+"""What a partition's State (slurm.conf(5), PartitionName State=) other than UP means for its
+jobs (the queue answer says it too)."""
+
+
 def partition_verdict(p: PartitionFacts) -> str:
     """``Partition small is up: n[1-2], 1 of 4 CPUs in use (n1 is drained). A job there runs
     at most 10 min (MaxTime) on at most 1 node (MaxNodes).``"""
-    state = {"UP": "up", "DOWN": "down (it takes jobs but starts none)"}.get(
-        p["state"], f"{p['state'].lower()} (it starts no job)"
-    )
+    meaning = STATE_MEANING.get(p["state"])
+    state = p["state"].lower() + (f" (it {meaning})" if meaning else "")
     default = " and the default" if p["default"] else ""
     out = f" ({'; '.join(p['unavailable'])})" if p["unavailable"] else ""
     where = f"{p['nodes'] or 'no nodes'}, {p['allocated_cpus']} of {p['cpus']} CPUs in use{out}"
@@ -143,5 +151,5 @@ def admitting_verdict(partitions: Sequence[PartitionFacts], seconds: float) -> s
     if too_short:
         words.append(f"; {names(too_short)} {'does' if len(too_short) == 1 else 'do'} not")
     if closed:
-        words.append(f"; {names(closed)} start{'s' * (len(closed) == 1)} no job now")
+        words.append(f"; {names(closed)} start{'s' * (len(closed) == 1)} no new job now")
     return "".join(words) + " (MaxTime and state, from scontrol show partitions)."
