@@ -561,3 +561,50 @@ def test_which_partition_takes_a_job_of_a_given_length() -> None:
     assert admitting_verdict(partitions, 300).startswith(
         "For a job of 5 min: small and wassqos (only QOS normal) take it;"
     )
+
+
+def test_the_cluster_answer_lists_partitions_and_reservations_for_what_was_asked() -> None:
+    """The whole cluster: every partition and every reservation (one on no node too); one
+    partition: its nodes, its line and the reservations on its nodes only."""
+    from wass_chat.answers.cluster import render_cluster
+    from wass_chat.slurm.commands import scontrol_records
+    from wass_chat.slurm.explain.nodes import ClusterFacts, ReservationFacts, node_facts
+    from wass_chat.slurm.explain.partitions import partition_facts
+
+    now = datetime(2026, 12, 3, 15, 0)
+    nodes = [
+        node_facts({"NodeName": n, "State": "IDLE", "CPUTot": "2"}, [], now)
+        for n in ("n1", "n2", "n3")
+    ]
+    partitions = [partition_facts(r, nodes) for r in scontrol_records(PARTITIONS)]
+    on_n3 = ReservationFacts(
+        name="maint",
+        nodes=["n3"],
+        start="16:00",
+        end="17:00",
+        active=False,
+        users="root",
+        accounts="",
+    )
+    licences = ReservationFacts(
+        name="lic", nodes=[], start="", end="18:00", active=True, users="", accounts="physics"
+    )
+    facts = ClusterFacts(
+        kind="cluster",
+        source="slurm",
+        verdict="v",
+        node=None,
+        partition=None,
+        nodes=nodes,
+        partitions=partitions,
+        reservations=[on_n3, licences],
+    )
+    whole = render_cluster(facts)  # type: ignore[arg-type]
+    assert "**Partitions** (`scontrol show partitions`):" in whole
+    assert all(f"- `{p['name']}`" in whole for p in partitions)
+    assert "- `maint` on n3, 16:00 to 17:00, for users `root`" in whole
+    assert "- `lic` on no node, now until 18:00, for accounts `physics`" in whole
+    small = render_cluster({**facts, "partition": "small"})  # type: ignore[arg-type]
+    assert "- `small`: UP; `n[1-2]`" in small and "- `wassqos`" not in small
+    assert "- `n1`" in small and "- `n3`" not in small
+    assert "**Reservations** (`scontrol show reservations`):\n- none" in small

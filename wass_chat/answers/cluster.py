@@ -18,12 +18,13 @@ def render_cluster(f: Facts) -> str:
     limits and the reservations not yet over; the demo platform's nodes when Slurm does not
     answer."""
     lines = [f"**{plain(f['verdict'])}**", ""] if f.get("verdict") else []
-    partitions = [p for p in f.get("partitions", []) if p["name"] == f.get("partition", p["name"])]
+    asked = f.get("partition")
+    partitions = [p for p in f.get("partitions", []) if not asked or p["name"] == asked]
     nodes = [
         n
         for n in f["nodes"]
         if (not f.get("node") or n["name"] == f["node"])
-        and (not f.get("partition") or n["name"] in partitions[0]["node_names"])
+        and (not asked or n["name"] in partitions[0]["node_names"])
     ]
     source = "`scontrol show nodes`" if f["source"] == "slurm" else lit(f["source"])
     lines.append(f"**Nodes** ({source}):")
@@ -65,8 +66,12 @@ def render_cluster(f: Facts) -> str:
         ]
     if f["source"] == "slurm":
         lines += ["", "**Reservations** (`scontrol show reservations`):"]
-        shown = {n["name"] for n in nodes}
-        reserved = [r for r in f.get("reservations", []) if shown & set(r["nodes"])]
+        shown = {n["name"] for n in nodes}  # one node's or partition's: those on its nodes
+        reserved = [
+            r
+            for r in f.get("reservations", [])
+            if not (f.get("node") or asked) or shown & set(r["nodes"])
+        ]
         lines += [f"- {reservation_words(r, lit)}" for r in reserved] or ["- none"]
     return "\n".join(lines)
 
