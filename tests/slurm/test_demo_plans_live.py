@@ -54,7 +54,8 @@ def test_demo_platform_plans_are_never_submitted_and_yes_approves_only_the_live_
     done = cli(home, "submit", "demo:fork-join-20", "--platform", "demo", "--yes")
     assert done.returncode == 2 and "embedded demo platform" in done.stderr, done.stderr
     assert "\n" not in done.stderr.strip()
-    assert queue() == before  # nothing reached Slurm
+    # nothing reached Slurm (jobs other tests ended may leave squeue --states=all meanwhile)
+    assert set(queue()) <= set(before), set(queue()) - set(before)
     assert not list((home / "runs").glob("*.json"))  # no run logged (the demo's are apart)
     # The positive control: the named workflow's plan on the cluster's nodes is submitted,
     # and the printed answer has one outcome line
