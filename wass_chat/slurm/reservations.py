@@ -28,7 +28,6 @@ class Reservation:
     users: str
     """``Users=`` as Slurm prints it (``root,alice``; ``-bob`` excludes), '' when unset."""
     accounts: str
-    flags: str
 
     def active(self, now: datetime) -> bool:
         return self.start is None or self.start <= now
@@ -50,7 +49,6 @@ def parse_reservations(text: str, now: datetime) -> list[Reservation]:
                 end=end,
                 users=_set(record.get("Users", "")),
                 accounts=_set(record.get("Accounts", "")),
-                flags=_set(record.get("Flags", "")),
             )
         )
     return out
