@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from policy.costs import hosts
 from policy.plan import Plan, Slot
-from sim.model import Platform, Workflow
+from sim.model import Platform, Workflow, hosts
 from sim.occupancy import Occupancy
 
 Selector = Callable[[dict[str, Slot]], str]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sim.model import Node, Platform, Task, Workflow, node_fits
+from sim.model import Node, Platform, Workflow
 
 
 def transfer_time(size: float, platform: Platform, source: Node, destination: Node) -> float:
@@ -29,11 +29,6 @@ def shared_fs_read_time(size: float, platform: Platform, destination: Node) -> f
     """Uncontended seconds to read ``size`` bytes from the shared filesystem onto a node."""
     bandwidth = min(platform.shared_fs_bandwidth, destination.bandwidth)
     return platform.latency + size / bandwidth
-
-
-def hosts(task: Task, platform: Platform) -> tuple[Node, ...]:
-    """The nodes of ``platform`` that can ever run ``task`` (cores, memory, GPUs)."""
-    return tuple(n for n in platform.nodes if node_fits(task, n))
 
 
 def data_ready_time(

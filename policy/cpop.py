@@ -6,7 +6,7 @@ from when other jobs leave it); the others, taken from a ready queue by decreasi
 to their earliest-finish node (insertion-based).
 
 ``convention="saga"`` reproduces SAGA 2.0.2's variant for the cross-check: its downward rank
-(:func:`policy.ranks.saga_downward_rank`), its mean over node pairs, and its critical path as
+(:func:`sim.ranks.saga_downward_rank`), its mean over node pairs, and its critical path as
 "every task whose priority is close to the entry's" rather than a walk from entry to exit.
 """
 
@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from policy.base import ListScheduler
-from policy.costs import hosts
 from policy.plan import Plan, ready_by_priority
-from policy.ranks import downward_rank, saga_downward_rank, upward_rank
-from sim.model import Node, Platform, Workflow, compute_time, node_fits
+from sim.model import Node, Platform, Workflow, compute_time, hosts, node_fits
 from sim.occupancy import Occupancy
+from sim.ranks import downward_rank, saga_downward_rank, upward_rank
 
 
 def _close(a: float, b: float) -> bool:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from policy.costs import hosts
-from sim.model import Platform, Workflow, check_fits
+from sim.model import Platform, Workflow, check_fits, hosts
 
 
 def host_names(workflow: Workflow, platform: Platform) -> dict[str, tuple[str, ...]]:

@@ -24,13 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from policy.costs import hosts
 from policy.duplication import CopyPlan, CopySchedule
 from policy.plan import Slot
-from policy.ranks import upward_rank
 from sim.arrivals import arrival_batches
-from sim.model import Node, Platform, Workflow, check_fits, node_fits
+from sim.model import Node, Platform, Workflow, check_fits, hosts, node_fits
 from sim.occupancy import Occupancy
+from sim.ranks import upward_rank
 from sim.schedule import SHARED_FS
 
 

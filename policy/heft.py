@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from policy.base import ListScheduler
-from policy.costs import hosts
 from policy.plan import Plan
-from policy.ranks import PairConvention, upward_rank
-from sim.model import Platform, Workflow
+from sim.model import Platform, Workflow, hosts
 from sim.occupancy import Occupancy
+from sim.ranks import PairConvention, upward_rank
 
 
 @dataclass(frozen=True)

@@ -26,13 +26,12 @@ from itertools import pairwise
 from typing import ClassVar
 
 from policy.base import ListScheduler, StaticScheduler
-from policy.costs import hosts
 from policy.plan import Plan, Slot
-from policy.ranks import upward_rank
 from sim.arrivals import arrival_batches
 from sim.errors import ScheduleError
-from sim.model import Platform, Workflow, check_fits
+from sim.model import Platform, Workflow, check_fits, hosts
 from sim.occupancy import Hold, Occupancy
+from sim.ranks import upward_rank
 from sim.schedule import StaticSchedule
 
 

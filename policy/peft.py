@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from policy.base import ListScheduler
-from policy.costs import hosts
 from policy.plan import Plan, Slot, ready_by_priority
-from policy.ranks import oct_rank, optimistic_cost_table
-from sim.model import Platform, Workflow
+from sim.model import Platform, Workflow, hosts
 from sim.occupancy import Occupancy
+from sim.ranks import oct_rank, optimistic_cost_table
 
 
 @dataclass(frozen=True)

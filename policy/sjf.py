@@ -8,9 +8,9 @@ from typing import ClassVar
 from policy.base import ListScheduler
 from policy.batch_list import batch_list_schedule, by_duration
 from policy.plan import Plan
-from policy.ranks import mean_compute_time
 from sim.model import Platform, Workflow
 from sim.occupancy import Occupancy
+from sim.ranks import mean_compute_times
 
 
 class DurationOrder(ListScheduler):
@@ -23,7 +23,7 @@ class DurationOrder(ListScheduler):
     def plan(
         self, workflow: Workflow, platform: Platform, occupancy: Occupancy | None = None
     ) -> Plan:
-        durations = {t.id: mean_compute_time(workflow, platform, t.id) for t in workflow.tasks}
+        durations = mean_compute_times(workflow, platform)
         return batch_list_schedule(
             workflow, platform, by_duration(durations, shortest=self.shortest), occupancy
         )

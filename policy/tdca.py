@@ -42,7 +42,7 @@ Ours:
   included; the cluster's other tasks follow it there. With no such node left, each task of
   the cluster goes where it finishes earliest (the paper: starts), duplicates still tried.
   Clusters are never merged. Communication costs are this platform's (per node pair, largest
-  file of the edge); ``c(i, k)`` in the level is the mean over node pairs (:mod:`policy.ranks`).
+  file of the edge); ``c(i, k)`` in the level is the mean over node pairs (:mod:`sim.ranks`).
 * **Duplicates**: a ``cpred`` that another cluster already holds joins the trail as a
   *duplicate* (the only duplication here), run as a copy on the cluster's node just before the
   task below it, and kept only when it makes that task finish strictly earlier.
@@ -53,13 +53,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from policy.costs import hosts, shared_fs_read_time, transfer_time
+from policy.costs import shared_fs_read_time, transfer_time
 from policy.duplication import CopyPlan, CopySchedule
 from policy.plan import Slot
-from policy.ranks import communication_means, mean_edge_time
 from sim.arrivals import arrival_batches
-from sim.model import Node, Platform, Workflow, check_fits, compute_time, node_fits
+from sim.model import Node, Platform, Workflow, check_fits, compute_time, hosts, node_fits
 from sim.occupancy import Occupancy
+from sim.ranks import communication_means, mean_edge_time
 
 Estimates = dict[str, dict[str, float]]
 """Task -> node -> earliest completion time (the paper's ``ect(i, p)``)."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from policy.dynamic_hosts import host_names
-from policy.ranks import upward_rank
 from sim.model import Platform, Workflow
+from sim.ranks import upward_rank
 from sim.schedule import ClusterView
 
 

@@ -405,6 +405,11 @@ def node_fits(task: Task, node: Node) -> bool:
     return task.cores <= node.cores and task.memory <= node.memory and task.gpus <= node.gpus
 
 
+def hosts(task: Task, platform: Platform) -> tuple[Node, ...]:
+    """The nodes of ``platform`` that can ever run ``task`` (cores, memory, GPUs)."""
+    return tuple(n for n in platform.nodes if node_fits(task, n))
+
+
 def gpus_used(task: Task, node: Node) -> int:
     """GPUs ``task`` reserves on ``node``: those it needs, or one it prefers where there are any."""
     if task.gpus:

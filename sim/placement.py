@@ -2,30 +2,16 @@
 
 Used where the simulator needs a reasonable schedule without the ``policy`` package (which sits
 above ``sim``): the SimGrid cross-check, benchmarks, and the CLI's fallback. Among tasks ready at
-once, the one with the longest path to the end (upward rank, Topcuoglu et al., "Performance-
-effective and low-complexity task scheduling for heterogeneous computing", IEEE TPDS 2002) goes
-first; each task goes to the node where the view estimates it would finish first.
+once, the one with the longest path to the end goes first: the upward rank of HEFT's paper
+(:func:`sim.ranks.upward_rank`, the one HEFT, CPOP and the learned policies use); each task goes
+to the node where the view estimates it would finish first.
 """
 
 from __future__ import annotations
 
 from sim.model import Platform, Workflow, node_fits
+from sim.ranks import upward_rank
 from sim.schedule import ClusterView
-
-
-def upward_rank(workflow: Workflow, platform: Platform) -> dict[str, float]:
-    """Mean compute time plus the longest mean-cost path to an exit task, per task."""
-    mean_speed = sum(n.speed for n in platform.nodes) / len(platform.nodes)
-    mean_bandwidth = sum(n.bandwidth for n in platform.nodes) / len(platform.nodes)
-    rank: dict[str, float] = {}
-    for task_id in reversed(workflow.topological_order):
-        task = workflow.task_by_id[task_id]
-        tail = 0.0
-        for child in workflow.children[task_id]:
-            comm = workflow.edge_bytes(task_id, child) / mean_bandwidth
-            tail = max(tail, comm + rank[child])
-        rank[task_id] = task.work / (mean_speed * task.cores) + tail
-    return rank
 
 
 class EarliestFinishPlacement:

@@ -44,10 +44,10 @@ from policy.learned.decima_model import (
     initial_net,
     load_decima,
 )
-from policy.ranks import upward_rank
 from sim.arrivals import workflow_prefix
 from sim.model import Platform, Workflow
 from sim.occupancy import Occupancy
+from sim.ranks import upward_rank
 
 MINUTE = 60.0
 

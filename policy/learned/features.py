@@ -29,7 +29,6 @@ import numpy as np
 import torch
 from torch_geometric.data import HeteroData
 
-from policy.costs import hosts
 from policy.learned.engine_features import engine_candidate_features
 from policy.learned.instance_context import (
     CANDIDATE_FEATURES,
@@ -40,7 +39,7 @@ from policy.learned.instance_context import (
     SPREAD,
     InstanceContext,
 )
-from sim.model import REFERENCE_SPEED, Workflow, compute_time, node_fits
+from sim.model import REFERENCE_SPEED, Workflow, compute_time, hosts, node_fits
 from sim.schedule import SHARED_FS, ClusterView
 from sim.view import EngineView
 

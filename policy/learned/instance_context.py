@@ -18,8 +18,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from policy.ranks import mean_compute_time, optimistic_cost_table, upward_rank
 from sim.model import Platform, Workflow
+from sim.ranks import mean_compute_times, optimistic_cost_table, upward_rank
 from sim.uncertainty import task_category
 
 CANDIDATE_FEATURES = 13
@@ -98,9 +98,7 @@ class InstanceContext:
             scale=scale,
             input_bytes={t.id: sum(sizes[f].size for f in t.inputs) for t in workflow.tasks},
             served_bytes=_served_bytes(workflow),
-            mean_runtime={
-                t.id: mean_compute_time(workflow, platform, t.id) for t in workflow.tasks
-            },
+            mean_runtime=mean_compute_times(workflow, platform),
             lookahead=_relative_oct(workflow, platform),
             log_spread=_log_spreads(workflow, spreads),
         )

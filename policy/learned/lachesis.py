@@ -51,9 +51,9 @@ from policy.learned.features import candidate_features
 from policy.learned.model import PolicyNet
 from policy.learned.planner import load_policy_net
 from policy.online import batch_workflow
-from policy.ranks import upward_rank
 from sim.model import Platform, Workflow, check_fits
 from sim.occupancy import Occupancy
+from sim.ranks import upward_rank
 from sim.schedule import ClusterView, NetworkModel
 
 TaskScores = Callable[[Workflow, Platform], dict[str, float]]

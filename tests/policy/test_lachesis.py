@@ -8,13 +8,13 @@ import pytest
 from policy.bench.arrivals import run_on_stream
 from policy.fifo_deft import FifoDeft
 from policy.learned.lachesis import Lachesis, PolicyScores, rank_order
-from policy.ranks import upward_rank
 from policy.validate import validate_schedule
 from sim.arrivals import Arrival, Stream, StreamSpec, merge_stream, poisson_stream
 from sim.engine import simulate
 from sim.generators import generate_workflow
 from sim.model import Node, Platform, Workflow
 from sim.platforms import generate_platform, gpu_cluster_spec
+from sim.ranks import upward_rank
 from sim.schedule import NetworkModel
 
 

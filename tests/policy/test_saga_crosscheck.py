@@ -1,7 +1,7 @@
 """Our HEFT and CPOP against SAGA's on instances SAGA represents exactly.
 
 With SAGA's averaging conventions (``HEFT(convention="saga")``, ``CPOP(convention="saga")``,
-see policy.ranks and policy.cpop) the makespans, simulated by our engine under the ideal
+see sim.ranks and policy.cpop) the makespans, simulated by our engine under the ideal
 network, must equal SAGA's own within 1e-6 relative.
 """
 

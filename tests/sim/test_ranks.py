@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from policy.cpop import critical_path
-from policy.ranks import communication_means, downward_rank, upward_rank
 from sim.model import REFERENCE_SPEED, File, Node, Platform, Task, Workflow
+from sim.ranks import communication_means, downward_rank, upward_rank
 
 # Computation costs of tasks n1..n10 on P1, P2, P3 (Table 1 of the paper).
 COSTS = [
@@ -85,3 +85,26 @@ def test_saga_pair_convention_shrinks_mean_communication() -> None:
     saga = communication_means(platform, "saga").time(10**9)
     assert distinct == pytest.approx(1.0)
     assert saga == pytest.approx(1.0 * (3 - 1) / (3 + 1))
+
+
+def test_eft_ranks_ready_tasks_with_the_papers_upward_rank() -> None:
+    """The simulator's own ``eft`` baseline (every "over eft" figure) orders ready tasks by
+    :func:`sim.ranks.upward_rank`: a GPU task's mean compute time on its GPUs over the nodes
+    that can host it, the mean edge time of its largest file. The old rank (work over the mean
+    CPU speed of all nodes) put the GPU task first; on its GPU it is the shorter one."""
+    from sim.model import GpuType
+    from sim.placement import EarliestFinishPlacement
+    from sim.ranks import mean_compute_time, mean_compute_times
+
+    a100 = GpuType("a100", speed=100 * REFERENCE_SPEED)
+    gpu_nodes = tuple(Node(f"g{k}", 4, gpus=1, gpu_type=a100) for k in range(2))
+    platform = Platform("mixed", (*gpu_nodes, *(Node(f"c{k}", 4) for k in range(2))))
+    tasks = (Task("gpu", work=40 * REFERENCE_SPEED, gpus=1), Task("cpu", work=REFERENCE_SPEED))
+    workflow = Workflow("gpu-vs-cpu", tasks, ())
+    eft = EarliestFinishPlacement()
+    eft.reset(workflow, platform)
+    rank = upward_rank(workflow, platform)
+    assert {t: eft.priority(t) for t in ("gpu", "cpu")} == rank
+    assert rank["cpu"] > rank["gpu"]
+    means = mean_compute_times(workflow, platform)
+    assert means == {t.id: mean_compute_time(workflow, platform, t.id) for t in workflow.tasks}

@@ -1,9 +1,12 @@
 """Ranking maths of list schedulers: mean costs, upward/downward ranks, optimistic cost table.
 
-Small pure functions over (workflow, platform). Costs follow :mod:`policy.costs`: a task's mean
-compute time averages over the nodes that can host it; an edge's mean communication time is the
-mean over node pairs of the time its files take (they move in parallel, so the largest file sets
-it), which is ``mean latency + largest file * mean(1 / bottleneck bandwidth)``.
+Small pure functions over (workflow, platform), on the lowest floor so that the list
+schedulers of ``policy``, the learned policies and the simulator's own ``eft`` baseline
+(:mod:`sim.placement`) rank tasks with one formula. Costs follow the simulator's model (as
+:mod:`policy.costs` spells out for planning): a task's mean compute time averages over the nodes
+that can host it; an edge's mean communication time is the mean over node pairs of the time its
+files take (they move in parallel, so the largest file sets it), which is
+``mean latency + largest file * mean(1 / bottleneck bandwidth)``.
 
 Two conventions for "mean over node pairs" exist in the wild:
 
@@ -21,8 +24,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
-from policy.costs import hosts
-from sim.model import Platform, Workflow, compute_time
+from sim.model import Node, Platform, Workflow, compute_time, hosts
 
 PairConvention = Literal["distinct", "saga"]
 
@@ -60,6 +62,19 @@ def mean_compute_time(workflow: Workflow, platform: Platform, task: str) -> floa
     return sum(compute_time(t, n) for n in candidates) / len(candidates)
 
 
+def mean_compute_times(workflow: Workflow, platform: Platform) -> dict[str, float]:
+    """:func:`mean_compute_time` of every task, to the bit, finding the hosts once per need."""
+    fitting: dict[tuple[int, int, int], tuple[Node, ...]] = {}
+    means: dict[str, float] = {}
+    for t in workflow.tasks:
+        need = (t.cores, t.memory, t.gpus)
+        candidates = fitting.get(need)
+        if candidates is None:
+            candidates = fitting[need] = hosts(t, platform) or platform.nodes
+        means[t.id] = sum(compute_time(t, n) for n in candidates) / len(candidates)
+    return means
+
+
 def mean_edge_time(workflow: Workflow, parent: str, child: str, means: CommunicationMeans) -> float:
     """Mean time of the transfers along one edge (c-bar in HEFT); 0 for a control edge."""
     files = workflow.edge_files[(parent, child)]
@@ -77,13 +92,14 @@ def upward_rank(
     heterogeneous computing", IEEE TPDS 13(3), 2002, eq. (5).
     """
     means = communication_means(platform, convention)
+    compute = mean_compute_times(workflow, platform)
     rank: dict[str, float] = {}
     for task in reversed(workflow.topological_order):
         tail = max(
             (mean_edge_time(workflow, task, c, means) + rank[c] for c in workflow.children[task]),
             default=0.0,
         )
-        rank[task] = mean_compute_time(workflow, platform, task) + tail
+        rank[task] = compute[task] + tail
     return rank
 
 
@@ -95,13 +111,12 @@ def downward_rank(
     Topcuoglu et al. 2002, eq. (6).
     """
     means = communication_means(platform, convention)
+    compute = mean_compute_times(workflow, platform)
     rank: dict[str, float] = {}
     for task in workflow.topological_order:
         rank[task] = max(
             (
-                rank[p]
-                + mean_compute_time(workflow, platform, p)
-                + mean_edge_time(workflow, p, task, means)
+                rank[p] + compute[p] + mean_edge_time(workflow, p, task, means)
                 for p in workflow.parents[task]
             ),
             default=0.0,
