@@ -224,6 +224,53 @@ def test_a_clear_leader_is_named_and_a_partial_tie_named_together() -> None:
     assert "1 of the 5 needs a person to act: 1 is held until someone releases it" in tie
 
 
+def _running(job: str, user: str, elapsed: float, nodes: str = "n1") -> dict[str, object]:
+    return {
+        "job_id": job,
+        "user": user,
+        "partition": "debug",
+        "nodes": nodes,
+        "cpus": 1,
+        "elapsed_s": elapsed,
+    }
+
+
+def test_what_runs_and_who_has_the_most_jobs_are_said_with_ties() -> None:
+    """The longest-running job by name, equal run times as a tie, and who has the most jobs
+    in the queue; said of the pending queue, of an empty one, and never when not read."""
+    pending = [{"reason": "Resources", "id": "90", "user": "bob"}]
+    longest = [
+        {"job_id": "90", "user": "bob", "partition": "debug", "reason": "Resources", "age_s": 75.0}
+    ]
+    rows = [{"reason": "Resources", "jobs": 1, "meaning": "resources"}]
+    users = [
+        {"user": "alice", "jobs": 2, "running": 2, "pending": 0},
+        {"user": "bob", "jobs": 1, "running": 0, "pending": 1},
+    ]
+    one = queue_verdict(pending, rows, [], longest, "", [_running("7", "alice", 3600, "n4")], users)
+    assert one.startswith("1 job is pending and 1 is running; ")
+    assert "Running: job 7 of alice on n4, for 1 h." in one
+    assert "alice has the most jobs in the queue: 2 (2 running, 0 pending)." in one
+    two = [_running("7", "alice", 600), _running("8", "alice", 600)]
+    tied = queue_verdict(pending, rows, [], longest, "", two, users)
+    assert "Jobs 7 and 8 have run longest, 10 min each." in tied
+    ahead = queue_verdict(pending, rows, [], longest, "", [_running("8", "a", 5), *two], users)
+    assert "the longest-running is job 8" not in ahead and "jobs 7 and 8" not in ahead
+    alike = [{**users[0], "jobs": 1}, users[1]]
+    assert "alice and bob have the most jobs in the queue, 1 each." in queue_verdict(
+        pending, rows, [], longest, "", [], alike
+    )
+    assert "1 job is pending and none is running; " in queue_verdict(
+        pending, rows, [], longest, "", [], users
+    )
+    empty = queue_verdict([], [], [], [], " of user alice", two, users[:1])
+    assert empty == (
+        "No job of user alice is pending. 2 jobs of user alice are running; jobs 7 and 8 have run "
+        "longest, 10 min each."
+    )
+    assert "running" not in queue_verdict(pending, rows, [], longest)  # not read: not said
+
+
 @pytest.mark.parametrize(
     ("pattern", "expanded"),
     [

@@ -118,7 +118,7 @@ def test_a_login_without_jobs_is_a_user_with_an_empty_queue(pending: list[str]) 
     """``nobody`` exists (getpwnam) and has no job: "none pending" is then the true answer."""
     facts = ask_offline("/queue user=nobody")["facts"]
     assert facts["kind"] == "queue" and facts["pending"] == 0
-    assert facts["verdict"] == "No job of user nobody is pending."
+    assert facts["verdict"] == "No job of user nobody is pending. No job of user nobody is running."
 
 
 def test_queue_with_a_misspelt_partition_is_refused_and_the_real_one_answers(

@@ -415,6 +415,92 @@ def test_queue_overview_counts_what_squeue_shows(scenarios: dict[str, str], sess
     assert debug["unavailable_nodes"] == ["n1"] and debug["cpus_total"] == 16
 
 
+def _steady(question: str, argv: list[str]) -> tuple[dict, list[str]]:
+    """The answer with squeue's lines read before and after it, equal (a job that ends or
+    starts meanwhile would make either side wrong: ask again)."""
+    for _ in range(3):
+        before = run(argv).splitlines()
+        answer = ask_offline(question)
+        if run(argv).splitlines() == before:
+            return answer, before
+    raise AssertionError(f"the queue kept changing while asking {question!r}")
+
+
+def test_what_runs_and_whose_jobs_these_are_is_squeues(
+    scenarios: dict[str, str], session_home: Path
+):
+    """How many jobs run and which user has the most jobs are the live queue's, not a week of
+    accounting: counted from squeue, the longest-running first."""
+    answer, rows = _steady(
+        "how many jobs are running right now?", ["squeue", "-h", "-t", "PD,R", "-o", "%i|%T|%u"]
+    )
+    assert answer["tools"] == ["queue_overview"]
+    facts = answer["facts"]
+    jobs = [r.split("|") for r in rows]
+    running = [j for j, state, _ in jobs if state == "RUNNING"]
+    assert facts["running"] == len(running) > 0
+    assert f"and {len(running)} are running" in facts["verdict"]
+    shown = [j["job_id"] for j in facts["running_jobs"]]
+    assert set(shown) <= set(running)
+    elapsed = [j["elapsed_s"] for j in facts["running_jobs"]]
+    assert elapsed == sorted(elapsed, reverse=True)
+    per_user = {u: {"running": 0, "pending": 0} for u in {user for *_, user in jobs}}
+    for _, state, user in jobs:
+        per_user[user]["running" if state == "RUNNING" else "pending"] += 1
+    assert {
+        u["user"]: {"running": u["running"], "pending": u["pending"]} for u in facts["users"]
+    } == per_user
+    most = max(sum(c.values()) for c in per_user.values())
+    tied = sorted(u for u, c in per_user.items() if sum(c.values()) == most)
+    if len(tied) == 1:
+        assert f"{tied[0]} has the most jobs in the queue: {most}" in facts["verdict"]
+    else:
+        assert f"have the most jobs in the queue, {most} each" in facts["verdict"]
+
+
+def test_what_a_user_is_running_is_their_jobs_in_squeue(
+    scenarios: dict[str, str], session_home: Path
+):
+    answer, rows = _steady(
+        f"what is {ALICE} running?", ["squeue", "-h", "-u", ALICE, "-t", "R", "-o", "%i|%N"]
+    )
+    assert answer["tools"] == ["queue_overview"] and answer["facts"]["user"] == ALICE
+    running = {tuple(r.split("|")) for r in rows}
+    facts = answer["facts"]
+    assert {(j["job_id"], j["nodes"]) for j in facts["running_jobs"]} == running
+    if len(running) == 1:  # the scenario's QOS lets alice run one job at a time
+        ((job, node),) = running
+        assert f"job {job} of {ALICE} on {node}" in facts["verdict"], facts
+
+
+def test_licences_are_scontrols(scenarios: dict[str, str], session_home: Path):
+    answer = ask_offline("what licenses are available?")
+    assert answer["tools"] == ["cluster_status"]
+    records = scontrol_records(run(["scontrol", "--oneliner", "show", "licenses"]))
+    expected = [
+        (r["LicenseName"], int(r["Total"]), int(r["Used"])) for r in records if r.get("LicenseName")
+    ]
+    assert expected, "the test site has a licence"
+    licences = answer["facts"]["licences"]
+    assert [(x["name"], x["total"], x["used"]) for x in licences] == expected
+    for name, total, used in expected:
+        assert f"{name} {total - used} of {total} free" in answer["facts"]["verdict"]
+
+
+def test_a_nodes_memory_is_scontrols_and_a_jobs_node_its_own(
+    scenarios: dict[str, str], session_home: Path
+):
+    answer = ask_offline("how much memory does n4 have?")
+    assert answer["tools"] == ["cluster_status"] and answer["facts"]["node"] == "n4"
+    (record,) = scontrol_records(run(["scontrol", "--oneliner", "show", "node", "n4"]))
+    assert f"of {int(record['RealMemory']):,} MB of memory in use" in answer["text"]
+    job = scenarios["hog_n4"]
+    where = ask_offline(f"which node is job {job} on?")
+    assert where["tools"] == ["job_why"]
+    nodes = run(["squeue", "-h", "-j", job, "-o", "%N"]).strip()
+    assert f"running on {nodes}" in where["facts"]["verdict"], where["text"]
+
+
 def test_a_queue_what_if_replays_only_the_jobs_waiting_their_turn(scenarios: dict[str, str]):
     """Each pending task is replayed, held, or left out with the reason squeue gives it: a job
     waiting for a limit, licences or a person is never started by a replay of "more nodes"."""

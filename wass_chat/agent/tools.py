@@ -153,8 +153,9 @@ class JobWhyArgs(BaseModel):
 
 
 class QueueOverviewArgs(BaseModel):
-    """The live queue: what blocks the most pending jobs, which partition is congested, who
-    waits longest right now."""
+    """The live queue (squeue now): how many jobs run and pend, what blocks the most pending
+    jobs, which partition is congested, who waits longest, the longest-running jobs and each
+    user's running and pending jobs."""
 
     partition: Name | None = Field(None, description="Only this partition.")
     user: Name | None = Field(None, description="Only this user's jobs.")

@@ -73,6 +73,12 @@ def render_cluster(f: Facts) -> str:
             if not (f.get("node") or asked) or shown & set(r["nodes"])
         ]
         lines += [f"- {reservation_words(r, lit)}" for r in reserved] or ["- none"]
+    if (licences := f.get("licences")) and not f.get("node"):
+        lines += ["", "**Licences** (`scontrol show licenses`):"]
+        lines += [
+            f"- {lit(x['name'])}: {x['used']} of {x['total']} in use, {x['free']} free"
+            for x in licences
+        ]
     return "\n".join(lines)
 
 

@@ -61,12 +61,26 @@ def render_queue(f: Facts) -> str:
             f"{duration(j['age_s'])}, {lit(j['reason'])}"
             for j in f["longest"]
         ]
+    if running := f.get("running_jobs"):
+        more = f["running"] - len(running)
+        lines += ["", "**Running, the longest first** (`squeue -t R`):"]
+        lines += [
+            f"- job {lit(j['job_id'])} ({lit(j['user'])}, {lit(j['partition'])}): "
+            f"{duration(j['elapsed_s'])} on {lit(j['nodes'])}, {cpus(j['cpus'])}"
+            for j in running
+        ]
+        lines += [f"- and {jobs(more)} more"] if more > 0 else []
+    if len(users := f.get("users", [])) > 1:
+        lines += ["", "**Jobs by user** (`squeue`):"]
+        lines += [
+            f"- {lit(u['user'])}: {u['running']} running, {u['pending']} pending" for u in users
+        ]
     return "\n".join(lines)
 
 
 KIND = Kind(
     "queue",
-    "the pending jobs by reason, the partitions, who waits longest",
+    "the pending jobs by reason, the partitions, who waits longest, what runs, jobs by user",
     render_queue,
     facts=QueueFacts,
 )

@@ -37,10 +37,7 @@ def sacct_verdict(f: SacctSummaryFacts) -> str:
         f" from {users:,} users" if users > 1 else ""
     )
     if "wait_median_s" in stats:
-        words += (
-            f": half waited under {duration(stats['wait_median_s'])} to start, 90% under "
-            f"{duration(stats['wait_p90_s'])}"
-        )
+        words += _waits(stats["wait_median_s"], stats["wait_p90_s"])
     words += "."
     if "failure_rate" in stats:
         words += f" {100 * stats['failure_rate']:.1f}% of finished jobs failed"
@@ -51,6 +48,16 @@ def sacct_verdict(f: SacctSummaryFacts) -> str:
             )
         words += "."
     return words
+
+
+def _waits(median: float, p90: float) -> str:
+    """The queue wait in words; a wait under a second is none ("half waited under 0 s" is no
+    sentence)."""
+    if p90 < 1:
+        return ": 90% of the jobs that started did so at once"
+    if median < 1:
+        return f": half started at once, 90% within {duration(p90)}"
+    return f": half waited under {duration(median)} to start, 90% under {duration(p90)}"
 
 
 def _people(key: str, value: float) -> str:

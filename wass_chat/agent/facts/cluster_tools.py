@@ -345,8 +345,9 @@ class ClusterTools:
     def queue_overview(
         self, partition: str | None = None, user: str | None = None, account: str | None = None
     ) -> dict[str, Any]:
-        """What blocks the pending queue, which partition is congested, who waits longest now;
-        an unknown partition, user or account is refused with the nearest names."""
+        """What blocks the pending queue, which partition is congested, who waits longest, what
+        runs and whose jobs these are, now; an unknown partition, user or account is refused
+        with the nearest names."""
         from wass_chat.slurm.commands import SlurmCommands
         from wass_chat.slurm.explain.queue import queue_overview as overview
 

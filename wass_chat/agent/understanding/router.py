@@ -112,7 +112,7 @@ _JOB_STATE = re.compile(
 """Words about a job's fate: with a lone number ("why won't 144 run?") the number is a job id."""
 _LIVE_LOAD = re.compile(
     r"\b(busy|full|loaded|free|idle|in\s+use|using|hogging|running\s+(?:jobs|on)|"
-    r"(?:what|who)(?:'s|\s+is)\s+running)\b",
+    r"(?:what|who)(?:'s|\s+is)\s+(?:[a-z][\w.-]*\s+)?running)\b",
     re.I,
 )
 _RUN_WORDS = re.compile(r"\b(runs?|workflows?|tasks?|plan)\b", re.I)
@@ -127,6 +127,21 @@ _PARTITION_SETTINGS = re.compile(
 )
 """A partition's settings asked about now ("what is the max time of small?"): with a partition
 named and nothing hypothetical, the cluster answer's partition, not a what-if to replay."""
+_JOBS_NOW = re.compile(
+    r"\bhow\s+many\s+(?:of\s+\w+\s+)?jobs?\b(?!.{0,40}\b(?:ran|finished|completed|failed|were|did|"
+    r"submitted)\b).{0,40}\b(?:running|run(?:s|ning)?\s+now|pending|queued|waiting|in\s+(?:the\s+)?"
+    r"queue|on\s+the\s+cluster)\b|"
+    r"\b(?:longest|oldest)[\s-]+running\s+jobs?\b|\bjobs?\s+(?:that\s+)?(?:has|have)\s+(?:been\s+)?"
+    r"run(?:ning)?\s+(?:the\s+)?longest\b|"
+    r"\b(?:which|what)\s+users?\b.{0,30}\bmost\s+(?:running\s+|pending\s+|queued\s+)?jobs\b|"
+    r"\bwho\s+has\s+the\s+most\s+jobs\b|"
+    r"\bwhat\s+(?:is|are)\s+(?:user\s+)?[a-z][\w.-]*\s+running\b|"
+    r"\b(?:list|show)\s+(?:me\s+)?(?:all\s+)?(?:the\s+)?(?:running|pending|queued)\s+jobs\b",
+    re.I,
+)
+"""The live queue's jobs counted or listed ("how many jobs are running?", "what is alice
+running?", "which user has the most jobs in the queue?", "the longest-running job"): squeue
+answers them now (``queue_overview``), not a week of accounting or a run's status."""
 _SIMILAR = re.compile(
     r"\b(similar\w*|resembl\w*|alike|precedents?|(?:runs?|cases?|executions?|workflows?)\s+like)\b",
     re.I,
@@ -296,8 +311,12 @@ def _with_cues(
     lowered = f"{fixed} \n {text}".lower()  # a cue counts as typed or as corrected
     efficiency = _EFFICIENCY.search(lowered)
     if slots.jobid and not efficiency:
-        why = re.search(r"\b(why|what|how|reason|explain|happened|wrong|use|used)\b", lowered)
+        why = re.search(
+            r"\b(why|what|which|where|how|reason|explain|happened|wrong|use|used)\b", lowered
+        )
         boost["job_why"] = 0.2 if why else 0.1
+        if re.search(r"\b(?:which|what)\s+(?:node|nodes|host|partition)\b|\bwhere\b", lowered):
+            boost["job_why"] += 0.15  # "which node is job 11 on?": its answer says where
     if efficiency:
         boost["efficiency"] = 0.25
     if not GPU_USE.search(lowered):  # GPU-use wording routes before this; without it, no GPU use
@@ -306,10 +325,9 @@ def _with_cues(
     if slots.period is None and not slots.run and _LIVE_LOAD.search(text) and now:
         boost["cluster_status"] = 0.12
     hypothetical_node = re.search(r"\bwhat\s*if\b", lowered) or slots.changes.get("remove_nodes")
-    if re.search(r"\breserv(?:ations?|ed)\b", lowered) and not hypothetical_node:
-        boost["cluster_status"] = (
-            boost.get("cluster_status", 0.0) + 0.2
-        )  # the node answer lists them
+    listed = re.search(r"\b(?:reserv(?:ations?|ed)|licen[cs]es?(?!\s+server))\b", lowered)
+    if listed and not hypothetical_node:  # the cluster answer lists them
+        boost["cluster_status"] = boost.get("cluster_status", 0.0) + 0.2
     if slots.host and _NODE_STATE.search(text) and not hypothetical_node:
         boost["cluster_status"] = boost.get("cluster_status", 0.0) + 0.1  # "why did n2 go down?"
     if slots.task and re.search(
@@ -353,6 +371,8 @@ def _with_cues(
         boost["top_waiters"] = 0.08
     if _NOW.search(lowered) or re.search(r"\b(queue|partition)\b", lowered):
         boost["queue_overview"] = 0.05
+    if _JOBS_NOW.search(text) and slots.period is None and not _about_one_thing(slots):
+        boost["queue_overview"] = boost.get("queue_overview", 0.0) + 0.4
     named = slots.partition or slots.account or slots.user
     if named and _PENDING.search(lowered) and not (slots.jobid or slots.run or slots.workflow):
         boost["queue_overview"] = boost.get("queue_overview", 0.0) + 0.2  # "pending in gpu"
@@ -382,6 +402,11 @@ def _about_the_cluster(text: str, slots: Slots) -> bool:
     if slots.run or slots.workflow or slots.task or _RUN_WORDS.search(text):
         return False
     return bool(_LIVE_LOAD.search(text))
+
+
+def _about_one_thing(slots: Slots) -> bool:
+    """A job, run, workflow, task or node named: the question is about it, not the queue."""
+    return bool(slots.jobid or slots.run or slots.workflow or slots.task or slots.host)
 
 
 def _bare_job(text: str, slots: Slots) -> bool:

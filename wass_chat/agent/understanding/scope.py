@@ -188,10 +188,11 @@ TOPICS: tuple[Topic, ...] = (
     ),
     Topic(
         "I have no live readings of nodes' memory or CPU load (the node list gives their "
-        "states, a job's efficiency its CPU and memory use)",
+        "states, CPUs and memory and what jobs hold of them, a job's efficiency its CPU and "
+        "memory use)",
         re.compile(
             r"\b(?:free|available|used)\s+(?:memory|ram)\b|\b(?:memory|ram|swap)\b.{0,20}\busing\b|"
-            r"\bhow\s+much\s+(?:memory|ram|swap)\b|\b(?:memory|ram)\s+(?:is\s+)?"
+            r"\bhow\s+much\s+(?:memory|ram|swap)\b(?!.{0,30}\b(?:have|has|got|total|configured)\b(?!\s+(?:free|available|left|used|in\s+use)))|\b(?:memory|ram)\s+(?:is\s+)?"
             r"(?:free|available|left|usage|use|used)\b|\bload\s+average\b|"
             r"\bcpu\s+(?:load|usage|utili[sz]ation)\s+(?:on|of)\s+(?:node\s+)?[a-z]+\d",
             re.I,
@@ -261,6 +262,17 @@ TOPICS: tuple[Topic, ...] = (
             re.I,
         ),
         qualifiable=False,
+    ),
+    Topic(
+        "I do not read which QOS a user or account may use (`sacctmgr show assoc user=USER "
+        "format=account,partition,qos` lists them); for a pending job I explain the QOS limit "
+        "that holds it (`/why JOBID`)",
+        re.compile(
+            r"\b(?:what|which)\s+(?:qos(?:es|s)?|quality\s+of\s+service)\b|"
+            r"\bqos(?:es|s)?\b.{0,30}\b(?:can|may|allowed|available|access|have|has)\b|"
+            r"\b(?:list|show)\s+(?:the\s+|all\s+|my\s+)?qos(?:es|s)?\b",
+            re.I,
+        ),
     ),
     Topic(
         "I do not read fair-share standings or what an account or user may run (`sshare -A "

@@ -498,6 +498,7 @@ def find_user(text: str) -> str | None:
         r"^(?:sacct|accounting)\s+(?:\S+\s+)?([a-z][\w.-]*)\s*$",
         r"\b(?:did|does|has)\s+(?:user\s+)?([a-z][\w.-]*)\s+(?:use|consume|burn|draw|run|"
         r"submit|start|finish|complete|cancel|lose|waste)\b",
+        r"\bwhat\s+(?:is|are)\s+(?:user\s+)?([a-z][\w.-]*)\s+running\b",
     )
     for pattern in patterns:
         for m in re.finditer(pattern, lowered):

@@ -19,7 +19,7 @@ from sim.errors import NoSuchName
 from wass_chat.slurm.advice import cpus
 from wass_chat.slurm.availability import ensure_slurm
 from wass_chat.slurm.backend import choose_backend
-from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands
+from wass_chat.slurm.commands import SlurmCommandError, SlurmCommands, scontrol_records
 from wass_chat.slurm.explain.partitions import (
     PartitionFacts,
     admitting_verdict,
@@ -102,6 +102,18 @@ class ReservationFacts(TypedDict):
     accounts: str
 
 
+class LicenceFacts(TypedDict):
+    """A cluster licence (``scontrol show licenses``): how many there are and are in use."""
+
+    name: str
+    total: int
+    used: int
+    free: int
+
+
+LICENCES_ARGV = ("scontrol", "--oneliner", "show", "licenses")
+
+
 class ClusterFacts(TypedDict, total=False):
     """What ``cluster_status`` returns (kind ``cluster``)."""
 
@@ -121,6 +133,7 @@ class ClusterFacts(TypedDict, total=False):
     it?")."""
     pending_jobs: int
     reservations: list[ReservationFacts]
+    licences: list[LicenceFacts]
     backend: str
     """The Slurm release and how wass-chat talks to it, with why not pyslurm
     (:func:`wass_chat.slurm.backend.choose_backend`)."""
@@ -233,6 +246,7 @@ def cluster_status(
         users=user_loads(running),
         pending_jobs=pending,
         reservations=reservation_facts(commands, now),
+        licences=licence_facts(commands),
         backend=choose_backend(ensure_slurm("scontrol").version).line(),
     )
     if node:
@@ -264,6 +278,32 @@ def reservation_facts(commands: SlurmCommands, now: datetime) -> list[Reservatio
         )
         for r in parse_reservations(text, now)
     ]
+
+
+def licence_facts(commands: SlurmCommands) -> list[LicenceFacts]:
+    """The cluster's licences (slurm.conf ``Licenses=``); none when there are none or
+    ``scontrol`` refuses ("No licenses configured" is no record)."""
+    try:
+        text = commands.run(list(LICENCES_ARGV))
+    except SlurmCommandError:
+        return []
+    out = []
+    for record in scontrol_records(text):
+        if not record.get("LicenseName"):
+            continue
+        total, used = _count_of(record.get("Total")), _count_of(record.get("Used"))
+        free = _count_of(record.get("Free"), total - used)
+        out.append(LicenceFacts(name=record["LicenseName"], total=total, used=used, free=free))
+    return out
+
+
+def _count_of(value: str | None, default: int = 0) -> int:
+    return int(value) if value and value.isdigit() else default
+
+
+def licence_words(licences: Sequence[LicenceFacts], name: Callable[[str], str] = str) -> str:
+    """``matlab 0 of 2 free, ansys 3 of 4 free``."""
+    return ", ".join(f"{name(x['name'])} {x['free']} of {x['total']} free" for x in licences)
 
 
 def reservation_words(r: ReservationFacts, name: Callable[[str], str] = str) -> str:
@@ -370,6 +410,8 @@ def cluster_verdict(f: ClusterFacts) -> str:
         named = "; ".join(map(reservation_words, reserved[:3]))
         more = f" and {len(reserved) - 3} more" if len(reserved) > 3 else ""
         usage += f" {_count(len(reserved), 'reservation')}: {named}{more}."
+    if licences := f.get("licences", []):
+        usage += f" Licences: {licence_words(licences)}."
     if not out:
         every = f"All {len(nodes)} nodes take" if len(nodes) > 1 else "The node takes"
         return f"{every} jobs; {usage}"

@@ -1,5 +1,9 @@
 """The queue as a whole: what blocks the most pending jobs, which partition is congested, who
-waits longest right now (live), and who waited longest over a period (accounting).
+waits longest right now, what runs and whose jobs these are (live), and who waited longest over
+a period (accounting).
+
+"How many jobs are running?", "what is alice running?", "which user has the most jobs in the
+queue?" are squeue's questions: answered from it now, never from a week of accounting.
 
 A partition, user or account the cluster does not know is refused with the nearest names
 (:func:`~wass_chat.slurm.names.check_name`): ``squeue -p debgu`` answers an empty queue, which
@@ -18,13 +22,15 @@ from wass_chat.slurm.commands import SlurmCommands, parse_parsable, scontrol_rec
 from wass_chat.slurm.explain.ended import duration
 from wass_chat.slurm.explain.phrases import names
 from wass_chat.slurm.explain.queue_headline import attention, queue_verdict, scope_words
-from wass_chat.slurm.formats import slurm_time
+from wass_chat.slurm.formats import slurm_duration, slurm_time
 from wass_chat.slurm.hostlist import expand
 from wass_chat.slurm.names import check_name
 from wass_chat.slurm.reasons import classify
 
 JOB_IDS_SHOWN = 8
 """How many job ids each reason's row names, in squeue's order ("which jobs are held?")."""
+RUNNING_SHOWN = 8
+"""How many running jobs the answer lists, the longest-running first."""
 
 
 class QueueFacts(TypedDict):
@@ -43,6 +49,10 @@ class QueueFacts(TypedDict):
     themselves."""
     partitions: list[dict[str, Any]]
     longest: list[dict[str, Any]]
+    running_jobs: list[dict[str, Any]]
+    """The longest-running jobs first (at most :data:`RUNNING_SHOWN`; ``running`` counts all)."""
+    users: list[dict[str, Any]]
+    """Per user: running and pending jobs (squeue's lines: an array's pending tasks are one)."""
     source: str
 
 
@@ -60,8 +70,19 @@ def queue_overview(
     now = now or datetime.now()
     for kind, name in (("partition", partition), ("user", user), ("account", account)):
         check_name(commands, kind, name)
-    fields = ("id", "partition", "state", "reason", "submit", "cpus", "user", "name")
-    argv = ["squeue", "-h", "-t", "PD,R", "-o", "%i|%P|%T|%r|%V|%C|%u|%j"]
+    fields = (
+        "id",
+        "partition",
+        "state",
+        "reason",
+        "submit",
+        "cpus",
+        "user",
+        "elapsed",
+        "nodes",
+        "name",
+    )
+    argv = ["squeue", "-h", "-t", "PD,R", "-o", "%i|%P|%T|%r|%V|%C|%u|%M|%N|%j"]
     if partition:
         argv += ["-p", partition]
     if user:
@@ -105,10 +126,29 @@ def queue_overview(
         }
         for j in sorted(pending, key=age, reverse=True)[:5]
     ]
+    running_jobs: list[dict[str, Any]] = [
+        {
+            "job_id": j["id"],
+            "user": j["user"],
+            "partition": j["partition"],
+            "nodes": j["nodes"],
+            "cpus": int(j["cpus"] or 0),
+            "elapsed_s": slurm_duration(j["elapsed"]) or 0.0,
+        }
+        for j in running
+    ]
+    running_jobs.sort(key=lambda j: -j["elapsed_s"])  # stable: squeue's order among equals
+    users = _users(running, pending)
     return QueueFacts(
         kind="queue",
         verdict=queue_verdict(
-            pending, reasons, parts, longest, scope_words(partition, user, account)
+            pending,
+            reasons,
+            parts,
+            longest,
+            scope_words(partition, user, account),
+            running_jobs,
+            users,
         ),
         attention=attention(pending),
         partition=partition,
@@ -119,8 +159,20 @@ def queue_overview(
         reasons=reasons,
         partitions=parts,
         longest=longest,
+        running_jobs=running_jobs[:RUNNING_SHOWN],
+        users=users,
         source="squeue, scontrol",
     )
+
+
+def _users(running: list[dict[str, str]], pending: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """Each user's running and pending jobs, the most jobs first (ties by name)."""
+    runs, waits = Counter(j["user"] for j in running), Counter(j["user"] for j in pending)
+    rows = [
+        {"user": u, "jobs": runs[u] + waits[u], "running": runs[u], "pending": waits[u]}
+        for u in set(runs) | set(waits)
+    ]
+    return sorted(rows, key=lambda r: (-r["jobs"], r["user"]))
 
 
 def _partitions(commands: SlurmCommands, pending: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -89,23 +89,86 @@ def scope_words(partition: str | None, user: str | None, account: str | None) ->
     return "".join(words)
 
 
+def running_sentence(running: list[dict[str, Any]], scope: str = "", counted: bool = False) -> str:
+    """The longest-running job, ties named together ("what is alice running?"); with
+    ``counted`` false, how many run first."""
+    if not running:
+        return "" if counted else f"No job{scope} is running."
+    first = running[0]
+    tied = [j for j in running if j["elapsed_s"] == first["elapsed_s"]]
+    count = "" if counted else f"{_jobs(len(running))}{scope} {_are(len(running))} running"
+    if len(running) == 1:
+        where = f" on {first['nodes']}" if first.get("nodes") else ""
+        job = f"job {first['job_id']} of {first['user']}{where}, for {duration(first['elapsed_s'])}"
+        return f"{count}: {job}." if count else f"Running: {job}."
+    if len(tied) > 1:
+        ids = (
+            f"jobs {names([j['job_id'] for j in tied])}"
+            if len(tied) <= 5
+            else f"{len(tied)} of them"
+        )
+        longest = f"{ids} have run longest, {duration(first['elapsed_s'])} each"
+    else:
+        where = f" on {first['nodes']}" if first.get("nodes") else ""
+        longest = (
+            f"the longest-running is job {first['job_id']} of {first['user']}{where}, for "
+            f"{duration(first['elapsed_s'])}"
+        )
+    return f"{count}; {longest}." if count else f"{longest[0].upper()}{longest[1:]}."
+
+
+def _are(count: int) -> str:
+    return "is" if count == 1 else "are"
+
+
+def users_sentence(users: list[dict[str, Any]]) -> str:
+    """Who has the most jobs in the queue, ties named together; empty for a single user."""
+    if len(users) < 2:
+        return ""
+    top = users[0]["jobs"]
+    tied = [u for u in users if u["jobs"] == top]
+    if len(tied) > 1:
+        return f"{names([u['user'] for u in tied])} have the most jobs in the queue, {top} each."
+    u = tied[0]
+    return (
+        f"{u['user']} has the most jobs in the queue: {u['jobs']} ({u['running']} running, "
+        f"{u['pending']} pending)."
+    )
+
+
 def queue_verdict(
     pending: list[dict[str, Any]],
     reasons: list[dict[str, Any]],
     parts: list[dict[str, Any]],
     longest: list[dict[str, Any]],
     scope: str = "",
+    running: list[dict[str, Any]] | None = None,
+    users: list[dict[str, Any]] | None = None,
 ) -> str:
     """The queue's headline from its own counts (see the module docstring); ``scope`` says
-    which part of the queue was asked about (:func:`scope_words`)."""
+    which part of the queue was asked about (:func:`scope_words`). ``running`` (the running
+    jobs, longest-running first; None: not read, so nothing is said of them) and ``users``
+    (jobs per user, most first) add what runs and whose jobs these are."""
     if not pending:
-        return (
+        empty = (
             f"No job{scope} is pending."
             if scope
             else "No job is pending: nothing blocks the queue."
         )
+        rest = (
+            running_sentence(running, scope) if running is not None else "",
+            users_sentence(users or []),
+        )
+        return " ".join(part for part in (empty, *rest) if part)
+    runs = ""
+    if running is not None:
+        runs = (
+            f" and {len(running)} {_are(len(running))} running"
+            if running
+            else " and none is running"
+        )
     verdict = (
-        f"{_jobs(len(pending))} {'are' if len(pending) != 1 else 'is'} pending; "
+        f"{_jobs(len(pending))} {_are(len(pending))} pending{runs}; "
         f"{reasons_sentence(reasons)}. {attention_sentence(attention(pending), len(pending))}"
     )
     busiest = parts[0] if parts and parts[0]["pending_jobs"] else None
@@ -124,4 +187,5 @@ def queue_verdict(
         f" The longest wait so far is job {first['job_id']} of {first['user']}: "
         f"{duration(first['age_s'])} ({first['reason']})."
     )
-    return verdict
+    rest = (running_sentence(running or [], counted=True), users_sentence(users or []))
+    return " ".join(part for part in (verdict, *rest) if part)
