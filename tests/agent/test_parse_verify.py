@@ -102,6 +102,14 @@ def test_invented_numbers_and_ids_fail(text: str, bad: str) -> None:
     assert bad in verdict.unsupported_numbers + verdict.unknown_ids
 
 
+def test_an_array_task_escaped_by_markdown_is_still_its_id() -> None:
+    """``**Job 24 ... /why 24\\_1**``: the rendered answer's escaped underscore is the task id
+    the facts hold, not an id ``_1``; an escaped name the facts lack still fails."""
+    facts = {"job_id": "24", "array_tasks": [{"job_id": "24_1", "state": "COMPLETED"}]}
+    assert verify_answer("Its other tasks: 24\\_1 COMPLETED.", facts).ok
+    assert verify_answer("See run\\_9z.", facts).unknown_ids == ("run_9z",)
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -40,7 +40,8 @@ exit 3
 
 @pytest.fixture(scope="module")
 def jobs(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A failed job with a dependant, a job that used none of its 4 CPUs, then a 16-CPU job
+    """A failed job with a dependant, a job that used none of its 4 CPUs, an array whose tasks
+    ended differently, then a 16-CPU job
     with a job waiting behind it and two that need a person (too big for its partition, held).
     Whatever it made goes again even when making it fails half-way, so the next module finds
     the idle cluster it needs."""
@@ -74,7 +75,8 @@ def _make_jobs(work: Path) -> dict[str, str]:
     made["idle"] = sbatch(
         "-N1", "-n4", "--mem=2000M", "--acctg-freq=1", "-o", "/dev/null", wrap="sleep 4"
     )
-    wait_for_final([made["failed"], made["idle"]])
+    made["array"] = sbatch("-n1", "--array=1-2", wrap="exit $(( SLURM_ARRAY_TASK_ID - 1 ))")
+    wait_for_final([made["failed"], made["idle"], f"{made['array']}_1", f"{made['array']}_2"])
     made["hog"] = sbatch("-n16", "--time=30", "-o", "/dev/null")
     wait_for_reasons({made["hog"]: "RUNNING"})
     made["behind"] = sbatch("-n2", "--time=10", "-o", "/dev/null")
@@ -125,6 +127,26 @@ def test_a_job_that_used_none_of_its_4_cpus_gets_the_efficiency_advice(
     assert "It kept its 4 CPUs 0% busy" in str(facts["verdict"])
     assert "x 4 CPUs =" in str(facts["verdict"])  # what the CPU time is measured against
     assert "**What to change next time:**" in text and "--mem=256M" in text
+
+
+def test_an_arrays_id_names_its_task_the_other_tasks_and_the_owner(jobs: dict[str, str]) -> None:
+    """``/why 12`` of an array answers about the task Slurm numbers 12 (sacct's JobIDRaw), not
+    the first task's accounting beside another task's record, and says how the others ended."""
+    array = jobs["array"]
+    rows = run(["sacct", "-n", "-P", "-X", "-j", array, "-o", "JobID,JobIDRaw,State"])
+    lines = (r.split("|") for r in rows.splitlines())
+    tasks = {job: (raw, state.split()[0]) for job, raw, state in lines}
+    assert sorted(s for _, s in tasks.values()) == ["COMPLETED", "FAILED"]
+    own = next(job for job, (raw, _) in tasks.items() if raw == array)
+    facts, _ = _answer(array)
+    assert facts["state"] == tasks[own][1]
+    others = [{"job_id": j, "state": s} for j, (_, s) in tasks.items() if j != own]
+    assert facts["array_tasks"] == others
+    verdict = str(facts["verdict"])
+    assert f"This is array {array}'s task {own.split('_')[1]}; its other tasks: " in verdict
+    assert f"{others[0]['job_id']} {others[0]['state']}" in verdict
+    owner = [e["value"] for e in facts["evidence"] if e["field"] in ("UserId", "User")]  # type: ignore[attr-defined]
+    assert owner and owner[0].split("(")[0] == "root"
 
 
 def test_a_job_behind_a_16_cpu_job_gets_one_start_time_and_the_blockers_whole_size(

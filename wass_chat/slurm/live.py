@@ -29,6 +29,7 @@ from wass_chat.slurm.formats import is_set, memory_mb, set_or_empty, slurm_time,
 
 ACCOUNTING_FIELDS = (
     "JobID",
+    "JobIDRaw",
     "JobName",
     "User",
     "Account",
@@ -104,6 +105,8 @@ class Snapshot:
     """``sacct`` row of the allocation (finished jobs), fields as Slurm names them."""
     steps: list[dict[str, str]] = field(default_factory=list)
     """``sacct`` rows of the job's steps (MaxRSS lives there)."""
+    tasks: list[dict[str, str]] = field(default_factory=list)
+    """``sacct`` rows of an array's other tasks, when the id asked is the array's (``12``)."""
     start_estimate: datetime | None = None
     planned_nodes: str = ""
     nodes: list[dict[str, str]] = field(default_factory=list)
@@ -244,7 +247,7 @@ def snapshot(commands: SlurmCommands, job_id: str, now: datetime | None = None) 
     run = _Recorder(commands, snap)
     snap.job = _job_record(run, job_id)
     if not snap.job or snap.state not in {"PENDING", "RUNNING", "SUSPENDED", "CONFIGURING"}:
-        snap.accounting, snap.steps = _accounting(run, job_id)
+        snap.accounting, snap.steps, snap.tasks = _accounting(run, job_id)
     if not snap.job and not snap.accounting:
         problem = f"Slurm knows no job {job_id}: it is neither queued nor in accounting"
         if near := nearest_job_ids(job_id, commands.run(["squeue", "-h", "-o", "%i"]).split()):
@@ -284,8 +287,8 @@ def _job_record(run: _Recorder, job_id: str) -> dict[str, str]:
     try:
         records = _records(run.text(["scontrol", "--oneliner", "show", "job", job_id]))
     except SlurmCommandError as exc:
-        if "Invalid job id" in exc.one_line():
-            return {}
+        if "Invalid job id" in exc.one_line() or re.search(r"\bJob \S+ not found", exc.one_line()):
+            return {}  # the second: an array task the controller no longer holds
         raise
     return next((r for r in records if _is_job(r, job_id)), records[0] if records else {})
 
@@ -299,8 +302,11 @@ def _is_job(record: dict[str, str], job_id: str) -> bool:
     return record.get("JobId") == job_id
 
 
-def _accounting(run: _Recorder, job_id: str) -> tuple[dict[str, str], list[dict[str, str]]]:
-    """The allocation's sacct row and its steps' rows, with the fields this sacct offers."""
+def _accounting(
+    run: _Recorder, job_id: str
+) -> tuple[dict[str, str], list[dict[str, str]], list[dict[str, str]]]:
+    """The allocation's sacct row, its steps' rows and an array's other tasks' rows, with the
+    fields this sacct offers."""
     offered = {w.lower() for w in run.text(["sacct", "--helpformat"]).split()}
     fields = [f for f in ACCOUNTING_FIELDS if f.lower() in offered]
     text = run.text(["sacct", "-P", "-n", "-j", job_id, "-o", ",".join(fields)])
@@ -310,9 +316,25 @@ def _accounting(run: _Recorder, job_id: str) -> tuple[dict[str, str], list[dict[
         if len(parts) >= len(fields):
             head = parts[: len(fields) - 1]
             rows.append(dict(zip(fields, [*head, "|".join(parts[len(fields) - 1 :])], strict=True)))
-    allocation = next((r for r in rows if r.get("JobID") == job_id), rows[0] if rows else {})
-    steps = [r for r in rows if r is not allocation]
-    return allocation, steps
+    allocation = next(
+        (r for r in rows if r.get("JobID") == job_id),
+        next((r for r in rows if _raw_allocation(r, job_id)), rows[0] if rows else {}),
+    )
+    own = allocation.get("JobID", "")
+    steps = [r for r in rows if r is not allocation and r.get("JobID", "").split(".")[0] == own]
+    tasks = [
+        r
+        for r in rows
+        if r is not allocation and "_" in r.get("JobID", "") and "." not in r.get("JobID", "")
+    ]
+    return allocation, steps, tasks
+
+
+def _raw_allocation(row: dict[str, str], job_id: str) -> bool:
+    """Whether ``row`` is the allocation Slurm numbers ``job_id``: ``sacct -j 12`` of an array
+    lists every task (``12_1``, ``12_[2-3%1]``), and the one scontrol calls JobId=12 is the
+    row whose JobIDRaw is 12 (its tasks not yet started), not the first task's."""
+    return row.get("JobIDRaw") == job_id and "." not in row.get("JobID", "")
 
 
 RUNNING_ARGV = ["squeue", "-h", "-t", "R", "-o", "%i|%u|%P|%N|%C|%e|%q|%W|%j"]

@@ -165,7 +165,7 @@ def verify_answer(
     allowed = frozenset() if strict else ALWAYS_ALLOWED
     grounding = Grounding.of(facts, question)
     unknown: dict[str, None] = {}
-    body = _LIST_MARKER.sub(" ", text)
+    body = _LIST_MARKER.sub(" ", text.replace("\\_", "_"))  # Markdown's 12\_1 is job 12_1
     for match in _DATE.finditer(body):
         if match.group(0).lower() not in grounding.ids and not _date_in(match.group(0), grounding):
             unknown[match.group(0)] = None

@@ -126,17 +126,47 @@ def explain_job(
         out = finished(snap, commands, klass)
         out.advice = _ended_advice(commands, snap, klass)
         after = ended_aftermath(commands, snap, klass, suggestions)
-        out.verdict += after.sentence()
+        out.verdict += after.sentence() + _array_words(snap)
         out.advice += after.advice
+    if snap.user:  # "who submitted job 29?": the owner, as Slurm records it
+        out.quote(snap.quote("UserId"))
     restarts = snap.get("Restarts")
     if restarts.isdigit() and int(restarts) > 0:
         out.verdict += f" Slurm has requeued it {restarts} time{'s' if restarts != '1' else ''}."
         out.quote(snap.quote("Restarts"))
     facts = facts_of(snap, code, klass, meaning, out)
+    if snap.tasks and "_" not in job_id:
+        facts["array_tasks"] = [
+            {"job_id": t.get("JobID", ""), "state": _state_word(t)} for t in snap.tasks
+        ]
     if after is not None:
         facts.update(after.facts())  # type: ignore[typeddict-item]
         facts["commands"] += after.commands
     return facts
+
+
+ARRAY_TASKS_SHOWN = 6
+
+
+def _state_word(row: dict[str, str]) -> str:
+    """``CANCELLED by 0`` as ``CANCELLED``: the state, not who set it."""
+    return (row.get("State") or "?").split()[0]
+
+
+def _array_words(snap: Snapshot) -> str:
+    """When the id asked is an array's (``sacct -j 12`` lists its tasks), which of its tasks
+    this answer is about and how the others ended: one task's fate is not the array's."""
+    if "_" in snap.job_id or not snap.tasks:
+        return ""
+    own = snap.accounting.get("JobID", "").partition("_")[2].strip("[]").split("%")[0] or "?"
+    shown = [f"{t.get('JobID', '')} {_state_word(t)}" for t in snap.tasks[:ARRAY_TASKS_SHOWN]]
+    more = len(snap.tasks) - len(shown)
+    others = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    plural = "" if own.isdigit() else "s"
+    return (
+        f" This is array {snap.job_id}'s task{plural} {own}; its other tasks: {others} "
+        f"(ask about one by its id, e.g. /why {snap.tasks[0].get('JobID', '')})."
+    )
 
 
 def _waiting_so_far(out: Explanation, snap: Snapshot) -> str:

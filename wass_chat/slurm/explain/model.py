@@ -78,6 +78,8 @@ class JobWhyFacts(TypedDict, total=False):
     """Pending jobs that wait on it and can never start now (job_id, user, reason,
     dependency, type)."""
     failed_step: dict[str, str]
+    array_tasks: list[dict[str, str]]
+    """When the id asked is an array's (``12``): its other tasks (job_id, state), from sacct."""
     figures: dict[str, float]
     """Numbers the verdict computed (see :attr:`Explanation.figures`)."""
 
