@@ -42,6 +42,21 @@ def rows_in_period(hand_jobs):
     ]
 
 
+def test_the_jobs_that_ended_badly_are_named_latest_first(loaded, hand_jobs):
+    """The ids of the period's failed and timed-out jobs ("which jobs failed today?"), by
+    state, the latest end first, from the same table as the failure rate."""
+    rows = [
+        r
+        for r in rows_in_period(hand_jobs)
+        if r["end"] is not None and r["state"] in FAILURE | {"TIMEOUT"}
+    ]
+    expected: dict[str, list[str]] = {}
+    for r in sorted(rows, key=lambda r: (r["end"], r["job_id"]), reverse=True):
+        expected.setdefault(r["state"], []).append(r["job_id"])
+    assert expected, "the hand-made day has jobs that failed or timed out"
+    assert summarize(loaded).ended_badly == expected
+
+
 def test_period_membership(loaded):
     assert set(loaded.filter(pl.col("in_period"))["user"]) == {"alice", "bob", "carol", "erin"}
     assert loaded.filter(~pl.col("in_period"))["user"].to_list() == ["dave"]  # ran into the period

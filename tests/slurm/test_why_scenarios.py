@@ -595,6 +595,26 @@ def test_history_questions_import_their_period_first(
         settings.cache_clear()
 
 
+def test_which_jobs_failed_names_them_as_sacct_records_them(
+    scenarios: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wass_chat.config import settings
+
+    monkeypatch.setenv("WASS_HOME", str(tmp_path / "home"))
+    settings.cache_clear()
+    try:
+        answer = ask_offline("which jobs failed in the last day?")  # "today" fails at midnight
+    finally:
+        settings.cache_clear()
+    assert answer["tools"] == ["sacct_summary"]
+    listed = answer["facts"]["ended_badly"]
+    ended = run(["sacct", "-a", "-X", "-n", "-P", "-S", "now-2days", "-o", "JobID,State"])
+    states = {job: state.split()[0] for job, state in (r.split("|") for r in ended.splitlines())}
+    assert scenarios["failed"] in listed["FAILED"] and scenarios["timeout"] in listed["TIMEOUT"]
+    assert all(states[job] == state for state, jobs in listed.items() for job in jobs)
+    assert f"- `FAILED`: `{listed['FAILED'][0]}`" in answer["text"]
+
+
 def test_with_slurm_unreachable_a_cached_job_is_still_explained(
     scenarios: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

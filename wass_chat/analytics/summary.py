@@ -6,7 +6,7 @@ definitions are in :mod:`.methods` (and the report's methods section).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import polars as pl
@@ -69,6 +69,9 @@ class PeriodSummary:
     under_half_share: float | None
     """Share of measured jobs that used less than half of their request."""
     backfill_share: float | None
+    ended_badly: dict[str, list[str]] = field(default_factory=dict)
+    """Finished jobs that failed or timed out, by state, the latest first (at most
+    :data:`ENDED_BADLY_SHOWN` ids each): "which jobs failed today?" names them."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,7 +121,22 @@ def summarize(loaded: pl.DataFrame) -> PeriodSummary:
     values: dict[str, Any] = {k: (None if _missing(v) else v) for k, v in row.items()}
     values = {k: 0 if v is None and k in _INT_FIELDS else v for k, v in values.items()}
     states = dict(zip(counts["state"].to_list(), counts["len"].to_list(), strict=True))
-    return PeriodSummary(state_counts=states, **values)
+    return PeriodSummary(state_counts=states, ended_badly=_ended_badly(jobs), **values)
+
+
+ENDED_BADLY_SHOWN = 8
+
+
+def _ended_badly(jobs: pl.DataFrame) -> dict[str, list[str]]:
+    bad = jobs.filter(
+        pl.col("finished") & pl.col("state").is_in([*FAILURE_STATES, "TIMEOUT"])
+    ).sort(["end", "job_id"], descending=True, nulls_last=True)
+    out: dict[str, list[str]] = {}
+    for state, job_id in zip(bad["state"].to_list(), bad["job_id"].to_list(), strict=True):
+        ids = out.setdefault(state, [])
+        if len(ids) < ENDED_BADLY_SHOWN:
+            ids.append(str(job_id))
+    return out
 
 
 _INT_FIELDS = {

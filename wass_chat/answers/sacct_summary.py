@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from wass_chat.agent.safety import MAX_NOTE
 from wass_chat.agent.safety import literal as lit
@@ -21,6 +21,8 @@ class SacctSummaryFacts(TypedDict):
     state_counts: dict[str, int]
     statistics: dict[str, float]
     insights: list[str]
+    ended_badly: NotRequired[dict[str, list[str]]]
+    """Jobs that failed or timed out, by state, the latest first (a few ids each)."""
     note: str
     verdict: str
 
@@ -109,6 +111,16 @@ def render_sacct_summary(f: Facts) -> str:
         shown = f"{value:.1f}x" if key in RATIOS else _people(key, value)
         lines.append(f"- {label}: {shown}")
     lines += [f"- {insight}" for insight in f.get("insights", [])]
+    if bad := f.get("ended_badly"):
+        counts = f.get("state_counts", {})
+        lines += [
+            "",
+            "**Jobs that failed or timed out, the latest first** (`sacct`; `/why JOBID`):",
+        ]
+        for state, ids in bad.items():
+            more = counts.get(state, len(ids)) - len(ids)
+            listed = ", ".join(lit(i) for i in ids) + (f" and {more:,} more" if more > 0 else "")
+            lines.append(f"- {lit(state)}: {listed}")
     if f.get("note"):
         lines += ["", f"_{lit(f['note'], MAX_NOTE)}_"]
     return "\n".join(lines)

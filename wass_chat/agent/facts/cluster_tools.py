@@ -452,6 +452,7 @@ class ClusterTools:
             state_counts=summary["state_counts"],
             statistics=statistics,
             insights=[chart.insight for chart in analysis.charts],
+            ended_badly=summary["ended_badly"],
             note=note,
             verdict="",
         )
