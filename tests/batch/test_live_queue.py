@@ -123,3 +123,26 @@ def test_a_drained_idle_node_is_not_replayed() -> None:
     closed = queue_drain(replace(q, closed_nodes=("n3",)), CLUSTER, easy, Changes())
     assert closed["closed_nodes"] == ["n3"] and open_["closed_nodes"] == []
     assert closed["before"]["mean_start_from_now_s"] > open_["before"]["mean_start_from_now_s"]
+
+
+def test_the_queue_sentence_counts_what_it_replays_and_agrees_in_number() -> None:
+    """'The 1 jobs pending now would start ...' while 21 pended: the sentence says how many of
+    the pending jobs the replay holds, and one job is one."""
+    from wass_chat.batch.whatif_verdict import queue_words
+
+    times = {"last_start_from_now_s": 2070.0, "mean_start_from_now_s": 600.0}
+    q = {
+        "pending": 21,
+        "running": 1,
+        "replayed_pending": 1,
+        "before": times,
+        "after": times,
+        "starting_sooner": 0,
+        "starting_later": 0,
+    }
+    words = queue_words(q, "2 more nodes")
+    assert words.startswith("The 1 of the 21 pending jobs it can replay would start as it will")
+    alone = queue_words({**q, "pending": 1}, "2 more nodes")
+    assert alone.startswith("The job pending now would start as it will without it (it starts")
+    many = queue_words({**q, "pending": 3, "replayed_pending": 3}, "2 more nodes")
+    assert many.startswith("The 3 jobs pending now would start as they will without it (the last")

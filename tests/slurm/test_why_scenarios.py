@@ -473,6 +473,22 @@ def test_what_a_user_is_running_is_their_jobs_in_squeue(
         assert f"job {job} of {ALICE} on {node}" in facts["verdict"], facts
 
 
+def test_a_users_efficiency_and_an_accounts_jobs_are_theirs(
+    scenarios: dict[str, str], session_home: Path
+):
+    """Once answered for everyone: 'how efficient was wassalice this week?' ranked all users,
+    'show the jobs of account wassacct' summarised a week of everybody's accounting."""
+    mine = ask_offline(f"how efficient was {ALICE} this week?")
+    assert mine["tools"] == ["efficiency"] and mine["facts"]["user"] == ALICE, mine["text"]
+    answer, rows = _steady(
+        "show the jobs of account wassacct", ["squeue", "-h", "-A", "wassacct", "-o", "%u|%T"]
+    )
+    assert answer["tools"] == ["queue_overview"] and answer["facts"]["account"] == "wassacct"
+    users = {u["user"]: u["jobs"] for u in answer["facts"]["users"]}
+    jobs = [r.split("|")[0] for r in rows if r.split("|")[1] in ("RUNNING", "PENDING")]
+    assert users == {u: jobs.count(u) for u in set(jobs)} and users
+
+
 def test_licences_are_scontrols(scenarios: dict[str, str], session_home: Path):
     answer = ask_offline("what licenses are available?")
     assert answer["tools"] == ["cluster_status"]

@@ -111,15 +111,16 @@ def queue_words(q: dict[str, Any] | None, change: str) -> str:
         return ""
     a, b = q["before"], q["after"]
     n = q["replayed_pending"]
-    if q["starting_sooner"] == 0 and q["starting_later"] == 0:
-        return (
-            f"The {n:,} jobs pending now would start as they will without it (the last in "
-            f"{human_duration(a['last_start_from_now_s'])}, by our replay of the queue to the "
-            "jobs' time limits). "
-        )
-    who = f"the {n:,} jobs pending now"
+    who = f"the {n:,} jobs pending now" if n != 1 else "the job pending now"
     if n != q["pending"]:  # some fit no node, or wait on what the replay does not model
         who = f"the {n:,} of the {q['pending']:,} pending jobs it can replay"
+    if q["starting_sooner"] == 0 and q["starting_later"] == 0:
+        last = "it starts" if n == 1 else "the last"
+        return (
+            f"{who[0].upper()}{who[1:]} would start as {'it' if n == 1 else 'they'} will "
+            f"without it ({last} in {human_duration(a['last_start_from_now_s'])}, by our "
+            "replay of the queue to the jobs' time limits). "
+        )
     last_before = human_duration(a["last_start_from_now_s"])
     last_after = human_duration(b["last_start_from_now_s"])
     drained = (

@@ -136,12 +136,21 @@ _JOBS_NOW = re.compile(
     r"\b(?:which|what)\s+users?\b.{0,30}\bmost\s+(?:running\s+|pending\s+|queued\s+)?jobs\b|"
     r"\bwho\s+has\s+the\s+most\s+jobs\b|"
     r"\bwhat\s+(?:is|are)\s+(?:user\s+)?[a-z][\w.-]*\s+running\b|"
-    r"\b(?:list|show)\s+(?:me\s+)?(?:all\s+)?(?:the\s+)?(?:running|pending|queued)\s+jobs\b",
+    r"\b(?:list|show)\s+(?:me\s+)?(?:all\s+)?(?:the\s+)?(?:running\s+|pending\s+|queued\s+)?"
+    r"jobs\b(?:\s+(?:of|for|from|by|in)\b|\s*[?.!]*\s*$)",
     re.I,
 )
 """The live queue's jobs counted or listed ("how many jobs are running?", "what is alice
 running?", "which user has the most jobs in the queue?", "the longest-running job"): squeue
 answers them now (``queue_overview``), not a week of accounting or a run's status."""
+_CLUSTER_SIZE = re.compile(
+    r"\bhow\s+many\s+(?:cpus?|cores?|nodes?)\s+(?:does\s+(?:the|our|this)\s+(?:cluster|system)\s+"
+    r"have|do\s+we\s+have|are\s+there|(?:are\s+)?in\s+(?:the|our|this)\s+(?:cluster|system)|in\s+"
+    r"total)\b",
+    re.I,
+)
+"""The cluster's size ("how many CPUs does the cluster have?"): the cluster answer counts its
+CPUs and nodes (not its GPUs: it does not list them)."""
 _SIMILAR = re.compile(
     r"\b(similar\w*|resembl\w*|alike|precedents?|(?:runs?|cases?|executions?|workflows?)\s+like)\b",
     re.I,
@@ -325,6 +334,8 @@ def _with_cues(
     if slots.period is None and not slots.run and _LIVE_LOAD.search(text) and now:
         boost["cluster_status"] = 0.12
     hypothetical_node = re.search(r"\bwhat\s*if\b", lowered) or slots.changes.get("remove_nodes")
+    if _CLUSTER_SIZE.search(text) and slots.period is None and not slots.jobid:
+        boost["cluster_status"] = boost.get("cluster_status", 0.0) + 0.3
     listed = re.search(r"\b(?:reserv(?:ations?|ed)|licen[cs]es?(?!\s+server))\b", lowered)
     if listed and not hypothetical_node:  # the cluster answer lists them
         boost["cluster_status"] = boost.get("cluster_status", 0.0) + 0.2

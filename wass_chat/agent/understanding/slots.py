@@ -517,6 +517,8 @@ def find_user(text: str) -> str | None:
         r"\b(?:did|does|has)\s+(?:user\s+)?([a-z][\w.-]*)\s+(?:use|consume|burn|draw|run|"
         r"submit|start|finish|complete|cancel|lose|waste)\b",
         r"\bwhat\s+(?:is|are)\s+(?:user\s+)?([a-z][\w.-]*)\s+running\b",
+        r"\bhow\s+(?:in)?efficient(?:ly)?\s+(?:was|is|were|has\s+been)\s+(?:user\s+)?"
+        r"([a-z][\w.-]*)",
     )
     for pattern in patterns:
         for m in re.finditer(pattern, lowered):
