@@ -55,15 +55,9 @@ def communication_means(
     return CommunicationMeans(latency, sum(inverse) / pairs)
 
 
-def mean_compute_time(workflow: Workflow, platform: Platform, task: str) -> float:
-    """Mean of the task's compute time over the nodes that can host it (w-bar in HEFT)."""
-    t = workflow.task_by_id[task]
-    candidates = hosts(t, platform) or platform.nodes
-    return sum(compute_time(t, n) for n in candidates) / len(candidates)
-
-
 def mean_compute_times(workflow: Workflow, platform: Platform) -> dict[str, float]:
-    """:func:`mean_compute_time` of every task, to the bit, finding the hosts once per need."""
+    """Each task's mean compute time over the nodes that can host it (w-bar in HEFT), the
+    hosts found once per distinct need (cores, memory, GPUs)."""
     fitting: dict[tuple[int, int, int], tuple[Node, ...]] = {}
     means: dict[str, float] = {}
     for t in workflow.tasks:

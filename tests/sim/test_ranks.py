@@ -92,9 +92,9 @@ def test_eft_ranks_ready_tasks_with_the_papers_upward_rank() -> None:
     :func:`sim.ranks.upward_rank`: a GPU task's mean compute time on its GPUs over the nodes
     that can host it, the mean edge time of its largest file. The old rank (work over the mean
     CPU speed of all nodes) put the GPU task first; on its GPU it is the shorter one."""
-    from sim.model import GpuType
+    from sim.model import GpuType, compute_time, hosts
     from sim.placement import EarliestFinishPlacement
-    from sim.ranks import mean_compute_time, mean_compute_times
+    from sim.ranks import mean_compute_times
 
     a100 = GpuType("a100", speed=100 * REFERENCE_SPEED)
     gpu_nodes = tuple(Node(f"g{k}", 4, gpus=1, gpu_type=a100) for k in range(2))
@@ -107,4 +107,6 @@ def test_eft_ranks_ready_tasks_with_the_papers_upward_rank() -> None:
     assert {t: eft.priority(t) for t in ("gpu", "cpu")} == rank
     assert rank["cpu"] > rank["gpu"]
     means = mean_compute_times(workflow, platform)
-    assert means == {t.id: mean_compute_time(workflow, platform, t.id) for t in workflow.tasks}
+    on_hosts = {t.id: [compute_time(t, n) for n in hosts(t, platform)] for t in workflow.tasks}
+    assert means == {task: sum(times) / len(times) for task, times in on_hosts.items()}
+    assert means["gpu"] == 0.4 and means["cpu"] == 1.0  # the GPU task on its 2 GPU nodes only

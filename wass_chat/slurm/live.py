@@ -337,6 +337,9 @@ def _raw_allocation(row: dict[str, str], job_id: str) -> bool:
     return row.get("JobIDRaw") == job_id and "." not in row.get("JobID", "")
 
 
+LICENCES_ARGV = ("scontrol", "--oneliner", "show", "licenses")
+"""The cluster's licences (slurm.conf ``Licenses=``), one record each."""
+
 RUNNING_ARGV = ["squeue", "-h", "-t", "R", "-o", "%i|%u|%P|%N|%C|%e|%q|%W|%j"]
 """The running jobs, in the form :func:`parse_running` reads (the name last: it may hold ``|``)."""
 
@@ -396,7 +399,7 @@ def _live_queue(run: _Recorder, snap: Snapshot) -> None:
             if who.strip() == user and acct.strip() == account:
                 snap.fairshare = value.strip()
     if "Licenses" in snap.job and is_set(snap.job["Licenses"]):
-        snap.licenses = _records(run.text(["scontrol", "--oneliner", "show", "licenses"]))
+        snap.licenses = _records(run.text(list(LICENCES_ARGV)))
     if is_set(snap.job.get("Reservation")) or snap.reason.startswith("ReqNodeNotAvail"):
         snap.reservations = _records(
             run.optional(["scontrol", "--oneliner", "show", "reservations"])

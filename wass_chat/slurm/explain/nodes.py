@@ -30,7 +30,7 @@ from wass_chat.slurm.explain.partitions import (
 from wass_chat.slurm.explain.phrases import jobs
 from wass_chat.slurm.formats import clock, is_set, memory_mb, slurm_time
 from wass_chat.slurm.hostlist import collect, expand
-from wass_chat.slurm.live import RUNNING_ARGV, RunningJob, parse_running
+from wass_chat.slurm.live import LICENCES_ARGV, RUNNING_ARGV, RunningJob, parse_running
 from wass_chat.slurm.nodes import state_flags
 from wass_chat.slurm.occupancy import running_jobs
 from wass_chat.slurm.reservations import RESERVATIONS_ARGV, parse_reservations
@@ -109,9 +109,6 @@ class LicenceFacts(TypedDict):
     total: int
     used: int
     free: int
-
-
-LICENCES_ARGV = ("scontrol", "--oneliner", "show", "licenses")
 
 
 class ClusterFacts(TypedDict, total=False):

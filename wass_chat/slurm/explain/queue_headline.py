@@ -97,9 +97,9 @@ def running_sentence(running: list[dict[str, Any]], scope: str = "", counted: bo
     first = running[0]
     tied = [j for j in running if j["elapsed_s"] == first["elapsed_s"]]
     count = "" if counted else f"{_jobs(len(running))}{scope} {_are(len(running))} running"
+    where = f" on {first['nodes']}" if first.get("nodes") else ""
+    job = f"job {first['job_id']} of {first['user']}{where}, for {duration(first['elapsed_s'])}"
     if len(running) == 1:
-        where = f" on {first['nodes']}" if first.get("nodes") else ""
-        job = f"job {first['job_id']} of {first['user']}{where}, for {duration(first['elapsed_s'])}"
         return f"{count}: {job}." if count else f"Running: {job}."
     if len(tied) > 1:
         ids = (
@@ -109,11 +109,7 @@ def running_sentence(running: list[dict[str, Any]], scope: str = "", counted: bo
         )
         longest = f"{ids} have run longest, {duration(first['elapsed_s'])} each"
     else:
-        where = f" on {first['nodes']}" if first.get("nodes") else ""
-        longest = (
-            f"the longest-running is job {first['job_id']} of {first['user']}{where}, for "
-            f"{duration(first['elapsed_s'])}"
-        )
+        longest = f"the longest-running is {job}"
     return f"{count}; {longest}." if count else f"{longest[0].upper()}{longest[1:]}."
 
 
